@@ -1,0 +1,77 @@
+import { ERROR_CODES, type ErrorCategory, type ErrorCode, isErrorCode } from './codes.js';
+import { redactSecrets } from './redact.js';
+import { deserializeError, type SerializedError, serializeError } from './serialize.js';
+
+/** A JSON value, as stored in an error's `data`. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+const KEEL_ERROR = Symbol.for('keel.error');
+
+/** What a {@link KeelError} is made from. Only `code` and `message` are required. */
+export interface KeelErrorOptions {
+  /** Overrides the code's default retryability. */
+  retryable?: boolean;
+  /** How long the source asked us to wait before trying again, in milliseconds. */
+  retryAfterMs?: number;
+  /** The HTTP status that produced the error, if any. */
+  status?: number;
+  /** The provider (or tool, or store) that produced the error, such as `openai`. */
+  provider?: string;
+  /** Structured facts about the error. Must be JSON. */
+  data?: Record<string, JsonValue>;
+  /** Text the model (or the user) can act on to avoid the error. */
+  guidance?: string;
+  /** What caused this error. */
+  cause?: unknown;
+}
+
+/**
+ * The one error type of keel. Told apart by `code` (public API), recognised across bundles by a `Symbol.for` brand.
+ *
+ * @example
+ *   throw new KeelError('tool.timeout', 'get_weather did not answer within 5000 ms', { data: { timeoutMs: 5000 } });
+ */
+export class KeelError extends Error {
+  readonly [KEEL_ERROR] = true;
+  readonly code: ErrorCode;
+  readonly category: ErrorCategory;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  readonly status: number | undefined;
+  readonly provider: string | undefined;
+  readonly data: Readonly<Record<string, JsonValue>>;
+  readonly guidance: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: KeelErrorOptions = {}) {
+    super(redactSecrets(message), options.cause === undefined ? undefined : { cause: options.cause });
+    if (!isErrorCode(code)) throw new TypeError(`Unknown keel error code: ${String(code)}`);
+    this.name = 'KeelError';
+    this.code = code;
+    this.category = ERROR_CODES[code].category;
+    this.retryable = options.retryable ?? ERROR_CODES[code].retryable;
+    this.retryAfterMs = options.retryAfterMs;
+    this.status = options.status;
+    this.provider = options.provider;
+    this.data = Object.freeze({ ...(options.data ?? {}) });
+    this.guidance = options.guidance === undefined ? undefined : redactSecrets(options.guidance);
+  }
+
+  /** True when `value` is a KeelError, even one from another copy of keel. */
+  static isInstance(value: unknown): value is KeelError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[KEEL_ERROR] === true;
+  }
+
+  /**
+   * Rebuilds a KeelError from {@link KeelError.toJSON}'s output, code, class and causes included. A serialised error
+   * without a known code comes back as `internal.unexpected` with the original as its cause.
+   */
+  static fromJSON(serialized: SerializedError): KeelError {
+    const error = deserializeError(serialized);
+    return KeelError.isInstance(error) ? error : new KeelError('internal.unexpected', error.message, { cause: error });
+  }
+
+  /** The error as JSON: causes serialised recursively (depth-capped, cycle-safe), secrets redacted. */
+  toJSON(): SerializedError {
+    return serializeError(this);
+  }
+}

@@ -1,0 +1,39 @@
+import type { Clock } from './clock.js';
+
+/** What a policy hands to the function it runs. */
+export interface PolicyContext {
+  /**
+   * Aborted when the caller cancels or an enclosing policy gives up (a timeout, a hedge that lost). Reading it may
+   * create an AbortController lazily: functions that never read it never pay for one.
+   */
+  readonly signal: AbortSignal;
+  /** 1 for the first call, 2 for the first retry, and so on. Set by `retry`; 1 elsewhere. */
+  readonly attempt: number;
+}
+
+/** The function a policy runs. */
+export type PolicyFunction<T> = (context: PolicyContext) => PromiseLike<T> | T;
+
+/**
+ * The one interface every resilience policy shares.
+ *
+ * A cancellation (the caller's `signal` aborting) ends `execute` with `signal.reason`, never retried, never counted
+ * as a failure, never replaced by a fallback. So does any thrown value marked as a control signal.
+ */
+export interface Policy {
+  execute<T>(fn: PolicyFunction<T>, signal?: AbortSignal): Promise<T>;
+}
+
+/** A subscription to a policy's events; call `dispose` to stop listening. */
+export interface Disposable {
+  dispose(): void;
+}
+
+/** An event source: call it with a listener to subscribe. */
+export type Event<T> = (listener: (event: T) => void) => Disposable;
+
+/** Options shared by every policy that waits. */
+export interface ClockOption {
+  /** Where time comes from. Defaults to the system clock. */
+  clock?: Clock;
+}

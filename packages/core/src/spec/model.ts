@@ -1,0 +1,80 @@
+import type { JsonValue } from '../errors/keel-error.js';
+
+/** A JSON Schema object, as sent to the model. */
+export type JsonSchema = { [key: string]: JsonValue };
+
+/** A tool call as the model made it. `arguments` is the raw JSON text, parsed (and validated) by the run loop. */
+export interface ToolCall {
+  /** The model's own id for the call (used to pair results; never used as an idempotency key). */
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One message of a conversation. */
+export type Message =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
+
+/** A tool as described to the model. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+/** Whether and which tool the model must call. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+/** Why the model stopped. `length` means it hit its output token limit. */
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+
+/** Tokens spent by one or more model calls. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One request to a model. */
+export interface ModelRequest {
+  messages: Message[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  /** Ask for JSON output matching this schema. */
+  outputSchema?: { name: string; schema: JsonSchema };
+  maxOutputTokens?: number;
+  temperature?: number;
+  /** Aborted on cancellation or timeout; a provider must stop its HTTP request at once. */
+  signal: AbortSignal;
+  /**
+   * When set, the provider streams and calls this with each text delta as it arrives. Once a delta has been
+   * delivered, the run loop no longer retries the call from the start (the caller has seen the output).
+   */
+  onTextDelta?: (delta: string) => void;
+}
+
+/** A model's answer. */
+export interface ModelResponse {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: Usage;
+  /** The model that answered, as the provider reported it. */
+  model: string;
+}
+
+/**
+ * A model behind some API. One `generate` call sends exactly one upstream request: providers never retry on their
+ * own (keel's retry policy does, within one budget), and every failure is thrown as a classified `KeelError`.
+ */
+export interface ModelProvider {
+  /** The provider's name, such as `openai` or `anthropic`. */
+  readonly provider: string;
+  /** The model's name, such as `gpt-4.1-mini`. */
+  readonly model: string;
+  /** The model's context window in tokens, when known; fallback on context overflow prefers larger windows. */
+  readonly contextWindowTokens?: number;
+  generate(request: ModelRequest): Promise<ModelResponse>;
+}

@@ -1,0 +1,51 @@
+import type { JsonValue } from '../errors/keel-error.js';
+import type { SerializedError } from '../errors/serialize.js';
+import type { JsonSchema } from './model.js';
+
+/** One problem found when validating a tool's input. */
+export interface ValidationIssue {
+  /** Where the problem is, as a JSON path such as `$.city`. */
+  path: string;
+  message: string;
+}
+
+/** What validating a tool's input produced. */
+export type ValidationResult<T> = { success: true; value: T } | { success: false; issues: ValidationIssue[] };
+
+/** What a tool is handed besides its input. */
+export interface ToolContext {
+  /** Aborted on cancellation or when the tool's timeout elapses. A tool should stop at once. */
+  signal: AbortSignal;
+  /**
+   * Stable across retries and resumes of the same call: derived from (run id, step, call index), never from the
+   * model's call id. Hand it to downstream APIs that deduplicate (payments, tickets, mail).
+   */
+  idempotencyKey: string;
+  runId: string;
+  step: number;
+  callIndex: number;
+  /** 1 for the first execution of this call, higher when it is retried. */
+  attempt: number;
+}
+
+/** A tool the agent can call. Build one with `tool(...)`. */
+export interface Tool<Input = unknown, Output = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the input, sent to the model. */
+  readonly inputSchema: JsonSchema;
+  /** Validates (and may transform) the parsed arguments. */
+  validate(input: unknown): ValidationResult<Input> | Promise<ValidationResult<Input>>;
+  /** Whether running the tool twice with the same input is harmless. Defaults to false. */
+  readonly idempotent: boolean;
+  /** Longest a call may run. */
+  readonly timeoutMs?: number;
+  /** Whether a human must approve a call before it runs. */
+  readonly needsApproval?: boolean | ((input: Input) => boolean | Promise<boolean>);
+  execute(input: Input, context: ToolContext): Promise<Output> | Output;
+}
+
+/** A tool's result as the model sees it: data, never an exception. */
+export type ToolResult =
+  | { status: 'success'; content: JsonValue }
+  | { status: 'error'; error: SerializedError; guidance?: string };

@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const packages = fileURLToPath(new URL('./packages/', import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    // Tests run against the TypeScript sources, so no build is needed before `vitest run`.
+    alias: [
+      { find: /^@keel\/core\/testing$/, replacement: `${packages}core/src/testing/index.ts` },
+      { find: /^@keel\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
+    ],
+  },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'bench/src/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    testTimeout: 20_000,
+    pool: 'forks',
+    // CI asks for a JSON report to print its closing `N passed, N failed` line.
+    reporters: process.env.KEEL_TEST_REPORT ? ['default', 'json'] : ['default'],
+    outputFile: process.env.KEEL_TEST_REPORT ? { json: process.env.KEEL_TEST_REPORT } : undefined,
+  },
+});
