@@ -12,8 +12,17 @@ export {
 } from './errors/serialize.js';
 
 export { type Clock, systemClock, type TimerHandle } from './policies/clock.js';
+export { isAborted, NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './policies/context.js';
 export { EventEmitter } from './policies/events.js';
-export type { ClockOption, Disposable, Event, Policy, PolicyContext, PolicyFunction } from './policies/policy.js';
+export type {
+  ClockOption,
+  Disposable,
+  Event,
+  Policy,
+  PolicyContext,
+  PolicyFunction,
+  SignalInput,
+} from './policies/policy.js';
 export { sleep } from './policies/sleep.js';
 
 export type {

@@ -7,6 +7,8 @@ export interface PolicyContext {
    * create an AbortController lazily: functions that never read it never pay for one.
    */
   readonly signal: AbortSignal;
+  /** Whether `signal` is aborted. Reading this never creates a signal. */
+  readonly aborted: boolean;
   /** 1 for the first call, 2 for the first retry, and so on. Set by `retry`; 1 elsewhere. */
   readonly attempt: number;
 }
@@ -21,8 +23,15 @@ export type PolicyFunction<T> = (context: PolicyContext) => PromiseLike<T> | T;
  * as a failure, never replaced by a fallback. So does any thrown value marked as a control signal.
  */
 export interface Policy {
-  execute<T>(fn: PolicyFunction<T>, signal?: AbortSignal): Promise<T>;
+  /**
+   * Runs `fn` under the policy. `signal` is the caller's AbortSignal, or the context a surrounding policy handed its
+   * function (as `compose` does), so that no AbortController is created unless somebody reads a signal.
+   */
+  execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T>;
 }
+
+/** A caller's AbortSignal, a surrounding policy's context, or nothing. */
+export type SignalInput = AbortSignal | PolicyContext | undefined;
 
 /** A subscription to a policy's events; call `dispose` to stop listening. */
 export interface Disposable {

@@ -1,2 +1,2 @@
-// Test helpers for keel and for users' own tests: a fake clock, a scripted model, contract suites.
-export {};
+// Test helpers for keel and for users' own tests. Explicit exports only.
+export { FakeClock, flushMicrotasks } from './fake-clock.js';
