@@ -1,0 +1,134 @@
+import { KeelError } from '../errors/keel-error.js';
+import type { JsonValue } from '../errors/keel-error.js';
+import type { Lease, LedgerEntry, RunRecord, RunStatus, RunStore, RunSummary } from '../spec/run-store.js';
+
+/**
+ * A RunStore in memory: for tests and for runs that need no durability. State is copied in and out (through JSON),
+ * so callers can never mutate what is stored.
+ *
+ * @example
+ *   const store = new MemoryRunStore();
+ */
+export class MemoryRunStore implements RunStore {
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly leases = new Map<string, Lease>();
+  private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
+  private closed = false;
+
+  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs'>): Promise<RunRecord> {
+    this.assertOpen();
+    if (this.runs.has(run.runId)) {
+      throw new KeelError('store.conflict', `Run ${run.runId} already exists`, { data: { runId: run.runId } });
+    }
+    const record: RunRecord = { ...run, state: copy(run.state), version: 1, updatedAtMs: run.createdAtMs };
+    this.runs.set(run.runId, record);
+    return { ...record, state: copy(record.state) };
+  }
+
+  async loadRun(runId: string): Promise<RunRecord | undefined> {
+    this.assertOpen();
+    const record = this.runs.get(runId);
+    return record === undefined ? undefined : { ...record, state: copy(record.state) };
+  }
+
+  async saveCheckpoint(
+    runId: string,
+    checkpoint: { expectedVersion: number; owner: string; status: RunStatus; schemaVersion: number; state: JsonValue },
+  ): Promise<number> {
+    this.assertOpen();
+    const record = this.runs.get(runId);
+    if (record === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    const lease = this.leases.get(runId);
+    if (lease === undefined || lease.owner !== checkpoint.owner) {
+      throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
+        data: { runId, owner: checkpoint.owner, holder: lease?.owner ?? null },
+      });
+    }
+    if (record.version !== checkpoint.expectedVersion) {
+      throw new KeelError(
+        'store.conflict',
+        `Run ${runId} is at version ${record.version}, not ${checkpoint.expectedVersion}`,
+        { data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: record.version } },
+      );
+    }
+    record.version += 1;
+    record.status = checkpoint.status;
+    record.schemaVersion = checkpoint.schemaVersion;
+    record.state = copy(checkpoint.state);
+    record.updatedAtMs = Math.max(record.updatedAtMs, Date.now());
+    return record.version;
+  }
+
+  async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+    this.assertOpen();
+    const rows = [...this.runs.values()]
+      .filter((record) => filter.status === undefined || record.status === filter.status)
+      .sort((left, right) => right.createdAtMs - left.createdAtMs || right.runId.localeCompare(left.runId))
+      .slice(0, filter.limit ?? 100);
+    return rows.map(({ state: _state, ...summary }) => summary);
+  }
+
+  async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
+    this.assertOpen();
+    if (!this.runs.has(runId)) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    const current = this.leases.get(runId);
+    if (current !== undefined && current.owner !== owner && current.expiresAtMs > nowMs) {
+      throw new KeelError('store.conflict', `Run ${runId} is leased by another process until ${current.expiresAtMs}`, {
+        data: { runId, holder: current.owner, expiresAtMs: current.expiresAtMs },
+        retryAfterMs: current.expiresAtMs - nowMs,
+      });
+    }
+    const lease = { runId, owner, expiresAtMs: nowMs + ttlMs };
+    this.leases.set(runId, lease);
+    return { ...lease };
+  }
+
+  async releaseLease(runId: string, owner: string): Promise<void> {
+    this.assertOpen();
+    if (this.leases.get(runId)?.owner === owner) this.leases.delete(runId);
+  }
+
+  async recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void> {
+    this.assertOpen();
+    let ledger = this.ledgers.get(entry.runId);
+    if (ledger === undefined) {
+      ledger = new Map();
+      this.ledgers.set(entry.runId, ledger);
+    }
+    if (!ledger.has(entry.idempotencyKey)) ledger.set(entry.idempotencyKey, { ...entry, status: 'started' });
+  }
+
+  async recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number) {
+    this.assertOpen();
+    const entry = this.ledgers.get(runId)?.get(idempotencyKey);
+    if (entry === undefined) {
+      throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
+        data: { runId, idempotencyKey },
+      });
+    }
+    if (entry.status === 'completed') return;
+    entry.status = 'completed';
+    entry.result = copy(result);
+    entry.completedAtMs = completedAtMs;
+  }
+
+  async ledger(runId: string): Promise<LedgerEntry[]> {
+    this.assertOpen();
+    const entries = [...(this.ledgers.get(runId)?.values() ?? [])];
+    return entries
+      .sort((left, right) => left.step - right.step || left.callIndex - right.callIndex)
+      .map((entry) => ({ ...entry, ...(entry.result === undefined ? {} : { result: copy(entry.result) }) }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new KeelError('store.unavailable', 'The memory run store is closed');
+  }
+}
+
+function copy(value: JsonValue): JsonValue {
+  return JSON.parse(JSON.stringify(value)) as JsonValue;
+}
