@@ -1,0 +1,48 @@
+import type Database from 'better-sqlite3';
+
+/** Each entry moves the database schema one version forward. Never edit a released entry; append a new one. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE runs (
+     run_id TEXT PRIMARY KEY,
+     agent_name TEXT NOT NULL,
+     status TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     schema_version INTEGER NOT NULL,
+     state TEXT NOT NULL,
+     created_at_ms INTEGER NOT NULL,
+     updated_at_ms INTEGER NOT NULL,
+     lease_owner TEXT,
+     lease_expires_at_ms INTEGER
+   );
+   CREATE INDEX runs_by_status ON runs (status, created_at_ms);
+   CREATE INDEX runs_by_created ON runs (created_at_ms);
+   CREATE TABLE ledger (
+     run_id TEXT NOT NULL,
+     idempotency_key TEXT NOT NULL,
+     step INTEGER NOT NULL,
+     call_index INTEGER NOT NULL,
+     tool_name TEXT NOT NULL,
+     status TEXT NOT NULL,
+     result TEXT,
+     started_at_ms INTEGER NOT NULL,
+     completed_at_ms INTEGER,
+     PRIMARY KEY (run_id, idempotency_key)
+   );`,
+];
+
+/** Brings the database to the newest schema, in one transaction per step; safe to run from several processes. */
+export function migrate(database: Database.Database): void {
+  database.exec('CREATE TABLE IF NOT EXISTS keel_schema (version INTEGER NOT NULL)');
+  const step = database.transaction(() => {
+    const row = database.prepare('SELECT version FROM keel_schema').get() as { version: number } | undefined;
+    const current = row?.version ?? 0;
+    if (current >= MIGRATIONS.length) return false;
+    database.exec(MIGRATIONS[current]!);
+    if (row === undefined) database.prepare('INSERT INTO keel_schema (version) VALUES (?)').run(current + 1);
+    else database.prepare('UPDATE keel_schema SET version = ?').run(current + 1);
+    return true;
+  });
+  while (step.immediate()) {
+    // Loop until every migration has been applied.
+  }
+}

@@ -1,0 +1,280 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  type JsonValue,
+  KeelError,
+  type Lease,
+  type LedgerEntry,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+} from '@keel/core';
+import Database from 'better-sqlite3';
+import { migrate } from './schema.js';
+
+/** Options of {@link SqliteRunStore}. */
+export interface SqliteRunStoreOptions {
+  /**
+   * `normal` (the default) survives a crash of the process at any instant, which is what resume needs; `full` also
+   * survives a power loss, at the cost of an fsync per checkpoint.
+   */
+  synchronous?: 'normal' | 'full';
+  /** How long a write waits for another process's lock before failing with `store.unavailable`. Defaults to 5000. */
+  busyTimeoutMs?: number;
+}
+
+interface RunRow {
+  run_id: string;
+  agent_name: string;
+  status: RunStatus;
+  version: number;
+  schema_version: number;
+  state?: string;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+interface LedgerRow {
+  run_id: string;
+  idempotency_key: string;
+  step: number;
+  call_index: number;
+  tool_name: string;
+  status: 'started' | 'completed';
+  result: string | null;
+  started_at_ms: number;
+  completed_at_ms: number | null;
+}
+
+const SUMMARY_COLUMNS = 'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms';
+
+/**
+ * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
+ * the CLI, at `./.keel/keel.db`.
+ *
+ * @example
+ *   const store = new SqliteRunStore('.keel/keel.db');
+ */
+export class SqliteRunStore implements RunStore {
+  private readonly database: Database.Database;
+  private readonly statements;
+
+  constructor(path: string, options: SqliteRunStoreOptions = {}) {
+    if (typeof path !== 'string' || path === '') {
+      throw new KeelError('config.invalid', 'SqliteRunStore needs a file path (or ":memory:")');
+    }
+    const synchronous = options.synchronous ?? 'normal';
+    if (synchronous !== 'normal' && synchronous !== 'full') {
+      throw new KeelError('config.invalid', `synchronous must be "normal" or "full", not ${String(synchronous)}`);
+    }
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.database = new Database(path, { timeout: options.busyTimeoutMs ?? 5_000 });
+      this.database.pragma('journal_mode = WAL');
+      this.database.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+      migrate(this.database);
+    } catch (error) {
+      throw toStoreError(error, `Cannot open SQLite run store at ${path}`);
+    }
+    const database = this.database;
+    this.statements = {
+      insertRun: database.prepare(
+        `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
+         VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs)`,
+      ),
+      loadRun: database.prepare(`SELECT ${SUMMARY_COLUMNS}, state FROM runs WHERE run_id = ?`),
+      loadLease: database.prepare('SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?'),
+      saveCheckpoint: database.prepare(
+        `UPDATE runs SET version = version + 1, status = @status, schema_version = @schemaVersion, state = @state,
+           updated_at_ms = @updatedAtMs
+         WHERE run_id = @runId AND version = @expectedVersion AND lease_owner = @owner`,
+      ),
+      acquireLease: database.prepare(
+        `UPDATE runs SET lease_owner = @owner, lease_expires_at_ms = @expiresAtMs
+         WHERE run_id = @runId AND (lease_owner IS NULL OR lease_owner = @owner OR lease_expires_at_ms <= @nowMs)`,
+      ),
+      releaseLease: database.prepare(
+        'UPDATE runs SET lease_owner = NULL, lease_expires_at_ms = NULL WHERE run_id = ? AND lease_owner = ?',
+      ),
+      listAll: database.prepare(
+        `SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY created_at_ms DESC, run_id DESC LIMIT ?`,
+      ),
+      listByStatus: database.prepare(
+        `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE status = ? ORDER BY created_at_ms DESC, run_id DESC LIMIT ?`,
+      ),
+      startTool: database.prepare(
+        `INSERT INTO ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
+         VALUES (@runId, @idempotencyKey, @step, @callIndex, @toolName, 'started', @startedAtMs)
+         ON CONFLICT (run_id, idempotency_key) DO NOTHING`,
+      ),
+      completeTool: database.prepare(
+        `UPDATE ledger SET status = 'completed', result = @result, completed_at_ms = @completedAtMs
+         WHERE run_id = @runId AND idempotency_key = @idempotencyKey AND status = 'started'`,
+      ),
+      ledgerEntry: database.prepare('SELECT status FROM ledger WHERE run_id = ? AND idempotency_key = ?'),
+      ledger: database.prepare('SELECT * FROM ledger WHERE run_id = ? ORDER BY step, call_index'),
+    };
+  }
+
+  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs'>): Promise<RunRecord> {
+    this.guard(() =>
+      this.statements.insertRun.run({
+        runId: run.runId,
+        agentName: run.agentName,
+        status: run.status,
+        schemaVersion: run.schemaVersion,
+        state: JSON.stringify(run.state),
+        createdAtMs: run.createdAtMs,
+      }),
+    );
+    return { ...run, version: 1, updatedAtMs: run.createdAtMs };
+  }
+
+  async loadRun(runId: string): Promise<RunRecord | undefined> {
+    const row = this.guard(() => this.statements.loadRun.get(runId) as RunRow | undefined);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async saveCheckpoint(
+    runId: string,
+    checkpoint: { expectedVersion: number; owner: string; status: RunStatus; schemaVersion: number; state: JsonValue },
+  ): Promise<number> {
+    const changes = this.guard(
+      () =>
+        this.statements.saveCheckpoint.run({
+          runId,
+          expectedVersion: checkpoint.expectedVersion,
+          owner: checkpoint.owner,
+          status: checkpoint.status,
+          schemaVersion: checkpoint.schemaVersion,
+          state: JSON.stringify(checkpoint.state),
+          updatedAtMs: Date.now(),
+        }).changes,
+    );
+    if (changes === 1) return checkpoint.expectedVersion + 1;
+    const current = this.guard(
+      () =>
+        this.statements.loadLease.get(runId) as
+          | { lease_owner: string | null; lease_expires_at_ms: number | null; version: number }
+          | undefined,
+    );
+    if (current === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (current.lease_owner !== checkpoint.owner) {
+      throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
+        data: { runId, owner: checkpoint.owner, holder: current.lease_owner },
+      });
+    }
+    throw new KeelError('store.conflict', `Run ${runId} is at version ${current.version}, not ${checkpoint.expectedVersion}`, {
+      data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: current.version },
+    });
+  }
+
+  async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+    const limit = filter.limit ?? 100;
+    const rows = this.guard(
+      () =>
+        (filter.status === undefined
+          ? this.statements.listAll.all(limit)
+          : this.statements.listByStatus.all(filter.status, limit)) as RunRow[],
+    );
+    return rows.map((row) => toSummary(row));
+  }
+
+  async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
+    const expiresAtMs = nowMs + ttlMs;
+    const changes = this.guard(() => this.statements.acquireLease.run({ runId, owner, expiresAtMs, nowMs }).changes);
+    if (changes === 1) return { runId, owner, expiresAtMs };
+    const current = this.guard(
+      () => this.statements.loadLease.get(runId) as { lease_owner: string; lease_expires_at_ms: number } | undefined,
+    );
+    if (current === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    throw new KeelError('store.conflict', `Run ${runId} is leased by another process until ${current.lease_expires_at_ms}`, {
+      data: { runId, holder: current.lease_owner, expiresAtMs: current.lease_expires_at_ms },
+      retryAfterMs: Math.max(0, current.lease_expires_at_ms - nowMs),
+    });
+  }
+
+  async releaseLease(runId: string, owner: string): Promise<void> {
+    this.guard(() => this.statements.releaseLease.run(runId, owner));
+  }
+
+  async recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void> {
+    this.guard(() => this.statements.startTool.run(entry));
+  }
+
+  async recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number) {
+    const changes = this.guard(
+      () =>
+        this.statements.completeTool.run({ runId, idempotencyKey, result: JSON.stringify(result), completedAtMs })
+          .changes,
+    );
+    if (changes === 0 && this.guard(() => this.statements.ledgerEntry.get(runId, idempotencyKey)) === undefined) {
+      throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
+        data: { runId, idempotencyKey },
+      });
+    }
+  }
+
+  async ledger(runId: string): Promise<LedgerEntry[]> {
+    const rows = this.guard(() => this.statements.ledger.all(runId) as LedgerRow[]);
+    return rows.map((row) => {
+      const entry: LedgerEntry = {
+        runId: row.run_id,
+        idempotencyKey: row.idempotency_key,
+        step: row.step,
+        callIndex: row.call_index,
+        toolName: row.tool_name,
+        status: row.status,
+        startedAtMs: row.started_at_ms,
+      };
+      if (row.result !== null) entry.result = JSON.parse(row.result) as JsonValue;
+      if (row.completed_at_ms !== null) entry.completedAtMs = row.completed_at_ms;
+      return entry;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.database.open) this.database.close();
+  }
+
+  private guard<T>(operation: () => T): T {
+    try {
+      return operation();
+    } catch (error) {
+      throw toStoreError(error, 'SQLite run store operation failed');
+    }
+  }
+}
+
+function toSummary(row: RunRow): RunSummary {
+  return {
+    runId: row.run_id,
+    agentName: row.agent_name,
+    status: row.status,
+    version: row.version,
+    schemaVersion: row.schema_version,
+    createdAtMs: row.created_at_ms,
+    updatedAtMs: row.updated_at_ms,
+  };
+}
+
+function toRecord(row: RunRow): RunRecord {
+  return { ...toSummary(row), state: JSON.parse(row.state ?? 'null') as JsonValue };
+}
+
+function toStoreError(error: unknown, context: string): KeelError {
+  if (KeelError.isInstance(error)) return error;
+  const code = String((error as { code?: unknown }).code ?? '');
+  const message = `${context}: ${(error as Error).message ?? String(error)}`;
+  if (code.startsWith('SQLITE_CONSTRAINT')) {
+    return new KeelError('store.conflict', message, { cause: error, data: { sqliteCode: code } });
+  }
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
+    return new KeelError('store.unavailable', message, { cause: error, data: { sqliteCode: code } });
+  }
+  if ((error as Error).message?.includes('database connection is not open')) {
+    return new KeelError('store.unavailable', message, { cause: error });
+  }
+  return new KeelError('store.unavailable', message, { cause: error, data: { sqliteCode: code } });
+}
