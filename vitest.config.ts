@@ -16,6 +16,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 20_000,
     pool: 'forks',
+    globalSetup: ['./scripts/test-services.ts'],
     // CI asks for a JSON report to print its closing `N passed, N failed` line.
     reporters: process.env.KEEL_TEST_REPORT ? ['default', 'json'] : ['default'],
     outputFile: process.env.KEEL_TEST_REPORT ? { json: process.env.KEEL_TEST_REPORT } : undefined,

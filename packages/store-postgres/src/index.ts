@@ -1,0 +1,1 @@
+export { PostgresRunStore, type PostgresRunStoreOptions } from './postgres-run-store.js';

@@ -1,0 +1,283 @@
+import {
+  type JsonValue,
+  KeelError,
+  type Lease,
+  type LedgerEntry,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+} from '@keel/core';
+import pg from 'pg';
+import { migrate } from './schema.js';
+
+/** Options of {@link PostgresRunStore}. */
+export interface PostgresRunStoreOptions {
+  /** A connection string such as `postgres://user@127.0.0.1:5432/keel`. Required unless `pool` is given. */
+  connectionString?: string;
+  /** An existing pool to use instead; the store will not end it on close. */
+  pool?: pg.Pool;
+  /** Most connections the store opens. Defaults to 10. */
+  maxConnections?: number;
+  /** Longest wait for a connection. Defaults to 5000. */
+  connectTimeoutMs?: number;
+  /** Longest a single statement may run. Defaults to 10000. */
+  statementTimeoutMs?: number;
+}
+
+interface RunRow {
+  run_id: string;
+  agent_name: string;
+  status: RunStatus;
+  version: number;
+  schema_version: number;
+  state?: string;
+  created_at_ms: string;
+  updated_at_ms: string;
+}
+
+interface LedgerRow {
+  run_id: string;
+  idempotency_key: string;
+  step: number;
+  call_index: number;
+  tool_name: string;
+  status: 'started' | 'completed';
+  result: string | null;
+  started_at_ms: string;
+  completed_at_ms: string | null;
+}
+
+const SUMMARY_COLUMNS = 'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms';
+
+/**
+ * A RunStore in PostgreSQL, for fleets of workers sharing runs. Leases and checkpoints are single conditional
+ * statements, so two workers can never both advance one run. Connection failures become `store.unavailable`.
+ *
+ * @example
+ *   const store = new PostgresRunStore({ connectionString: 'postgres://keel@127.0.0.1:5432/keel' });
+ */
+export class PostgresRunStore implements RunStore {
+  private readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  private ready: Promise<void> | undefined;
+
+  constructor(options: PostgresRunStoreOptions) {
+    if (options.pool === undefined && (typeof options.connectionString !== 'string' || options.connectionString === '')) {
+      throw new KeelError('config.invalid', 'PostgresRunStore needs a connectionString such as postgres://user@host/db');
+    }
+    for (const key of ['maxConnections', 'connectTimeoutMs', 'statementTimeoutMs'] as const) {
+      const value = options[key];
+      if (value !== undefined && (!Number.isInteger(value) || value <= 0)) {
+        throw new KeelError('config.invalid', `PostgresRunStore ${key} must be a positive integer, not ${value}`);
+      }
+    }
+    this.ownsPool = options.pool === undefined;
+    this.pool =
+      options.pool ??
+      new pg.Pool({
+        connectionString: options.connectionString,
+        max: options.maxConnections ?? 10,
+        connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+        statement_timeout: options.statementTimeoutMs ?? 10_000,
+        query_timeout: (options.statementTimeoutMs ?? 10_000) + 1_000,
+      });
+    // An idle connection dropped by the server (a restart, a failover) must not crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs'>): Promise<RunRecord> {
+    await this.query(
+      `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
+       VALUES ($1, $2, $3, 1, $4, $5, $6, $6)`,
+      [run.runId, run.agentName, run.status, run.schemaVersion, JSON.stringify(run.state), run.createdAtMs],
+    );
+    return { ...run, version: 1, updatedAtMs: run.createdAtMs };
+  }
+
+  async loadRun(runId: string): Promise<RunRecord | undefined> {
+    const result = await this.query<RunRow>(`SELECT ${SUMMARY_COLUMNS}, state FROM keel_runs WHERE run_id = $1`, [runId]);
+    const row = result.rows[0];
+    return row === undefined ? undefined : { ...toSummary(row), state: JSON.parse(row.state!) as JsonValue };
+  }
+
+  async saveCheckpoint(
+    runId: string,
+    checkpoint: { expectedVersion: number; owner: string; status: RunStatus; schemaVersion: number; state: JsonValue },
+  ): Promise<number> {
+    const result = await this.query(
+      `UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7
+       WHERE run_id = $1 AND version = $2 AND lease_owner = $3`,
+      [
+        runId,
+        checkpoint.expectedVersion,
+        checkpoint.owner,
+        checkpoint.status,
+        checkpoint.schemaVersion,
+        JSON.stringify(checkpoint.state),
+        Date.now(),
+      ],
+    );
+    if (result.rowCount === 1) return checkpoint.expectedVersion + 1;
+    const current = await this.query<{ lease_owner: string | null; version: number }>(
+      'SELECT lease_owner, version FROM keel_runs WHERE run_id = $1',
+      [runId],
+    );
+    const row = current.rows[0];
+    if (row === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (row.lease_owner !== checkpoint.owner) {
+      throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
+        data: { runId, owner: checkpoint.owner, holder: row.lease_owner },
+      });
+    }
+    throw new KeelError('store.conflict', `Run ${runId} is at version ${row.version}, not ${checkpoint.expectedVersion}`, {
+      data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: row.version },
+    });
+  }
+
+  async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+    const limit = filter.limit ?? 100;
+    const result =
+      filter.status === undefined
+        ? await this.query<RunRow>(
+            `SELECT ${SUMMARY_COLUMNS} FROM keel_runs ORDER BY created_at_ms DESC, run_id DESC LIMIT $1`,
+            [limit],
+          )
+        : await this.query<RunRow>(
+            `SELECT ${SUMMARY_COLUMNS} FROM keel_runs WHERE status = $1
+             ORDER BY created_at_ms DESC, run_id DESC LIMIT $2`,
+            [filter.status, limit],
+          );
+    return result.rows.map(toSummary);
+  }
+
+  async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
+    const expiresAtMs = nowMs + ttlMs;
+    const result = await this.query(
+      `UPDATE keel_runs SET lease_owner = $2, lease_expires_at_ms = $3
+       WHERE run_id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at_ms <= $4)`,
+      [runId, owner, expiresAtMs, nowMs],
+    );
+    if (result.rowCount === 1) return { runId, owner, expiresAtMs };
+    const current = await this.query<{ lease_owner: string; lease_expires_at_ms: string }>(
+      'SELECT lease_owner, lease_expires_at_ms FROM keel_runs WHERE run_id = $1',
+      [runId],
+    );
+    const row = current.rows[0];
+    if (row === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    const heldUntilMs = Number(row.lease_expires_at_ms);
+    throw new KeelError('store.conflict', `Run ${runId} is leased by another process until ${heldUntilMs}`, {
+      data: { runId, holder: row.lease_owner, expiresAtMs: heldUntilMs },
+      retryAfterMs: Math.max(0, heldUntilMs - nowMs),
+    });
+  }
+
+  async releaseLease(runId: string, owner: string): Promise<void> {
+    await this.query(
+      'UPDATE keel_runs SET lease_owner = NULL, lease_expires_at_ms = NULL WHERE run_id = $1 AND lease_owner = $2',
+      [runId, owner],
+    );
+  }
+
+  async recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void> {
+    await this.query(
+      `INSERT INTO keel_ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
+       VALUES ($1, $2, $3, $4, $5, 'started', $6) ON CONFLICT (run_id, idempotency_key) DO NOTHING`,
+      [entry.runId, entry.idempotencyKey, entry.step, entry.callIndex, entry.toolName, entry.startedAtMs],
+    );
+  }
+
+  async recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number) {
+    const update = await this.query(
+      `UPDATE keel_ledger SET status = 'completed', result = $3, completed_at_ms = $4
+       WHERE run_id = $1 AND idempotency_key = $2 AND status = 'started'`,
+      [runId, idempotencyKey, JSON.stringify(result), completedAtMs],
+    );
+    if (update.rowCount === 1) return;
+    const existing = await this.query('SELECT 1 FROM keel_ledger WHERE run_id = $1 AND idempotency_key = $2', [
+      runId,
+      idempotencyKey,
+    ]);
+    if (existing.rowCount === 0) {
+      throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
+        data: { runId, idempotencyKey },
+      });
+    }
+  }
+
+  async ledger(runId: string): Promise<LedgerEntry[]> {
+    const result = await this.query<LedgerRow>(
+      'SELECT * FROM keel_ledger WHERE run_id = $1 ORDER BY step, call_index',
+      [runId],
+    );
+    return result.rows.map((row) => {
+      const entry: LedgerEntry = {
+        runId: row.run_id,
+        idempotencyKey: row.idempotency_key,
+        step: row.step,
+        callIndex: row.call_index,
+        toolName: row.tool_name,
+        status: row.status,
+        startedAtMs: Number(row.started_at_ms),
+      };
+      if (row.result !== null) entry.result = JSON.parse(row.result) as JsonValue;
+      if (row.completed_at_ms !== null) entry.completedAtMs = Number(row.completed_at_ms);
+      return entry;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool && !this.pool.ended) await this.pool.end();
+  }
+
+  private async query<Row extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+    try {
+      await this.migrateOnce();
+      return await this.pool.query<Row>(text, values);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  private migrateOnce(): Promise<void> {
+    this.ready ??= (async () => {
+      const client = await this.pool.connect();
+      try {
+        await migrate(client);
+      } finally {
+        client.release();
+      }
+    })().catch((error: unknown) => {
+      // A failed migration (the server was down) is tried again on the next call.
+      this.ready = undefined;
+      throw error;
+    });
+    return this.ready;
+  }
+}
+
+function toSummary(row: RunRow): RunSummary {
+  return {
+    runId: row.run_id,
+    agentName: row.agent_name,
+    status: row.status,
+    version: row.version,
+    schemaVersion: row.schema_version,
+    createdAtMs: Number(row.created_at_ms),
+    updatedAtMs: Number(row.updated_at_ms),
+  };
+}
+
+/** Classifies a pg or socket failure: lost races are conflicts, everything about reaching the server is unavailable. */
+function toStoreError(error: unknown): KeelError {
+  if (KeelError.isInstance(error)) return error;
+  const code = String((error as { code?: unknown }).code ?? '');
+  const message = `PostgreSQL run store: ${(error as Error).message ?? String(error)}`;
+  // 23505 unique_violation; 40001 serialization_failure; 40P01 deadlock.
+  if (code === '23505') return new KeelError('store.conflict', message, { cause: error, data: { sqlState: code } });
+  if (code === '40001' || code === '40P01') {
+    return new KeelError('store.conflict', message, { cause: error, retryable: true, data: { sqlState: code } });
+  }
+  // Class 08 connection exceptions, 57P0x shutdown/cannot connect now, 53xxx resources, and socket-level errors.
+  return new KeelError('store.unavailable', message, { cause: error, data: { sqlState: code } });
+}
