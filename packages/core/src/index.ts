@@ -25,6 +25,37 @@ export type {
 } from './policies/policy.js';
 export { sleep } from './policies/sleep.js';
 
+// policies: bulkhead, rate limiter, fallback, hedge, compose
+export {
+  type BulkheadOptions,
+  type BulkheadPolicy,
+  type BulkheadRejectEvent,
+  bulkhead,
+} from './policies/bulkhead.js';
+export {
+  type AlternativeResultOf,
+  type ComposablePolicy,
+  type ComposedPolicy,
+  compose,
+  noop,
+} from './policies/compose.js';
+export {
+  type FallbackAlternative,
+  type FallbackEvent,
+  type FallbackFailure,
+  type FallbackOptions,
+  type FallbackPolicy,
+  fallback,
+} from './policies/fallback.js';
+export { type HedgeEvent, type HedgeOptions, type HedgePolicy, hedge } from './policies/hedge.js';
+export {
+  type RateLimiterOptions,
+  type RateLimiterPolicy,
+  type RateLimitRejectEvent,
+  rateLimiter,
+} from './policies/rate-limiter.js';
+// end policies: bulkhead ... compose
+
 export type {
   FinishReason,
   JsonSchema,
@@ -39,3 +70,6 @@ export type {
 } from './spec/model.js';
 export type { Lease, LedgerEntry, RunRecord, RunStatus, RunStore, RunSummary } from './spec/run-store.js';
 export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
+
+// store
+export { MemoryRunStore } from './store/memory-run-store.js';

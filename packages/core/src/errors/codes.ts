@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   'provider.auth': { category: 'provider', retryable: false },
   'provider.bad_request': { category: 'provider', retryable: false },
   'provider.not_found': { category: 'provider', retryable: false },
+  // HTTP 409: a concurrent operation conflicted (OpenAI: lock contention); both official SDKs retry it.
+  'provider.conflict': { category: 'provider', retryable: true },
   'provider.context_overflow': { category: 'provider', retryable: false },
   'provider.max_tokens': { category: 'provider', retryable: false },
   'provider.invalid_response': { category: 'provider', retryable: true },

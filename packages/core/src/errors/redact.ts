@@ -1,30 +1,82 @@
 /** Replacement text for a secret removed from a message or a serialised error. */
 export const REDACTED = '[redacted]';
 
-const SECRET_PATTERNS: readonly RegExp[] = [
-  // Provider API keys: OpenAI (sk-..., sk-proj-...), Anthropic (sk-ant-...), and similar prefixed keys.
+// Names whose value is a credential, as a header (`x-api-key: ...`), a query parameter (`?api_key=...`), a JSON
+// field (`"password": "..."`) or prose (`client_secret=...`). Prefixes such as `x-goog-` or `client_` are allowed.
+const CREDENTIAL_NAME =
+  '(?:[a-z0-9]+[-_]){0,3}(?:authorization|api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|id[-_]?token|auth[-_]?token|session[-_]?token|secret|password|passwd|private[-_]?key)';
+
+/** `name: value`, `name=value`, `"name": "value"`; an auth scheme before the value (`Bearer ...`) is kept. */
+const NAMED_CREDENTIAL = new RegExp(
+  `\\b(${CREDENTIAL_NAME})(["']?\\s*[:=]\\s*["']?)((?:Bearer|Basic|Token|Digest)\\s+)?[^\\s"',;}&]+`,
+  'gi',
+);
+
+/** Prefixed keys that name themselves. Each prefix is specific enough that prose never contains one. */
+const SELF_NAMED_KEYS: readonly RegExp[] = [
+  // OpenAI (sk-..., sk-proj-..., sk-svcacct-...), Anthropic (sk-ant-api03-...), and similar pk-/rk- keys.
   /\b(?:sk|pk|rk)-(?:[A-Za-z0-9_-]{2,12}-)?[A-Za-z0-9_-]{16,}/g,
-  // Bearer and Basic credentials.
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
-  // Header-style credentials: `Authorization: ...`, `x-api-key: ...`, `api-key=...`.
-  /\b(authorization|x-api-key|api[-_]?key|access[-_]?token|secret)(["']?\s*[:=]\s*["']?)[^\s"',;}]+/gi,
-  // Passwords in URLs: scheme://user:password@host
-  /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi,
+  // AWS access key ids.
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  // GitHub tokens.
+  /\b(?:gh[opusr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g,
+  // Google API keys.
+  /\bAIza[0-9A-Za-z_-]{30,}/g,
+  // Slack tokens.
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+  // JSON Web Tokens: two base64url JSON segments and a signature.
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
 ];
 
-/** Returns `text` with API keys, bearer tokens, credential headers and URL passwords replaced by `[redacted]`. */
+// A credential after an auth scheme looks like one: a digit, a `=`, or a symbol inside it (JWTs, base64), or 20+
+// characters. That keeps prose intact ("basic information", "Bearer tokens.") while real values go.
+const BEARER = /\b(Bearer)\s+(?=[\w.~+/=-]*(?:\d|=|[.~+/-]\w)|[\w.~+/-]{20,})[\w.~+/-]{6,}=*/gi;
+const BASIC = /\b(Basic)\s+(?=[A-Za-z0-9+/]*(?:\d|=|[+/]\w)|[A-Za-z0-9+/]{20,})[A-Za-z0-9+/]{6,}=*/gi;
+
+// Passwords in URLs: scheme://user:password@host, and scheme://:password@host (Redis).
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]+@/gi;
+
+/**
+ * Returns `text` with credentials replaced by `[redacted]`: provider API keys (OpenAI, Anthropic and other
+ * self-naming keys), bearer and basic credentials, the values of credential-named headers, parameters and fields
+ * (`Authorization`, `x-api-key`, `api_key`, `password`, `client_secret`, ...), and passwords in URLs. Names, schemes
+ * and the rest of the text are kept as they are.
+ */
 export function redactSecrets(text: string): string {
-  let result = text;
-  result = result.replace(SECRET_PATTERNS[0]!, REDACTED);
-  result = result.replace(SECRET_PATTERNS[1]!, (_match, scheme: string) => `${scheme} ${REDACTED}`);
-  result = result.replace(SECRET_PATTERNS[2]!, (_match, name: string, separator: string) => `${name}${separator}${REDACTED}`);
-  result = result.replace(SECRET_PATTERNS[3]!, (_match, prefix: string) => `${prefix}${REDACTED}@`);
+  if (typeof text !== 'string') return text;
+  let result = text.replace(
+    NAMED_CREDENTIAL,
+    (_match, name: string, separator: string, scheme: string | undefined) =>
+      `${name}${separator}${scheme ?? ''}${REDACTED}`,
+  );
+  for (const pattern of SELF_NAMED_KEYS) result = result.replace(pattern, REDACTED);
+  result = result.replace(BEARER, (_match, scheme: string) => `${scheme} ${REDACTED}`);
+  result = result.replace(BASIC, (_match, scheme: string) => `${scheme} ${REDACTED}`);
+  result = result.replace(URL_PASSWORD, (_match, prefix: string) => `${prefix}${REDACTED}@`);
   return result;
 }
 
-const SECRET_KEY = /^(authorization|proxy-authorization|x-api-key|api[-_]?key|apikey|password|passwd|secret|token|access[-_]?token|refresh[-_]?token|client[-_]?secret|cookie|set-cookie)$/i;
+const SECRET_KEY_SUFFIXES = [
+  'authorization',
+  'apikey',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'privatekey',
+  'cookie',
+  'credentials',
+  'credential',
+] as const;
 
-/** True when a property or header name usually holds a secret (its value is dropped whole when serialised). */
+/**
+ * True when a property or header name usually holds a secret (its value is dropped whole when serialised):
+ * `authorization`, `x-api-key`, `apiKey`, `openaiApiKey`, `password`, `dbPassword`, `client_secret`,
+ * `access_token`, `cookie`, `set-cookie`, ... Case, `-` and `_` are ignored; counts such as `max_tokens` are not
+ * secrets.
+ */
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
+  if (typeof key !== 'string') return false;
+  const normalized = key.toLowerCase().replace(/[-_\s]/g, '');
+  return SECRET_KEY_SUFFIXES.some((suffix) => normalized.endsWith(suffix));
 }

@@ -1,2 +1,23 @@
 // Test helpers for keel and for users' own tests. Explicit exports only.
 export { FakeClock, flushMicrotasks } from './fake-clock.js';
+export {
+  closedPort,
+  type HttpTestServer,
+  type RecordedRequest,
+  type ServerSentEvent,
+  sendJson,
+  startHttpTestServer,
+  startSse,
+  type TestRequestHandler,
+  writeSse,
+} from './http-test-server.js';
+export {
+  type ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptedResponse,
+  type ScriptedStep,
+  type ScriptedStepFunction,
+  type ScriptedToolCall,
+  scriptedModel,
+} from './scripted-model.js';
+export { runStoreContract } from './run-store-contract.js';

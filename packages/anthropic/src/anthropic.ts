@@ -1,0 +1,125 @@
+import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
+import { invalidResponse, post, readJson } from './http.js';
+import { toRequestBody } from './request-body.js';
+import { parseMessage, toModelResponse } from './response.js';
+import { readMessageStream } from './stream.js';
+
+/** Options of {@link anthropic}. */
+export interface AnthropicOptions {
+  /** Sent as `x-api-key`. Required unless `env` holds `ANTHROPIC_API_KEY` or `headers` carry the credentials. */
+  apiKey?: string;
+  /**
+   * Where to read `ANTHROPIC_API_KEY` when `apiKey` is not given, such as `process.env`. keel never reads the process
+   * environment on its own. Defaults to none.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The API's origin, the part before `/v1/messages`. Defaults to `https://api.anthropic.com`. */
+  baseUrl?: string;
+  /** Extra headers on every request (they override keel's own), such as `anthropic-beta`. Defaults to none. */
+  headers?: Record<string, string>;
+  /** `max_tokens` when the request sets no `maxOutputTokens`; the API requires one. Defaults to 4096. */
+  maxOutputTokens?: number;
+  /** The model's context window in tokens, when known. Defaults to undefined (unknown). */
+  contextWindowTokens?: number;
+  /** The provider's name in errors, events and reports. Defaults to `anthropic`. */
+  provider?: string;
+  /** Sent as `anthropic-version`. Defaults to `2023-06-01`. */
+  version?: string;
+  /** The fetch to call. Defaults to the global `fetch`. */
+  fetch?: typeof globalThis.fetch;
+}
+
+/**
+ * A model behind Anthropic's Messages API. One `generate` is one HTTP request; keel's policies do the retrying.
+ *
+ * Structured output (`request.outputSchema`) is asked for with a forced tool named after the schema: its input is
+ * the answer, returned as `content` (JSON text) with finish reason `stop`. A schema whose root is not an object is
+ * wrapped as `{ value: schema }` and unwrapped again (then its JSON is not streamed as text deltas).
+ *
+ * @example
+ *   const model = anthropic('claude-haiku-4-5', { env: process.env });
+ */
+export function anthropic(model: string, options: AnthropicOptions = {}): ModelProvider {
+  const provider = options.provider ?? 'anthropic';
+  const fail = (message: string): never => {
+    throw new KeelError('config.invalid', `anthropic(): ${message}`);
+  };
+  if (typeof model !== 'string' || model.trim() === '') fail('model must be a model name such as "claude-haiku-4-5"');
+  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  if (typeof provider !== 'string' || provider.trim() === '') fail('provider must be a non-empty name');
+  const baseUrl = options.baseUrl ?? 'https://api.anthropic.com';
+  let url: URL | undefined;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    fail(`baseUrl must be an absolute http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  }
+  if (url !== undefined && url.protocol !== 'http:' && url.protocol !== 'https:') {
+    fail(`baseUrl must use http or https, got ${url.protocol}`);
+  }
+  const extraHeaders = lowerCaseKeys(options.headers ?? {}, fail);
+  const apiKey = options.apiKey ?? options.env?.ANTHROPIC_API_KEY;
+  if (apiKey !== undefined && typeof apiKey !== 'string') fail('apiKey must be a string');
+  if ((apiKey === undefined || apiKey === '') && !('x-api-key' in extraHeaders || 'authorization' in extraHeaders)) {
+    fail('no API key. Pass { apiKey } or { env: process.env } with ANTHROPIC_API_KEY set');
+  }
+  const maxOutputTokens = options.maxOutputTokens ?? 4096;
+  if (!Number.isInteger(maxOutputTokens) || maxOutputTokens <= 0) fail('maxOutputTokens must be a positive integer');
+  const window = options.contextWindowTokens;
+  if (window !== undefined && (!Number.isInteger(window) || window <= 0)) {
+    fail('contextWindowTokens must be a positive integer');
+  }
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') fail('fetch must be a function');
+  const version = options.version ?? '2023-06-01';
+  if (typeof version !== 'string' || version === '') fail('version must be a non-empty string');
+
+  const endpoint = `${baseUrl.replace(/\/+$/, '')}/v1/messages`;
+  const headers: Record<string, string> = { accept: 'application/json', 'anthropic-version': version };
+  if (apiKey !== undefined && apiKey !== '') headers['x-api-key'] = apiKey;
+  Object.assign(headers, extraHeaders);
+  const fetch = options.fetch ?? globalThis.fetch;
+  const settings = { model, provider, maxOutputTokens };
+
+  async function generate(request: ModelRequest): Promise<ModelResponse> {
+    const { signal, onTextDelta } = request;
+    const stream = onTextDelta !== undefined;
+    const { body, outputTool } = toRequestBody(request, settings, stream);
+    const response = await post({
+      url: endpoint,
+      headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,
+      body,
+      signal,
+      fetch,
+      provider,
+    });
+    const contentType = response.headers.get('content-type') ?? '';
+    if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
+      if (response.body === null) throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+      const answer = await readMessageStream({
+        body: response.body,
+        signal,
+        provider,
+        requestedModel: model,
+        outputTool,
+        onTextDelta,
+      });
+      return toModelResponse(answer, outputTool);
+    }
+    // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
+    const result = toModelResponse(parseMessage(await readJson(response, signal, provider), provider, model), outputTool);
+    if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+    return result;
+  }
+
+  return { provider, model, contextWindowTokens: window, generate };
+}
+
+function lowerCaseKeys(headers: Record<string, string>, fail: (message: string) => never): Record<string, string> {
+  if (typeof headers !== 'object' || headers === null) fail('headers must be an object of strings');
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') fail(`header ${name} must be a string`);
+    result[name.toLowerCase()] = value;
+  }
+  return result;
+}

@@ -1,0 +1,156 @@
+import { KeelError, type JsonSchema, type Message, type ModelRequest, type ToolChoice } from '@keel/core';
+
+/** Settings of the provider that shape the request body. */
+export interface BodySettings {
+  model: string;
+  provider: string;
+  maxOutputTokens: number;
+}
+
+/** How structured output was asked for: as a forced tool, whose input is the answer. */
+export interface OutputTool {
+  name: string;
+  /** True when the schema was not an object and sits under `value` (Anthropic tool inputs must be objects). */
+  wrapped: boolean;
+}
+
+type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+
+interface WireMessage {
+  role: 'user' | 'assistant';
+  content: string | ContentBlock[];
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * The Messages API request body for `request`. System messages, wherever they are, become the top-level `system`
+ * (joined by blank lines), since the API takes no system role in `messages`.
+ */
+export function toRequestBody(
+  request: ModelRequest,
+  settings: BodySettings,
+  stream: boolean,
+): { body: Record<string, unknown>; outputTool: OutputTool | undefined } {
+  const system = request.messages
+    .filter((message) => message.role === 'system')
+    .map((message) => message.content)
+    .join('\n\n');
+  const body: Record<string, unknown> = {
+    model: settings.model,
+    max_tokens: request.maxOutputTokens ?? settings.maxOutputTokens,
+    messages: toWireMessages(request.messages),
+  };
+  if (system !== '') body.system = system;
+  const tools: Record<string, unknown>[] = (request.tools ?? []).map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema,
+  }));
+  let toolChoice = tools.length > 0 && request.toolChoice !== undefined ? toWireToolChoice(request.toolChoice) : undefined;
+  let outputTool: OutputTool | undefined;
+  if (request.outputSchema !== undefined) {
+    const { name, schema } = request.outputSchema;
+    outputTool = { name: toolName(name), wrapped: schema.type !== 'object' };
+    if (tools.some((tool) => tool.name === outputTool!.name)) {
+      throw new KeelError(
+        'config.invalid',
+        `${settings.provider}: the output schema "${name}" has the name of a tool; rename one of them`,
+        { provider: settings.provider },
+      );
+    }
+    const forcedOutput = { type: 'tool', name: outputTool.name };
+    if (request.toolChoice === 'none' || tools.length === 0) {
+      tools.length = 0;
+      toolChoice = forcedOutput;
+    } else if (typeof request.toolChoice !== 'object') {
+      // The model may still call tools first, but must end with the output tool rather than with text.
+      toolChoice = { type: 'any' };
+    }
+    tools.push({
+      name: outputTool.name,
+      description: `Give your final answer by calling this tool exactly once, with the answer as its input.`,
+      input_schema: outputTool.wrapped ? wrap(schema) : schema,
+    });
+  }
+  if (tools.length > 0) body.tools = tools;
+  if (toolChoice !== undefined) body.tool_choice = toolChoice;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (stream) body.stream = true;
+  return { body, outputTool };
+}
+
+/**
+ * Maps keel messages to alternating user and assistant turns. Tool results become `tool_result` blocks in a user
+ * turn, and consecutive turns of one role are merged, so parallel tool results travel in one message as the API asks.
+ */
+function toWireMessages(messages: Message[]): WireMessage[] {
+  const turns: { role: 'user' | 'assistant'; blocks: ContentBlock[] }[] = [];
+  for (const message of messages) {
+    if (message.role === 'system') continue;
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const blocks = toBlocks(message);
+    const last = turns[turns.length - 1];
+    if (last !== undefined && last.role === role) last.blocks.push(...blocks);
+    else turns.push({ role, blocks });
+  }
+  return turns.map(({ role, blocks }) => {
+    const only = blocks.length === 1 ? blocks[0] : undefined;
+    return { role, content: only?.type === 'text' ? only.text : blocks };
+  });
+}
+
+function toBlocks(message: Exclude<Message, { role: 'system' }>): ContentBlock[] {
+  switch (message.role) {
+    case 'user':
+      return [{ type: 'text', text: message.content }];
+    case 'assistant': {
+      const blocks: ContentBlock[] = [];
+      // The API refuses empty text blocks.
+      if (message.content !== '') blocks.push({ type: 'text', text: message.content });
+      for (const call of message.toolCalls ?? []) {
+        blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toInput(call.arguments) });
+      }
+      return blocks;
+    }
+    case 'tool': {
+      const block: ContentBlock = { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content };
+      if (message.isError === true) block.is_error = true;
+      return [block];
+    }
+  }
+}
+
+/**
+ * A tool call's input must be an object on this wire. Arguments that are not a JSON object (the model's own
+ * malformed output, being corrected) are sent as `{}`: the tool result that follows says what was wrong.
+ */
+function toInput(argumentsText: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(argumentsText);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+function toWireToolChoice(choice: ToolChoice): Record<string, unknown> {
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'required') return { type: 'any' };
+  return { type: 'tool', name: choice.name };
+}
+
+/** The output schema's name as a valid tool name. */
+function toolName(name: string): string {
+  if (TOOL_NAME.test(name)) return name;
+  const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+  return cleaned === '' ? 'final_answer' : cleaned;
+}
+
+function wrap(schema: JsonSchema): JsonSchema {
+  return { type: 'object', properties: { value: schema }, required: ['value'] };
+}

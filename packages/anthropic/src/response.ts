@@ -1,0 +1,118 @@
+import { classify, type FinishReason, type KeelError, type ModelResponse, type ToolCall, type Usage } from '@keel/core';
+import { excerpt, invalidResponse } from './http.js';
+import type { OutputTool } from './request-body.js';
+
+type JsonObject = Record<string, unknown>;
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A content block reduced to what keel keeps: text, or a tool call with its input as JSON text. */
+export type AnswerBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: string };
+
+/** An answer as read from a whole message or assembled from a stream. */
+export interface Answer {
+  blocks: AnswerBlock[];
+  stopReason: unknown;
+  usage: Usage;
+  model: string;
+}
+
+/** The error a body of the form `{ type: 'error', error: {...} }` carries, classified; undefined for other bodies. */
+export function bodyError(body: unknown, provider: string): KeelError | undefined {
+  if (!isObject(body) || body.type !== 'error') return undefined;
+  return classify(body, { provider });
+}
+
+/** Parses a Messages API response body; anything not in that shape is `provider.invalid_response`. */
+export function parseMessage(body: unknown, provider: string, requestedModel: string): Answer {
+  const carried = bodyError(body, provider);
+  if (carried !== undefined) throw carried;
+  if (!isObject(body) || !Array.isArray(body.content)) {
+    throw invalidResponse(provider, `no content array in ${excerpt(JSON.stringify(body) ?? '')}`, undefined, 200);
+  }
+  const blocks: AnswerBlock[] = [];
+  for (const [index, block] of body.content.entries()) {
+    if (!isObject(block)) throw invalidResponse(provider, `content block ${index} is not an object`, undefined, 200);
+    if (block.type === 'text' && typeof block.text === 'string') blocks.push({ type: 'text', text: block.text });
+    if (block.type === 'tool_use') {
+      if (typeof block.name !== 'string' || block.name === '') {
+        throw invalidResponse(provider, `tool_use block ${index} has no name`, undefined, 200);
+      }
+      const id = typeof block.id === 'string' && block.id !== '' ? block.id : `toolu_${index}`;
+      blocks.push({ type: 'tool_use', id, name: block.name, input: JSON.stringify(block.input ?? {}) });
+    }
+    // Thinking and server-tool blocks are the model's own business: keel passes on text and tool calls.
+  }
+  return {
+    blocks,
+    stopReason: body.stop_reason,
+    usage: parseUsage(body.usage),
+    model: typeof body.model === 'string' ? body.model : requestedModel,
+  };
+}
+
+/** Input tokens include the cached ones, which the API counts apart. */
+export function parseUsage(usage: unknown, previous: Usage = { inputTokens: 0, outputTokens: 0 }): Usage {
+  if (!isObject(usage)) return previous;
+  const input = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens];
+  const known = input.some((value) => typeof value === 'number');
+  return {
+    inputTokens: known ? input.reduce<number>((sum, value) => sum + count(value), 0) : previous.inputTokens,
+    outputTokens: typeof usage.output_tokens === 'number' ? count(usage.output_tokens) : previous.outputTokens,
+  };
+}
+
+/**
+ * Turns an answer into keel's response. With structured output, the forced output tool's input becomes the
+ * content and the call is dropped; when the model also called real tools, those go first and the output call is
+ * dropped (the model answers again after their results).
+ */
+export function toModelResponse(answer: Answer, outputTool: OutputTool | undefined): ModelResponse {
+  let content = answer.blocks.map((block) => (block.type === 'text' ? block.text : '')).join('');
+  let toolCalls: ToolCall[] = answer.blocks
+    .filter((block) => block.type === 'tool_use')
+    .map((block) => ({ id: block.id, name: block.name, arguments: block.input }));
+  let finishReason = toFinishReason(answer.stopReason, toolCalls.length);
+  if (outputTool !== undefined) {
+    const output = toolCalls.find((call) => call.name === outputTool.name);
+    toolCalls = toolCalls.filter((call) => call.name !== outputTool.name);
+    if (output !== undefined && toolCalls.length === 0) {
+      content = outputTool.wrapped ? unwrap(output.arguments) : output.arguments;
+      if (finishReason === 'tool_calls') finishReason = 'stop';
+    }
+  }
+  return { content, toolCalls, finishReason, usage: answer.usage, model: answer.model };
+}
+
+/**
+ * Maps `stop_reason`: `end_turn` and `stop_sequence` are `stop`; `max_tokens` and
+ * `model_context_window_exceeded` are `length`; `refusal` is `content_filter`.
+ */
+export function toFinishReason(reason: unknown, toolCallCount: number): FinishReason {
+  switch (reason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'refusal':
+      return 'content_filter';
+  }
+  if (toolCallCount > 0) return 'tool_calls';
+  if (reason === 'end_turn' || reason === 'stop_sequence' || reason === 'tool_use') return 'stop';
+  return 'other';
+}
+
+function unwrap(text: string): string {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isObject(parsed) && 'value' in parsed) return JSON.stringify(parsed.value);
+  } catch {
+    // Left as it is: the run loop's validation reports it to the model.
+  }
+  return text;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+}

@@ -1,0 +1,243 @@
+import type { ErrorCode } from '../errors/codes.js';
+import type { JsonValue } from '../errors/keel-error.js';
+import type { SerializedError } from '../errors/serialize.js';
+import type { Message, ModelResponse, ToolCall, Usage } from '../spec/model.js';
+import type { ToolResult } from '../spec/tool.js';
+import { createReport, type RunReport } from './report.js';
+
+/** The version of {@link RunState}'s shape. Raised with every incompatible change; stores keep it for migrations. */
+export const RUN_STATE_SCHEMA_VERSION = 1;
+
+/** How a run ended. */
+export type TerminalStatus = 'completed' | 'failed' | 'interrupted' | 'cancelled';
+
+/**
+ * Why a run stopped. `completed` runs stop with `final_answer` or `stop_requested` (a tool's `stopRun`); failed runs
+ * name the limit or fault (their `error.code` says more); `approval_required` interrupts a run for a human decision.
+ */
+export type StopReason =
+  | 'final_answer'
+  | 'stop_requested'
+  | 'approval_required'
+  | 'cancelled'
+  | 'max_turns'
+  | 'timeout'
+  | 'token_budget'
+  | 'no_progress'
+  | 'guardrail'
+  | 'output_invalid'
+  | 'max_tokens'
+  | 'model_error'
+  | 'tool_error'
+  | 'internal_error';
+
+/** What the loop does next: ask the model, run the pending tool calls, or nothing (the run has ended). */
+export type RunPhase = 'model' | 'tools' | 'ended';
+
+/** One tool call of the current step, with its result once it completed. */
+export interface PendingToolCall {
+  readonly callIndex: number;
+  readonly call: ToolCall;
+  /** `${runId}:${step}:${callIndex}`: stable across retries and resumes, never the model's call id. */
+  readonly idempotencyKey: string;
+  /** `started` without `completed` means the call may or may not have run (what resume must decide about). */
+  status: 'pending' | 'started' | 'completed';
+  result?: ToolResult;
+}
+
+/**
+ * The whole state of a run as one plain JSON-serialisable object. The loop advances it only through the transition
+ * functions below and calls its checkpoint hook after each, so a store can save it and a later version can resume a
+ * run from any checkpoint: the loop reads `phase` (and `pendingToolCalls`) to know what comes next.
+ */
+export interface RunState {
+  schemaVersion: typeof RUN_STATE_SCHEMA_VERSION;
+  runId: string;
+  agentName: string;
+  /** `running` until the run reaches one of the four terminal states. */
+  status: 'running' | TerminalStatus;
+  phase: RunPhase;
+  /** The current step, from 1; 0 before the first model call. One step is one model call and its tool calls. */
+  step: number;
+  /** The conversation, the system instructions first when there are any. */
+  messages: Message[];
+  /** The current step's tool calls, in the model's order (empty outside the `tools` phase). */
+  pendingToolCalls: PendingToolCall[];
+  /** Which model of the chain (0 is the primary) answers; a run that fell back stays on its fallback. */
+  modelIndex: number;
+  usage: Usage;
+  /** Output text gathered over `onMaxTokens: 'continue'` continuations, not yet complete. */
+  partialOutput: string;
+  /** Continuations asked for in a row. */
+  continuations: number;
+  /** Times structured output failed validation and was sent back. */
+  outputCorrections: number;
+  /** Fingerprints of the invalid tool calls seen, with their counts, for no-progress detection. */
+  invalidCalls: Record<string, number>;
+  /** The final output: the text, or the validated value with an output schema. */
+  output?: JsonValue;
+  stopReason?: StopReason;
+  error?: SerializedError;
+  startedAtMs: number;
+  /** When the run timeout elapses (ms since the epoch); kept so a resumed run keeps its deadline. */
+  deadlineAtMs: number;
+  endedAtMs?: number;
+  report: RunReport;
+}
+
+/** A move of the run's state, handed to the checkpoint hook right after it happened. */
+export type RunTransition =
+  | { readonly kind: 'run-started' }
+  | { readonly kind: 'model-response-received'; readonly step: number }
+  | { readonly kind: 'context-reduced'; readonly step: number }
+  | {
+      readonly kind: 'tool-call-started' | 'tool-call-completed';
+      readonly step: number;
+      readonly callIndex: number;
+      readonly idempotencyKey: string;
+      readonly toolName: string;
+    }
+  | { readonly kind: 'step-ended'; readonly step: number }
+  | { readonly kind: 'run-ended'; readonly status: TerminalStatus };
+
+/**
+ * Called after every transition with the live state (serialise it before returning; it changes afterwards). A
+ * returned promise is awaited before the run goes on. Defaults to none: with no store there is nothing to save.
+ */
+export type CheckpointHook = (transition: RunTransition, state: Readonly<RunState>) => void | PromiseLike<void>;
+
+/** A new run's state. */
+export function createRunState(options: {
+  runId: string;
+  agentName: string;
+  messages: Message[];
+  startedAtMs: number;
+  deadlineAtMs: number;
+}): RunState {
+  return {
+    schemaVersion: RUN_STATE_SCHEMA_VERSION,
+    runId: options.runId,
+    agentName: options.agentName,
+    status: 'running',
+    phase: 'model',
+    step: 0,
+    messages: options.messages,
+    pendingToolCalls: [],
+    modelIndex: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    partialOutput: '',
+    continuations: 0,
+    outputCorrections: 0,
+    invalidCalls: {},
+    startedAtMs: options.startedAtMs,
+    deadlineAtMs: options.deadlineAtMs,
+    report: createReport(),
+  };
+}
+
+/** The idempotency key of a tool call: derived from the run, the step and the call's position, never the model's id. */
+export function idempotencyKeyOf(runId: string, step: number, callIndex: number): string {
+  return `${runId}:${step}:${callIndex}`;
+}
+
+/** Transition: a new step begins (before its model call). */
+export function beginStep(state: RunState): void {
+  state.step++;
+  state.report.steps++;
+}
+
+/**
+ * Transition `model-response-received`: the assistant's message joins the conversation and its tool calls become the
+ * step's pending calls (phase `tools`), or the phase stays `model` for the loop to decide how the run ends.
+ */
+export function recordModelResponse(state: RunState, response: ModelResponse): void {
+  state.usage.inputTokens += response.usage.inputTokens;
+  state.usage.outputTokens += response.usage.outputTokens;
+  state.report.usage.inputTokens = state.usage.inputTokens;
+  state.report.usage.outputTokens = state.usage.outputTokens;
+  const message: Message =
+    response.toolCalls.length > 0
+      ? { role: 'assistant', content: response.content, toolCalls: response.toolCalls }
+      : { role: 'assistant', content: response.content };
+  state.messages.push(message);
+  if (response.toolCalls.length === 0) return;
+  const pending: PendingToolCall[] = new Array(response.toolCalls.length);
+  for (let callIndex = 0; callIndex < response.toolCalls.length; callIndex++) {
+    pending[callIndex] = {
+      callIndex,
+      call: response.toolCalls[callIndex]!,
+      idempotencyKey: idempotencyKeyOf(state.runId, state.step, callIndex),
+      status: 'pending',
+    };
+  }
+  state.pendingToolCalls = pending;
+  state.phase = 'tools';
+}
+
+/** Transition `tool-call-started`: from here on the call may have run. */
+export function recordToolCallStarted(call: PendingToolCall): void {
+  call.status = 'started';
+}
+
+/** Transition `tool-call-completed`: the call's result is known (success or error, as data). */
+export function recordToolCallCompleted(call: PendingToolCall, result: ToolResult): void {
+  call.status = 'completed';
+  call.result = result;
+}
+
+/**
+ * Transition `step-ended`: the step's tool messages (in call order, whatever order the calls finished in) join the
+ * conversation, followed by any extra messages (guidance), and the loop asks the model again.
+ */
+export function endStep(state: RunState, toolMessages: readonly Message[], extraMessages: readonly Message[]): void {
+  for (const message of toolMessages) state.messages.push(message);
+  for (const message of extraMessages) state.messages.push(message);
+  state.pendingToolCalls = [];
+  state.phase = 'model';
+}
+
+/** Transition `run-ended`: the terminal status, stop reason, output or error, and the report's final figures. */
+export function endRun(
+  state: RunState,
+  ending: { status: TerminalStatus; stopReason: StopReason; output?: JsonValue; error?: SerializedError },
+  nowMs: number,
+): void {
+  state.status = ending.status;
+  state.stopReason = ending.stopReason;
+  state.phase = 'ended';
+  state.pendingToolCalls = [];
+  if (ending.output !== undefined) state.output = ending.output;
+  if (ending.error !== undefined) state.error = ending.error;
+  state.endedAtMs = nowMs;
+  state.report.durationMs = nowMs - state.startedAtMs;
+}
+
+/** How a failed run's error code maps to its stop reason. */
+export function stopReasonOf(code: ErrorCode): StopReason {
+  switch (code) {
+    case 'run.cancelled':
+      return 'cancelled';
+    case 'run.max_turns':
+      return 'max_turns';
+    case 'run.timeout':
+      return 'timeout';
+    case 'run.token_budget':
+      return 'token_budget';
+    case 'run.no_progress':
+      return 'no_progress';
+    case 'run.interrupted':
+      return 'approval_required';
+    case 'guardrail.input':
+    case 'guardrail.output':
+      return 'guardrail';
+    case 'output.invalid':
+      return 'output_invalid';
+    case 'provider.max_tokens':
+      return 'max_tokens';
+    case 'internal.unexpected':
+    case 'config.invalid':
+      return 'internal_error';
+    default:
+      return code.startsWith('tool.') ? 'tool_error' : 'model_error';
+  }
+}

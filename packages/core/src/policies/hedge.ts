@@ -1,0 +1,218 @@
+import { isControlSignal } from '../errors/control.js';
+import { KeelError } from '../errors/keel-error.js';
+import { type Clock, systemClock, type TimerHandle } from './clock.js';
+import { NEVER_ABORTED_SIGNAL, toContext } from './context.js';
+import { EventEmitter } from './events.js';
+import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+
+/** Options of {@link hedge}. */
+export interface HedgeOptions {
+  /** How long an attempt may run unsettled before the next one starts. Required: a non-negative number. */
+  delayMs: number;
+  /** How many extra attempts may start, each `delayMs` after the previous one. Defaults to 1. 0 disables hedging. */
+  maxHedgedAttempts?: number;
+  /** Where time comes from. Defaults to the system clock. */
+  clock?: Clock;
+}
+
+/** Emitted when a hedged attempt starts. */
+export interface HedgeEvent {
+  /** The attempt that starts: 2 for the first hedge. */
+  readonly attempt: number;
+  /** The configured delay that elapsed since the previous attempt started. */
+  readonly delayMs: number;
+}
+
+/** Hedged requests: a slow call gets company, the first success wins. */
+export interface HedgePolicy extends Policy {
+  /** Fires when a hedged attempt starts. */
+  readonly onHedge: Event<HedgeEvent>;
+}
+
+/**
+ * An attempt's own context. Its signal is created only when read, aborts when this attempt loses or when the
+ * caller's signal aborts, and stops following the caller once the hedge has settled.
+ */
+class AttemptContext implements PolicyContext {
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private ownAborted = false;
+  private unfollow: (() => void) | undefined;
+  /** Whether this attempt's function has settled. */
+  done = false;
+
+  constructor(private readonly parent: PolicyContext) {}
+
+  get attempt(): number {
+    return this.parent.attempt;
+  }
+
+  get aborted(): boolean {
+    return this.ownAborted || this.parent.aborted;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller !== undefined) return this.controller.signal;
+    const controller = new AbortController();
+    this.controller = controller;
+    if (this.ownAborted) {
+      controller.abort(this.abortReason);
+    } else if (this.parent.aborted) {
+      controller.abort(this.parent.signal.reason);
+    } else if (this.parent.signal !== NEVER_ABORTED_SIGNAL) {
+      const parentSignal = this.parent.signal;
+      const onAbort = () => controller.abort(parentSignal.reason);
+      parentSignal.addEventListener('abort', onAbort, { once: true });
+      this.unfollow = () => parentSignal.removeEventListener('abort', onAbort);
+    }
+    return controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.ownAborted) return;
+    this.ownAborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+    this.release();
+  }
+
+  /** Stops listening to the caller's signal, so a long-lived caller signal does not collect listeners. */
+  release(): void {
+    this.unfollow?.();
+    this.unfollow = undefined;
+  }
+}
+
+/**
+ * Hedged requests. Starts the function; if it has not settled after `delayMs`, starts it again (up to
+ * `maxHedgedAttempts` more times, each `delayMs` after the previous). The first success wins and every other attempt
+ * is aborted. Each attempt has its own lazily created signal, so an attempt that never reads its signal costs no
+ * AbortController.
+ *
+ * An attempt that fails does not start another (that is `retry`'s job): the hedge waits for the attempts still
+ * running, and when all have failed rejects with the error of the attempt that failed last. A thrown control signal
+ * ends the hedge at once, untouched. The caller's cancellation aborts every attempt and ends the hedge with the
+ * signal's reason: at once after a hedge has started, otherwise as soon as the running attempt gives up or the delay
+ * ends (before any hedge, the caller's signal is not read, so no AbortController is created for it).
+ *
+ * @example
+ *   const fast = hedge({ delayMs: 800, maxHedgedAttempts: 1 });
+ *   const page = await fast.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ */
+export function hedge(options: HedgeOptions): HedgePolicy {
+  const { delayMs, maxHedgedAttempts, clock } = validate(options);
+  const hedges = new EventEmitter<HedgeEvent>();
+
+  const execute = <T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> => {
+    const context = toContext(signal);
+    if (context.aborted) return Promise.reject(context.signal.reason);
+    return new Promise<T>((resolve, reject) => {
+      const attempts: AttemptContext[] = [];
+      let running = 0;
+      let settled = false;
+      let timer: TimerHandle | undefined;
+      let unfollowCaller: (() => void) | undefined;
+
+      const finish = (abortReason: () => unknown): void => {
+        settled = true;
+        if (timer !== undefined) clock.clearTimeout(timer);
+        unfollowCaller?.();
+        for (const attempt of attempts) {
+          if (attempt.done) attempt.release();
+          else attempt.abort(abortReason());
+        }
+      };
+
+      const fail = (error: unknown, abortReason: () => unknown = lostReason): void => {
+        finish(abortReason);
+        reject(error);
+      };
+
+      const cancel = (): void => {
+        const reason = context.signal.reason;
+        fail(reason, () => reason);
+      };
+
+      const start = (): void => {
+        const attempt = new AttemptContext(context);
+        attempts.push(attempt);
+        running++;
+        let pending: PromiseLike<T> | T;
+        try {
+          pending = fn(attempt);
+        } catch (error) {
+          pending = Promise.reject(error);
+        }
+        // Every attempt's outcome is handled, so a loser's late rejection never surfaces as unhandled.
+        Promise.resolve(pending).then(
+          (value) => {
+            attempt.done = true;
+            if (settled) return;
+            finish(lostReason);
+            resolve(value);
+          },
+          (error: unknown) => {
+            attempt.done = true;
+            running--;
+            if (settled) return;
+            if (isControlSignal(error)) fail(error);
+            else if (context.aborted) cancel();
+            else if (running === 0) fail(error);
+          },
+        );
+      };
+
+      const onDelay = (): void => {
+        timer = undefined;
+        if (settled) return;
+        if (context.aborted) {
+          cancel();
+          return;
+        }
+        if (unfollowCaller === undefined && context.signal !== NEVER_ABORTED_SIGNAL) {
+          // From the first hedge on, several attempts run for one caller: follow its signal to end them all at once.
+          const callerSignal = context.signal;
+          const onAbort = () => {
+            if (!settled) cancel();
+          };
+          callerSignal.addEventListener('abort', onAbort, { once: true });
+          unfollowCaller = () => callerSignal.removeEventListener('abort', onAbort);
+        }
+        const attemptNumber = attempts.length + 1;
+        if (hedges.hasListeners) hedges.emit({ attempt: attemptNumber, delayMs });
+        if (attemptNumber <= maxHedgedAttempts) timer = clock.setTimeout(onDelay, delayMs);
+        start();
+      };
+
+      if (maxHedgedAttempts > 0) timer = clock.setTimeout(onDelay, delayMs);
+      start();
+    });
+  };
+
+  return { execute, onHedge: hedges.event };
+}
+
+function lostReason(): DOMException {
+  return new DOMException('hedged attempt aborted: another attempt settled the call', 'AbortError');
+}
+
+function invalid(message: string): KeelError {
+  return new KeelError('config.invalid', `hedge: ${message}`);
+}
+
+function validate(options: HedgeOptions): Required<HedgeOptions> {
+  if (typeof options !== 'object' || options === null) {
+    throw invalid('options must be an object such as { delayMs: 500 }');
+  }
+  const { delayMs, maxHedgedAttempts = 1, clock = systemClock } = options;
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
+    throw invalid(`delayMs must be a non-negative number of milliseconds, got ${String(delayMs)}`);
+  }
+  if (!Number.isInteger(maxHedgedAttempts) || maxHedgedAttempts < 0) {
+    throw invalid(`maxHedgedAttempts must be a non-negative integer, got ${String(maxHedgedAttempts)}`);
+  }
+  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function') {
+    throw invalid('clock must have now(), setTimeout() and clearTimeout()');
+  }
+  return { delayMs, maxHedgedAttempts, clock };
+}

@@ -1,0 +1,229 @@
+import { KeelError } from '../errors/keel-error.js';
+import { type Clock, systemClock } from './clock.js';
+import { EventEmitter } from './events.js';
+import type { Event } from './policy.js';
+
+/** Options of {@link retryBudget}. */
+export interface RetryBudgetOptions {
+  /**
+   * Most retries over the budget's whole life (one run, say), whatever the traffic. Defaults to no lifetime cap.
+   */
+  maxRetries?: number;
+  /**
+   * Retries allowed per request recorded within the last `windowMs` (0.2: one retry per five requests), on top of the
+   * `minRetriesPerSecond` reserve. `false` turns this rate limit off, leaving only `maxRetries`. Defaults to 0.2.
+   */
+  ratio?: number | false;
+  /**
+   * A reserve of retries that low traffic may always use: `minRetriesPerSecond × windowMs / 1000` per window.
+   * Defaults to 1 (10 retries per default window).
+   */
+  minRetriesPerSecond?: number;
+  /** How long a recorded request or retry counts toward the rate limit. Defaults to 10_000. */
+  windowMs?: number;
+  /** Retries already spent, for a budget restored from a snapshot (a resumed run). Defaults to 0. */
+  initialSpent?: number;
+  /** Where time comes from. Defaults to the system clock. */
+  clock?: Clock;
+}
+
+/** A budget's state at one moment. */
+export interface RetryBudgetSnapshot {
+  /** Retries granted over the budget's whole life. */
+  readonly spent: number;
+  /** Retries that would be granted now, if nothing else were recorded. */
+  readonly remaining: number;
+  /** Requests recorded within the window (0 when the rate limit is off). */
+  readonly requestsInWindow: number;
+  /** Retries granted within the window (0 when the rate limit is off). */
+  readonly retriesInWindow: number;
+}
+
+/** Why a budget refused a retry. */
+export type RetryBudgetDenial = 'max_retries' | 'ratio';
+
+/** Emitted when a budget refuses a retry. */
+export interface RetryBudgetDeniedEvent {
+  readonly reason: RetryBudgetDenial;
+  readonly snapshot: RetryBudgetSnapshot;
+}
+
+/**
+ * One pool of retries shared by every layer that retries (retry policies, the agent loop), so that nested retry
+ * layers never multiply. Implement it over shared storage to share a budget across processes.
+ */
+export interface RetryBudget {
+  /** Counts one original request (not a retry): it earns `ratio` retries for the next window. */
+  recordRequest(): void;
+  /** Takes one retry from the budget: `true` when granted, `false` when spent (nothing is taken then). */
+  tryAcquireRetry(): boolean;
+  snapshot(): RetryBudgetSnapshot;
+  /** Fires for every retry granted. */
+  readonly onRetryAcquired: Event<RetryBudgetSnapshot>;
+  /** Fires for every retry refused. */
+  readonly onRetryDenied: Event<RetryBudgetDeniedEvent>;
+}
+
+// The window is kept as ten slots, each counting the requests and retries of a tenth of it: O(1) to record, O(10) to
+// sum, and counts leave the window a tenth at a time rather than all at once.
+const SLOTS = 10;
+// Tolerates float error in `ratio × requests` (0.1 × 3 is 0.30000000000000004).
+const EPSILON = 1e-9;
+
+/**
+ * A retry budget in the style of Finagle's and gRPC's: retries are allowed at a ratio of recent requests plus a small
+ * per-second reserve, and optionally capped over the budget's life. Two limits, each applied when set:
+ *
+ * - rate: within the last `windowMs`, retries granted ≤ `ratio × requests recorded + minRetriesPerSecond × windowMs
+ *   / 1000`. Earned retries expire with the window, so a long quiet spell cannot bank a retry storm.
+ * - lifetime: retries granted ≤ `maxRetries`, for a budget that belongs to one run.
+ *
+ * @example
+ *   const budget = retryBudget({ maxRetries: 20 });            // rate limit at defaults, at most 20 retries in all
+ *   const model = retry({ budget });
+ *   const tools = retry({ budget, maxAttempts: 2 });           // both draw from the same 20
+ *   const perRun = retryBudget({ maxRetries: 8, ratio: false }); // a plain count: exactly 8 retries
+ */
+export function retryBudget(options: RetryBudgetOptions = {}): RetryBudget {
+  const settings = validate(options);
+  const { maxRetries, ratio, windowMs, clock } = settings;
+  const reserve = (settings.minRetriesPerSecond * windowMs) / 1000;
+  const slotMs = windowMs / SLOTS;
+  const slotIds = new Array<number>(SLOTS).fill(Number.NEGATIVE_INFINITY);
+  const requests = new Array<number>(SLOTS).fill(0);
+  const retries = new Array<number>(SLOTS).fill(0);
+  const acquired = new EventEmitter<RetryBudgetSnapshot>();
+  const denied = new EventEmitter<RetryBudgetDeniedEvent>();
+  let spent = settings.initialSpent;
+
+  /** The index of the current slot, emptied first if it last held an older tenth of time. */
+  const currentSlot = (): number => {
+    const slotId = Math.floor(clock.now() / slotMs);
+    const index = ((slotId % SLOTS) + SLOTS) % SLOTS;
+    if (slotIds[index] !== slotId) {
+      slotIds[index] = slotId;
+      requests[index] = 0;
+      retries[index] = 0;
+    }
+    return index;
+  };
+
+  const windowCounts = (): { requests: number; retries: number } => {
+    const newest = slotIds[currentSlot()]!;
+    let requestSum = 0;
+    let retrySum = 0;
+    for (let index = 0; index < SLOTS; index++) {
+      if (slotIds[index]! > newest - SLOTS) {
+        requestSum += requests[index]!;
+        retrySum += retries[index]!;
+      }
+    }
+    return { requests: requestSum, retries: retrySum };
+  };
+
+  const snapshot = (): RetryBudgetSnapshot => {
+    const lifetimeLeft = maxRetries - spent;
+    if (ratio === false) return { spent, remaining: lifetimeLeft, requestsInWindow: 0, retriesInWindow: 0 };
+    const counts = windowCounts();
+    const rateLeft = Math.max(0, Math.floor(ratio * counts.requests + reserve - counts.retries + EPSILON));
+    return {
+      spent,
+      remaining: Math.min(lifetimeLeft, rateLeft),
+      requestsInWindow: counts.requests,
+      retriesInWindow: counts.retries,
+    };
+  };
+
+  const deny = (reason: RetryBudgetDenial): false => {
+    if (denied.hasListeners) denied.emit({ reason, snapshot: snapshot() });
+    return false;
+  };
+
+  return {
+    recordRequest(): void {
+      if (ratio === false) return;
+      requests[currentSlot()]! += 1;
+    },
+    tryAcquireRetry(): boolean {
+      if (spent >= maxRetries) return deny('max_retries');
+      if (ratio !== false) {
+        const counts = windowCounts();
+        if (counts.retries + 1 > ratio * counts.requests + reserve + EPSILON) return deny('ratio');
+        retries[currentSlot()]! += 1;
+      }
+      spent += 1;
+      if (acquired.hasListeners) acquired.emit(snapshot());
+      return true;
+    },
+    snapshot,
+    onRetryAcquired: acquired.event,
+    onRetryDenied: denied.event,
+  };
+}
+
+interface Settings {
+  maxRetries: number;
+  ratio: number | false;
+  minRetriesPerSecond: number;
+  windowMs: number;
+  initialSpent: number;
+  clock: Clock;
+}
+
+const KNOWN_OPTIONS = ['maxRetries', 'ratio', 'minRetriesPerSecond', 'windowMs', 'initialSpent', 'clock'];
+
+function validate(options: RetryBudgetOptions): Settings {
+  if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.includes(key)) {
+      throw invalid(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
+    }
+  }
+  const settings: Settings = {
+    maxRetries: options.maxRetries ?? Number.POSITIVE_INFINITY,
+    ratio: options.ratio ?? 0.2,
+    minRetriesPerSecond: options.minRetriesPerSecond ?? 1,
+    windowMs: options.windowMs ?? 10_000,
+    initialSpent: options.initialSpent ?? 0,
+    clock: options.clock ?? systemClock,
+  };
+  const { maxRetries, ratio, minRetriesPerSecond, windowMs, initialSpent, clock } = settings;
+  if (
+    typeof maxRetries !== 'number' ||
+    !(maxRetries >= 0) ||
+    !(Number.isInteger(maxRetries) || maxRetries === Infinity)
+  ) {
+    throw invalid(`maxRetries must be an integer of at least 0 (or Infinity); got ${String(maxRetries)}`);
+  }
+  if (ratio !== false && (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio < 0)) {
+    throw invalid(
+      `ratio must be a finite number of at least 0, or false to turn the rate limit off; got ${String(ratio)}`,
+    );
+  }
+  if (
+    typeof minRetriesPerSecond !== 'number' ||
+    !Number.isFinite(minRetriesPerSecond) ||
+    minRetriesPerSecond < 0
+  ) {
+    throw invalid(
+      `minRetriesPerSecond must be a finite number of at least 0; got ${String(minRetriesPerSecond)}`,
+    );
+  }
+  if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs < SLOTS) {
+    throw invalid(
+      `windowMs must be a finite number of milliseconds, at least ${SLOTS}; got ${String(windowMs)}`,
+    );
+  }
+  if (typeof initialSpent !== 'number' || !Number.isInteger(initialSpent) || initialSpent < 0) {
+    throw invalid(`initialSpent must be an integer of at least 0; got ${String(initialSpent)}`);
+  }
+  if (ratio === false && maxRetries === Infinity) {
+    throw invalid('with ratio: false, set maxRetries: a budget with neither limit would allow every retry');
+  }
+  if (typeof clock?.now !== 'function') throw invalid('clock must have a now() method');
+  return settings;
+}
+
+function invalid(message: string): KeelError {
+  return new KeelError('config.invalid', `retryBudget: ${message}`, { data: { where: 'retryBudget' } });
+}

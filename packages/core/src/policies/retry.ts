@@ -1,0 +1,288 @@
+import { isControlSignal } from '../errors/control.js';
+import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import { type Clock, systemClock } from './clock.js';
+import { NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './context.js';
+import { type Delay, exponential, fullJitter, MAX_DELAY_MS, type RandomSource, safeMs } from './delays.js';
+import { EventEmitter } from './events.js';
+import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
+import type { RetryBudget } from './retry-budget.js';
+import { sleep } from './sleep.js';
+
+/** Options of {@link retry}. */
+export interface RetryOptions {
+  /** Total calls, the first included: 3 means one call and up to two retries. An integer ≥ 1 or Infinity. Defaults to 3. */
+  maxAttempts?: number;
+  /**
+   * Which failures to retry. Called with the failure as a KeelError and the number of the attempt that failed; when
+   * given it decides alone (consult `error.retryable` yourself to keep the default). Cancellations and control signals
+   * never reach it. Defaults to retrying exactly the errors whose `retryable` is true.
+   */
+  retryIf?: (error: KeelError, attempt: number) => boolean;
+  /** The wait before each retry. Defaults to `fullJitter(exponential({ initialMs: 500, factor: 2, maxMs: 30_000 }))`. */
+  delay?: Delay;
+  /** The random source handed to `delay`. Defaults to `Math.random`. */
+  random?: RandomSource;
+  /**
+   * The longest Retry-After (an error's `retryAfterMs`) the policy will wait. A Retry-After replaces the computed
+   * delay; one above this limit ends the retries at once with `policy.retries_exhausted` (`data.reason`
+   * `retry_after_too_long`), since retrying sooner than the server asked only earns another refusal. Defaults to 60_000.
+   */
+  maxRetryAfterMs?: number;
+  /**
+   * Time after which no attempt starts, counted from the call to `execute`. The last wait is cut short to end at this
+   * deadline; a Retry-After that would end past it gives up at once. A running attempt is not interrupted (wrap it in
+   * `timeout` for that). Defaults to no deadline.
+   */
+  maxElapsedMs?: number;
+  /** A budget each retry draws one token from; once it is spent, retrying stops with `policy.budget_exhausted`. Defaults to none. */
+  budget?: RetryBudget;
+  /** Where time comes from. Defaults to the system clock. */
+  clock?: Clock;
+}
+
+/** Emitted before each wait. */
+export interface RetryEvent {
+  /** The attempt that failed. */
+  readonly attempt: number;
+  /** How long the policy waits before the next attempt. */
+  readonly delayMs: number;
+  readonly error: KeelError;
+}
+
+/** Why a retry policy stopped retrying. */
+export type GiveUpReason =
+  | 'not_retryable'
+  | 'max_attempts'
+  | 'max_elapsed'
+  | 'retry_after_too_long'
+  | 'budget';
+
+/** Emitted when the policy stops with a failure (cancellations and control signals excepted). */
+export interface GiveUpEvent {
+  /** Attempts made. */
+  readonly attempts: number;
+  readonly reason: GiveUpReason;
+  /** The last attempt's failure, classified. */
+  readonly error: KeelError;
+}
+
+/** Emitted when an attempt succeeds. */
+export interface RetrySuccessEvent {
+  /** Attempts made, the successful one included. */
+  readonly attempts: number;
+}
+
+/** A retry policy with its events. */
+export interface RetryPolicy extends Policy {
+  readonly onRetry: Event<RetryEvent>;
+  readonly onGiveUp: Event<GiveUpEvent>;
+  readonly onSuccess: Event<RetrySuccessEvent>;
+}
+
+/**
+ * Decides retryability. Until `classify` (errors/classify.ts) takes over, a KeelError speaks for itself and anything
+ * else counts as not retryable: retrying a programming error (a TypeError, say) only repeats it.
+ */
+function classifyFailure(error: unknown): KeelError {
+  if (KeelError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new KeelError('internal.unexpected', message, { cause: error, retryable: false });
+}
+
+/**
+ * Retries a function while its failures are retryable, waiting a (jittered, by default) delay between attempts.
+ *
+ * - A failure that is not retryable is rethrown unchanged, as the function threw it.
+ * - When attempts, time (`maxElapsedMs`) or an acceptable Retry-After run out, it throws `policy.retries_exhausted`
+ *   (`data`: `attempts`, `reason`), with the last failure, classified, as `cause`.
+ * - When the `budget` refuses a retry, it throws `policy.budget_exhausted` (`data.attempts`), last failure as `cause`.
+ * - A cancellation (the caller's signal aborting: before, during or after an attempt, or during a wait) ends it at
+ *   once with the signal's reason; a control signal thrown by the function is rethrown as it is. Neither is retried.
+ *
+ * The function receives a context whose `attempt` is 1, 2, ...; its `signal` is only created if the function reads it.
+ *
+ * @example
+ *   const policy = retry({ maxAttempts: 4, maxElapsedMs: 60_000, budget });
+ *   policy.onRetry(({ attempt, delayMs, error }) => log(`attempt ${attempt} failed (${error.code}), waiting ${delayMs} ms`));
+ *   const response = await policy.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ */
+export function retry(options: RetryOptions = {}): RetryPolicy {
+  const settings = validate(options);
+  const { maxAttempts, retryIf, delay, random, maxRetryAfterMs, maxElapsedMs, budget, clock } = settings;
+  const retries = new EventEmitter<RetryEvent>();
+  const giveUps = new EventEmitter<GiveUpEvent>();
+  const successes = new EventEmitter<RetrySuccessEvent>();
+
+  const giveUp = (attempts: number, reason: GiveUpReason, error: KeelError, thrown: unknown): unknown => {
+    if (giveUps.hasListeners) giveUps.emit({ attempts, reason, error });
+    return thrown;
+  };
+
+  const exhausted = (
+    attempts: number,
+    reason: Exclude<GiveUpReason, 'not_retryable' | 'budget'>,
+    error: KeelError,
+    explanation: string,
+    data: Record<string, JsonValue> = {},
+  ): unknown => {
+    const message = `Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${explanation}. Last error: ${error.message}`;
+    return giveUp(
+      attempts,
+      reason,
+      error,
+      new KeelError('policy.retries_exhausted', message, {
+        data: { attempts, reason, ...data },
+        cause: error,
+      }),
+    );
+  };
+
+  async function execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> {
+    const context = toContext(signal);
+    budget?.recordRequest();
+    const deadlineMs = maxElapsedMs === Number.POSITIVE_INFINITY ? maxElapsedMs : clock.now() + maxElapsedMs;
+    let previousDelayMs: number | undefined;
+    for (let attempt = 1; ; attempt++) {
+      if (context.aborted) throw context.signal.reason;
+      try {
+        const value = await fn(withAttempt(context, attempt));
+        if (successes.hasListeners) successes.emit({ attempts: attempt });
+        return value;
+      } catch (thrown) {
+        if (isControlSignal(thrown)) throw thrown;
+        // Whatever the function threw after the caller cancelled, the caller gets their own reason back.
+        if (context.aborted) throw context.signal.reason;
+        const error = classifyFailure(thrown);
+        if (!(retryIf === undefined ? error.retryable : retryIf(error, attempt))) {
+          throw giveUp(attempt, 'not_retryable', error, thrown);
+        }
+        if (attempt >= maxAttempts)
+          throw exhausted(attempt, 'max_attempts', error, `maxAttempts (${maxAttempts}) reached`);
+        let delayMs: number;
+        const retryAfterMs = error.retryAfterMs;
+        if (retryAfterMs !== undefined && retryAfterMs >= 0) {
+          if (retryAfterMs > maxRetryAfterMs) {
+            throw exhausted(
+              attempt,
+              'retry_after_too_long',
+              error,
+              `asked to wait ${retryAfterMs} ms, more than maxRetryAfterMs (${maxRetryAfterMs})`,
+              { retryAfterMs, maxRetryAfterMs },
+            );
+          }
+          delayMs = safeMs(retryAfterMs);
+        } else {
+          delayMs = safeMs(delay.next({ attempt, previousMs: previousDelayMs, random }));
+          previousDelayMs = delayMs;
+        }
+        if (deadlineMs !== Number.POSITIVE_INFINITY) {
+          const leftMs = deadlineMs - clock.now();
+          const tooLate = leftMs <= 0 || (retryAfterMs !== undefined && retryAfterMs > leftMs);
+          if (tooLate)
+            throw exhausted(attempt, 'max_elapsed', error, `maxElapsedMs (${maxElapsedMs}) reached`, {
+              maxElapsedMs,
+            });
+          delayMs = Math.min(delayMs, leftMs);
+        }
+        if (budget !== undefined && !budget.tryAcquireRetry()) {
+          const message = `Retry budget spent after ${attempt} attempt${attempt === 1 ? '' : 's'}. Last error: ${error.message}`;
+          throw giveUp(
+            attempt,
+            'budget',
+            error,
+            new KeelError('policy.budget_exhausted', message, { data: { attempts: attempt }, cause: error }),
+          );
+        }
+        if (retries.hasListeners) retries.emit({ attempt, delayMs, error });
+        // Reading the signal here (a failure path) may create it; waiting on the shared never-aborted one is pointless.
+        const waitSignal = context.signal;
+        await sleep(delayMs, clock, waitSignal === NEVER_ABORTED_SIGNAL ? undefined : waitSignal);
+      }
+    }
+  }
+
+  return { execute, onRetry: retries.event, onGiveUp: giveUps.event, onSuccess: successes.event };
+}
+
+interface Settings {
+  maxAttempts: number;
+  retryIf: RetryOptions['retryIf'];
+  delay: Delay;
+  random: RandomSource;
+  maxRetryAfterMs: number;
+  maxElapsedMs: number;
+  budget: RetryBudget | undefined;
+  clock: Clock;
+}
+
+const KNOWN_OPTIONS = [
+  'maxAttempts',
+  'retryIf',
+  'delay',
+  'random',
+  'maxRetryAfterMs',
+  'maxElapsedMs',
+  'budget',
+  'clock',
+];
+
+function validate(options: RetryOptions): Settings {
+  if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.includes(key))
+      throw invalid(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
+  }
+  const settings: Settings = {
+    maxAttempts: options.maxAttempts ?? 3,
+    retryIf: options.retryIf,
+    delay: options.delay ?? fullJitter(exponential({ initialMs: 500, factor: 2, maxMs: 30_000 })),
+    random: options.random ?? Math.random,
+    maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
+    maxElapsedMs: options.maxElapsedMs ?? Number.POSITIVE_INFINITY,
+    budget: options.budget,
+    clock: options.clock ?? systemClock,
+  };
+  const { maxAttempts, retryIf, delay, random, maxRetryAfterMs, maxElapsedMs, budget, clock } = settings;
+  if (
+    typeof maxAttempts !== 'number' ||
+    !(maxAttempts >= 1) ||
+    !(Number.isInteger(maxAttempts) || maxAttempts === Infinity)
+  ) {
+    throw invalid(
+      `maxAttempts must be an integer of at least 1 (the first call counts), or Infinity; got ${String(maxAttempts)}`,
+    );
+  }
+  if (retryIf !== undefined && typeof retryIf !== 'function')
+    throw invalid('retryIf must be a function (error, attempt) => boolean');
+  if (typeof delay?.next !== 'function')
+    throw invalid('delay must be a Delay, such as fullJitter(exponential())');
+  if (typeof random !== 'function') throw invalid('random must be a function returning a number in [0, 1)');
+  if (typeof maxRetryAfterMs !== 'number' || !(maxRetryAfterMs >= 0) || maxRetryAfterMs > MAX_DELAY_MS) {
+    throw invalid(
+      `maxRetryAfterMs must be a number of milliseconds from 0 to ${MAX_DELAY_MS}; got ${String(maxRetryAfterMs)}`,
+    );
+  }
+  if (typeof maxElapsedMs !== 'number' || !(maxElapsedMs > 0)) {
+    throw invalid(
+      `maxElapsedMs must be a number of milliseconds above 0 (or Infinity); got ${String(maxElapsedMs)}`,
+    );
+  }
+  if (
+    budget !== undefined &&
+    (typeof budget.tryAcquireRetry !== 'function' || typeof budget.recordRequest !== 'function')
+  ) {
+    throw invalid('budget must be a RetryBudget, such as retryBudget()');
+  }
+  if (
+    typeof clock?.now !== 'function' ||
+    typeof clock.setTimeout !== 'function' ||
+    typeof clock.clearTimeout !== 'function'
+  ) {
+    throw invalid('clock must have now(), setTimeout() and clearTimeout() methods');
+  }
+  return settings;
+}
+
+function invalid(message: string): KeelError {
+  return new KeelError('config.invalid', `retry: ${message}`, { data: { where: 'retry' } });
+}

@@ -1,0 +1,9 @@
+// The public surface of @keel/openai. Every name is exported explicitly.
+export {
+  type OpenAICommonOptions,
+  type OpenAICompatibleOptions,
+  type OpenAIOptions,
+  openai,
+  openaiCompatible,
+} from './openai.js';
+export type { MaxTokensField } from './request-body.js';

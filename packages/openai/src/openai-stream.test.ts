@@ -1,0 +1,195 @@
+import { KeelError, type ModelRequest } from '@keel/core';
+import {
+  type HttpTestServer,
+  type ServerSentEvent,
+  sendJson,
+  startHttpTestServer,
+  startSse,
+  writeSse,
+} from '@keel/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openaiCompatible } from './index.js';
+
+let server: HttpTestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function chunk(delta: Record<string, unknown>, finishReason: string | null = null): ServerSentEvent {
+  return { data: { id: 'c1', model: 'gpt-stream', choices: [{ index: 0, delta, finish_reason: finishReason }] } };
+}
+
+const USAGE: ServerSentEvent = {
+  data: { id: 'c1', model: 'gpt-stream', choices: [], usage: { prompt_tokens: 9, completion_tokens: 4 } },
+};
+
+async function streamOf(events: ServerSentEvent[], end = true) {
+  server = await startHttpTestServer((_request, response) => {
+    startSse(response);
+    writeSse(response, events);
+    // Destroying only once the events are flushed, so the client sees them and then a cut-off stream.
+    if (end) response.end();
+    else response.write('', () => response.destroy());
+  });
+  return openaiCompatible({ baseUrl: server.url, model: 'm' });
+}
+
+function streaming(deltas: string[], overrides: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    messages: [{ role: 'user', content: 'Hi' }],
+    signal: new AbortController().signal,
+    onTextDelta: (delta) => deltas.push(delta),
+    ...overrides,
+  };
+}
+
+describe('openai streaming', () => {
+  it('asks for a stream with usage, delivers text deltas as they arrive, and returns the whole answer', async () => {
+    const model = await streamOf([
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: 'Hel' }),
+      chunk({ content: 'lo' }),
+      chunk({}, 'stop'),
+      USAGE,
+      { data: '[DONE]' },
+    ]);
+    const deltas: string[] = [];
+    const response = await model.generate(streaming(deltas));
+    expect(deltas).toEqual(['Hel', 'lo']);
+    expect(response).toEqual({
+      content: 'Hello',
+      toolCalls: [],
+      finishReason: 'stop',
+      usage: { inputTokens: 9, outputTokens: 4 },
+      model: 'gpt-stream',
+    });
+    const body = server!.requests[0]!.json() as Record<string, unknown>;
+    expect(body.stream).toBe(true);
+    expect(body.stream_options).toEqual({ include_usage: true });
+    expect(server!.requests[0]!.headers.accept).toBe('text/event-stream');
+  });
+
+  it('joins parallel tool call fragments by index', async () => {
+    const model = await streamOf([
+      chunk({ role: 'assistant', content: null }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] }),
+      chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: 'ty":"Paris"}' } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '{}' } }] }),
+      chunk({}, 'tool_calls'),
+      USAGE,
+      { data: '[DONE]' },
+    ]);
+    const deltas: string[] = [];
+    const response = await model.generate(streaming(deltas));
+    expect(deltas).toEqual([]);
+    expect(response.finishReason).toBe('tool_calls');
+    expect(response.toolCalls).toEqual([
+      { id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { id: 'call_b', name: 'get_time', arguments: '{}' },
+    ]);
+  });
+
+  it('parses CRLF line endings, comments and events split across network chunks', async () => {
+    server = await startHttpTestServer(async (_request, response) => {
+      startSse(response);
+      const text = ': keep-alive\r\n\r\ndata: {"choices":[{"index":0,"delta":{"content":"a"}}]}\r\n\r\n';
+      response.write(text.slice(0, 30));
+      response.write(text.slice(30));
+      response.write('data: {"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"length"}]}\n\n');
+      response.end('data: [DONE]\n\n');
+    });
+    const deltas: string[] = [];
+    const response = await openaiCompatible({ baseUrl: server.url, model: 'm' }).generate(streaming(deltas));
+    expect(deltas).toEqual(['a', 'b']);
+    expect(response.content).toBe('ab');
+    expect(response.finishReason).toBe('length');
+    expect(response.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+    expect(response.model).toBe('m');
+  });
+
+  it('accepts a server that ignores stream: true and answers in one piece', async () => {
+    server = await startHttpTestServer((_request, response) =>
+      sendJson(response, 200, { choices: [{ message: { content: 'whole' }, finish_reason: 'stop' }] }),
+    );
+    const deltas: string[] = [];
+    const response = await openaiCompatible({ baseUrl: server.url, model: 'm' }).generate(streaming(deltas));
+    expect(deltas).toEqual(['whole']);
+    expect(response.content).toBe('whole');
+  });
+
+  it('turns a stream cut off before [DONE] into provider.invalid_response', async () => {
+    const model = await streamOf([chunk({ content: 'Hel' })], false);
+    const deltas: string[] = [];
+    const error = await model.generate(streaming(deltas)).catch((caught: unknown) => caught);
+    expect(deltas).toEqual(['Hel']);
+    expect(KeelError.isInstance(error) && error.code).toBe('provider.invalid_response');
+    expect((error as KeelError).retryable).toBe(true);
+    expect((error as KeelError).provider).toBe('openai-compatible');
+  });
+
+  it('turns a stream that ends cleanly without [DONE] or a finish reason into provider.invalid_response', async () => {
+    const model = await streamOf([chunk({ content: 'Hel' })]);
+    const error = await model.generate(streaming([])).catch((caught: unknown) => caught);
+    expect(KeelError.isInstance(error) && error.code).toBe('provider.invalid_response');
+  });
+
+  it('turns a chunk that is not JSON into provider.invalid_response', async () => {
+    const model = await streamOf([{ data: '{"choices": [' }, { data: '[DONE]' }]);
+    const error = await model.generate(streaming([])).catch((caught: unknown) => caught);
+    expect(KeelError.isInstance(error) && error.code).toBe('provider.invalid_response');
+    expect((error as Error).message).toContain('not JSON');
+  });
+
+  it('classifies an error chunk sent mid-stream', async () => {
+    const model = await streamOf([
+      chunk({ content: 'Hel' }),
+      { data: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } } },
+    ]);
+    const error = await model.generate(streaming([])).catch((caught: unknown) => caught);
+    expect(KeelError.isInstance(error) && error.code).toBe('provider.rate_limited');
+    expect((error as KeelError).provider).toBe('openai-compatible');
+  });
+
+  it('rethrows an error from onTextDelta as it is, and stops reading', async () => {
+    const model = await streamOf([chunk({ content: 'a' }), chunk({ content: 'b' }), chunk({}, 'stop')]);
+    const failure = new Error('consumer broke');
+    const error = await model
+      .generate(
+        streaming([], {
+          onTextDelta: () => {
+            throw failure;
+          },
+        }),
+      )
+      .catch((caught: unknown) => caught);
+    expect(error).toBe(failure);
+  });
+
+  it('aborts mid-stream at once: rejects with the signal reason and closes the connection', async () => {
+    let sendMore: () => void = () => undefined;
+    server = await startHttpTestServer((_request, response) => {
+      startSse(response);
+      writeSse(response, [chunk({ content: 'first' })]);
+      sendMore = () => writeSse(response, [chunk({ content: 'late' })]);
+    });
+    const controller = new AbortController();
+    const reason = new Error('user cancelled');
+    const deltas: string[] = [];
+    const pending = openaiCompatible({ baseUrl: server.url, model: 'm' }).generate(
+      streaming(deltas, {
+        signal: controller.signal,
+        onTextDelta: (delta) => {
+          deltas.push(delta);
+          controller.abort(reason);
+        },
+      }),
+    );
+    await expect(pending).rejects.toBe(reason);
+    sendMore();
+    expect(deltas).toEqual(['first']);
+    expect(await server.requests[0]!.closedEarly).toBe(true);
+  });
+});

@@ -1,0 +1,152 @@
+import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
+import { invalidResponse, post, readJson } from './http.js';
+import { type MaxTokensField, toRequestBody } from './request-body.js';
+import { parseCompletion } from './response.js';
+import { readCompletionStream } from './stream.js';
+import { validateOptions } from './validate.js';
+
+/** Options shared by {@link openai} and {@link openaiCompatible}. */
+export interface OpenAICommonOptions {
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Extra headers on every request (they override keel's own). Defaults to none. */
+  headers?: Record<string, string>;
+  /** The model's context window in tokens, when known. Defaults to undefined (unknown). */
+  contextWindowTokens?: number;
+  /** The fetch to call. Defaults to the global `fetch`. */
+  fetch?: typeof globalThis.fetch;
+  /**
+   * The body field that carries `maxOutputTokens`. Defaults to `max_completion_tokens` for {@link openai} and to
+   * `max_tokens` for {@link openaiCompatible} (the field Ollama, vLLM and older servers read).
+   */
+  maxTokensField?: MaxTokensField;
+  /**
+   * Sends `strict: true` with `response_format.json_schema`. Strict mode needs a schema in OpenAI's strict subset
+   * (every property required, `additionalProperties: false`). Defaults to false.
+   */
+  strictJsonSchema?: boolean;
+}
+
+/** Options of {@link openai}. */
+export interface OpenAIOptions extends OpenAICommonOptions {
+  /**
+   * Where to read `OPENAI_API_KEY` when `apiKey` is not given, such as `process.env`. keel never reads the process
+   * environment on its own. Defaults to none: then `apiKey` is required.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Defaults to `https://api.openai.com/v1`. */
+  baseUrl?: string;
+  /** Sent as `OpenAI-Organization`. Defaults to none. */
+  organization?: string;
+  /** Sent as `OpenAI-Project`. Defaults to none. */
+  project?: string;
+}
+
+/** Options of {@link openaiCompatible}. */
+export interface OpenAICompatibleOptions extends OpenAICommonOptions {
+  /** The API's base URL, the part before `/chat/completions`, such as `http://127.0.0.1:11434/v1`. Required. */
+  baseUrl: string;
+  /** The model name the server knows. Required. */
+  model: string;
+  /** The provider's name in errors, events and reports. Defaults to `openai-compatible`. */
+  provider?: string;
+}
+
+/**
+ * A model behind OpenAI's Chat Completions API. One `generate` is one HTTP request; keel's policies do the retrying.
+ *
+ * @example
+ *   const model = openai('gpt-4.1-mini', { env: process.env });
+ */
+export function openai(model: string, options: OpenAIOptions = {}): ModelProvider {
+  if (typeof model !== 'string' || model.trim() === '') {
+    throw new KeelError('config.invalid', 'openai(model): model must be a model name such as "gpt-4.1-mini"');
+  }
+  const apiKey = options.apiKey ?? options.env?.OPENAI_API_KEY;
+  if (apiKey === undefined || apiKey === '') {
+    throw new KeelError(
+      'config.invalid',
+      'openai(): no API key. Pass { apiKey } or { env: process.env } with OPENAI_API_KEY set',
+    );
+  }
+  const headers: Record<string, string> = {};
+  if (options.organization !== undefined) headers['openai-organization'] = options.organization;
+  if (options.project !== undefined) headers['openai-project'] = options.project;
+  return createProvider({
+    ...options,
+    apiKey,
+    headers: { ...headers, ...options.headers },
+    baseUrl: options.baseUrl ?? 'https://api.openai.com/v1',
+    model,
+    provider: 'openai',
+    maxTokensField: options.maxTokensField ?? 'max_completion_tokens',
+  });
+}
+
+/**
+ * A model behind any server speaking the Chat Completions wire format: Ollama, vLLM, LiteLLM, OpenRouter and others.
+ * `apiKey` is optional here, since local servers often need none.
+ *
+ * @example
+ *   const model = openaiCompatible({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', provider: 'ollama' });
+ */
+export function openaiCompatible(options: OpenAICompatibleOptions): ModelProvider {
+  if (typeof options !== 'object' || options === null) {
+    throw new KeelError('config.invalid', 'openaiCompatible(options): pass { baseUrl, model }');
+  }
+  return createProvider({
+    ...options,
+    provider: options.provider ?? 'openai-compatible',
+    maxTokensField: options.maxTokensField ?? 'max_tokens',
+  });
+}
+
+type ProviderSettings = OpenAICommonOptions & {
+  baseUrl: string;
+  model: string;
+  provider: string;
+  maxTokensField: MaxTokensField;
+};
+
+function createProvider(settings: ProviderSettings): ModelProvider {
+  validateOptions(settings);
+  const url = `${settings.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (settings.apiKey !== undefined && settings.apiKey !== '') headers.authorization = `Bearer ${settings.apiKey}`;
+  Object.assign(headers, lowerCaseKeys(settings.headers ?? {}));
+  const fetch = settings.fetch ?? globalThis.fetch;
+  const { provider, model } = settings;
+  const bodySettings = {
+    model,
+    maxTokensField: settings.maxTokensField,
+    strictJsonSchema: settings.strictJsonSchema ?? false,
+  };
+
+  async function generate(request: ModelRequest): Promise<ModelResponse> {
+    const { signal, onTextDelta } = request;
+    const stream = onTextDelta !== undefined;
+    const response = await post({
+      url,
+      headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,
+      body: toRequestBody(request, bodySettings, stream),
+      signal,
+      fetch,
+      provider,
+    });
+    const contentType = response.headers.get('content-type') ?? '';
+    if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
+      if (response.body === null) throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+      return readCompletionStream({ body: response.body, signal, provider, requestedModel: model, onTextDelta });
+    }
+    // A server that ignores `stream: true` answers in one piece: deliver its text as a single delta.
+    const result = parseCompletion(await readJson(response, signal, provider), provider, model);
+    if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+    return result;
+  }
+
+  return { provider, model, contextWindowTokens: settings.contextWindowTokens, generate };
+}
+
+function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}

@@ -1,0 +1,79 @@
+import type { Message, ModelRequest, ToolChoice } from '@keel/core';
+
+/** How the request names its output token limit: OpenAI's current field, or the older one most compatibles read. */
+export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
+
+/** Settings of the provider that shape the request body. */
+export interface BodySettings {
+  model: string;
+  maxTokensField: MaxTokensField;
+  strictJsonSchema: boolean;
+}
+
+type WireMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+interface WireToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** The Chat Completions request body for `request`. */
+export function toRequestBody(request: ModelRequest, settings: BodySettings, stream: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: settings.model,
+    messages: request.messages.map(toWireMessage),
+  };
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+    }));
+    if (request.toolChoice !== undefined) body.tool_choice = toWireToolChoice(request.toolChoice);
+  }
+  if (request.outputSchema !== undefined) {
+    const jsonSchema: Record<string, unknown> = { name: request.outputSchema.name, schema: request.outputSchema.schema };
+    if (settings.strictJsonSchema) jsonSchema.strict = true;
+    body.response_format = { type: 'json_schema', json_schema: jsonSchema };
+  }
+  if (request.maxOutputTokens !== undefined) body[settings.maxTokensField] = request.maxOutputTokens;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
+
+function toWireMessage(message: Message): WireMessage {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { role: message.role, content: message.content };
+    case 'assistant': {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        // OpenAI wants null rather than an empty string beside tool calls.
+        content: message.content === '' ? null : message.content,
+        tool_calls: calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      };
+    }
+    case 'tool':
+      // The wire has no error flag: the run loop has already written the error into the content.
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function toWireToolChoice(choice: ToolChoice): unknown {
+  if (typeof choice === 'string') return choice;
+  return { type: 'function', function: { name: choice.name } };
+}

@@ -1,0 +1,111 @@
+import type { ModelResponse, ToolCall } from '@keel/core';
+import { invalidResponse, streamReadError } from './http.js';
+import { bodyError, isObject, parseUsage, toArgumentsText, toFinishReason } from './response.js';
+import { readServerSentEvents } from './sse.js';
+
+interface PartialToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** What reading a Chat Completions stream needs. */
+export interface StreamInput {
+  body: ReadableStream<Uint8Array>;
+  signal: AbortSignal;
+  provider: string;
+  requestedModel: string;
+  onTextDelta: (delta: string) => void;
+}
+
+/**
+ * Reads a streamed Chat Completions answer: text deltas go to `onTextDelta` as they arrive, tool call fragments are
+ * joined by their `index`. A stream that ends before `[DONE]` or a finish reason is `provider.invalid_response`;
+ * an `error` chunk is classified; an error thrown by `onTextDelta` is rethrown as it is.
+ */
+export async function readCompletionStream(input: StreamInput): Promise<ModelResponse> {
+  const { signal, provider } = input;
+  let content = '';
+  const calls = new Map<number, PartialToolCall>();
+  let finishReason: unknown;
+  let usage: unknown;
+  let model: string | undefined;
+  let done = false;
+  let callbackError: { error: unknown } | undefined;
+
+  try {
+    for await (const event of readServerSentEvents(input.body)) {
+      if (event.data === '[DONE]') {
+        done = true;
+        break;
+      }
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(event.data);
+      } catch (error) {
+        throw invalidResponse(provider, `a stream chunk is not JSON: ${event.data.slice(0, 200)}`, error, 200);
+      }
+      const carried = bodyError(chunk, provider);
+      if (carried !== undefined) throw carried;
+      if (!isObject(chunk)) throw invalidResponse(provider, 'a stream chunk is not an object', undefined, 200);
+      if (typeof chunk.model === 'string' && chunk.model !== '') model = chunk.model;
+      if (isObject(chunk.usage)) usage = chunk.usage;
+      const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+      if (!isObject(choice)) continue;
+      if (choice.finish_reason !== undefined && choice.finish_reason !== null) finishReason = choice.finish_reason;
+      const delta = choice.delta;
+      if (!isObject(delta)) continue;
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        content += delta.content;
+        try {
+          input.onTextDelta(delta.content);
+        } catch (error) {
+          callbackError = { error };
+          throw error;
+        }
+      }
+      if (Array.isArray(delta.tool_calls)) {
+        for (const fragment of delta.tool_calls) addToolCallFragment(calls, fragment, provider);
+      }
+    }
+  } catch (error) {
+    if (callbackError !== undefined && callbackError.error === error) throw error;
+    throw streamReadError(error, signal, provider);
+  }
+  if (signal.aborted) throw signal.reason;
+  if (!done && finishReason === undefined) {
+    throw invalidResponse(provider, 'the event stream ended before [DONE] or a finish reason', undefined, 200);
+  }
+
+  const toolCalls: ToolCall[] = [...calls.entries()]
+    .sort(([left], [right]) => left - right)
+    .map(([index, call]) => {
+      if (call.name === '') throw invalidResponse(provider, `streamed tool call ${index} has no name`, undefined, 200);
+      return { id: call.id === '' ? `call_${index}` : call.id, name: call.name, arguments: call.arguments || '{}' };
+    });
+  return {
+    content,
+    toolCalls,
+    finishReason: toFinishReason(finishReason, toolCalls.length),
+    usage: parseUsage(usage),
+    model: model ?? input.requestedModel,
+  };
+}
+
+/** Joins one `delta.tool_calls[]` fragment into the call at its index: id and name arrive once, arguments in pieces. */
+function addToolCallFragment(calls: Map<number, PartialToolCall>, fragment: unknown, provider: string): void {
+  if (!isObject(fragment)) throw invalidResponse(provider, 'a streamed tool call is not an object', undefined, 200);
+  // Some compatibles omit `index` when they send each call whole: place it after the others.
+  const index = typeof fragment.index === 'number' ? fragment.index : calls.size;
+  let call = calls.get(index);
+  if (call === undefined) {
+    call = { id: '', name: '', arguments: '' };
+    calls.set(index, call);
+  }
+  if (typeof fragment.id === 'string' && fragment.id !== '') call.id = fragment.id;
+  const fn = fragment.function;
+  if (isObject(fn)) {
+    if (typeof fn.name === 'string' && fn.name !== '') call.name = fn.name;
+    if (fn.arguments !== undefined && fn.arguments !== null) call.arguments += toArgumentsText(fn.arguments);
+  }
+}

@@ -1,0 +1,134 @@
+import { KeelError } from '@keel/core';
+import { randomAt } from './prng.js';
+
+/** Every fault kind the simulated server can inject, in the order rates are drawn. */
+export const FAULT_KINDS = [
+  'none',
+  'rate_limit',
+  'server_error',
+  'bad_gateway',
+  'unavailable',
+  'overloaded',
+  'hang',
+  'reset',
+  'truncated_json',
+  'malformed_json',
+  'invalid_tool_arguments',
+  'unknown_tool',
+  'context_overflow',
+  'max_tokens',
+] as const;
+
+/**
+ * What the simulated server does to one request:
+ * - `none`: answers normally.
+ * - `rate_limit`: 429 with `retry-after` (seconds) and `retry-after-ms` headers.
+ * - `server_error` 500, `bad_gateway` 502 (an HTML body, as proxies send), `unavailable` 503, `overloaded` 529.
+ * - `hang`: never answers; only the client's abort (or the server closing) ends the request.
+ * - `reset`: sends the headers and part of the body, then resets the connection.
+ * - `truncated_json`: a 200 whose JSON body (or event stream) stops half way.
+ * - `malformed_json`: a 200 whose body is not JSON.
+ * - `invalid_tool_arguments`: a tool call whose `arguments` are not valid JSON.
+ * - `unknown_tool`: a tool call naming a tool the request did not offer.
+ * - `context_overflow`: 400 with `error.code` `context_length_exceeded`.
+ * - `max_tokens`: `finish_reason` `length` with partial content.
+ */
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** When the simulated server injects which fault. */
+export interface FaultSchedule {
+  /** Seed of the PRNG that draws faults from `rates`. The same seed always gives the same schedule. Defaults to 1. */
+  seed?: number;
+  /** Probability, per request, of each fault kind; they must add up to at most 1. Defaults to no faults. */
+  rates?: Partial<Record<FaultKind, number>>;
+  /**
+   * Faults for the first requests, by position (request 0 gets `sequence[0]`); requests past its end draw from
+   * `rates`. Positions count the requests for one model. Defaults to empty.
+   */
+  sequence?: readonly FaultKind[];
+  /** The wait a `rate_limit` asks for, sent as `retry-after-ms` and (rounded up) `retry-after`. Defaults to 1000. */
+  retryAfterMs?: number;
+}
+
+/** True when `value` is a fault kind. */
+export function isFaultKind(value: unknown): value is FaultKind {
+  return typeof value === 'string' && (FAULT_KINDS as readonly string[]).includes(value);
+}
+
+function invalid(message: string): KeelError {
+  return new KeelError('config.invalid', message);
+}
+
+/**
+ * Checks a fault schedule and throws a `config.invalid` KeelError that says what to fix: unknown kinds, rates
+ * outside [0, 1] or adding up to more than 1, a seed that is not an integer, a negative `retryAfterMs`.
+ */
+export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault schedule'): FaultSchedule {
+  if (typeof schedule !== 'object' || schedule === null || Array.isArray(schedule)) {
+    throw invalid(`${where} must be an object such as { rates: { rate_limit: 0.2 } }, got ${typeof schedule}`);
+  }
+  const { seed, rates, sequence, retryAfterMs } = schedule;
+  if (seed !== undefined && !Number.isSafeInteger(seed)) {
+    throw invalid(`${where}: seed must be an integer, got ${String(seed)}`);
+  }
+  if (retryAfterMs !== undefined && !(Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) {
+    throw invalid(`${where}: retryAfterMs must be a number of milliseconds >= 0, got ${String(retryAfterMs)}`);
+  }
+  if (rates !== undefined) {
+    if (typeof rates !== 'object' || rates === null) throw invalid(`${where}: rates must be an object`);
+    let total = 0;
+    for (const [kind, rate] of Object.entries(rates)) {
+      if (!isFaultKind(kind)) throw invalid(`${where}: unknown fault kind "${kind}"; known kinds: ${knownKinds()}`);
+      if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) {
+        throw invalid(`${where}: the rate of ${kind} must be a number from 0 to 1, got ${String(rate)}`);
+      }
+      if (kind !== 'none') total += rate;
+    }
+    if (total > 1 + 1e-9) {
+      throw invalid(`${where}: fault rates add up to ${round(total)}, more than 1; lower some of them`);
+    }
+  }
+  if (sequence !== undefined) {
+    if (!Array.isArray(sequence)) throw invalid(`${where}: sequence must be an array of fault kinds`);
+    sequence.forEach((kind, index) => {
+      if (!isFaultKind(kind)) {
+        throw invalid(`${where}: sequence[${index}] is "${String(kind)}", not a fault kind; known kinds: ${knownKinds()}`);
+      }
+    });
+  }
+  return schedule;
+}
+
+/** The fault that `schedule` assigns to the request at `index` (0-based, counted per model). A pure function. */
+export function scheduledFault(schedule: FaultSchedule, index: number): FaultKind {
+  const { sequence = [], rates } = schedule;
+  if (index < sequence.length) return sequence[index]!;
+  if (rates === undefined) return 'none';
+  const draw = randomAt(schedule.seed ?? 1, index);
+  let cumulative = 0;
+  for (const kind of FAULT_KINDS) {
+    if (kind === 'none') continue;
+    cumulative += rates[kind] ?? 0;
+    if (draw < cumulative) return kind;
+  }
+  return 'none';
+}
+
+/** The first `count` faults of `schedule`, for previews (`keel chaos`) and tests. */
+export function planFaults(schedule: FaultSchedule, count: number): FaultKind[] {
+  validateFaultSchedule(schedule);
+  return Array.from({ length: count }, (_, index) => scheduledFault(schedule, index));
+}
+
+/** A zeroed count per fault kind. */
+export function emptyFaultCounts(): Record<FaultKind, number> {
+  return Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
+}
+
+function knownKinds(): string {
+  return FAULT_KINDS.join(', ');
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
