@@ -1,0 +1,57 @@
+import { KeelError, type RunStatus, type RunStore } from '@keel/core';
+import { type Output, paint } from '../output.js';
+
+const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted', 'cancelled', 'paused'];
+
+/** `keel runs list [--status S] [--limit N] [--json]`: the newest runs first. */
+export async function listRuns(
+  store: RunStore,
+  options: { status?: string; limit?: number; json: boolean },
+  output: Output,
+): Promise<number> {
+  if (options.status !== undefined && !STATUSES.includes(options.status as RunStatus)) {
+    throw new KeelError('config.invalid', `--status must be one of ${STATUSES.join(', ')}, not ${options.status}`);
+  }
+  const filter: { status?: RunStatus; limit?: number } = { limit: options.limit ?? 20 };
+  if (options.status !== undefined) filter.status = options.status as RunStatus;
+  const runs = await store.listRuns(filter);
+  if (options.json) {
+    output.out(JSON.stringify(runs, null, 2));
+    return 0;
+  }
+  if (runs.length === 0) {
+    output.out('No runs yet. Start one with: keel run <agent.yaml> "<task>"');
+    return 0;
+  }
+  output.out(paint(output, 'bold', `${'RUN ID'.padEnd(28)} ${'STATUS'.padEnd(12)} ${'AGENT'.padEnd(20)} UPDATED`));
+  for (const run of runs) {
+    output.out(
+      `${run.runId.padEnd(28)} ${run.status.padEnd(12)} ${run.agentName.padEnd(20)} ${new Date(run.updatedAtMs).toISOString()}`,
+    );
+  }
+  return 0;
+}
+
+/** `keel runs show <id> [--json]`: a run's stored record and its tool ledger. */
+export async function showRun(store: RunStore, runId: string, options: { json: boolean }, output: Output): Promise<number> {
+  const run = await store.loadRun(runId);
+  if (run === undefined) {
+    throw new KeelError('store.not_found', `No run ${runId} in this store (list them with: keel runs list)`, {
+      data: { runId },
+    });
+  }
+  const ledger = await store.ledger(runId);
+  if (options.json) {
+    output.out(JSON.stringify({ run, ledger }, null, 2));
+    return 0;
+  }
+  output.out(`${paint(output, 'bold', 'run')}      ${run.runId}`);
+  output.out(`agent    ${run.agentName}`);
+  output.out(`status   ${run.status}   (version ${run.version}, state schema ${run.schemaVersion})`);
+  output.out(`created  ${new Date(run.createdAtMs).toISOString()}   updated ${new Date(run.updatedAtMs).toISOString()}`);
+  output.out(paint(output, 'bold', `tool ledger (${ledger.length})`));
+  for (const entry of ledger) {
+    output.out(`  step ${entry.step} call ${entry.callIndex}  ${entry.toolName.padEnd(20)} ${entry.status}  ${entry.idempotencyKey}`);
+  }
+  return 0;
+}
