@@ -1,5 +1,5 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { invalidResponse, post, readJson } from './http.js';
+import { invalidResponse, post, readJson } from '@keel/core/http';
 import { toRequestBody } from './request-body.js';
 import { parseMessage, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';
@@ -44,7 +44,8 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   const fail = (message: string): never => {
     throw new KeelError('config.invalid', `anthropic(): ${message}`);
   };
-  if (typeof model !== 'string' || model.trim() === '') fail('model must be a model name such as "claude-haiku-4-5"');
+  if (typeof model !== 'string' || model.trim() === '')
+    fail('model must be a model name such as "claude-haiku-4-5"');
   if (typeof options !== 'object' || options === null) fail('options must be an object');
   if (typeof provider !== 'string' || provider.trim() === '') fail('provider must be a non-empty name');
   const baseUrl = options.baseUrl ?? 'https://api.anthropic.com';
@@ -60,11 +61,15 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   const extraHeaders = lowerCaseKeys(options.headers ?? {}, fail);
   const apiKey = options.apiKey ?? options.env?.ANTHROPIC_API_KEY;
   if (apiKey !== undefined && typeof apiKey !== 'string') fail('apiKey must be a string');
-  if ((apiKey === undefined || apiKey === '') && !('x-api-key' in extraHeaders || 'authorization' in extraHeaders)) {
+  if (
+    (apiKey === undefined || apiKey === '') &&
+    !('x-api-key' in extraHeaders || 'authorization' in extraHeaders)
+  ) {
     fail('no API key. Pass { apiKey } or { env: process.env } with ANTHROPIC_API_KEY set');
   }
   const maxOutputTokens = options.maxOutputTokens ?? 4096;
-  if (!Number.isInteger(maxOutputTokens) || maxOutputTokens <= 0) fail('maxOutputTokens must be a positive integer');
+  if (!Number.isInteger(maxOutputTokens) || maxOutputTokens <= 0)
+    fail('maxOutputTokens must be a positive integer');
   const window = options.contextWindowTokens;
   if (window !== undefined && (!Number.isInteger(window) || window <= 0)) {
     fail('contextWindowTokens must be a positive integer');
@@ -93,28 +98,30 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       provider,
     });
     const contentType = response.headers.get('content-type') ?? '';
+    let result: ModelResponse;
     if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
-      if (response.body === null) throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
-      const answer = await readMessageStream({
-        body: response.body,
-        signal,
-        provider,
-        requestedModel: model,
-        outputTool,
-        onTextDelta,
-      });
-      return toModelResponse(answer, outputTool);
+      if (response.body === null)
+        throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+      const input = { body: response.body, signal, provider, requestedModel: model, outputTool, onTextDelta };
+      result = toModelResponse(await readMessageStream(input), outputTool);
+    } else {
+      // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
+      const answer = parseMessage(await readJson(response, signal, provider), provider, model);
+      result = toModelResponse(answer, outputTool);
+      if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     }
-    // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
-    const result = toModelResponse(parseMessage(await readJson(response, signal, provider), provider, model), outputTool);
-    if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+    const requestId = response.headers.get('request-id');
+    if (requestId !== null && requestId !== '') result.requestId = requestId;
     return result;
   }
 
   return { provider, model, contextWindowTokens: window, generate };
 }
 
-function lowerCaseKeys(headers: Record<string, string>, fail: (message: string) => never): Record<string, string> {
+function lowerCaseKeys(
+  headers: Record<string, string>,
+  fail: (message: string) => never,
+): Record<string, string> {
   if (typeof headers !== 'object' || headers === null) fail('headers must be an object of strings');
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {

@@ -1,4 +1,4 @@
-import { KeelError, type JsonSchema, type Message, type ModelRequest, type ToolChoice } from '@keel/core';
+import { type JsonSchema, KeelError, type Message, type ModelRequest, type ToolChoice } from '@keel/core';
 
 /** Settings of the provider that shape the request body. */
 export interface BodySettings {
@@ -50,7 +50,8 @@ export function toRequestBody(
     description: tool.description,
     input_schema: tool.inputSchema,
   }));
-  let toolChoice = tools.length > 0 && request.toolChoice !== undefined ? toWireToolChoice(request.toolChoice) : undefined;
+  let toolChoice =
+    tools.length > 0 && request.toolChoice !== undefined ? toWireToolChoice(request.toolChoice) : undefined;
   let outputTool: OutputTool | undefined;
   if (request.outputSchema !== undefined) {
     const { name, schema } = request.outputSchema;
@@ -117,7 +118,11 @@ function toBlocks(message: Exclude<Message, { role: 'system' }>): ContentBlock[]
       return blocks;
     }
     case 'tool': {
-      const block: ContentBlock = { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content };
+      const block: ContentBlock = {
+        type: 'tool_result',
+        tool_use_id: message.toolCallId,
+        content: message.content,
+      };
       if (message.isError === true) block.is_error = true;
       return [block];
     }

@@ -1,5 +1,5 @@
-import { classify, type FinishReason, type KeelError, type ModelResponse, type ToolCall, type Usage } from '@keel/core';
-import { excerpt, invalidResponse } from './http.js';
+import type { FinishReason, KeelError, ModelResponse, ToolCall, Usage } from '@keel/core';
+import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 
 type JsonObject = Record<string, unknown>;
@@ -9,7 +9,9 @@ export function isObject(value: unknown): value is JsonObject {
 }
 
 /** A content block reduced to what keel keeps: text, or a tool call with its input as JSON text. */
-export type AnswerBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: string };
+export type AnswerBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: string };
 
 /** An answer as read from a whole message or assembled from a stream. */
 export interface Answer {
@@ -22,7 +24,7 @@ export interface Answer {
 /** The error a body of the form `{ type: 'error', error: {...} }` carries, classified; undefined for other bodies. */
 export function bodyError(body: unknown, provider: string): KeelError | undefined {
   if (!isObject(body) || body.type !== 'error') return undefined;
-  return classify(body, { provider });
+  return classifyBodyError(body, provider);
 }
 
 /** Parses a Messages API response body; anything not in that shape is `provider.invalid_response`. */
@@ -30,12 +32,19 @@ export function parseMessage(body: unknown, provider: string, requestedModel: st
   const carried = bodyError(body, provider);
   if (carried !== undefined) throw carried;
   if (!isObject(body) || !Array.isArray(body.content)) {
-    throw invalidResponse(provider, `no content array in ${excerpt(JSON.stringify(body) ?? '')}`, undefined, 200);
+    throw invalidResponse(
+      provider,
+      `no content array in ${excerpt(JSON.stringify(body) ?? '')}`,
+      undefined,
+      200,
+    );
   }
   const blocks: AnswerBlock[] = [];
   for (const [index, block] of body.content.entries()) {
-    if (!isObject(block)) throw invalidResponse(provider, `content block ${index} is not an object`, undefined, 200);
-    if (block.type === 'text' && typeof block.text === 'string') blocks.push({ type: 'text', text: block.text });
+    if (!isObject(block))
+      throw invalidResponse(provider, `content block ${index} is not an object`, undefined, 200);
+    if (block.type === 'text' && typeof block.text === 'string')
+      blocks.push({ type: 'text', text: block.text });
     if (block.type === 'tool_use') {
       if (typeof block.name !== 'string' || block.name === '') {
         throw invalidResponse(provider, `tool_use block ${index} has no name`, undefined, 200);
@@ -60,7 +69,8 @@ export function parseUsage(usage: unknown, previous: Usage = { inputTokens: 0, o
   const known = input.some((value) => typeof value === 'number');
   return {
     inputTokens: known ? input.reduce<number>((sum, value) => sum + count(value), 0) : previous.inputTokens,
-    outputTokens: typeof usage.output_tokens === 'number' ? count(usage.output_tokens) : previous.outputTokens,
+    outputTokens:
+      typeof usage.output_tokens === 'number' ? count(usage.output_tokens) : previous.outputTokens,
   };
 }
 

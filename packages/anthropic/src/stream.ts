@@ -1,8 +1,8 @@
 import type { Usage } from '@keel/core';
-import { invalidResponse, streamReadError } from './http.js';
+import { invalidResponse, streamReadError } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 import { type Answer, type AnswerBlock, bodyError, isObject, parseUsage } from './response.js';
-import { readServerSentEvents } from './sse.js';
+import { readServerSentEvents } from '@keel/core/http';
 
 /** What reading a Messages API stream needs. */
 export interface StreamInput {
@@ -43,11 +43,17 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
       try {
         data = JSON.parse(event.data);
       } catch (error) {
-        throw invalidResponse(provider, `a ${event.event} event is not JSON: ${event.data.slice(0, 200)}`, error, 200);
+        throw invalidResponse(
+          provider,
+          `a ${event.event} event is not JSON: ${event.data.slice(0, 200)}`,
+          error,
+          200,
+        );
       }
       const carried = bodyError(data, provider);
       if (carried !== undefined) throw carried;
-      if (!isObject(data)) throw invalidResponse(provider, `a ${event.event} event is not an object`, undefined, 200);
+      if (!isObject(data))
+        throw invalidResponse(provider, `a ${event.event} event is not an object`, undefined, 200);
       switch (data.type) {
         case 'message_start': {
           const message = data.message;
@@ -79,7 +85,12 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
           const block = blocks.get(blockIndex(data.index, provider));
           const delta = data.delta;
           if (block === undefined || !isObject(delta)) {
-            throw invalidResponse(provider, 'a content_block_delta came without its content_block_start', undefined, 200);
+            throw invalidResponse(
+              provider,
+              'a content_block_delta came without its content_block_start',
+              undefined,
+              200,
+            );
           }
           if (block.type === 'text' && delta.type === 'text_delta' && typeof delta.text === 'string') {
             block.text += delta.text;
@@ -87,14 +98,20 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
           } else if (block.type === 'tool_use' && delta.type === 'input_json_delta') {
             const piece = typeof delta.partial_json === 'string' ? delta.partial_json : '';
             block.input += piece;
-            if (piece !== '' && outputTool !== undefined && !outputTool.wrapped && block.name === outputTool.name) {
+            if (
+              piece !== '' &&
+              outputTool !== undefined &&
+              !outputTool.wrapped &&
+              block.name === outputTool.name
+            ) {
               deliver(piece);
             }
           }
           break;
         }
         case 'message_delta': {
-          if (isObject(data.delta) && data.delta.stop_reason !== undefined) stopReason = data.delta.stop_reason;
+          if (isObject(data.delta) && data.delta.stop_reason !== undefined)
+            stopReason = data.delta.stop_reason;
           usage = parseUsage(data.usage, usage);
           break;
         }

@@ -1,9 +1,19 @@
 // The public surface of @keel/core. Every name is exported explicitly: adding one here makes it public API.
 
+export {
+  type ClassificationMatch,
+  type ClassificationRule,
+  type ClassifyOptions,
+  classify,
+  createClassifier,
+  type RuleContext,
+} from './errors/classify.js';
+export { classifyResponse, MAX_ERROR_BODY_BYTES } from './errors/classify-response.js';
 export { type ErrorCategory, type ErrorCode, ERROR_CODES, isErrorCode } from './errors/codes.js';
 export { CONTROL_SIGNAL, type ControlSignal, isControlSignal } from './errors/control.js';
 export { type JsonValue, KeelError, type KeelErrorOptions } from './errors/keel-error.js';
-export { REDACTED, redactSecrets } from './errors/redact.js';
+export { isSecretKey, REDACTED, redactSecrets } from './errors/redact.js';
+export { type HeadersLike, MAX_RETRY_AFTER_MS, retryAfterFromHeaders } from './errors/retry-after.js';
 export {
   deserializeError,
   MAX_CAUSE_DEPTH,
@@ -25,7 +35,49 @@ export type {
 } from './policies/policy.js';
 export { sleep } from './policies/sleep.js';
 
+// policies: retry/timeout
+
+export {
+  constant,
+  type DecorrelatedJitterOptions,
+  type Delay,
+  type DelayInput,
+  decorrelatedJitter,
+  type ExponentialOptions,
+  equalJitter,
+  exponential,
+  fullJitter,
+  MAX_DELAY_MS,
+  type RandomSource,
+} from './policies/delays.js';
+export {
+  type RetryEvent,
+  type RetryGiveUpEvent,
+  type RetryGiveUpReason,
+  type RetryOptions,
+  type RetryPolicy,
+  type RetrySuccessEvent,
+  retry,
+} from './policies/retry.js';
+export {
+  type RetryBudget,
+  type RetryBudgetDenial,
+  type RetryBudgetDeniedEvent,
+  type RetryBudgetOptions,
+  type RetryBudgetSnapshot,
+  retryBudget,
+} from './policies/retry-budget.js';
+export {
+  type TimeoutEvent,
+  type TimeoutOptions,
+  type TimeoutPolicy,
+  type TimeoutStrategy,
+  timeout,
+} from './policies/timeout.js';
+// end policies: retry/timeout
+
 // policies: bulkhead, rate limiter, fallback, hedge, compose
+
 export {
   type BulkheadOptions,
   type BulkheadPolicy,
@@ -55,6 +107,45 @@ export {
   rateLimiter,
 } from './policies/rate-limiter.js';
 // end policies: bulkhead ... compose
+
+// policies: circuit breaker
+export {
+  type BreakerAdmission,
+  type BreakerOutcome,
+  type BreakerRejection,
+  type BreakerRules,
+  type BreakerStore,
+  type BreakerStoreFactory,
+  type BreakerStoreOptions,
+  type BreakerTicket,
+  type BreakerTransition,
+  type BreakerTransitionReason,
+  type ClosedTicket,
+  InMemoryBreakerStore,
+  inMemoryBreakerStore,
+  type MaybePromise,
+  type OpenDuration,
+  type ProbeTicket,
+} from './policies/breaker/breaker-store.js';
+export { type ConsecutiveOptions, consecutive } from './policies/breaker/consecutive.js';
+export { type CountWindowOptions, countWindow } from './policies/breaker/count-window.js';
+export { CALLER_FAULT_CODES, isDependencyFailure } from './policies/breaker/failures.js';
+export {
+  type BreakerSnapshot,
+  type BreakerState,
+  parseBreakerSnapshot,
+} from './policies/breaker/snapshot.js';
+export type { BreakerStrategy, BreakerWindow } from './policies/breaker/strategy.js';
+export { type TimeWindowOptions, timeWindow } from './policies/breaker/time-window.js';
+export {
+  type BreakerIsolation,
+  type BreakerRejectedEvent,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  circuitBreaker,
+  type OpenDurationOptions,
+} from './policies/circuit-breaker.js';
+// end policies: circuit breaker
 
 export type {
   FinishReason,

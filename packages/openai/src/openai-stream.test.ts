@@ -17,7 +17,9 @@ afterEach(async () => {
 });
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): ServerSentEvent {
-  return { data: { id: 'c1', model: 'gpt-stream', choices: [{ index: 0, delta, finish_reason: finishReason }] } };
+  return {
+    data: { id: 'c1', model: 'gpt-stream', choices: [{ index: 0, delta, finish_reason: finishReason }] },
+  };
 }
 
 const USAGE: ServerSentEvent = {
@@ -73,9 +75,17 @@ describe('openai streaming', () => {
   it('joins parallel tool call fragments by index', async () => {
     const model = await streamOf([
       chunk({ role: 'assistant', content: null }),
-      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } },
+        ],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] }),
-      chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '' } }] }),
+      chunk({
+        tool_calls: [
+          { index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '' } },
+        ],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: 'ty":"Paris"}' } }] }),
       chunk({ tool_calls: [{ index: 1, function: { arguments: '{}' } }] }),
       chunk({}, 'tool_calls'),

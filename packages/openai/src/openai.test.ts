@@ -25,7 +25,9 @@ function completion(message: Record<string, unknown>, extra: Record<string, unkn
 }
 
 async function serve(body: unknown) {
-  server = await startHttpTestServer((_request, response) => sendJson(response, 200, body));
+  server = await startHttpTestServer((_request, response) =>
+    sendJson(response, 200, body, { 'x-request-id': 'req_123' }),
+  );
   return server;
 }
 
@@ -56,7 +58,10 @@ describe('openai wire format', () => {
         ],
         tools: [{ name: 'get_weather', description: 'Weather', inputSchema: { type: 'object' } }],
         toolChoice: { name: 'get_weather' },
-        outputSchema: { name: 'answer', schema: { type: 'object', properties: { text: { type: 'string' } } } },
+        outputSchema: {
+          name: 'answer',
+          schema: { type: 'object', properties: { text: { type: 'string' } } },
+        },
         maxOutputTokens: 300,
         temperature: 0.2,
       }),
@@ -78,14 +83,27 @@ describe('openai wire format', () => {
           role: 'assistant',
           content: null,
           tool_calls: [
-            { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-            { id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+            {
+              id: 'call_a',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+            },
+            {
+              id: 'call_b',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Rome"}' },
+            },
           ],
         },
         { role: 'tool', tool_call_id: 'call_a', content: '{"temp":21}' },
         { role: 'tool', tool_call_id: 'call_b', content: 'timeout' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object' } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object' } },
+        },
+      ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       response_format: {
         type: 'json_schema',
@@ -99,8 +117,12 @@ describe('openai wire format', () => {
   it('maps string tool choices, omits absent fields, and uses max_tokens for compatibles', async () => {
     const { url, requests } = await serve(completion({ content: 'ok' }));
     const model = openaiCompatible({ baseUrl: url, model: 'llama', strictJsonSchema: true });
-    await model.generate(request({ tools: [{ name: 't', description: 'd', inputSchema: {} }], toolChoice: 'required' }));
-    await model.generate(request({ maxOutputTokens: 50, outputSchema: { name: 'o', schema: { type: 'object' } } }));
+    await model.generate(
+      request({ tools: [{ name: 't', description: 'd', inputSchema: {} }], toolChoice: 'required' }),
+    );
+    await model.generate(
+      request({ maxOutputTokens: 50, outputSchema: { name: 'o', schema: { type: 'object' } } }),
+    );
     const [first, second] = requests.map((received) => received.json() as Record<string, unknown>);
     expect(requests[0]!.url).toBe('/chat/completions');
     expect(requests[0]!.headers.authorization).toBeUndefined();
@@ -122,6 +144,7 @@ describe('openai wire format', () => {
       finishReason: 'stop',
       usage: { inputTokens: 12, outputTokens: 5 },
       model: 'gpt-test-2025',
+      requestId: 'req_123',
     });
   });
 
@@ -163,9 +186,13 @@ describe('openai wire format', () => {
       tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
     });
     const { url } = await serve(toolBody);
-    expect((await openaiCompatible({ baseUrl: url, model: 'm' }).generate(request())).finishReason).toBe('tool_calls');
+    expect((await openaiCompatible({ baseUrl: url, model: 'm' }).generate(request())).finishReason).toBe(
+      'tool_calls',
+    );
     await server?.close();
-    const { url: refusalUrl } = await serve(completion({ content: null, refusal: 'I cannot help with that.' }));
+    const { url: refusalUrl } = await serve(
+      completion({ content: null, refusal: 'I cannot help with that.' }),
+    );
     const refused = await openaiCompatible({ baseUrl: refusalUrl, model: 'm' }).generate(request());
     expect(refused).toMatchObject({ content: 'I cannot help with that.', finishReason: 'content_filter' });
   });
@@ -190,7 +217,10 @@ describe('openai wire format', () => {
       [() => openai('m', { apiKey: 'k', baseUrl: 'not a url' }), /baseUrl must be an absolute/],
       [() => openai('m', { apiKey: 'k', baseUrl: 'ftp://host' }), /http or https/],
       [() => openaiCompatible({ baseUrl: 'http://h', model: ' ' }), /model must be/],
-      [() => openaiCompatible({ baseUrl: 'http://h', model: 'm', contextWindowTokens: -1 }), /contextWindowTokens/],
+      [
+        () => openaiCompatible({ baseUrl: 'http://h', model: 'm', contextWindowTokens: -1 }),
+        /contextWindowTokens/,
+      ],
       [() => openaiCompatible({ baseUrl: 'http://h', model: 'm', provider: '' }), /provider must be/],
       [() => openaiCompatible(undefined as never), /pass \{ baseUrl, model \}/],
     ];
@@ -207,7 +237,12 @@ describe('openai wire format', () => {
   });
 
   it('exposes provider, model and context window', () => {
-    const model = openaiCompatible({ baseUrl: 'http://h', model: 'm', provider: 'ollama', contextWindowTokens: 8192 });
+    const model = openaiCompatible({
+      baseUrl: 'http://h',
+      model: 'm',
+      provider: 'ollama',
+      contextWindowTokens: 8192,
+    });
     expect([model.provider, model.model, model.contextWindowTokens]).toEqual(['ollama', 'm', 8192]);
     expect(openai('gpt-test', { apiKey: 'k' }).provider).toBe('openai');
   });

@@ -1,5 +1,5 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { invalidResponse, post, readJson } from './http.js';
+import { invalidResponse, post, readJson } from '@keel/core/http';
 import { type MaxTokensField, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
@@ -112,7 +112,8 @@ function createProvider(settings: ProviderSettings): ModelProvider {
   validateOptions(settings);
   const url = `${settings.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (settings.apiKey !== undefined && settings.apiKey !== '') headers.authorization = `Bearer ${settings.apiKey}`;
+  if (settings.apiKey !== undefined && settings.apiKey !== '')
+    headers.authorization = `Bearer ${settings.apiKey}`;
   Object.assign(headers, lowerCaseKeys(settings.headers ?? {}));
   const fetch = settings.fetch ?? globalThis.fetch;
   const { provider, model } = settings;
@@ -134,13 +135,24 @@ function createProvider(settings: ProviderSettings): ModelProvider {
       provider,
     });
     const contentType = response.headers.get('content-type') ?? '';
+    let result: ModelResponse;
     if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
-      if (response.body === null) throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
-      return readCompletionStream({ body: response.body, signal, provider, requestedModel: model, onTextDelta });
+      if (response.body === null)
+        throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+      result = await readCompletionStream({
+        body: response.body,
+        signal,
+        provider,
+        requestedModel: model,
+        onTextDelta,
+      });
+    } else {
+      // A server that ignores `stream: true` answers in one piece: deliver its text as a single delta.
+      result = parseCompletion(await readJson(response, signal, provider), provider, model);
+      if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     }
-    // A server that ignores `stream: true` answers in one piece: deliver its text as a single delta.
-    const result = parseCompletion(await readJson(response, signal, provider), provider, model);
-    if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+    const requestId = response.headers.get('x-request-id');
+    if (requestId !== null && requestId !== '') result.requestId = requestId;
     return result;
   }
 

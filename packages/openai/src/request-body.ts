@@ -22,7 +22,11 @@ interface WireToolCall {
 }
 
 /** The Chat Completions request body for `request`. */
-export function toRequestBody(request: ModelRequest, settings: BodySettings, stream: boolean): Record<string, unknown> {
+export function toRequestBody(
+  request: ModelRequest,
+  settings: BodySettings,
+  stream: boolean,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: settings.model,
     messages: request.messages.map(toWireMessage),
@@ -35,7 +39,10 @@ export function toRequestBody(request: ModelRequest, settings: BodySettings, str
     if (request.toolChoice !== undefined) body.tool_choice = toWireToolChoice(request.toolChoice);
   }
   if (request.outputSchema !== undefined) {
-    const jsonSchema: Record<string, unknown> = { name: request.outputSchema.name, schema: request.outputSchema.schema };
+    const jsonSchema: Record<string, unknown> = {
+      name: request.outputSchema.name,
+      schema: request.outputSchema.schema,
+    };
     if (settings.strictJsonSchema) jsonSchema.strict = true;
     body.response_format = { type: 'json_schema', json_schema: jsonSchema };
   }

@@ -1,5 +1,5 @@
-import { classify, type FinishReason, type KeelError, type ModelResponse, type ToolCall } from '@keel/core';
-import { excerpt, invalidResponse } from './http.js';
+import type { FinishReason, KeelError, ModelResponse, ToolCall } from '@keel/core';
+import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
 
 type JsonObject = Record<string, unknown>;
 
@@ -16,7 +16,7 @@ export function bodyError(body: unknown, provider: string): KeelError | undefine
   const error = body.error;
   // OpenRouter puts the HTTP status it meant in `error.code`.
   const status = isObject(error) && typeof error.code === 'number' ? error.code : undefined;
-  return classify({ status, headers: {}, body }, { provider });
+  return classifyBodyError(body, provider, status);
 }
 
 /** Parses a Chat Completions response body; anything not in that shape is `provider.invalid_response`. */
@@ -25,7 +25,12 @@ export function parseCompletion(body: unknown, provider: string, requestedModel:
   if (carried !== undefined) throw carried;
   const choice = isObject(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
   if (!isObject(body) || !isObject(choice) || !isObject(choice.message)) {
-    throw invalidResponse(provider, `no choices[0].message in ${excerpt(JSON.stringify(body))}`, undefined, 200);
+    throw invalidResponse(
+      provider,
+      `no choices[0].message in ${excerpt(JSON.stringify(body))}`,
+      undefined,
+      200,
+    );
   }
   const message = choice.message;
   if (!Array.isArray(message.tool_calls ?? [])) {
@@ -39,7 +44,8 @@ export function parseCompletion(body: unknown, provider: string, requestedModel:
   return {
     content,
     toolCalls,
-    finishReason: refusal !== undefined ? 'content_filter' : toFinishReason(choice.finish_reason, toolCalls.length),
+    finishReason:
+      refusal !== undefined ? 'content_filter' : toFinishReason(choice.finish_reason, toolCalls.length),
     usage: parseUsage(body.usage),
     model: typeof body.model === 'string' ? body.model : requestedModel,
   };

@@ -1,7 +1,7 @@
 import type { ModelResponse, ToolCall } from '@keel/core';
-import { invalidResponse, streamReadError } from './http.js';
+import { invalidResponse, streamReadError } from '@keel/core/http';
 import { bodyError, isObject, parseUsage, toArgumentsText, toFinishReason } from './response.js';
-import { readServerSentEvents } from './sse.js';
+import { readServerSentEvents } from '@keel/core/http';
 
 interface PartialToolCall {
   id: string;
@@ -43,16 +43,23 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       try {
         chunk = JSON.parse(event.data);
       } catch (error) {
-        throw invalidResponse(provider, `a stream chunk is not JSON: ${event.data.slice(0, 200)}`, error, 200);
+        throw invalidResponse(
+          provider,
+          `a stream chunk is not JSON: ${event.data.slice(0, 200)}`,
+          error,
+          200,
+        );
       }
       const carried = bodyError(chunk, provider);
       if (carried !== undefined) throw carried;
-      if (!isObject(chunk)) throw invalidResponse(provider, 'a stream chunk is not an object', undefined, 200);
+      if (!isObject(chunk))
+        throw invalidResponse(provider, 'a stream chunk is not an object', undefined, 200);
       if (typeof chunk.model === 'string' && chunk.model !== '') model = chunk.model;
       if (isObject(chunk.usage)) usage = chunk.usage;
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (!isObject(choice)) continue;
-      if (choice.finish_reason !== undefined && choice.finish_reason !== null) finishReason = choice.finish_reason;
+      if (choice.finish_reason !== undefined && choice.finish_reason !== null)
+        finishReason = choice.finish_reason;
       const delta = choice.delta;
       if (!isObject(delta)) continue;
       if (typeof delta.content === 'string' && delta.content !== '') {
@@ -74,14 +81,24 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
   }
   if (signal.aborted) throw signal.reason;
   if (!done && finishReason === undefined) {
-    throw invalidResponse(provider, 'the event stream ended before [DONE] or a finish reason', undefined, 200);
+    throw invalidResponse(
+      provider,
+      'the event stream ended before [DONE] or a finish reason',
+      undefined,
+      200,
+    );
   }
 
   const toolCalls: ToolCall[] = [...calls.entries()]
     .sort(([left], [right]) => left - right)
     .map(([index, call]) => {
-      if (call.name === '') throw invalidResponse(provider, `streamed tool call ${index} has no name`, undefined, 200);
-      return { id: call.id === '' ? `call_${index}` : call.id, name: call.name, arguments: call.arguments || '{}' };
+      if (call.name === '')
+        throw invalidResponse(provider, `streamed tool call ${index} has no name`, undefined, 200);
+      return {
+        id: call.id === '' ? `call_${index}` : call.id,
+        name: call.name,
+        arguments: call.arguments || '{}',
+      };
     });
   return {
     content,
@@ -94,7 +111,8 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
 
 /** Joins one `delta.tool_calls[]` fragment into the call at its index: id and name arrive once, arguments in pieces. */
 function addToolCallFragment(calls: Map<number, PartialToolCall>, fragment: unknown, provider: string): void {
-  if (!isObject(fragment)) throw invalidResponse(provider, 'a streamed tool call is not an object', undefined, 200);
+  if (!isObject(fragment))
+    throw invalidResponse(provider, 'a streamed tool call is not an object', undefined, 200);
   // Some compatibles omit `index` when they send each call whole: place it after the others.
   const index = typeof fragment.index === 'number' ? fragment.index : calls.size;
   let call = calls.get(index);

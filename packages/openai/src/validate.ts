@@ -16,8 +16,10 @@ export function validateOptions(options: CheckedOptions): void {
   const fail = (message: string): never => {
     throw new KeelError('config.invalid', `${options.provider ?? 'openai'}: ${message}`);
   };
-  if (typeof options.provider !== 'string' || options.provider.trim() === '') fail('provider must be a non-empty name');
-  if (typeof options.model !== 'string' || options.model.trim() === '') fail('model must be a non-empty model name');
+  if (typeof options.provider !== 'string' || options.provider.trim() === '')
+    fail('provider must be a non-empty name');
+  if (typeof options.model !== 'string' || options.model.trim() === '')
+    fail('model must be a non-empty model name');
   let url: URL | undefined;
   try {
     url = new URL(options.baseUrl);
@@ -29,7 +31,8 @@ export function validateOptions(options: CheckedOptions): void {
   }
   if (options.apiKey !== undefined && typeof options.apiKey !== 'string') fail('apiKey must be a string');
   if (options.headers !== undefined) {
-    if (typeof options.headers !== 'object' || options.headers === null) fail('headers must be an object of strings');
+    if (typeof options.headers !== 'object' || options.headers === null)
+      fail('headers must be an object of strings');
     for (const [name, value] of Object.entries(options.headers)) {
       if (typeof value !== 'string') fail(`header ${name} must be a string`);
     }

@@ -80,7 +80,10 @@ export function completionBody(parts: CompletionParts): Record<string, JsonValue
  * each tool call (name first, then its arguments in two pieces), the finish reason, and the usage when asked for.
  */
 export function completionChunks(parts: CompletionParts, includeUsage: boolean): Record<string, JsonValue>[] {
-  const chunk = (delta: Record<string, JsonValue>, finishReason: string | null = null): Record<string, JsonValue> => ({
+  const chunk = (
+    delta: Record<string, JsonValue>,
+    finishReason: string | null = null,
+  ): Record<string, JsonValue> => ({
     id: parts.id,
     object: 'chat.completion.chunk',
     created: parts.created,

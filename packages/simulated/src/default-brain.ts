@@ -1,6 +1,12 @@
 import type { JsonValue, Message, ToolCall, ToolDefinition } from '@keel/core';
 import type { Brain, BrainReply, BrainRequest, BrainToolCall } from './brain.js';
-import { argumentsFromSchema, isRecord, matchesType, valueForProperty, valueFromSchema } from './schema-values.js';
+import {
+  argumentsFromSchema,
+  isRecord,
+  matchesType,
+  valueForProperty,
+  valueFromSchema,
+} from './schema-values.js';
 import { identifierWords, keywords } from './words.js';
 
 type ToolMessage = Extract<Message, { role: 'tool' }>;
@@ -69,7 +75,10 @@ function afterToolResults(request: BrainRequest, task: string, lastUser: number)
     const call = calls.get(result.toolCallId);
     const name = call?.name ?? result.toolName;
     const failures = sinceUser.filter(
-      (message) => message.role === 'tool' && message.isError && (calls.get(message.toolCallId)?.name ?? message.toolName) === name,
+      (message) =>
+        message.role === 'tool' &&
+        message.isError &&
+        (calls.get(message.toolCallId)?.name ?? message.toolName) === name,
     ).length;
     if (failures > MAX_CORRECTIONS || request.toolChoice === 'none') continue;
     const retry = correctedCall(request, task, name, call?.arguments ?? '', result, failures);
@@ -77,7 +86,10 @@ function afterToolResults(request: BrainRequest, task: string, lastUser: number)
   }
   if (retries.length > 0) {
     const names = [...new Set(retries.map((retry) => retry.name))].join(', ');
-    return { content: `The last call failed; calling ${names} again with corrected arguments.`, toolCalls: retries };
+    return {
+      content: `The last call failed; calling ${names} again with corrected arguments.`,
+      toolCalls: retries,
+    };
   }
   const results = sinceUser.filter((message) => message.role === 'tool');
   return answer(request, task, results);
@@ -96,7 +108,9 @@ function correctedCall(
     // The model named a tool that does not exist: pick the offered tool closest to that name and the task.
     const candidates = relevantTools(`${identifierWords(name)} ${task}`, request.tools);
     const replacement = candidates.find((candidate) => candidate.name !== name);
-    return replacement && { name: replacement.name, arguments: argumentsFromSchema(replacement.inputSchema, task) };
+    return (
+      replacement && { name: replacement.name, arguments: argumentsFromSchema(replacement.inputSchema, task) }
+    );
   }
   const corrected = correctArguments(tool, previousArguments, errorText(result.content), task, failures);
   return corrected && { name, arguments: corrected };
@@ -123,16 +137,20 @@ function correctArguments(
   const next: Record<string, JsonValue> = { ...previous };
   for (const key of Object.keys(next)) {
     const unknown = Object.keys(properties).length > 0 && !Object.hasOwn(properties, key);
-    if (unknown && (schema.additionalProperties === false || mentions(lowerError, key) !== -1)) delete next[key];
+    if (unknown && (schema.additionalProperties === false || mentions(lowerError, key) !== -1))
+      delete next[key];
   }
   for (const [key, propertySchema] of Object.entries(properties)) {
     if (!isRecord(propertySchema)) continue;
     const present = Object.hasOwn(next, key);
     if (!present && !required.includes(key)) continue;
     const mention = mentions(lowerError, key);
-    if (present && matchesType(propertySchema, next[key]) && mention === -1) continue;
-    const suggested = mention === -1 ? undefined : suggestedValue(error.slice(mention), propertySchema, next[key]);
-    next[key] = suggested ?? freshValue(key, propertySchema, next[key], task, variant);
+    const wellTyped = present && matchesType(propertySchema, next[key]);
+    if (wellTyped && mention === -1) continue;
+    const suggested =
+      mention === -1 ? undefined : suggestedValue(error.slice(mention), propertySchema, next[key]);
+    // A value of the right type was rejected for what it is: move on to the next candidate rather than the best.
+    next[key] = suggested ?? freshValue(key, propertySchema, next[key], task, wellTyped ? variant : 0);
   }
   return JSON.stringify(next) === JSON.stringify(previous) ? undefined : next;
 }
@@ -152,7 +170,11 @@ function freshValue(
 }
 
 /** A value the error text offers after naming the property: a quoted string or, for numbers, a number. */
-function suggestedValue(text: string, schema: Record<string, JsonValue>, previous: JsonValue | undefined): JsonValue | undefined {
+function suggestedValue(
+  text: string,
+  schema: Record<string, JsonValue>,
+  previous: JsonValue | undefined,
+): JsonValue | undefined {
   const numeric = schema.type === 'number' || schema.type === 'integer';
   const pattern = numeric ? /-?\d+(?:\.\d+)?/g : /["'“‘`]([^"'”’`\n]{1,200})["'”’`]/g;
   for (const match of text.matchAll(pattern)) {
@@ -174,9 +196,12 @@ function answer(request: BrainRequest, task: string, results: ToolMessage[]): Br
   const successes = results.filter((result) => !result.isError);
   const failures = results.filter((result) => result.isError && !succeeded.has(result.toolName));
   const found = successes.map((result) => `${result.toolName} returned ${quote(result.content)}`);
-  const failed = failures.map((result) => `${result.toolName} failed: ${quote(errorMessage(result.content))}`);
+  const failed = failures.map(
+    (result) => `${result.toolName} failed: ${quote(errorMessage(result.content))}`,
+  );
   let text: string;
-  if (results.length === 0) text = `This is the simulated model answering ${quote(task)} directly, without tools.`;
+  if (results.length === 0)
+    text = `This is the simulated model answering ${quote(task)} directly, without tools.`;
   else if (found.length === 0) text = `I could not complete the request: ${failed.join('; ')}.`;
   else {
     text = `Here is what I found: ${found.join('; ')}.`;
@@ -184,7 +209,11 @@ function answer(request: BrainRequest, task: string, results: ToolMessage[]): Br
   }
   if (request.outputSchema === undefined) return { content: text };
   const context = [task, ...successes.map((result) => result.content)].join('\n');
-  const value = valueFromSchema(request.outputSchema.schema, { task: context, answer: text, allProperties: true });
+  const value = valueFromSchema(request.outputSchema.schema, {
+    task: context,
+    answer: text,
+    allProperties: true,
+  });
   return { content: JSON.stringify(value) };
 }
 
@@ -193,7 +222,12 @@ export function looksLikeError(content: string): boolean {
   const parsed = parseJson(content);
   if (isRecord(parsed)) {
     if (parsed.status === 'error' || parsed.isError === true) return true;
-    return parsed.error !== undefined && parsed.error !== null && parsed.error !== false && parsed.status !== 'success';
+    return (
+      parsed.error !== undefined &&
+      parsed.error !== null &&
+      parsed.error !== false &&
+      parsed.status !== 'success'
+    );
   }
   return /^\s*(error|failed|failure|exception)\b/i.test(content);
 }

@@ -65,20 +65,25 @@ function invalid(message: string): KeelError {
  */
 export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault schedule'): FaultSchedule {
   if (typeof schedule !== 'object' || schedule === null || Array.isArray(schedule)) {
-    throw invalid(`${where} must be an object such as { rates: { rate_limit: 0.2 } }, got ${typeof schedule}`);
+    throw invalid(
+      `${where} must be an object such as { rates: { rate_limit: 0.2 } }, got ${typeof schedule}`,
+    );
   }
   const { seed, rates, sequence, retryAfterMs } = schedule;
   if (seed !== undefined && !Number.isSafeInteger(seed)) {
     throw invalid(`${where}: seed must be an integer, got ${String(seed)}`);
   }
   if (retryAfterMs !== undefined && !(Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) {
-    throw invalid(`${where}: retryAfterMs must be a number of milliseconds >= 0, got ${String(retryAfterMs)}`);
+    throw invalid(
+      `${where}: retryAfterMs must be a number of milliseconds >= 0, got ${String(retryAfterMs)}`,
+    );
   }
   if (rates !== undefined) {
     if (typeof rates !== 'object' || rates === null) throw invalid(`${where}: rates must be an object`);
     let total = 0;
     for (const [kind, rate] of Object.entries(rates)) {
-      if (!isFaultKind(kind)) throw invalid(`${where}: unknown fault kind "${kind}"; known kinds: ${knownKinds()}`);
+      if (!isFaultKind(kind))
+        throw invalid(`${where}: unknown fault kind "${kind}"; known kinds: ${knownKinds()}`);
       if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) {
         throw invalid(`${where}: the rate of ${kind} must be a number from 0 to 1, got ${String(rate)}`);
       }
@@ -92,7 +97,9 @@ export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault sc
     if (!Array.isArray(sequence)) throw invalid(`${where}: sequence must be an array of fault kinds`);
     sequence.forEach((kind, index) => {
       if (!isFaultKind(kind)) {
-        throw invalid(`${where}: sequence[${index}] is "${String(kind)}", not a fault kind; known kinds: ${knownKinds()}`);
+        throw invalid(
+          `${where}: sequence[${index}] is "${String(kind)}", not a fault kind; known kinds: ${knownKinds()}`,
+        );
       }
     });
   }

@@ -1,5 +1,11 @@
 import { KeelError } from '@keel/core';
-import { FAULT_KINDS, type FaultKind, type FaultSchedule, isFaultKind, validateFaultSchedule } from './faults.js';
+import {
+  FAULT_KINDS,
+  type FaultKind,
+  type FaultSchedule,
+  isFaultKind,
+  validateFaultSchedule,
+} from './faults.js';
 
 /** The simulated provider's default model name. */
 export const SIMULATED_MODEL = 'sim-primary';
@@ -119,7 +125,8 @@ export function parseFaults(text: string): SimulatedFaults {
     const model = colon === -1 ? undefined : target.slice(0, colon).trim();
     const key = (colon === -1 ? target : target.slice(colon + 1)).trim();
     if (model === '') throw invalid(text, entry, 'the model name before ":" is empty');
-    const schedule = model === undefined ? result.default : (result.models[model] ??= {});
+    if (model !== undefined) result.models[model] ??= {};
+    const schedule = model === undefined ? result.default : result.models[model]!;
     applySetting(schedule, key, value, text, entry);
   }
   validateFaultSchedule(result.default, `fault schedule "${text}"`);
@@ -141,7 +148,13 @@ function applyPreset(result: SimulatedFaults, text: string, name: string): void 
   }
 }
 
-function applySetting(schedule: FaultSchedule, key: string, value: string, text: string, entry: string): void {
+function applySetting(
+  schedule: FaultSchedule,
+  key: string,
+  value: string,
+  text: string,
+  entry: string,
+): void {
   if (value === '') throw invalid(text, entry, `${key} has no value`);
   if (key === 'seed') {
     const seed = Number(value);
@@ -165,7 +178,11 @@ function applySetting(schedule: FaultSchedule, key: string, value: string, text:
   } else if (isFaultKind(key)) {
     schedule.rates = { ...schedule.rates, [key]: parseRate(value, text, entry, key) };
   } else {
-    throw invalid(text, entry, `"${key}" is neither a fault kind (${kindList()}) nor a setting (${SETTINGS})`);
+    throw invalid(
+      text,
+      entry,
+      `"${key}" is neither a fault kind (${kindList()}) nor a setting (${SETTINGS})`,
+    );
   }
 }
 

@@ -14,7 +14,8 @@ export interface SchemaValueContext {
 }
 
 const MAX_DEPTH = 8;
-const ENTITY = /city|country|location|place|town|region|state|name|person|company|destination|origin|team|user/;
+const ENTITY =
+  /city|country|location|place|town|region|state|name|person|company|destination|origin|team|user/;
 const QUERY = /query|question|prompt|text|input|message|content|search|topic|task|request|keyword|term|^q$/;
 const ANSWER = /answer|summary|result|response|output|reply|explanation|description|reason|conclusion/;
 
@@ -37,7 +38,11 @@ export function valueForProperty(name: string, schema: JsonSchema, context: Sche
 }
 
 /** Arguments for a tool whose input schema is `schema`: its required properties, filled from `task`. */
-export function argumentsFromSchema(schema: JsonSchema, task: string, variant = 0): Record<string, JsonValue> {
+export function argumentsFromSchema(
+  schema: JsonSchema,
+  task: string,
+  variant = 0,
+): Record<string, JsonValue> {
   const value = build(schema, { task, variant }, schema, '', 0);
   return isRecord(value) ? value : {};
 }
@@ -81,12 +86,19 @@ export function primaryType(schema: JsonSchema): string | undefined {
   return undefined;
 }
 
-function build(schema: JsonSchema, context: SchemaValueContext, root: JsonSchema, name: string, depth: number): JsonValue {
+function build(
+  schema: JsonSchema,
+  context: SchemaValueContext,
+  root: JsonSchema,
+  name: string,
+  depth: number,
+): JsonValue {
   if (depth > MAX_DEPTH) return null;
   const resolved = resolve(schema, root);
   if (resolved.const !== undefined) return resolved.const;
   const variant = context.variant ?? 0;
-  if (Array.isArray(resolved.enum) && resolved.enum.length > 0) return pickEnum(resolved.enum, context.task, variant);
+  if (Array.isArray(resolved.enum) && resolved.enum.length > 0)
+    return pickEnum(resolved.enum, context.task, variant);
   if (resolved.default !== undefined && variant === 0) return resolved.default;
   const alternatives = resolved.anyOf ?? resolved.oneOf ?? resolved.allOf;
   if (Array.isArray(alternatives)) {
@@ -115,9 +127,16 @@ function build(schema: JsonSchema, context: SchemaValueContext, root: JsonSchema
   }
 }
 
-function buildObject(schema: JsonSchema, context: SchemaValueContext, root: JsonSchema, depth: number): JsonValue {
+function buildObject(
+  schema: JsonSchema,
+  context: SchemaValueContext,
+  root: JsonSchema,
+  depth: number,
+): JsonValue {
   const properties = isRecord(schema.properties) ? schema.properties : {};
-  const required = Array.isArray(schema.required) ? schema.required.filter((key) => typeof key === 'string') : [];
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((key) => typeof key === 'string')
+    : [];
   const result: Record<string, JsonValue> = {};
   for (const [key, propertySchema] of Object.entries(properties)) {
     if (!context.allProperties && !required.includes(key)) continue;
@@ -147,10 +166,16 @@ function buildString(schema: JsonSchema, context: SchemaValueContext, name: stri
   const task = context.task.trim();
   let value: string;
   if (format === 'date-time') value = '2025-01-01T00:00:00Z';
-  else if (format === 'date' || /date|day/.test(lower)) value = nth(task.match(/\d{4}-\d{2}-\d{2}/g), variant) ?? '2025-01-01';
-  else if (format === 'email' || lower.includes('email')) value = nth(task.match(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g), variant) ?? 'user@example.com';
-  else if (format === 'uri' || format === 'url' || /url|uri|link|website|href/.test(lower)) value = nth(task.match(/https?:\/\/\S+[^\s.,;:!?)]/g), variant) ?? 'https://example.com';
-  else if (/path|file|dir|folder/.test(lower)) value = nth(task.match(/(?:\.{0,2}\/)?[\w.-]+(?:\/[\w.-]+)*\.\w{1,6}|[\w.-]*\/[\w./-]+/g), variant) ?? 'README.md';
+  else if (format === 'date' || /date|day/.test(lower))
+    value = nth(task.match(/\d{4}-\d{2}-\d{2}/g), variant) ?? '2025-01-01';
+  else if (format === 'email' || lower.includes('email'))
+    value = nth(task.match(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g), variant) ?? 'user@example.com';
+  else if (format === 'uri' || format === 'url' || /url|uri|link|website|href/.test(lower))
+    value = nth(task.match(/https?:\/\/\S+[^\s.,;:!?)]/g), variant) ?? 'https://example.com';
+  else if (/path|file|dir|folder/.test(lower))
+    value =
+      nth(task.match(/(?:\.{0,2}\/)?[\w.-]+(?:\/[\w.-]+)*\.\w{1,6}|[\w.-]*\/[\w./-]+/g), variant) ??
+      'README.md';
   else if (ANSWER.test(lower)) value = (context.answer ?? task) || 'Simulated answer.';
   else if (QUERY.test(lower)) value = task || 'query';
   else if (ENTITY.test(lower)) value = entity(task, variant);
@@ -170,7 +195,9 @@ function entity(task: string, variant: number): string {
 
 function pickEnum(options: JsonValue[], task: string, variant: number): JsonValue {
   const lower = task.toLowerCase();
-  const mentioned = options.filter((option) => typeof option === 'string' && lower.includes(option.toLowerCase()));
+  const mentioned = options.filter(
+    (option) => typeof option === 'string' && lower.includes(option.toLowerCase()),
+  );
   if (variant === 0 && mentioned.length > 0) return mentioned[0]!;
   return options[variant % options.length]!;
 }

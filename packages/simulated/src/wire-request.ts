@@ -5,7 +5,13 @@ import { isRecord } from './schema-values.js';
 
 /** A chat completion request, parsed; or why it is invalid (the server answers 400 with it). */
 export type ParsedRequest =
-  | { ok: true; request: Omit<BrainRequest, 'index'>; stream: boolean; includeUsage: boolean; parallelToolCalls: boolean }
+  | {
+      ok: true;
+      request: Omit<BrainRequest, 'index'>;
+      stream: boolean;
+      includeUsage: boolean;
+      parallelToolCalls: boolean;
+    }
   | { ok: false; message: string; param: string | null };
 
 function fail(message: string, param: string | null): ParsedRequest {
@@ -34,7 +40,11 @@ export function parseChatRequest(body: unknown): ParsedRequest {
   const outputSchema = parseResponseFormat(body.response_format);
   if (outputSchema === null) return fail("Invalid value for 'response_format'.", 'response_format');
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  if (maxTokens !== undefined && maxTokens !== null && !(Number.isInteger(maxTokens) && (maxTokens as number) > 0)) {
+  if (
+    maxTokens !== undefined &&
+    maxTokens !== null &&
+    !(Number.isInteger(maxTokens) && (maxTokens as number) > 0)
+  ) {
     return fail("'max_tokens' must be a positive integer.", 'max_tokens');
   }
   const request: Omit<BrainRequest, 'index'> = { model, messages: converted, tools, toolChoice, body };
@@ -73,14 +83,21 @@ function toMessage(raw: JsonValue, toolNames: Map<string, string>): Message | st
       const toolCalls: ToolCall[] = [];
       for (const call of Array.isArray(raw.tool_calls) ? raw.tool_calls : []) {
         const fn = isRecord(call) && isRecord(call.function) ? call.function : undefined;
-        if (!isRecord(call) || typeof call.id !== 'string' || fn === undefined || typeof fn.name !== 'string') {
+        if (
+          !isRecord(call) ||
+          typeof call.id !== 'string' ||
+          fn === undefined ||
+          typeof fn.name !== 'string'
+        ) {
           return 'An assistant tool call needs an id and a function name.';
         }
         const args = typeof fn.arguments === 'string' ? fn.arguments : '';
         toolNames.set(call.id, fn.name);
         toolCalls.push({ id: call.id, name: fn.name, arguments: args });
       }
-      return toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
+      return toolCalls.length > 0
+        ? { role: 'assistant', content, toolCalls }
+        : { role: 'assistant', content };
     }
     case 'tool': {
       if (typeof raw.tool_call_id !== 'string') return "A tool message needs a 'tool_call_id'.";
@@ -106,8 +123,14 @@ function parseTools(raw: JsonValue | undefined): ToolDefinition[] | string {
     if (fn === undefined || typeof fn.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(fn.name)) {
       return "Each tool must be { type: 'function', function: { name } } with a name of letters, digits, _ or -.";
     }
-    const inputSchema: JsonSchema = isRecord(fn.parameters) ? fn.parameters : { type: 'object', properties: {} };
-    tools.push({ name: fn.name, description: typeof fn.description === 'string' ? fn.description : '', inputSchema });
+    const inputSchema: JsonSchema = isRecord(fn.parameters)
+      ? fn.parameters
+      : { type: 'object', properties: {} };
+    tools.push({
+      name: fn.name,
+      description: typeof fn.description === 'string' ? fn.description : '',
+      inputSchema,
+    });
   }
   return tools;
 }
@@ -122,13 +145,19 @@ function parseToolChoice(raw: JsonValue | undefined): ToolChoice | undefined {
 }
 
 /** The requested JSON schema; undefined when plain text was asked for; null when the format is invalid. */
-function parseResponseFormat(raw: JsonValue | undefined): { name: string; schema: JsonSchema } | undefined | null {
+function parseResponseFormat(
+  raw: JsonValue | undefined,
+): { name: string; schema: JsonSchema } | undefined | null {
   if (raw === undefined || raw === null) return undefined;
   if (!isRecord(raw)) return null;
   if (raw.type === 'text') return undefined;
   if (raw.type === 'json_object') {
     // Any object will do; an `answer` property gives the default brain somewhere to put its text.
-    const schema: JsonSchema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+    const schema: JsonSchema = {
+      type: 'object',
+      properties: { answer: { type: 'string' } },
+      required: ['answer'],
+    };
     return { name: 'json_object', schema };
   }
   if (raw.type === 'json_schema' && isRecord(raw.json_schema) && isRecord(raw.json_schema.schema)) {

@@ -72,8 +72,16 @@ export class CorrectionTracker {
   private invalidInRun: number;
 
   constructor(limits: CorrectionLimits = {}, state?: CorrectionTrackerState) {
-    this.maxAttemptsPerCall = positiveInteger(limits.maxAttemptsPerCall, DEFAULT_MAX_ATTEMPTS_PER_CALL, 'maxAttemptsPerCall');
-    this.maxInvalidPerRun = positiveInteger(limits.maxInvalidPerRun, DEFAULT_MAX_INVALID_PER_RUN, 'maxInvalidPerRun');
+    this.maxAttemptsPerCall = positiveInteger(
+      limits.maxAttemptsPerCall,
+      DEFAULT_MAX_ATTEMPTS_PER_CALL,
+      'maxAttemptsPerCall',
+    );
+    this.maxInvalidPerRun = positiveInteger(
+      limits.maxInvalidPerRun,
+      DEFAULT_MAX_INVALID_PER_RUN,
+      'maxInvalidPerRun',
+    );
     this.attemptsInARow = new Map(Object.entries(state?.attemptsInARow ?? {}));
     this.fingerprints = new Set(state?.fingerprints ?? []);
     this.invalidInRun = state?.invalidInRun ?? 0;
@@ -113,13 +121,22 @@ export class CorrectionTracker {
       }),
     });
     if (repeated) {
-      return stop('repeated_invalid_call', `The model repeated the same invalid ${subject} after being told what was wrong (${failure.error.code}: ${failure.error.message})`);
+      return stop(
+        'repeated_invalid_call',
+        `The model repeated the same invalid ${subject} after being told what was wrong (${failure.error.code}: ${failure.error.message})`,
+      );
     }
     if (attempt >= this.maxAttemptsPerCall) {
-      return stop('per_call_limit', `The model made ${attempt} invalid attempts in a row at ${subject} (limit ${this.maxAttemptsPerCall}); last error ${failure.error.code}: ${failure.error.message}`);
+      return stop(
+        'per_call_limit',
+        `The model made ${attempt} invalid attempts in a row at ${subject} (limit ${this.maxAttemptsPerCall}); last error ${failure.error.code}: ${failure.error.message}`,
+      );
     }
     if (this.invalidInRun >= this.maxInvalidPerRun) {
-      return stop('per_run_limit', `The model made ${this.invalidInRun} invalid tool calls or outputs in this run (limit ${this.maxInvalidPerRun}); last error ${failure.error.code}: ${failure.error.message}`);
+      return stop(
+        'per_run_limit',
+        `The model made ${this.invalidInRun} invalid tool calls or outputs in this run (limit ${this.maxInvalidPerRun}); last error ${failure.error.code}: ${failure.error.message}`,
+      );
     }
     return { action: 'correct', attemptForCall: attempt, invalidInRun: this.invalidInRun };
   }

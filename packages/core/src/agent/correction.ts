@@ -26,7 +26,9 @@ export function unknownToolError(name: string, availableNames: readonly string[]
     `There is no tool named ${JSON.stringify(name)}.` +
     (suggestion === undefined ? '' : ` Did you mean ${JSON.stringify(suggestion)}?`) +
     ` Available tools: ${listed}.` +
-    (availableNames.length === 0 ? ' Answer without calling a tool.' : ' Call one of them by its exact name.');
+    (availableNames.length === 0
+      ? ' Answer without calling a tool.'
+      : ' Call one of them by its exact name.');
   return new KeelError('tool.not_found', `The model called an unknown tool ${JSON.stringify(name)}`, {
     data: { tool: name, available: [...availableNames], ...(suggestion === undefined ? {} : { suggestion }) },
     guidance,
@@ -46,31 +48,46 @@ export function invalidArgumentsError(
     formatIssues(issues) +
     `\nCall ${JSON.stringify(definition.name)} again with arguments that match this JSON Schema:\n` +
     formatSchema(definition.inputSchema);
-  return new KeelError('tool.invalid_input', `Invalid arguments for tool "${definition.name}": ${summarize(issues)}`, {
-    data: { tool: definition.name, issues: issues.slice(0, MAX_ISSUES_IN_GUIDANCE).map((issue) => ({ ...issue })) },
-    guidance,
-  });
+  return new KeelError(
+    'tool.invalid_input',
+    `Invalid arguments for tool "${definition.name}": ${summarize(issues)}`,
+    {
+      data: {
+        tool: definition.name,
+        issues: issues.slice(0, MAX_ISSUES_IN_GUIDANCE).map((issue) => ({ ...issue })),
+      },
+      guidance,
+    },
+  );
 }
 
 /**
  * The error (and guidance) for arguments that are not valid JSON: `tool.invalid_input`, with the parse error's
  * position, line and column, and the text around it.
  */
-export function malformedArgumentsError(toolName: string, argumentsText: string, syntaxError: JsonSyntaxError): KeelError {
+export function malformedArgumentsError(
+  toolName: string,
+  argumentsText: string,
+  syntaxError: JsonSyntaxError,
+): KeelError {
   const guidance =
     `The arguments for ${JSON.stringify(toolName)} are not valid JSON: ${syntaxError.message}.\n` +
     `Near: ${snippet(argumentsText, syntaxError.position)}\n` +
     'Send the arguments again as one JSON object, with double-quoted property names and strings, and no trailing commas or comments.';
-  return new KeelError('tool.invalid_input', `Malformed JSON arguments for tool "${toolName}": ${syntaxError.message}`, {
-    data: {
-      tool: toolName,
-      position: syntaxError.position,
-      line: syntaxError.line,
-      column: syntaxError.column,
-      argumentsChars: argumentsText.length,
+  return new KeelError(
+    'tool.invalid_input',
+    `Malformed JSON arguments for tool "${toolName}": ${syntaxError.message}`,
+    {
+      data: {
+        tool: toolName,
+        position: syntaxError.position,
+        line: syntaxError.line,
+        column: syntaxError.column,
+        argumentsChars: argumentsText.length,
+      },
+      guidance,
     },
-    guidance,
-  });
+  );
 }
 
 /** The outcome of {@link parseToolArguments}. */
@@ -124,7 +141,8 @@ export function editDistance(left: string, right: string): number {
 /** Issues as a bulleted list, capped at 10 with a count of the rest. */
 export function formatIssues(issues: readonly ValidationIssue[]): string {
   const listed = issues.slice(0, MAX_ISSUES_IN_GUIDANCE).map((issue) => `- ${issue.path}: ${issue.message}`);
-  if (issues.length > MAX_ISSUES_IN_GUIDANCE) listed.push(`- ... and ${issues.length - MAX_ISSUES_IN_GUIDANCE} more`);
+  if (issues.length > MAX_ISSUES_IN_GUIDANCE)
+    listed.push(`- ... and ${issues.length - MAX_ISSUES_IN_GUIDANCE} more`);
   return listed.join('\n');
 }
 

@@ -74,7 +74,10 @@ export function retryStep(guidance: string): RetryStep {
 export function stopRun(reason: string, output?: JsonValue): StopRun {
   const text = checkText(reason, 'stopRun reason');
   if (output !== undefined && !isJson(output, 0)) {
-    throw new KeelError('config.invalid', 'stopRun output must be a JSON value (string, number, boolean, null, array or plain object)');
+    throw new KeelError(
+      'config.invalid',
+      'stopRun output must be a JSON value (string, number, boolean, null, array or plain object)',
+    );
   }
   return new StopRun(text, output);
 }
@@ -105,7 +108,10 @@ function checkText(text: unknown, name: string): string {
     throw new KeelError('config.invalid', `${name} must be a non-empty string`);
   }
   if (text.length > MAX_DIRECTIVE_TEXT_CHARS) {
-    throw new KeelError('config.invalid', `${name} is ${text.length} characters long; keep it under ${MAX_DIRECTIVE_TEXT_CHARS}`);
+    throw new KeelError(
+      'config.invalid',
+      `${name} is ${text.length} characters long; keep it under ${MAX_DIRECTIVE_TEXT_CHARS}`,
+    );
   }
   return text;
 }

@@ -2,6 +2,7 @@ import type { ErrorCode } from '../errors/codes.js';
 import type { SerializedError } from '../errors/serialize.js';
 import { EventEmitter } from '../policies/events.js';
 import type { FinishReason, Usage } from '../spec/model.js';
+import type { GuardrailStage, GuardrailTrigger } from './guardrails/guardrail.js';
 import type { StopReason, TerminalStatus } from './run-state.js';
 
 /** What every run event carries. */
@@ -22,9 +23,6 @@ export type CorrectionKind =
   | 'invalid_output'
   | 'retry_step'
   | 'continue_output';
-
-/** Where a guardrail ran. */
-export type GuardrailStage = 'input' | 'output' | 'tool-call';
 
 /**
  * Everything a run reports while it runs, as a union told apart by `type` (noun-verb, like `tool-call-end`). Events
@@ -110,7 +108,7 @@ export type RunEvent =
       readonly stage: GuardrailStage;
       readonly guardrail: string;
       readonly action: 'block' | 'redact';
-      readonly message: string;
+      readonly trigger: GuardrailTrigger;
     })
   | (RunEventBase & {
       readonly type: 'context-reduced';

@@ -73,13 +73,21 @@ function full(state: State): boolean {
 
 function check(schema: Schema, value: unknown, path: string, state: State, depth: number): void {
   if (schema === true) return;
-  if (schema === false) return report(state, path, 'no value is allowed here');
+  if (schema === false) {
+    report(state, path, 'no value is allowed here');
+    return;
+  }
   if (typeof schema !== 'object' || schema === null) return;
-  if (depth > MAX_SCHEMA_DEPTH) return report(state, path, `schema nesting deeper than ${MAX_SCHEMA_DEPTH} levels`);
-
+  if (depth > MAX_SCHEMA_DEPTH) {
+    report(state, path, `schema nesting deeper than ${MAX_SCHEMA_DEPTH} levels`);
+    return;
+  }
   if (typeof schema.$ref === 'string') {
     const target = resolveReference(state.root, schema.$ref);
-    if (target === undefined) return report(state, path, `schema reference ${schema.$ref} cannot be resolved`);
+    if (target === undefined) {
+      report(state, path, `schema reference ${schema.$ref} cannot be resolved`);
+      return;
+    }
     check(target, value, path, state, depth + 1);
   }
   if (value === null && schema.nullable === true) return;
@@ -99,7 +107,12 @@ function check(schema: Schema, value: unknown, path: string, state: State, depth
   checkCombinators(schema, value, path, state, depth);
 }
 
-function checkType(schema: { readonly [key: string]: unknown }, value: unknown, path: string, state: State): boolean {
+function checkType(
+  schema: { readonly [key: string]: unknown },
+  value: unknown,
+  path: string,
+  state: State,
+): boolean {
   const declared = schema.type;
   if (declared === undefined) return true;
   const types = (Array.isArray(declared) ? declared : [declared]).filter((type) => typeof type === 'string');
@@ -137,7 +150,12 @@ function describeType(value: unknown): string {
   return typeof value;
 }
 
-function checkString(schema: { readonly [key: string]: unknown }, value: string, path: string, state: State): void {
+function checkString(
+  schema: { readonly [key: string]: unknown },
+  value: string,
+  path: string,
+  state: State,
+): void {
   const { minLength, maxLength, pattern } = schema;
   if (typeof minLength === 'number' || typeof maxLength === 'number') {
     const length = countCodePoints(value);
@@ -150,9 +168,14 @@ function checkString(schema: { readonly [key: string]: unknown }, value: string,
   }
   if (typeof pattern === 'string') {
     const expression = compilePattern(pattern);
-    if (typeof expression === 'string') report(state, path, `cannot be checked: the schema's pattern ${expression}`);
+    if (typeof expression === 'string')
+      report(state, path, `cannot be checked: the schema's pattern ${expression}`);
     else if (value.length > MAX_PATTERN_SUBJECT_LENGTH) {
-      report(state, path, `is too long to be checked against pattern (over ${MAX_PATTERN_SUBJECT_LENGTH} characters)`);
+      report(
+        state,
+        path,
+        `is too long to be checked against pattern (over ${MAX_PATTERN_SUBJECT_LENGTH} characters)`,
+      );
     } else if (!expression.test(value)) report(state, path, `must match pattern ${pattern}`);
   }
 }
@@ -171,7 +194,12 @@ function countCodePoints(value: string): number {
   return count;
 }
 
-function checkNumber(schema: { readonly [key: string]: unknown }, value: number, path: string, state: State): void {
+function checkNumber(
+  schema: { readonly [key: string]: unknown },
+  value: number,
+  path: string,
+  state: State,
+): void {
   const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf } = schema;
   if (typeof minimum === 'number') {
     if (exclusiveMinimum === true ? value <= minimum : value < minimum) {
@@ -191,7 +219,8 @@ function checkNumber(schema: { readonly [key: string]: unknown }, value: number,
   }
   if (typeof multipleOf === 'number' && multipleOf > 0) {
     const quotient = value / multipleOf;
-    if (Math.abs(quotient - Math.round(quotient)) > 1e-9) report(state, path, `must be a multiple of ${multipleOf}`);
+    if (Math.abs(quotient - Math.round(quotient)) > 1e-9)
+      report(state, path, `must be a multiple of ${multipleOf}`);
   }
 }
 
@@ -210,8 +239,11 @@ function checkArray(
     report(state, path, `must have at most ${maxItems} items (has ${value.length})`);
   }
   if (uniqueItems === true) {
-    const duplicate = value.findIndex((item, index) => value.slice(0, index).some((other) => deepEqual(other, item)));
-    if (duplicate >= 0) report(state, path, `items must be unique (item ${duplicate} repeats an earlier one)`);
+    const duplicate = value.findIndex((item, index) =>
+      value.slice(0, index).some((other) => deepEqual(other, item)),
+    );
+    if (duplicate >= 0)
+      report(state, path, `items must be unique (item ${duplicate} repeats an earlier one)`);
   }
   // Draft 2020-12 names tuples `prefixItems`; draft 7 uses an array under `items`.
   const tuple = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : undefined;
@@ -281,14 +313,23 @@ function checkCombinators(
   for (const keyword of ['anyOf', 'oneOf'] as const) {
     const alternatives = schema[keyword];
     if (!Array.isArray(alternatives)) continue;
-    const outcomes = alternatives.filter(isSchema).map((alternative) => trial(alternative, value, path, state, depth));
+    const outcomes = alternatives
+      .filter(isSchema)
+      .map((alternative) => trial(alternative, value, path, state, depth));
     const matching = outcomes.filter((issues) => issues.length === 0).length;
     if (matching === 0 && outcomes.length > 0) {
       const reasons = outcomes
         .slice(0, ALTERNATIVE_PREVIEW)
-        .map((issues, index) => `(${index + 1}) ${issues[0]!.path === path ? '' : `${issues[0]!.path} `}${issues[0]!.message}`);
+        .map(
+          (issues, index) =>
+            `(${index + 1}) ${issues[0]!.path === path ? '' : `${issues[0]!.path} `}${issues[0]!.message}`,
+        );
       const more = outcomes.length > ALTERNATIVE_PREVIEW ? '; ...' : '';
-      report(state, path, `does not match any of the ${outcomes.length} allowed shapes: ${reasons.join('; ')}${more}`);
+      report(
+        state,
+        path,
+        `does not match any of the ${outcomes.length} allowed shapes: ${reasons.join('; ')}${more}`,
+      );
     } else if (keyword === 'oneOf' && matching > 1) {
       report(state, path, `matches ${matching} of the allowed shapes, but must match exactly one`);
     }
@@ -368,6 +409,10 @@ function deepEqual(left: unknown, right: unknown): boolean {
   const rightRecord = right as Record<string, unknown>;
   return (
     leftKeys.length === Object.keys(right).length &&
-    leftKeys.every((key) => Object.hasOwn(rightRecord, key) && deepEqual((left as Record<string, unknown>)[key], rightRecord[key]))
+    leftKeys.every(
+      (key) =>
+        Object.hasOwn(rightRecord, key) &&
+        deepEqual((left as Record<string, unknown>)[key], rightRecord[key]),
+    )
   );
 }

@@ -43,7 +43,12 @@ function locate(text: string, position: number, reason: string): JsonSyntaxError
     }
   }
   const column = position - lineStart + 1;
-  return { message: `${reason} at position ${position} (line ${line}, column ${column})`, position, line, column };
+  return {
+    message: `${reason} at position ${position} (line ${line}, column ${column})`,
+    position,
+    line,
+    column,
+  };
 }
 
 interface Fault {
@@ -80,7 +85,9 @@ class Scanner {
 
   private unexpected(expected?: string): never {
     if (this.index >= this.text.length) {
-      this.fail(expected === undefined ? 'Unexpected end of input' : `Unexpected end of input, expected ${expected}`);
+      this.fail(
+        expected === undefined ? 'Unexpected end of input' : `Unexpected end of input, expected ${expected}`,
+      );
     }
     const character = JSON.stringify(this.text[this.index]).slice(1, -1);
     this.fail(
@@ -101,10 +108,15 @@ class Scanner {
   private value(depth: number): void {
     if (depth > MAX_SCAN_DEPTH) this.fail(`Nesting deeper than ${MAX_SCAN_DEPTH} levels`);
     const character = this.text[this.index];
-    if (character === '{') return this.object(depth);
-    if (character === '[') return this.array(depth);
-    if (character === '"') return this.string();
-    if (character === '-' || (character !== undefined && character >= '0' && character <= '9')) return this.number();
+    if (character === '{') this.object(depth);
+    else if (character === '[') this.array(depth);
+    else if (character === '"') this.string();
+    else if (character === '-' || (character !== undefined && character >= '0' && character <= '9'))
+      this.number();
+    else this.literal();
+  }
+
+  private literal(): void {
     for (const literal of ['true', 'false', 'null']) {
       if (this.text.startsWith(literal, this.index)) {
         this.index += literal.length;
@@ -177,15 +189,15 @@ class Scanner {
       }
       if (code < 32) this.fail('Unescaped control character in string');
       if (code === 92) {
-        const escape = this.text[this.index + 1];
-        if (escape === 'u') {
+        const escaped = this.text[this.index + 1];
+        if (escaped === 'u') {
           if (!/^[0-9a-fA-F]{4}$/.test(this.text.slice(this.index + 2, this.index + 6))) {
             this.fail('Invalid \\u escape in string');
           }
           this.index += 6;
           continue;
         }
-        if (escape === undefined || !'"\\/bfnrt'.includes(escape)) this.fail('Invalid escape in string');
+        if (escaped === undefined || !'"\\/bfnrt'.includes(escaped)) this.fail('Invalid escape in string');
         this.index += 2;
         continue;
       }

@@ -3,6 +3,7 @@ import type { JsonValue } from '../errors/keel-error.js';
 import type { SerializedError } from '../errors/serialize.js';
 import type { Message, ModelResponse, ToolCall, Usage } from '../spec/model.js';
 import type { ToolResult } from '../spec/tool.js';
+import type { CorrectionTrackerState } from './correction-tracker.js';
 import { createReport, type RunReport } from './report.js';
 
 /** The version of {@link RunState}'s shape. Raised with every incompatible change; stores keep it for migrations. */
@@ -72,11 +73,13 @@ export interface RunState {
   continuations: number;
   /** Times structured output failed validation and was sent back. */
   outputCorrections: number;
-  /** Fingerprints of the invalid tool calls seen, with their counts, for no-progress detection. */
-  invalidCalls: Record<string, number>;
+  /** The correction tracker's state (invalid calls in a row, fingerprints), once the model made an invalid call. */
+  corrections?: CorrectionTrackerState;
   /** The final output: the text, or the validated value with an output schema. */
   output?: JsonValue;
   stopReason?: StopReason;
+  /** More about the stop reason, such as the reason a tool gave with `stopRun`. */
+  stopDetail?: string;
   error?: SerializedError;
   startedAtMs: number;
   /** When the run timeout elapses (ms since the epoch); kept so a resumed run keeps its deadline. */
@@ -128,7 +131,6 @@ export function createRunState(options: {
     partialOutput: '',
     continuations: 0,
     outputCorrections: 0,
-    invalidCalls: {},
     startedAtMs: options.startedAtMs,
     deadlineAtMs: options.deadlineAtMs,
     report: createReport(),
@@ -199,13 +201,14 @@ export function endStep(state: RunState, toolMessages: readonly Message[], extra
 /** Transition `run-ended`: the terminal status, stop reason, output or error, and the report's final figures. */
 export function endRun(
   state: RunState,
-  ending: { status: TerminalStatus; stopReason: StopReason; output?: JsonValue; error?: SerializedError },
+  ending: { status: TerminalStatus; stopReason: StopReason; stopDetail?: string; output?: JsonValue; error?: SerializedError },
   nowMs: number,
 ): void {
   state.status = ending.status;
   state.stopReason = ending.stopReason;
   state.phase = 'ended';
   state.pendingToolCalls = [];
+  if (ending.stopDetail !== undefined) state.stopDetail = ending.stopDetail;
   if (ending.output !== undefined) state.output = ending.output;
   if (ending.error !== undefined) state.error = ending.error;
   state.endedAtMs = nowMs;

@@ -48,12 +48,18 @@ const MAX_SCHEMA_DEPTH = 64;
 
 /** True when `value` implements Standard Schema v1 (`'~standard'` with a `validate` function), as zod 4 does. */
 export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null || !('~standard' in value)) {
+  if (
+    (typeof value !== 'object' && typeof value !== 'function') ||
+    value === null ||
+    !('~standard' in value)
+  ) {
     return false;
   }
   const standard = (value as { '~standard': unknown })['~standard'];
   return (
-    typeof standard === 'object' && standard !== null && typeof (standard as { validate?: unknown }).validate === 'function'
+    typeof standard === 'object' &&
+    standard !== null &&
+    typeof (standard as { validate?: unknown }).validate === 'function'
   );
 }
 
@@ -80,7 +86,10 @@ export function resolveSchema<Output>(
     };
   }
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-    throw new KeelError('config.invalid', `${label} must be a Standard Schema (such as a zod 4 schema) or a JSON Schema object`);
+    throw new KeelError(
+      'config.invalid',
+      `${label} must be a Standard Schema (such as a zod 4 schema) or a JSON Schema object`,
+    );
   }
   const jsonSchema = copyJsonSchema(explicitJsonSchema ?? schema, label);
   return {
@@ -116,7 +125,9 @@ function toValidationResult<Output>(result: StandardSchemaResult<Output>): Valid
   if (result.issues === undefined) return { success: true, value: result.value };
   const issues: ValidationIssue[] = result.issues.map((issue) => ({
     path: formatJsonPath(
-      (issue.path ?? []).map((segment) => (typeof segment === 'object' && segment !== null ? segment.key : segment)),
+      (issue.path ?? []).map((segment) =>
+        typeof segment === 'object' && segment !== null ? segment.key : segment,
+      ),
     ),
     message: issue.message,
   }));
@@ -136,10 +147,17 @@ function copyJsonSchema(value: unknown, label: string): JsonSchema {
   return copy;
 }
 
-function copyJson(value: unknown, path: readonly PropertyKey[], label: string, depth: number): JsonSchema[string] {
+function copyJson(
+  value: unknown,
+  path: readonly PropertyKey[],
+  label: string,
+  depth: number,
+): JsonSchema[string] {
   const invalid = (why: string) => {
     const where = formatJsonPath(path);
-    return new KeelError('config.invalid', `${label}: the JSON Schema ${why} at ${where}`, { data: { path: where } });
+    return new KeelError('config.invalid', `${label}: the JSON Schema ${why} at ${where}`, {
+      data: { path: where },
+    });
   };
   if (depth > MAX_SCHEMA_DEPTH) throw invalid(`is nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
@@ -147,7 +165,8 @@ function copyJson(value: unknown, path: readonly PropertyKey[], label: string, d
     if (!Number.isFinite(value)) throw invalid('holds a non-finite number');
     return value;
   }
-  if (Array.isArray(value)) return value.map((item, index) => copyJson(item, [...path, index], label, depth + 1));
+  if (Array.isArray(value))
+    return value.map((item, index) => copyJson(item, [...path, index], label, depth + 1));
   if (typeof value === 'object') {
     const prototype = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) throw invalid('holds a non-plain object');

@@ -1,4 +1,4 @@
-import { KeelError, type JsonValue } from '../errors/keel-error.js';
+import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import type { ToolResult } from '../spec/tool.js';
 
 /** Longest tool message the model is sent by default, in characters (UTF-16 code units): 32 KiB. */
@@ -27,7 +27,9 @@ export function toolError(error: KeelError, guidance?: string): ToolResult {
     throw new KeelError('config.invalid', 'toolError needs a KeelError: classify the thrown value first');
   }
   const text = guidance ?? error.guidance;
-  return text === undefined ? { status: 'error', error: error.toJSON() } : { status: 'error', error: error.toJSON(), guidance: text };
+  return text === undefined
+    ? { status: 'error', error: error.toJSON() }
+    : { status: 'error', error: error.toJSON(), guidance: text };
 }
 
 /** Options of {@link renderToolResult}. */
@@ -58,15 +60,24 @@ export interface RenderedToolResult {
  * @example
  *   renderToolResult(toolSuccess({ temperatureC: 21 })).content; // '{"status":"success","content":{"temperatureC":21}}'
  */
-export function renderToolResult(result: ToolResult, options: RenderToolResultOptions = {}): RenderedToolResult {
+export function renderToolResult(
+  result: ToolResult,
+  options: RenderToolResultOptions = {},
+): RenderedToolResult {
   const maxChars = options.maxChars ?? DEFAULT_TOOL_RESULT_MAX_CHARS;
   if (!Number.isInteger(maxChars) || maxChars < MIN_TOOL_RESULT_MAX_CHARS) {
-    throw new KeelError('config.invalid', `maxChars must be an integer of at least ${MIN_TOOL_RESULT_MAX_CHARS}`);
+    throw new KeelError(
+      'config.invalid',
+      `maxChars must be an integer of at least ${MIN_TOOL_RESULT_MAX_CHARS}`,
+    );
   }
   const isError = result.status === 'error';
-  const view = isError ? errorView(result.error, result.guidance) : { status: 'success', content: result.content };
+  const view = isError
+    ? errorView(result.error, result.guidance)
+    : { status: 'success', content: result.content };
   const content = JSON.stringify(view);
-  if (content.length <= maxChars) return { content, isError, truncated: false, originalChars: content.length };
+  if (content.length <= maxChars)
+    return { content, isError, truncated: false, originalChars: content.length };
   const shortened = isError
     ? JSON.stringify({
         ...errorView(result.error, result.guidance, true),
@@ -83,7 +94,9 @@ function errorView(
   shorten = false,
 ): Record<string, JsonValue> {
   const cap = (text: string) =>
-    shorten && text.length > ERROR_TEXT_CAP_CHARS ? `${cutAt(text, ERROR_TEXT_CAP_CHARS)}... [truncated]` : text;
+    shorten && text.length > ERROR_TEXT_CAP_CHARS
+      ? `${cutAt(text, ERROR_TEXT_CAP_CHARS)}... [truncated]`
+      : text;
   const view: Record<string, JsonValue> = { code: error.code ?? 'tool.failed', message: cap(error.message) };
   if (error.retryable !== undefined) view.retryable = error.retryable;
   if (!shorten && error.data !== undefined) view.data = error.data;

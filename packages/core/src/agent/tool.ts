@@ -56,11 +56,25 @@ export interface ToolOptions<Input, Output> {
  *     },
  *   });
  */
-export function tool<Input = unknown, Output = unknown>(options: ToolOptions<Input, Output>): Tool<Input, Output> {
+export function tool<Input = unknown, Output = unknown>(
+  options: ToolOptions<Input, Output>,
+): Tool<Input, Output> {
   if (typeof options !== 'object' || options === null) {
-    throw new KeelError('config.invalid', 'tool() needs an options object with name, description, input and execute');
+    throw new KeelError(
+      'config.invalid',
+      'tool() needs an options object with name, description, input and execute',
+    );
   }
-  const { name, description, input, inputJsonSchema, idempotent = false, timeoutMs, needsApproval, execute } = options;
+  const {
+    name,
+    description,
+    input,
+    inputJsonSchema,
+    idempotent = false,
+    timeoutMs,
+    needsApproval,
+    execute,
+  } = options;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new KeelError(
       'config.invalid',
@@ -69,18 +83,33 @@ export function tool<Input = unknown, Output = unknown>(options: ToolOptions<Inp
   }
   const label = `tool "${name}"`;
   if (typeof description !== 'string' || description.trim() === '') {
-    throw new KeelError('config.invalid', `${label} needs a non-empty description: the model reads it to choose tools`);
+    throw new KeelError(
+      'config.invalid',
+      `${label} needs a non-empty description: the model reads it to choose tools`,
+    );
   }
-  if (typeof execute !== 'function') throw new KeelError('config.invalid', `${label} needs an execute function`);
-  if (typeof idempotent !== 'boolean') throw new KeelError('config.invalid', `${label}: idempotent must be a boolean`);
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+  if (typeof execute !== 'function')
+    throw new KeelError('config.invalid', `${label} needs an execute function`);
+  if (typeof idempotent !== 'boolean')
+    throw new KeelError('config.invalid', `${label}: idempotent must be a boolean`);
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)
+  ) {
     throw new KeelError('config.invalid', `${label}: timeoutMs must be a positive number of milliseconds`);
   }
-  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
+  if (
+    needsApproval !== undefined &&
+    typeof needsApproval !== 'boolean' &&
+    typeof needsApproval !== 'function'
+  ) {
     throw new KeelError('config.invalid', `${label}: needsApproval must be a boolean or a function`);
   }
   if (input === undefined || input === null) {
-    throw new KeelError('config.invalid', `${label} needs an input schema (a zod 4 schema or a JSON Schema object)`);
+    throw new KeelError(
+      'config.invalid',
+      `${label} needs an input schema (a zod 4 schema or a JSON Schema object)`,
+    );
   }
   const resolved = resolveSchema(input, `${label} input`, inputJsonSchema);
   if (resolved.jsonSchema.type !== 'object') {
@@ -103,7 +132,9 @@ export function tool<Input = unknown, Output = unknown>(options: ToolOptions<Inp
 }
 
 /** The description of a tool the model is sent. */
-export function toToolDefinition(definition: Tool): ToolDefinition {
+export function toToolDefinition(
+  definition: Pick<Tool, 'name' | 'description' | 'inputSchema'>,
+): ToolDefinition {
   return { name: definition.name, description: definition.description, inputSchema: definition.inputSchema };
 }
 
@@ -111,9 +142,12 @@ export function toToolDefinition(definition: Tool): ToolDefinition {
  * Indexes tools by name, for lookup when the model calls one. Throws `config.invalid` when two tools share a name
  * or an entry is not a tool.
  */
-export function indexTools(tools: readonly Tool[]): ReadonlyMap<string, Tool> {
-  if (!Array.isArray(tools)) throw new KeelError('config.invalid', 'tools must be an array of tools built with tool()');
-  const byName = new Map<string, Tool>();
+export function indexTools<T extends Pick<Tool, 'name' | 'execute'>>(
+  tools: readonly T[],
+): ReadonlyMap<string, T> {
+  if (!Array.isArray(tools))
+    throw new KeelError('config.invalid', 'tools must be an array of tools built with tool()');
+  const byName = new Map<string, T>();
   tools.forEach((entry, index) => {
     if (typeof entry !== 'object' || entry === null || typeof entry.execute !== 'function') {
       throw new KeelError('config.invalid', `tools[${index}] is not a tool: build tools with tool({...})`);

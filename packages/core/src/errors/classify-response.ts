@@ -15,12 +15,15 @@ export const MAX_ERROR_BODY_BYTES = 65_536;
  *   const response = await fetch(url, init);
  *   if (!response.ok) throw await classifyResponse(response, { provider: 'openai' });
  */
-export async function classifyResponse(response: Response, options: ClassifyOptions = {}): Promise<KeelError> {
+export async function classifyResponse(
+  response: Response,
+  options: ClassifyOptions = {},
+): Promise<KeelError> {
   if (typeof response !== 'object' || response === null || typeof response.status !== 'number') {
     throw new KeelError('config.invalid', 'classifyResponse: expected a fetch Response.');
   }
   const body = await readBody(response);
-  const exchange = Object.assign(new Error(`HTTP ${response.status} ${response.statusText ?? ''}`.trim()), {
+  const exchange = Object.assign(new Error(response.statusText ?? ''), {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,

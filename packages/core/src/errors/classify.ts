@@ -31,7 +31,10 @@ export interface RuleContext {
  * A user rule, tried before the built-in ones. Return a match (or a ready KeelError, used as it is) to decide,
  * or undefined to let the next rule decide.
  */
-export type ClassificationRule = (error: unknown, context: RuleContext) => ClassificationMatch | KeelError | undefined;
+export type ClassificationRule = (
+  error: unknown,
+  context: RuleContext,
+) => ClassificationMatch | KeelError | undefined;
 
 /** Options of {@link classify}. */
 export interface ClassifyOptions {
@@ -49,7 +52,15 @@ export interface ClassifyOptions {
   signal?: AbortSignal;
 }
 
-type RuleName = 'user' | 'abort' | 'keel-error' | 'http' | 'provider-body' | 'system-code' | 'message' | 'fallback';
+type RuleName =
+  | 'user'
+  | 'abort'
+  | 'keel-error'
+  | 'http'
+  | 'provider-body'
+  | 'system-code'
+  | 'message'
+  | 'fallback';
 
 interface Verdict {
   code: ErrorCode;
@@ -89,8 +100,7 @@ export function classify(error: unknown, options: ClassifyOptions = {}): KeelErr
   if (fromRules !== undefined) return build(error, fromRules, provider);
   if (KeelError.isInstance(error)) return error;
   const chain = errorChain(error);
-  const verdict =
-    typedCause(chain, options.signal) ??
+  const verdict = typedCause(chain, options.signal) ??
     httpExchange(chain, nowMs) ??
     providerBody(chain) ??
     systemCode(chain) ??
@@ -109,7 +119,9 @@ export function classify(error: unknown, options: ClassifyOptions = {}): KeelErr
  *   });
  *   throw classifyOpenAI(error);
  */
-export function createClassifier(defaults: ClassifyOptions = {}): (error: unknown, options?: ClassifyOptions) => KeelError {
+export function createClassifier(
+  defaults: ClassifyOptions = {},
+): (error: unknown, options?: ClassifyOptions) => KeelError {
   validateOptions(defaults, 'createClassifier');
   return (error, options = {}) => {
     validateOptions(options, 'classify');
@@ -126,7 +138,8 @@ function validateOptions(options: ClassifyOptions, where: string): void {
     throw new KeelError('config.invalid', `${where}: ${what}`);
   };
   if (typeof options !== 'object' || options === null) fail('options must be an object.');
-  if (options.provider !== undefined && typeof options.provider !== 'string') fail('provider must be a string.');
+  if (options.provider !== undefined && typeof options.provider !== 'string')
+    fail('provider must be a string.');
   if (options.nowMs !== undefined && !Number.isFinite(options.nowMs)) fail('nowMs must be a finite number.');
   if (options.rules !== undefined) {
     if (!Array.isArray(options.rules)) fail('rules must be an array of functions.');
@@ -134,7 +147,10 @@ function validateOptions(options: ClassifyOptions, where: string): void {
       if (typeof rule !== 'function') fail(`rules[${index}] must be a function, got ${typeof rule}.`);
     });
   }
-  if (options.signal !== undefined && typeof (options.signal as { aborted?: unknown })?.aborted !== 'boolean') {
+  if (
+    options.signal !== undefined &&
+    typeof (options.signal as { aborted?: unknown })?.aborted !== 'boolean'
+  ) {
     fail('signal must be an AbortSignal.');
   }
 }
@@ -217,11 +233,15 @@ function httpExchange(chain: readonly unknown[], nowMs: number): Verdict | undef
     const code = fromBody?.specific === true ? fromBody.code : (fromStatus ?? fromBody?.code);
     if (code === undefined) continue;
     const data = bodyData(body);
-    const requestId = details.headers && (readHeader(details.headers, 'x-request-id') ?? readHeader(details.headers, 'request-id'));
+    const requestId =
+      details.headers &&
+      (readHeader(details.headers, 'x-request-id') ?? readHeader(details.headers, 'request-id'));
     if (requestId) data.requestId = requestId;
     const detail =
       body?.message ??
-      (typeof details.body === 'string' && !details.body.trimStart().startsWith('<') ? details.body : undefined) ??
+      (typeof details.body === 'string' && !details.body.trimStart().startsWith('<')
+        ? details.body
+        : undefined) ??
       readString(link, 'message') ??
       readString(link, 'statusText');
     return {
@@ -230,7 +250,8 @@ function httpExchange(chain: readonly unknown[], nowMs: number): Verdict | undef
       link,
       status: details.status,
       retryAfterMs:
-        (details.headers && retryAfterFromHeaders(details.headers, nowMs)) ?? retryAfterFromMessage(code, detail),
+        (details.headers && retryAfterFromHeaders(details.headers, nowMs)) ??
+        retryAfterFromMessage(code, detail),
       detail: details.status === undefined ? detail : `HTTP ${details.status}${detail ? `: ${detail}` : ''}`,
       data,
     };
@@ -271,7 +292,9 @@ function systemCode(chain: readonly unknown[]): Verdict | undefined {
     };
   }
   const connection = chain.find((link) => errorNames(link).some((name) => CONNECTION_NAMES.has(name)));
-  return connection === undefined ? undefined : { code: 'network.connection', rule: 'system-code', link: connection, data: {} };
+  return connection === undefined
+    ? undefined
+    : { code: 'network.connection', rule: 'system-code', link: connection, data: {} };
 }
 
 function messagePattern(chain: readonly unknown[]): Verdict | undefined {

@@ -2,13 +2,15 @@ import type { ErrorCode } from './codes.js';
 
 /** What the user (or the model) can do about a classified fault, where there is something to do. */
 const GUIDANCE: Partial<Record<ErrorCode, string>> = {
-  'provider.rate_limited': 'The provider is limiting the request rate: wait before retrying, or lower concurrency.',
+  'provider.rate_limited':
+    'The provider is limiting the request rate: wait before retrying, or lower concurrency.',
   'provider.quota_exhausted':
     'The account has run out of quota or credit: add credit or raise the usage limit; retrying will not help.',
   'provider.auth': 'Check the API key and that it is allowed to use this model.',
   'provider.context_overflow':
     'The request is larger than the model accepts: shorten the conversation or trim large tool outputs and attachments.',
-  'provider.bad_request': 'The provider rejected the request: check the model name and the request parameters.',
+  'provider.bad_request':
+    'The provider rejected the request: check the model name and the request parameters.',
   'provider.not_found': 'Check the model name and the base URL.',
   'provider.content_filter': "The provider's content filter refused the request: rephrase it.",
 };

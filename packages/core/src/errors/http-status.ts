@@ -66,14 +66,19 @@ export function readHttpDetails(value: unknown): HttpDetails | undefined {
 }
 
 function readOwnDetails(value: unknown): HttpDetails {
-  if (typeof value !== 'object' || value === null) return { status: undefined, headers: undefined, body: undefined };
+  if (typeof value !== 'object' || value === null)
+    return { status: undefined, headers: undefined, body: undefined };
   const statusValue = readProperty(value, 'status') ?? readProperty(value, 'statusCode');
   const status =
-    typeof statusValue === 'number' && Number.isInteger(statusValue) && statusValue >= 100 && statusValue <= 599
+    typeof statusValue === 'number' &&
+    Number.isInteger(statusValue) &&
+    statusValue >= 100 &&
+    statusValue <= 599
       ? statusValue
       : undefined;
   const headersValue = readProperty(value, 'headers');
-  const headers = typeof headersValue === 'object' && headersValue !== null ? (headersValue as HeadersLike) : undefined;
+  const headers =
+    typeof headersValue === 'object' && headersValue !== null ? (headersValue as HeadersLike) : undefined;
   let body: unknown;
   // Only an exchange carries a body worth reading: a bare `error` property on an arbitrary object is not one.
   if (status !== undefined || headers !== undefined) {

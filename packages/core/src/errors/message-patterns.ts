@@ -7,7 +7,10 @@ import { CONTEXT_OVERFLOW_MESSAGE } from './provider-bodies.js';
  */
 export const MESSAGE_PATTERNS: readonly (readonly [pattern: RegExp, code: ErrorCode])[] = [
   [CONTEXT_OVERFLOW_MESSAGE, 'provider.context_overflow'],
-  [/insufficient[_ ]quota|exceeded your current quota|credit balance is too low/i, 'provider.quota_exhausted'],
+  [
+    /insufficient[_ ]quota|exceeded your current quota|credit balance is too low/i,
+    'provider.quota_exhausted',
+  ],
   [/rate[ _-]?limit|too many requests|throttl/i, 'provider.rate_limited'],
   [/overloaded|over capacity|service unavailable/i, 'provider.overloaded'],
   [/timed? ?out|timeout/i, 'network.timeout'],
@@ -27,7 +30,8 @@ export function codeForMessage(message: string): ErrorCode | undefined {
   return undefined;
 }
 
-const TRY_AGAIN_IN = /(?:try again|retry) (?:in|after) ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+|\d+(?:\.\d+)? ?seconds?)/i;
+const TRY_AGAIN_IN =
+  /(?:try again|retry) (?:in|after) ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+|\d+(?:\.\d+)? ?seconds?)/i;
 
 /** The wait a rate-limit message asks for (OpenAI: "Please try again in 20s."), as text, or undefined. */
 export function retryHintInMessage(message: string): string | undefined {

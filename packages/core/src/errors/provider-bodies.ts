@@ -91,14 +91,16 @@ export const CONTEXT_OVERFLOW_MESSAGE =
 /** What a provider body says, or undefined when it names nothing known. */
 export function codeForBody(body: ProviderBody): BodyVerdict | undefined {
   for (const field of [body.code, body.type]) {
-    if (field !== undefined && Object.hasOwn(SPECIFIC, field)) return { code: SPECIFIC[field]!, specific: true };
+    if (field !== undefined && Object.hasOwn(SPECIFIC, field))
+      return { code: SPECIFIC[field]!, specific: true };
   }
   // Anthropic reports an overflowing prompt as a plain invalid_request_error; only its message tells.
   if (body.message !== undefined && CONTEXT_OVERFLOW_MESSAGE.test(body.message)) {
     return { code: 'provider.context_overflow', specific: true };
   }
   for (const field of [body.code, body.type]) {
-    if (field !== undefined && Object.hasOwn(GENERIC, field)) return { code: GENERIC[field]!, specific: false };
+    if (field !== undefined && Object.hasOwn(GENERIC, field))
+      return { code: GENERIC[field]!, specific: false };
   }
   return undefined;
 }
@@ -111,5 +113,9 @@ export function isProviderBodyShape(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const inner = readProperty(value, 'error');
   if (typeof inner !== 'object' || inner === null) return false;
-  return readString(value, 'type') === 'error' || readString(inner, 'type') !== undefined || readProperty(inner, 'code') !== undefined;
+  return (
+    readString(value, 'type') === 'error' ||
+    readString(inner, 'type') !== undefined ||
+    readProperty(inner, 'code') !== undefined
+  );
 }

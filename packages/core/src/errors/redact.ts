@@ -34,7 +34,7 @@ const BEARER = /\b(Bearer)\s+(?=[\w.~+/=-]*(?:\d|=|[.~+/-]\w)|[\w.~+/-]{20,})[\w
 const BASIC = /\b(Basic)\s+(?=[A-Za-z0-9+/]*(?:\d|=|[+/]\w)|[A-Za-z0-9+/]{20,})[A-Za-z0-9+/]{6,}=*/gi;
 
 // Passwords in URLs: scheme://user:password@host, and scheme://:password@host (Redis).
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]+@/gi;
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@]*:)[^\s@/]+@/gi;
 
 /**
  * Returns `text` with credentials replaced by `[redacted]`: provider API keys (OpenAI, Anthropic and other

@@ -15,7 +15,11 @@ export type HeadersLike =
   | Readonly<Record<string, string | readonly string[] | number | null | undefined>>;
 
 // Reset headers and the `remaining` header saying whether that limit is the one that ran out.
-const RESET_HEADERS: readonly (readonly [reset: string, remaining: string, format: 'duration' | 'timestamp'])[] = [
+const RESET_HEADERS: readonly (readonly [
+  reset: string,
+  remaining: string,
+  format: 'duration' | 'timestamp',
+])[] = [
   ['x-ratelimit-reset-requests', 'x-ratelimit-remaining-requests', 'duration'],
   ['x-ratelimit-reset-tokens', 'x-ratelimit-remaining-tokens', 'duration'],
   ['anthropic-ratelimit-requests-reset', 'anthropic-ratelimit-requests-remaining', 'timestamp'],
@@ -36,7 +40,10 @@ const RESET_HEADERS: readonly (readonly [reset: string, remaining: string, forma
  * @example
  *   retryAfterFromHeaders(response.headers); // 2000 for `retry-after: 2`
  */
-export function retryAfterFromHeaders(headers: HeadersLike | null | undefined, nowMs: number = Date.now()): number | undefined {
+export function retryAfterFromHeaders(
+  headers: HeadersLike | null | undefined,
+  nowMs: number = Date.now(),
+): number | undefined {
   if (headers === null || headers === undefined || typeof headers !== 'object') return undefined;
   const candidates: number[] = [];
   const add = (value: number | undefined) => {

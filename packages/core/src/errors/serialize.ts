@@ -68,14 +68,18 @@ function describe(error: unknown): SerializedError {
     return result;
   }
   const message = read(error, 'message');
-  if (error instanceof Error || (typeof error === 'object' && error !== null && typeof message === 'string')) {
+  if (
+    error instanceof Error ||
+    (typeof error === 'object' && error !== null && typeof message === 'string')
+  ) {
     const name = read(error, 'name');
     const result: SerializedError = {
       name: typeof name === 'string' && name !== '' ? name : 'Error',
       message: clip(redactSecrets(typeof message === 'string' ? message : '')),
     };
     const code = read(error, 'code');
-    if (typeof code === 'string' || typeof code === 'number') result.data = { code: redactSecrets(String(code)) };
+    if (typeof code === 'string' || typeof code === 'number')
+      result.data = { code: redactSecrets(String(code)) };
     const status = read(error, 'status');
     if (typeof status === 'number' && Number.isInteger(status)) result.status = status;
     return result;
@@ -158,7 +162,9 @@ function deserializeAt(serialized: SerializedError, depth: number): Error {
   if (serialized.code !== undefined && isErrorCode(serialized.code)) {
     return new KeelError(serialized.code, message, {
       retryable:
-        typeof serialized.retryable === 'boolean' ? serialized.retryable : ERROR_CODES[serialized.code].retryable,
+        typeof serialized.retryable === 'boolean'
+          ? serialized.retryable
+          : ERROR_CODES[serialized.code].retryable,
       retryAfterMs: typeof serialized.retryAfterMs === 'number' ? serialized.retryAfterMs : undefined,
       status: typeof serialized.status === 'number' ? serialized.status : undefined,
       provider: typeof serialized.provider === 'string' ? serialized.provider : undefined,
@@ -173,7 +179,8 @@ function deserializeAt(serialized: SerializedError, depth: number): Error {
   const error = new Error(message, cause === undefined ? undefined : { cause });
   if (typeof serialized.name === 'string' && serialized.name !== '') error.name = serialized.name;
   // Restored so that classifying the copy gives what classifying the original gave (ECONNRESET, HTTP 429).
-  const code = typeof serialized.data === 'object' && serialized.data !== null ? serialized.data.code : undefined;
+  const code =
+    typeof serialized.data === 'object' && serialized.data !== null ? serialized.data.code : undefined;
   if (typeof code === 'string') Object.assign(error, { code });
   if (typeof serialized.status === 'number') Object.assign(error, { status: serialized.status });
   return error;

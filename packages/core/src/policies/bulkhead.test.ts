@@ -71,7 +71,7 @@ describe('bulkhead', () => {
   it('queues in arrival order and hands each freed slot to the oldest waiter', async () => {
     const policy = bulkhead({ maxConcurrent: 1, maxQueued: 3 });
     const started: string[] = [];
-    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
     const call = (name: string) => {
       gates.set(name, deferred());
       return policy.execute(() => {

@@ -1,28 +1,17 @@
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
-import {
-  type BreakerOutcome,
-  type BreakerRejection,
-  type BreakerRules,
-  type BreakerStore,
-  type BreakerStoreFactory,
-  type BreakerTicket,
-  type BreakerTransition,
-  inMemoryBreakerStore,
-  type OpenDuration,
+import type {
+  BreakerOutcome,
+  BreakerRejection,
+  BreakerStore,
+  BreakerStoreFactory,
+  BreakerTicket,
+  BreakerTransition,
 } from './breaker/breaker-store.js';
-import { consecutive } from './breaker/consecutive.js';
-import { isDependencyFailure } from './breaker/failures.js';
-import { type BreakerSnapshot, type BreakerState, parseBreakerSnapshot } from './breaker/snapshot.js';
+import { resolveBreakerOptions } from './breaker/options.js';
+import type { BreakerSnapshot, BreakerState } from './breaker/snapshot.js';
 import type { BreakerStrategy } from './breaker/strategy.js';
-import {
-  describe,
-  rejectUnknownOptions,
-  requireInteger,
-  requireMilliseconds,
-  requireOptionsObject,
-} from './breaker/validate.js';
-import { type Clock, systemClock } from './clock.js';
+import type { Clock } from './clock.js';
 import { toContext } from './context.js';
 import { EventEmitter } from './events.js';
 import type { Disposable, Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
@@ -117,20 +106,6 @@ export interface CircuitBreaker extends Policy {
   toJSON(): BreakerSnapshot;
 }
 
-const KNOWN_OPTIONS = [
-  'name',
-  'strategy',
-  'halfOpenAfterMs',
-  'halfOpenMaxProbes',
-  'probeSuccessesToClose',
-  'probeTimeoutMs',
-  'slowCallMs',
-  'isFailure',
-  'initialState',
-  'store',
-  'clock',
-];
-
 /**
  * Stops calling a dependency that keeps failing. Closed, it runs calls and lets the strategy count failures; open,
  * it rejects every call at once with `policy.circuit_open` (`retryAfterMs` = time left open; `data`: `breaker`,
@@ -169,7 +144,7 @@ class CircuitBreakerPolicy implements CircuitBreaker {
   readonly onRejected = this.rejections.event;
 
   constructor(options: CircuitBreakerOptions) {
-    const settings = validate(options);
+    const settings = resolveBreakerOptions(options);
     this.name = settings.name;
     this.clock = settings.clock;
     this.slowCallMs = settings.slowCallMs;
@@ -268,93 +243,4 @@ class CircuitBreakerPolicy implements CircuitBreaker {
 
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown }).then === 'function';
-}
-
-interface Settings {
-  name: string;
-  clock: Clock;
-  slowCallMs: number | undefined;
-  isFailure: (error: unknown) => boolean;
-  store: BreakerStoreFactory;
-  initialState: BreakerSnapshot | undefined;
-  rules: BreakerRules;
-}
-
-const OWNER = 'circuitBreaker()';
-
-function validate(options: CircuitBreakerOptions): Settings {
-  requireOptionsObject(OWNER, options);
-  rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
-  const name = options.name ?? 'circuit-breaker';
-  if (typeof name !== 'string' || name.length === 0) invalid('name', 'a non-empty string', name);
-  const strategy = options.strategy ?? consecutive();
-  if (typeof strategy !== 'object' || strategy === null || typeof strategy.createWindow !== 'function') {
-    invalid('strategy', 'a strategy such as consecutive(), countWindow() or timeWindow()', strategy);
-  }
-  const openDuration = validateOpenDuration(options.halfOpenAfterMs ?? 30_000);
-  const halfOpenMaxProbes = requireInteger(OWNER, 'halfOpenMaxProbes', options.halfOpenMaxProbes ?? 1, 1);
-  const probeSuccessesToClose = requireInteger(
-    OWNER,
-    'probeSuccessesToClose',
-    options.probeSuccessesToClose ?? 1,
-    1,
-  );
-  const probeTimeoutMs = requireMilliseconds(
-    OWNER,
-    'probeTimeoutMs',
-    options.probeTimeoutMs ?? Math.max(openDuration.initialMs, 1_000),
-    1,
-  );
-  const slowCallMs =
-    options.slowCallMs === undefined
-      ? undefined
-      : requireMilliseconds(OWNER, 'slowCallMs', options.slowCallMs, 0);
-  const isFailure = options.isFailure ?? isDependencyFailure;
-  if (typeof isFailure !== 'function') invalid('isFailure', 'a function (error) => boolean', isFailure);
-  const store = options.store ?? inMemoryBreakerStore;
-  if (typeof store !== 'function') invalid('store', 'a store factory such as inMemoryBreakerStore', store);
-  const clock = options.clock ?? systemClock;
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
-    invalid('clock', 'a Clock with now(), setTimeout() and clearTimeout()', clock);
-  }
-  const initialState =
-    options.initialState === undefined ? undefined : parseBreakerSnapshot(options.initialState);
-  return {
-    name,
-    clock,
-    slowCallMs,
-    isFailure,
-    store,
-    initialState,
-    rules: { strategy, openDuration, halfOpenMaxProbes, probeSuccessesToClose, probeTimeoutMs },
-  };
-}
-
-function validateOpenDuration(value: number | OpenDurationOptions): OpenDuration {
-  if (typeof value === 'number') {
-    const initialMs = requireMilliseconds(OWNER, 'halfOpenAfterMs', value, 0);
-    return { initialMs, factor: 1, maxMs: initialMs };
-  }
-  if (typeof value !== 'object' || value === null) {
-    return invalid('halfOpenAfterMs', 'milliseconds or { initialMs, factor, maxMs }', value);
-  }
-  rejectUnknownOptions(`${OWNER} halfOpenAfterMs`, value, ['initialMs', 'factor', 'maxMs']);
-  const initialMs = requireMilliseconds(OWNER, 'halfOpenAfterMs.initialMs', value.initialMs, 0);
-  const factor = value.factor ?? 2;
-  if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
-    invalid('halfOpenAfterMs.factor', 'a finite number >= 1', factor);
-  }
-  const maxMs = requireMilliseconds(
-    OWNER,
-    'halfOpenAfterMs.maxMs',
-    value.maxMs ?? Math.max(initialMs, 300_000),
-    initialMs,
-  );
-  return { initialMs, factor, maxMs };
-}
-
-function invalid(option: string, expected: string, got: unknown): never {
-  throw new KeelError('config.invalid', `${OWNER}: ${option} must be ${expected}, got ${describe(got)}`, {
-    data: { option },
-  });
 }

@@ -10,13 +10,13 @@ import type { Policy, PolicyContext, PolicyFunction, SignalInput } from './polic
 export interface ComposablePolicy {
   execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<unknown>;
   /** Type-level only, never set: what the policy may resolve with besides the function's result. */
-  readonly alternativeResult?: unknown;
+  readonly alternativeResult?: () => unknown;
 }
 
 /** The alternative results a list of policies may produce (`never` when none is a fallback). */
 export type AlternativeResultOf<Policies extends readonly ComposablePolicy[]> =
   Policies[number] extends infer Each
-    ? Each extends { readonly alternativeResult?: infer Alternative }
+    ? Each extends { readonly alternativeResult?: () => infer Alternative }
       ? Alternative
       : never
     : never;
@@ -25,7 +25,7 @@ export type AlternativeResultOf<Policies extends readonly ComposablePolicy[]> =
 export interface ComposedPolicy<Alternative = never> {
   execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T | Alternative>;
   /** Type-level only, never set: what the policy may resolve with besides the function's result. */
-  readonly alternativeResult?: Alternative;
+  readonly alternativeResult?: () => Alternative;
   /** The composed policies, outermost first. */
   readonly policies: readonly ComposablePolicy[];
 }

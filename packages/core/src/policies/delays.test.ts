@@ -108,12 +108,18 @@ describe('exponential', () => {
   });
 
   it('rejects invalid options with a message saying what to fix', () => {
-    expect(configError(() => exponential({ factor: 0.5 })).message).toMatch(/factor must be .* at least 1; got 0.5/);
+    expect(configError(() => exponential({ factor: 0.5 })).message).toMatch(
+      /factor must be .* at least 1; got 0.5/,
+    );
     configError(() => exponential({ factor: Number.NaN }));
     configError(() => exponential({ initialMs: -1 }));
     configError(() => exponential({ initialMs: Number.POSITIVE_INFINITY }));
-    expect(configError(() => exponential({ initialMs: 100, maxMs: 50 })).message).toMatch(/maxMs .* at least 100/);
-    expect(configError(() => exponential({ initalMs: 100 } as never)).message).toMatch(/unknown option "initalMs"/);
+    expect(configError(() => exponential({ initialMs: 100, maxMs: 50 })).message).toMatch(
+      /maxMs .* at least 100/,
+    );
+    expect(configError(() => exponential({ initalMs: 100 } as never)).message).toMatch(
+      /unknown option "initalMs"/,
+    );
     configError(() => exponential(null as never));
   });
 
@@ -132,7 +138,9 @@ describe('fullJitter', () => {
   });
 
   it('never yields NaN, a negative or too large a delay, whatever the random source or base', () => {
-    const badBase: Delay = { next: ({ attempt }) => [Number.NaN, -100, Number.POSITIVE_INFINITY][attempt % 3]! };
+    const badBase: Delay = {
+      next: ({ attempt }) => [Number.NaN, -100, Number.POSITIVE_INFINITY][attempt % 3]!,
+    };
     for (const [, random] of brokenSources) {
       expectUsable(run(fullJitter(exponential()), 10_000, random), 30_000);
       expectUsable(run(fullJitter(badBase), 30, random));

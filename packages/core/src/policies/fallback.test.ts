@@ -6,6 +6,7 @@ import { compose } from './compose.js';
 import { toContext } from './context.js';
 import { type FallbackEvent, fallback } from './fallback.js';
 import type { Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import { timeout } from './timeout.js';
 
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -24,7 +25,10 @@ function racingTimeout(timeoutMs: number, clock: Clock): Policy {
   return {
     execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> {
       const timedOut = new Promise<never>((_, reject) => {
-        clock.setTimeout(() => reject(new KeelError('network.timeout', `no answer in ${timeoutMs} ms`)), timeoutMs);
+        clock.setTimeout(
+          () => reject(new KeelError('network.timeout', `no answer in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
       });
       return Promise.race([Promise.resolve(fn(toContext(signal))), timedOut]);
     },
@@ -169,7 +173,7 @@ describe('fallback', () => {
     await expect(policy.execute(() => Promise.reject(keelError))).rejects.toBe(keelError);
   });
 
-  it('classifies thrown values for conditions: KeelErrors as they are, others as internal.unexpected', async () => {
+  it('classifies thrown values for conditions: KeelErrors as they are, others with classify', async () => {
     const seen: KeelError[] = [];
     const original = new RangeError('boom');
     const policy = fallback([
@@ -183,6 +187,10 @@ describe('fallback', () => {
     });
     expect(seen[0]!.code).toBe('internal.unexpected');
     expect(seen[0]!.cause).toBe(original);
+    await policy.execute(() => {
+      throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    });
+    expect(seen[1]!.code).toBe('network.connection');
 
     const classified = fallback([(_, error) => error.code], {
       classify: () => new KeelError('tool.failed', 'classified'),
@@ -230,6 +238,33 @@ describe('fallback', () => {
     rejectLate(new Error('late rejection of the timed-out call'));
     await flushMicrotasks();
     expect(alternativeRuns).toBe(1);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('runs the fallback once when keel’s forced timeout fires and the primary rejects later', async () => {
+    const clock = new FakeClock();
+    const alternativeErrors: string[] = [];
+    const policy = compose(
+      fallback([
+        (_, error) => {
+          alternativeErrors.push(error.code);
+          return 'fallback answer';
+        },
+      ]),
+      timeout(1_000, { strategy: 'forced', clock }),
+    );
+    let rejectLate!: (error: unknown) => void;
+    const result = policy.execute(
+      () =>
+        new Promise<string>((_, reject) => {
+          rejectLate = reject;
+        }),
+    );
+    await clock.advance(1_000);
+    await expect(result).resolves.toBe('fallback answer');
+    rejectLate(new Error('late rejection of the timed-out call'));
+    await flushMicrotasks();
+    expect(alternativeErrors).toEqual(['policy.timeout']);
     expect(unhandled).toEqual([]);
   });
 

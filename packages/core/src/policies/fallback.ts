@@ -1,3 +1,4 @@
+import { classify } from '../errors/classify.js';
 import { isControlSignal } from '../errors/control.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import { toContext } from './context.js';
@@ -22,8 +23,9 @@ export interface FallbackOptions {
   /** The condition for alternatives that have no `when` of their own. Defaults to every error. */
   when?: (error: KeelError) => boolean;
   /**
-   * Turns a thrown value into the KeelError that `when` and the final error see. Defaults to keeping KeelErrors as
-   * they are and wrapping anything else as `internal.unexpected` with the original as `cause`.
+   * Turns a thrown value into the KeelError that `when` and the final error see. Defaults to `classify` from the
+   * errors layer (a KeelError stays as it is; anything else gets its code from status, body, system code or message,
+   * with the original as `cause`).
    */
   classify?: (error: unknown) => KeelError;
 }
@@ -54,7 +56,7 @@ export interface FallbackPolicy<Alternative> {
   /** Fires before each alternative runs. */
   readonly onFallback: Event<FallbackEvent>;
   /** Type-level only, never set: what the policy may resolve with besides the function's result (see `compose`). */
-  readonly alternativeResult?: Alternative;
+  readonly alternativeResult?: () => Alternative;
 }
 
 interface Step<Result> {
@@ -64,13 +66,7 @@ interface Step<Result> {
 }
 
 const everyError = (): boolean => true;
-
-/** Keeps a KeelError as it is; wraps anything else as `internal.unexpected`. */
-function wrapUnknown(error: unknown): KeelError {
-  if (KeelError.isInstance(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new KeelError('internal.unexpected', message, { cause: error });
-}
+const defaultClassify = (error: unknown): KeelError => classify(error);
 
 /**
  * Tries the function given to `execute` (the primary), then each alternative in order whose `when` matches the
@@ -79,8 +75,9 @@ function wrapUnknown(error: unknown): KeelError {
  * - No alternative matched: the primary's thrown value is rethrown exactly as it was.
  * - Alternatives ran and all failed: a KeelError with the last failure's code, retryability and `retryAfterMs`, the
  *   last failure as `cause`, and the whole chain in `data.failures` (`[{ name, code, message }]`, primary first).
- * - Cancellation (the caller's signal aborted) ends the chain with the signal's reason, and a thrown control signal
- *   is rethrown untouched: neither is ever replaced by an alternative.
+ * - Cancellation (the caller's signal aborted) ends the chain with the signal's reason; a thrown control signal, and
+ *   any failure classified as `run.cancelled` (an AbortError from elsewhere), is rethrown untouched: none is ever
+ *   replaced by an alternative.
  *
  * Each step settles once (promises settle once), so an inner timeout followed by the primary's late rejection can
  * never run an alternative twice.
@@ -98,7 +95,7 @@ export function fallback<Alternative>(
   >,
   options: FallbackOptions = {},
 ): FallbackPolicy<Alternative> {
-  const { steps, classify } = validate(alternatives, options);
+  const { steps, classifyError } = validate(alternatives, options);
   const fallbacks = new EventEmitter<FallbackEvent>();
 
   const execute = async <T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T | Alternative> => {
@@ -111,7 +108,8 @@ export function fallback<Alternative>(
       thrown = error;
     }
     passControl(thrown, context);
-    let latest = classify(thrown);
+    let latest = classifyError(thrown);
+    if (latest.code === 'run.cancelled') throw thrown;
     const failures: FallbackFailure[] = [{ name: 'primary', code: latest.code, message: latest.message }];
     let ran = false;
     for (let position = 1; position <= steps.length; position++) {
@@ -123,7 +121,8 @@ export function fallback<Alternative>(
         return await step.run(context, latest);
       } catch (error) {
         passControl(error, context);
-        latest = classify(error);
+        latest = classifyError(error);
+        if (latest.code === 'run.cancelled') throw error;
         failures.push({ name: step.name, code: latest.code, message: latest.message });
       }
     }
@@ -164,15 +163,15 @@ function validate<Alternative>(
     | ((context: PolicyContext, error: KeelError) => PromiseLike<Alternative> | Alternative)
   >,
   options: FallbackOptions,
-): { steps: Step<Alternative>[]; classify: (error: unknown) => KeelError } {
+): { steps: Step<Alternative>[]; classifyError: (error: unknown) => KeelError } {
   if (!Array.isArray(alternatives) || alternatives.length === 0) {
     throw invalid('alternatives must be a non-empty array of { name?, when?, run } or functions');
   }
   if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
   const defaultWhen = options.when ?? everyError;
   if (typeof defaultWhen !== 'function') throw invalid('options.when must be a function (error) => boolean');
-  const classify = options.classify ?? wrapUnknown;
-  if (typeof classify !== 'function')
+  const classifier = options.classify ?? defaultClassify;
+  if (typeof classifier !== 'function')
     throw invalid('options.classify must be a function (error) => KeelError');
   const steps = alternatives.map((alternative, index): Step<Alternative> => {
     const fallbackName = `fallback ${index + 1}`;
@@ -187,5 +186,5 @@ function validate<Alternative>(
       throw invalid(`alternatives[${index}].when must be a function (error) => boolean`);
     return { name, when, run };
   });
-  return { steps, classify };
+  return { steps, classifyError: classifier };
 }

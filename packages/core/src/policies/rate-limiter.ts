@@ -94,6 +94,8 @@ export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
     );
   };
 
+  // One timer serves the whole queue, instead of a sleep per waiter with pre-computed turns: a waiter that aborts
+  // hands its turn to the next one at once rather than leaving a hole in the schedule.
   const serveQueue = (): void => {
     timer = undefined;
     refill();

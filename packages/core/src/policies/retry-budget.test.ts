@@ -101,7 +101,9 @@ describe('retryBudget', () => {
       } catch (error) {
         caught = error;
       }
-      expect(KeelError.isInstance(caught) && caught.code === 'config.invalid', JSON.stringify(options)).toBe(true);
+      expect(KeelError.isInstance(caught) && caught.code === 'config.invalid', JSON.stringify(options)).toBe(
+        true,
+      );
     }
   });
 });

@@ -1,3 +1,4 @@
+import { classify } from '../errors/classify.js';
 import { isControlSignal } from '../errors/control.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import { type Clock, systemClock } from './clock.js';
@@ -13,7 +14,8 @@ export interface RetryOptions {
   /** Total calls, the first included: 3 means one call and up to two retries. An integer ≥ 1 or Infinity. Defaults to 3. */
   maxAttempts?: number;
   /**
-   * Which failures to retry. Called with the failure as a KeelError and the number of the attempt that failed; when
+   * Which failures to retry. Called with the failure as a KeelError (`classify`'s verdict) and the number of the
+   * attempt that failed; when
    * given it decides alone (consult `error.retryable` yourself to keep the default). Cancellations and control signals
    * never reach it. Defaults to retrying exactly the errors whose `retryable` is true.
    */
@@ -50,7 +52,7 @@ export interface RetryEvent {
 }
 
 /** Why a retry policy stopped retrying. */
-export type GiveUpReason =
+export type RetryGiveUpReason =
   | 'not_retryable'
   | 'max_attempts'
   | 'max_elapsed'
@@ -58,10 +60,10 @@ export type GiveUpReason =
   | 'budget';
 
 /** Emitted when the policy stops with a failure (cancellations and control signals excepted). */
-export interface GiveUpEvent {
+export interface RetryGiveUpEvent {
   /** Attempts made. */
   readonly attempts: number;
-  readonly reason: GiveUpReason;
+  readonly reason: RetryGiveUpReason;
   /** The last attempt's failure, classified. */
   readonly error: KeelError;
 }
@@ -75,22 +77,14 @@ export interface RetrySuccessEvent {
 /** A retry policy with its events. */
 export interface RetryPolicy extends Policy {
   readonly onRetry: Event<RetryEvent>;
-  readonly onGiveUp: Event<GiveUpEvent>;
+  readonly onGiveUp: Event<RetryGiveUpEvent>;
   readonly onSuccess: Event<RetrySuccessEvent>;
 }
 
 /**
- * Decides retryability. Until `classify` (errors/classify.ts) takes over, a KeelError speaks for itself and anything
- * else counts as not retryable: retrying a programming error (a TypeError, say) only repeats it.
- */
-function classifyFailure(error: unknown): KeelError {
-  if (KeelError.isInstance(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new KeelError('internal.unexpected', message, { cause: error, retryable: false });
-}
-
-/**
  * Retries a function while its failures are retryable, waiting a (jittered, by default) delay between attempts.
+ * Each failure is classified with `classify` (a KeelError as it is; a raw `ECONNRESET`, a 429 response and so on
+ * by their kind), and its `retryable` flag decides unless `retryIf` is given.
  *
  * - A failure that is not retryable is rethrown unchanged, as the function threw it.
  * - When attempts, time (`maxElapsedMs`) or an acceptable Retry-After run out, it throws `policy.retries_exhausted`
@@ -110,17 +104,22 @@ export function retry(options: RetryOptions = {}): RetryPolicy {
   const settings = validate(options);
   const { maxAttempts, retryIf, delay, random, maxRetryAfterMs, maxElapsedMs, budget, clock } = settings;
   const retries = new EventEmitter<RetryEvent>();
-  const giveUps = new EventEmitter<GiveUpEvent>();
+  const giveUps = new EventEmitter<RetryGiveUpEvent>();
   const successes = new EventEmitter<RetrySuccessEvent>();
 
-  const giveUp = (attempts: number, reason: GiveUpReason, error: KeelError, thrown: unknown): unknown => {
+  const giveUp = (
+    attempts: number,
+    reason: RetryGiveUpReason,
+    error: KeelError,
+    thrown: unknown,
+  ): unknown => {
     if (giveUps.hasListeners) giveUps.emit({ attempts, reason, error });
     return thrown;
   };
 
   const exhausted = (
     attempts: number,
-    reason: Exclude<GiveUpReason, 'not_retryable' | 'budget'>,
+    reason: Exclude<RetryGiveUpReason, 'not_retryable' | 'budget'>,
     error: KeelError,
     explanation: string,
     data: Record<string, JsonValue> = {},
@@ -152,7 +151,7 @@ export function retry(options: RetryOptions = {}): RetryPolicy {
         if (isControlSignal(thrown)) throw thrown;
         // Whatever the function threw after the caller cancelled, the caller gets their own reason back.
         if (context.aborted) throw context.signal.reason;
-        const error = classifyFailure(thrown);
+        const error = classify(thrown);
         if (!(retryIf === undefined ? error.retryable : retryIf(error, attempt))) {
           throw giveUp(attempt, 'not_retryable', error, thrown);
         }

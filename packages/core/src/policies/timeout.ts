@@ -83,27 +83,30 @@ export function timeout(timeoutMs: number, options: TimeoutOptions = {}): Timeou
     const parent = toContext(signal);
     if (parent.aborted) return Promise.reject(parent.signal.reason);
     const call = new TimeoutCall(settings, parent);
+    let result: PromiseLike<T> | T;
+    try {
+      result = fn(call);
+    } catch (error) {
+      const reason = call.failure(error);
+      call.release();
+      return Promise.reject(reason);
+    }
+    // A synchronous result needs no deadline: nothing was queued, so nothing is left to clear but a listener.
+    if (!isPromiseLike(result)) {
+      call.release();
+      return Promise.resolve(result);
+    }
+    const pending = result;
     return new Promise<T>((resolve, reject) => {
       call.forced = { resolve: resolve as (value: unknown) => void, reject };
       settings.queue!.add(call, call.startMs + settings.timeoutMs);
       // A forced call must end at once on cancellation even if the function ignores its signal.
       call.listenToParent();
       if (call.isReleased) return;
-      let result: PromiseLike<T> | T;
-      try {
-        result = fn(call);
-      } catch (error) {
-        call.settle(false, error);
-        return;
-      }
-      if (isPromiseLike(result)) {
-        result.then(
-          (value) => call.settle(true, value),
-          (error) => call.settle(false, error),
-        );
-      } else {
-        call.settle(true, result);
-      }
+      pending.then(
+        (value) => call.settle(true, value),
+        (error) => call.settle(false, error),
+      );
     });
   }
 
@@ -116,6 +119,8 @@ class TimeoutCall implements PolicyContext, DeadlineEntry {
   private controller: AbortController | undefined;
   private timer: TimerHandle | undefined;
   private parentSignal: AbortSignal | undefined;
+  // Made only when a call starts listening, so a call that never does allocates no closure.
+  private parentListener: (() => void) | undefined;
   private timedOut = false;
   private released = false;
   private error: KeelError | undefined;
@@ -165,44 +170,47 @@ class TimeoutCall implements PolicyContext, DeadlineEntry {
     const elapsedMs = this.settings.clock.now() - this.startMs;
     if (this.timedOut || elapsedMs >= this.settings.timeoutMs) {
       this.timedOut = true;
-      controller.abort(this.timeoutError(undefined));
+      controller.abort(this.timeoutError());
       return controller.signal;
     }
     this.listenToParent();
-    // In forced mode the shared deadline queue already watches this call.
-    if (this.forced === undefined) {
-      this.timer = this.settings.clock.setTimeout(this.expire, this.settings.timeoutMs - elapsedMs);
+    // In forced mode the policy's deadline queue watches the call.
+    if (this.settings.queue === undefined) {
+      this.timer = this.settings.clock.setTimeout(() => this.expire(), this.settings.timeoutMs - elapsedMs);
     }
     return controller.signal;
   }
 
+  /** Follows the caller's signal (once), and acts at once if it has already aborted. */
   listenToParent(): void {
-    if (this.parentSignal !== undefined) return;
-    const parentSignal = this.parent.signal;
-    if (parentSignal === NEVER_ABORTED_SIGNAL) return;
-    this.parentSignal = parentSignal;
-    parentSignal.addEventListener('abort', this.onParentAbort, { once: true });
-    // Reading a lazy parent's signal can make one that is already aborted, which would never fire the listener.
-    if (parentSignal.aborted) this.onParentAbort();
+    if (this.parentSignal === undefined) {
+      const parentSignal = this.parent.signal;
+      if (parentSignal === NEVER_ABORTED_SIGNAL) return;
+      this.parentSignal = parentSignal;
+      this.parentListener = () => this.onParentAbort();
+      parentSignal.addEventListener('abort', this.parentListener, { once: true });
+    }
+    // A lazy parent's signal can be born aborted, and a forced call may start listening after an abort it missed.
+    if (this.parentSignal.aborted) this.onParentAbort();
   }
 
-  private readonly onParentAbort = (): void => {
+  private onParentAbort(): void {
     const reason = this.parentSignal!.reason;
     this.controller?.abort(reason);
     this.forced?.reject(reason);
     if (this.forced !== undefined) this.release();
-  };
+  }
 
   get isReleased(): boolean {
     return this.released;
   }
 
   /** Called at the deadline, by this call's timer (cooperative) or the policy's deadline queue (forced). */
-  readonly expire = (): void => {
+  expire(): void {
     this.timer = undefined;
     if (this.released) return;
     this.timedOut = true;
-    const error = this.timeoutError(undefined);
+    const error = this.timeoutError();
     const { timeouts, timeoutMs, strategy } = this.settings;
     if (timeouts.hasListeners) timeouts.emit({ timeoutMs, strategy });
     this.controller?.abort(error);
@@ -210,13 +218,13 @@ class TimeoutCall implements PolicyContext, DeadlineEntry {
       this.forced.reject(error);
       this.release();
     }
-  };
+  }
 
   /** What the caller receives when the function fails with `error`. */
   failure(error: unknown): unknown {
     if (isControlSignal(error)) return error;
     if (this.parent.aborted) return this.parent.signal.reason;
-    return this.timedOut ? this.timeoutError(error) : error;
+    return this.timedOut ? this.timeoutError() : error;
   }
 
   /** Forced mode: the function settled (first settlement wins; later ones are ignored). */
@@ -242,16 +250,14 @@ class TimeoutCall implements PolicyContext, DeadlineEntry {
       this.timer = undefined;
     }
     if (this.queued) this.settings.queue!.remove(this);
-    this.parentSignal?.removeEventListener('abort', this.onParentAbort);
+    if (this.parentListener !== undefined)
+      this.parentSignal!.removeEventListener('abort', this.parentListener);
   }
 
-  private timeoutError(cause: unknown): KeelError {
-    if (this.error !== undefined) return this.error;
+  /** One error per call, so the signal's reason and the rejection are the same object. */
+  private timeoutError(): KeelError {
     const { code, timeoutMs } = this.settings;
-    this.error = new KeelError(code, `Timed out after ${timeoutMs} ms`, {
-      data: { timeoutMs },
-      ...(cause === undefined ? {} : { cause }),
-    });
+    this.error ??= new KeelError(code, `Timed out after ${timeoutMs} ms`, { data: { timeoutMs } });
     return this.error;
   }
 }

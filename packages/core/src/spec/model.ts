@@ -42,7 +42,10 @@ export interface ModelRequest {
   messages: Message[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
-  /** Ask for JSON output matching this schema. */
+  /**
+   * Ask for JSON output matching this schema; the answer comes back as JSON text in `content`. Providers without a
+   * native mode emulate it (the Anthropic provider forces a tool whose input is the answer).
+   */
   outputSchema?: { name: string; schema: JsonSchema };
   maxOutputTokens?: number;
   temperature?: number;
@@ -63,6 +66,8 @@ export interface ModelResponse {
   usage: Usage;
   /** The model that answered, as the provider reported it. */
   model: string;
+  /** The upstream request's id (`x-request-id`, `request-id`), when the provider sent one: what its support asks for. */
+  requestId?: string;
 }
 
 /**

@@ -11,6 +11,7 @@ export {
   type TestRequestHandler,
   writeSse,
 } from './http-test-server.js';
+export { runStoreContract } from './run-store-contract.js';
 export {
   type ScriptedModel,
   type ScriptedModelOptions,
@@ -20,4 +21,3 @@ export {
   type ScriptedToolCall,
   scriptedModel,
 } from './scripted-model.js';
-export { runStoreContract } from './run-store-contract.js';

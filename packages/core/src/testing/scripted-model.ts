@@ -76,7 +76,10 @@ export function scriptedModel(
   options: ScriptedModelOptions = {},
 ): ScriptedModel {
   if (!Array.isArray(script) && typeof script !== 'function') {
-    throw new KeelError('config.invalid', 'scriptedModel needs an array of steps or a function of (request, callIndex)');
+    throw new KeelError(
+      'config.invalid',
+      'scriptedModel needs an array of steps or a function of (request, callIndex)',
+    );
   }
   const calls: ModelRequest[] = [];
   const provider = options.provider ?? 'scripted';

@@ -57,7 +57,7 @@ export function timeWindow(options: TimeWindowOptions = {}): BreakerStrategy {
 }
 
 class TimeWindow implements BreakerWindow {
-  /** Which bucket (`floor(now / bucketMs)`) each slot holds, -1 when empty. Slot = bucket % buckets. */
+  /** Which bucket (`floor(now / bucketMs)`) each slot holds, -Infinity when empty. Slot = bucket % buckets. */
   private readonly ids: Float64Array;
   private readonly successes: Uint32Array;
   private readonly failures: Uint32Array;
@@ -70,7 +70,7 @@ class TimeWindow implements BreakerWindow {
     private readonly minimumCalls: number,
     saved: JsonValue | undefined,
   ) {
-    this.ids = new Float64Array(buckets).fill(-1);
+    this.ids = new Float64Array(buckets).fill(Number.NEGATIVE_INFINITY);
     this.successes = new Uint32Array(buckets);
     this.failures = new Uint32Array(buckets);
     this.restore(saved);
@@ -95,7 +95,7 @@ class TimeWindow implements BreakerWindow {
   }
 
   reset(): void {
-    this.ids.fill(-1);
+    this.ids.fill(Number.NEGATIVE_INFINITY);
     this.successes.fill(0);
     this.failures.fill(0);
   }

@@ -27,7 +27,6 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): A
       let lineEnd = nextLineEnd(buffer);
       while (lineEnd !== -1) {
         const line = buffer.slice(0, lineEnd);
-        // A CR at the end of the buffer may be the first half of CRLF: wait for the next chunk.
         const separator = buffer[lineEnd] === '\r' && buffer[lineEnd + 1] === '\n' ? 2 : 1;
         buffer = buffer.slice(lineEnd + separator);
         if (line === '') {
@@ -56,6 +55,7 @@ function nextLineEnd(buffer: string): number {
   for (let index = 0; index < buffer.length; index++) {
     const character = buffer[index];
     if (character === '\n') return index;
+    // A CR at the end of the buffer may be the first half of CRLF: wait for the next chunk.
     if (character === '\r') return index + 1 < buffer.length ? index : -1;
   }
   return -1;

@@ -1,4 +1,6 @@
-import { classify, KeelError } from '@keel/core';
+import { classify } from '../errors/classify.js';
+import { classifyResponse } from '../errors/classify-response.js';
+import { KeelError } from '../errors/keel-error.js';
 
 /** What one upstream call needs. */
 export interface PostRequest {
@@ -9,6 +11,21 @@ export interface PostRequest {
   fetch: typeof globalThis.fetch;
   /** The provider's name, set on every error. */
   provider: string;
+}
+
+/**
+ * Classifies an error carried in a body rather than by an HTTP status: an error event mid-stream, or a 200 whose
+ * body is an error. The provider said it failed without saying how, so a body keel cannot place is
+ * `provider.server_error` rather than `internal.unexpected`.
+ */
+export function classifyBodyError(body: unknown, provider: string, status?: number): KeelError {
+  const error = classify(status === undefined ? body : { status, headers: {}, body }, { provider });
+  if (error.code !== 'internal.unexpected') return error;
+  return new KeelError('provider.server_error', `${provider} reported an error: ${error.message}`, {
+    provider,
+    status,
+    cause: error.cause,
+  });
 }
 
 /**
@@ -31,16 +48,10 @@ export async function post(request: PostRequest): Promise<Response> {
     throw classify(error, { provider });
   }
   if (response.ok) return response;
-  let text = '';
-  try {
-    text = await response.text();
-  } catch (error) {
-    if (signal.aborted) throw signal.reason;
-    // The status still says what happened; the unread body only loses detail.
-  }
-  throw classify({ status: response.status, headers: headersToRecord(response.headers), body: parseOrText(text) }, {
-    provider,
-  });
+  // Reads the error body (bounded) so provider codes such as `insufficient_quota` decide, then releases the connection.
+  const error = await classifyResponse(response, { provider });
+  if (signal.aborted) throw signal.reason;
+  throw error;
 }
 
 /** Reads a 2xx response body as JSON. A body cut off or not JSON is `provider.invalid_response`. */
@@ -55,12 +66,22 @@ export async function readJson(response: Response, signal: AbortSignal, provider
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw invalidResponse(provider, `the response body is not JSON: ${excerpt(text)}`, error, response.status);
+    throw invalidResponse(
+      provider,
+      `the response body is not JSON: ${excerpt(text)}`,
+      error,
+      response.status,
+    );
   }
 }
 
 /** A `provider.invalid_response` error: the upstream answered, but not in its wire format. Retryable. */
-export function invalidResponse(provider: string, detail: string, cause?: unknown, status?: number): KeelError {
+export function invalidResponse(
+  provider: string,
+  detail: string,
+  cause?: unknown,
+  status?: number,
+): KeelError {
   return new KeelError('provider.invalid_response', `${provider} sent an invalid response: ${detail}`, {
     provider,
     status,
@@ -73,22 +94,6 @@ export function streamReadError(error: unknown, signal: AbortSignal, provider: s
   if (signal.aborted) return signal.reason;
   if (KeelError.isInstance(error)) return error;
   return invalidResponse(provider, 'the event stream was cut off before it ended', error, 200);
-}
-
-export function headersToRecord(headers: Headers): Record<string, string> {
-  const record: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    record[name] = value;
-  });
-  return record;
-}
-
-function parseOrText(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 /** The start of a body, for error messages. */

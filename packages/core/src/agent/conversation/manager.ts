@@ -1,0 +1,40 @@
+import type { Message } from '../../spec/model.js';
+
+/** Why the loop asks for a smaller conversation. */
+export interface ConversationReduceContext {
+  /** The model rejected the request as larger than its context window (`provider.context_overflow`). */
+  reason: 'context_overflow';
+  /** 1 on the first reduction for this step, 2 if the reduced conversation overflowed again, and so on. */
+  attempt: number;
+  /** Aborted when the run is cancelled; a manager that calls a model must pass it on. */
+  signal?: AbortSignal;
+}
+
+/** What a reduction produced. */
+export interface ConversationReduction {
+  messages: Message[];
+  /** False when nothing could be removed: the loop then ends the run with `provider.context_overflow`. */
+  reduced: boolean;
+}
+
+/** Shrinks a conversation that no longer fits the model's context window (the Strands `reduce_context` idea). */
+export interface ConversationManager {
+  /** Names the strategy in events and the report. */
+  readonly name: string;
+  reduce(messages: readonly Message[], context: ConversationReduceContext): Promise<ConversationReduction>;
+}
+
+/**
+ * A manager that never reduces: a context overflow ends the run with `provider.context_overflow`.
+ *
+ * @example
+ *   agent({ model, conversation: noReduction() });
+ */
+export function noReduction(): ConversationManager {
+  return Object.freeze({
+    name: 'no-reduction',
+    async reduce(messages: readonly Message[]): Promise<ConversationReduction> {
+      return { messages: [...messages], reduced: false };
+    },
+  });
+}

@@ -1,0 +1,53 @@
+import { KeelError } from '../../errors/keel-error.js';
+import type { Message } from '../../spec/model.js';
+import type { ConversationManager, ConversationReduceContext, ConversationReduction } from './manager.js';
+import { countMessages, toUnits } from './units.js';
+
+/** Options of {@link slidingWindow}. */
+export interface SlidingWindowOptions {
+  /** Most messages kept after a reduction. Defaults to 40; at least 2. */
+  maxMessages?: number;
+}
+
+/**
+ * Reduces a conversation by dropping its oldest messages. A reduction keeps at most `maxMessages`; when the
+ * conversation is already within that and still overflows, it halves it. Never removed: system messages, the first
+ * user message (the task), the last user message and the most recent exchange. An assistant message with tool calls
+ * and the tool results answering it are dropped together, never one without the other. Reports `reduced: false`
+ * when nothing is left to drop.
+ *
+ * @example
+ *   agent({ model, conversation: slidingWindow({ maxMessages: 30 }) });
+ */
+export function slidingWindow(options: SlidingWindowOptions = {}): ConversationManager {
+  const maxMessages = options.maxMessages ?? 40;
+  if (!Number.isInteger(maxMessages) || maxMessages < 2) {
+    throw new KeelError(
+      'config.invalid',
+      `slidingWindow maxMessages must be an integer of at least 2 (got ${String(maxMessages)})`,
+    );
+  }
+  return Object.freeze({
+    name: 'sliding-window',
+    async reduce(
+      messages: readonly Message[],
+      _context: ConversationReduceContext,
+    ): Promise<ConversationReduction> {
+      const units = toUnits(messages);
+      const limit = messages.length > maxMessages ? maxMessages : Math.floor(messages.length / 2);
+      let lastUser = -1;
+      units.forEach((unit, index) => {
+        if (unit.messages[0]!.role === 'user') lastUser = index;
+      });
+      const kept = units.map(() => true);
+      let count = countMessages(units);
+      for (let index = 0; index < units.length - 1 && count > limit; index++) {
+        if (units[index]!.pinned || index === lastUser) continue;
+        kept[index] = false;
+        count -= units[index]!.messages.length;
+      }
+      const remaining = units.filter((_, index) => kept[index]).flatMap((unit) => unit.messages);
+      return { messages: remaining, reduced: remaining.length < messages.length };
+    },
+  });
+}

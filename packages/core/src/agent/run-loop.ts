@@ -1,0 +1,180 @@
+import { classify } from '../errors/classify.js';
+import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import { isStopRun } from './directives.js';
+import { settleFinalAnswer } from './final-answer.js';
+import { runGuardrails } from './guardrails/guardrail.js';
+import { tokenBudgetError, turnLimitError } from './limits.js';
+import { callModelChain } from './model-step.js';
+import type { RunContext } from './run-context.js';
+import {
+  beginStep,
+  endRun,
+  endStep,
+  type RunTransition,
+  recordModelResponse,
+  type StopReason,
+  stopReasonOf,
+  type TerminalStatus,
+} from './run-state.js';
+import { runToolCalls, toolMessages } from './tool-execution.js';
+
+/** How a run ends. `output` is the run's output (the validated value with an output schema). */
+export interface RunEnding {
+  readonly status: TerminalStatus;
+  readonly stopReason: StopReason;
+  readonly stopDetail?: string;
+  readonly output?: unknown;
+  readonly error?: KeelError;
+}
+
+/**
+ * Drives a run from its state to a terminal state and never throws: every fault, limit and cancellation becomes a
+ * {@link RunEnding}. The loop reads `state.phase` to know what comes next, so a run restored from a checkpoint goes on
+ * from where it was saved. Each transition calls the checkpoint hook.
+ */
+export async function runLoop(run: RunContext): Promise<RunEnding> {
+  let ending: RunEnding;
+  try {
+    ending = await advance(run);
+  } catch (thrown) {
+    ending = endingOf(run, thrown);
+  }
+  await finish(run, ending);
+  return ending;
+}
+
+async function advance(run: RunContext): Promise<RunEnding> {
+  const { state, agent, abort } = run;
+  if (state.step === 0 && state.phase === 'model' && agent.hasGuardrails.input) {
+    const blocked = await checkInput(run);
+    if (blocked !== undefined) return failed(blocked);
+  }
+  for (;;) {
+    if (abort.aborted) throw abort.signal.reason;
+    if (state.phase === 'tools') {
+      const outcome = await runToolCalls(run);
+      if (outcome.kind === 'stop') {
+        const { reason, output } = outcome.directive;
+        return { status: 'completed', stopReason: 'stop_requested', stopDetail: reason, output };
+      }
+      if (outcome.kind === 'fail') return failed(outcome.error);
+      if (outcome.kind === 'interrupt') return { status: 'interrupted', stopReason: 'approval_required', error: outcome.error };
+      const toolCalls = state.pendingToolCalls.length;
+      endStep(state, toolMessages(run), []);
+      await endOfStep(run, toolCalls);
+      continue;
+    }
+    const limitError = tokenBudgetError(state, agent.limits) ?? turnLimitError(state, agent.limits);
+    if (limitError !== undefined) return failed(limitError);
+    beginStep(state);
+    const response = await callModelChain(run);
+    recordModelResponse(state, response);
+    if (agent.checkpoint !== undefined) await checkpoint(run, { kind: 'model-response-received', step: state.step });
+    if (response.toolCalls.length > 0) {
+      // Tool calls cut at the token limit may carry truncated arguments: running them would act on half a request.
+      if (response.finishReason === 'length') return failed(truncatedCallsError(run));
+      // Spent past the budget: no tool runs on the strength of a step the run could not afford.
+      const overBudget = tokenBudgetError(state, agent.limits);
+      if (overBudget !== undefined) return failed(overBudget);
+      continue;
+    }
+    const settled = await settleFinalAnswer(run, response);
+    if (settled.kind === 'complete') return { status: 'completed', stopReason: 'final_answer', output: settled.output };
+    if (settled.kind === 'fail') return failed(settled.error);
+    await endOfStep(run, 0);
+  }
+}
+
+async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
+  const { state } = run;
+  if (run.events.active) {
+    run.events.emit({ type: 'step-end', runId: state.runId, atMs: run.clock.now(), step: state.step, toolCalls });
+  }
+  if (run.agent.checkpoint !== undefined) await checkpoint(run, { kind: 'step-ended', step: state.step });
+}
+
+function checkpoint(run: RunContext, transition: RunTransition): void | PromiseLike<void> {
+  return run.checkpoint(transition);
+}
+
+/** Runs the input guardrails over the newest user message; a redaction replaces it in the conversation. */
+async function checkInput(run: RunContext): Promise<KeelError | undefined> {
+  const { state, agent } = run;
+  let index = state.messages.length - 1;
+  while (index >= 0 && state.messages[index]!.role !== 'user') index--;
+  if (index < 0) return undefined;
+  const message = state.messages[index]!;
+  const checked = await runGuardrails(agent.guardrails, 'input', message.content, {
+    runId: state.runId,
+    step: 0,
+    signal: run.abort.signal,
+  });
+  for (const finding of checked.findings) run.guardrailTripped(finding);
+  if (checked.action === 'block') return checked.error;
+  if (checked.text !== message.content) state.messages[index] = { role: 'user', content: checked.text };
+  return undefined;
+}
+
+function failed(error: KeelError): RunEnding {
+  return { status: 'failed', stopReason: stopReasonOf(error.code), error };
+}
+
+/** Turns whatever ended the loop by throwing into an ending: cancellation, run timeout, a fault. */
+function endingOf(run: RunContext, thrown: unknown): RunEnding {
+  const { abort } = run;
+  if (abort.aborted) {
+    const reason: unknown = abort.signal.reason;
+    if (abort.cause === 'timeout' && KeelError.isInstance(reason)) return failed(reason);
+    const error =
+      KeelError.isInstance(reason) && reason.code === 'run.cancelled'
+        ? reason
+        : new KeelError('run.cancelled', `Run ${run.runId} was cancelled`, { cause: reason });
+    return { status: 'cancelled', stopReason: 'cancelled', error };
+  }
+  if (isStopRun(thrown)) {
+    return { status: 'completed', stopReason: 'stop_requested', stopDetail: thrown.reason, output: thrown.output };
+  }
+  return failed(KeelError.isInstance(thrown) ? thrown : classify(thrown));
+}
+
+async function finish(run: RunContext, ending: RunEnding): Promise<void> {
+  const { state } = run;
+  if (ending.error !== undefined) run.countError(ending.error);
+  endRun(
+    state,
+    {
+      status: ending.status,
+      stopReason: ending.stopReason,
+      ...(ending.stopDetail === undefined ? {} : { stopDetail: ending.stopDetail }),
+      ...(ending.output === undefined ? {} : { output: ending.output as JsonValue }),
+      ...(ending.error === undefined ? {} : { error: ending.error.toJSON() }),
+    },
+    run.clock.now(),
+  );
+  try {
+    await checkpoint(run, { kind: 'run-ended', status: ending.status });
+  } catch (error) {
+    // The run is over either way; a store that failed to save its end is reported, not allowed to change it.
+    process.emitWarning(`keel: the checkpoint of run ${state.runId}'s end failed: ${String(error)}`);
+  }
+  if (run.events.active) {
+    run.events.emit({
+      type: 'run-end',
+      runId: state.runId,
+      atMs: state.endedAtMs ?? run.clock.now(),
+      status: ending.status,
+      stopReason: ending.stopReason,
+      durationMs: state.report.durationMs,
+      ...(state.error === undefined ? {} : { error: state.error }),
+    });
+  }
+}
+
+function truncatedCallsError(run: RunContext): KeelError {
+  const slot = run.agent.models[run.state.modelIndex]!;
+  return new KeelError('provider.max_tokens', `${slot.key} stopped at its output token limit in the middle of tool calls`, {
+    provider: slot.provider.provider,
+    data: { partialOutput: run.state.partialOutput },
+    guidance: "Raise the model's maxOutputTokens so that whole tool calls fit.",
+  });
+}

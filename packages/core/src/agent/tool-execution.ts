@@ -1,0 +1,207 @@
+import { isControlSignal } from '../errors/control.js';
+import { KeelError } from '../errors/keel-error.js';
+import type { Message } from '../spec/model.js';
+import type { ToolResult } from '../spec/tool.js';
+import { parseToolArguments, invalidArgumentsError, unknownToolError } from './correction.js';
+import { CorrectionTracker } from './correction-tracker.js';
+import { isRetryStep, isStopRun, type StopRun } from './directives.js';
+import type { CorrectionKind } from './events.js';
+import { runToolCallGuardrails } from './guardrails/guardrail.js';
+import { countCorrection, countToolCall } from './report.js';
+import type { RunContext } from './run-context.js';
+import { type PendingToolCall, recordToolCallCompleted, recordToolCallStarted } from './run-state.js';
+import { executeTool, toolFailure } from './tool-call.js';
+import { renderToolResult, toolError, toolSuccess } from './tool-result.js';
+
+/** How a step's tool calls ended for the loop: go on, stop as asked, or end the run (failed or interrupted). */
+export type ToolStepOutcome =
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'stop'; readonly directive: StopRun }
+  | { readonly kind: 'fail'; readonly error: KeelError }
+  | { readonly kind: 'interrupt'; readonly error: KeelError };
+
+const CONTINUE: ToolStepOutcome = Object.freeze({ kind: 'continue' });
+
+/**
+ * Runs the step's pending tool calls, at most `limits.maxParallelToolCalls` at once, each call's result landing in
+ * its pending entry (so results keep the model's order whatever order calls finish in). Calls already completed (a
+ * resumed step) are skipped. Once a call stops, fails or interrupts the run, no further call starts; calls already
+ * running finish (each is bounded by its timeout). Cancellation rejects with the run's abort reason.
+ */
+export async function runToolCalls(run: RunContext): Promise<ToolStepOutcome> {
+  const calls = run.state.pendingToolCalls;
+  const parallel = run.agent.limits.maxParallelToolCalls;
+  if (calls.length === 1 || parallel === 1) {
+    for (const call of calls) {
+      if (call.status === 'completed') continue;
+      const outcome = await runToolCall(run, call);
+      if (outcome !== CONTINUE) return outcome;
+    }
+    return CONTINUE;
+  }
+  let next = 0;
+  let ending: ToolStepOutcome = CONTINUE;
+  const worker = async (): Promise<void> => {
+    while (ending === CONTINUE && next < calls.length) {
+      const call = calls[next++]!;
+      if (call.status === 'completed') continue;
+      const outcome = await runToolCall(run, call);
+      if (outcome !== CONTINUE && ending === CONTINUE) ending = outcome;
+    }
+  };
+  const workers: Promise<void>[] = [];
+  for (let index = 0; index < Math.min(parallel, calls.length); index++) workers.push(worker());
+  await Promise.all(workers);
+  return ending;
+}
+
+/** The step's tool messages, in the model's call order. */
+export function toolMessages(run: RunContext): Message[] {
+  const maxChars = run.agent.maxToolResultChars;
+  const messages: Message[] = [];
+  for (const pending of run.state.pendingToolCalls) {
+    if (pending.result === undefined) continue;
+    const rendered = renderToolResult(pending.result, { maxChars });
+    messages.push({
+      role: 'tool',
+      toolCallId: pending.call.id,
+      toolName: pending.call.name,
+      content: rendered.content,
+      ...(rendered.isError ? { isError: true } : {}),
+    });
+  }
+  return messages;
+}
+
+async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<ToolStepOutcome> {
+  const { agent, abort } = run;
+  if (abort.aborted) throw abort.signal.reason;
+  const call = pending.call;
+  const slot = agent.tools.get(call.name);
+  if (slot === undefined) return correct(run, pending, 'unknown_tool', unknownToolError(call.name, agent.toolNames));
+
+  let argumentsText = call.arguments;
+  if (agent.hasGuardrails.toolCall) {
+    const checked = await runToolCallGuardrails(agent.guardrails, call, {
+      runId: run.runId,
+      step: run.state.step,
+      signal: abort.signal,
+    });
+    for (const finding of checked.findings) run.guardrailTripped(finding);
+    if (checked.action === 'block') {
+      run.countError(checked.error);
+      return complete(run, pending, toolError(checked.error));
+    }
+    argumentsText = checked.text;
+  }
+
+  const parsed = parseToolArguments(call.name, argumentsText);
+  if (!parsed.success) return correct(run, pending, 'malformed_json', parsed.error);
+  let validation: Awaited<ReturnType<typeof slot.tool.validate>>;
+  try {
+    validation = await slot.tool.validate(parsed.value);
+  } catch (thrown) {
+    if (isControlSignal(thrown)) throw thrown;
+    return complete(run, pending, failed(run, toolFailure(thrown, call.name)));
+  }
+  if (!validation.success) return correct(run, pending, 'invalid_arguments', invalidArgumentsError(slot.tool, validation.issues));
+  if (run.tracker !== undefined) forgetFailures(run, call.name);
+
+  if (slot.tool.needsApproval !== undefined && slot.tool.needsApproval !== false) {
+    const needed = slot.tool.needsApproval === true || (await slot.tool.needsApproval(validation.value));
+    if (needed) return approvalRequired(run, pending);
+  }
+
+  recordToolCallStarted(pending);
+  if (run.agent.checkpoint !== undefined) await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
+  if (abort.aborted) throw abort.signal.reason;
+  const startedMs = run.events.active ? run.clock.now() : 0;
+  if (run.events.active) {
+    run.events.emit({ type: 'tool-call-start', runId: run.runId, atMs: startedMs, step: run.state.step, callIndex: pending.callIndex, toolName: call.name, idempotencyKey: pending.idempotencyKey });
+  }
+  let result: ToolResult;
+  let directive: StopRun | undefined;
+  try {
+    result = toolSuccess(await executeTool(run, slot, pending, validation.value));
+  } catch (thrown) {
+    if (abort.aborted) throw abort.signal.reason;
+    if (isStopRun(thrown)) {
+      directive = thrown;
+      result = toolSuccess({ stopRun: thrown.reason });
+    } else if (isRetryStep(thrown)) {
+      countCorrection(run.state.report, 'retry_step');
+      emitCorrection(run, 'retry_step', call.name, thrown.guidance);
+      result = { status: 'error', error: { name: 'RetryStep', message: 'The tool asked for this step to be done again' }, guidance: thrown.guidance };
+    } else if (isControlSignal(thrown)) {
+      throw thrown;
+    } else {
+      result = failed(run, KeelError.isInstance(thrown) ? thrown : toolFailure(thrown, call.name));
+    }
+  }
+  countToolCall(run.state.report, call.name, result.status === 'error' ? result.error.code : undefined);
+  if (run.events.active) {
+    const atMs = run.clock.now();
+    run.events.emit({
+      type: 'tool-call-end',
+      runId: run.runId,
+      atMs,
+      step: run.state.step,
+      callIndex: pending.callIndex,
+      toolName: call.name,
+      idempotencyKey: pending.idempotencyKey,
+      status: result.status,
+      ...(result.status === 'error' && result.error.code !== undefined ? { errorCode: result.error.code } : {}),
+      durationMs: atMs - startedMs,
+    });
+  }
+  const outcome = await complete(run, pending, result);
+  return directive === undefined ? outcome : { kind: 'stop', directive };
+}
+
+function failed(run: RunContext, error: KeelError): ToolResult {
+  run.countError(error);
+  return toolError(error);
+}
+
+async function complete(run: RunContext, pending: PendingToolCall, result: ToolResult): Promise<ToolStepOutcome> {
+  recordToolCallCompleted(pending, result);
+  if (run.agent.checkpoint !== undefined) await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
+  return CONTINUE;
+}
+
+/** An invalid call: its guidance goes back to the model, unless the tracker sees no progress. */
+async function correct(run: RunContext, pending: PendingToolCall, kind: CorrectionKind, error: KeelError): Promise<ToolStepOutcome> {
+  run.countError(error);
+  run.tracker ??= new CorrectionTracker(run.agent.corrections, run.state.corrections);
+  const decision = run.tracker.recordFailure({ target: pending.call.name, text: pending.call.arguments, error });
+  run.state.corrections = run.tracker.toJSON();
+  if (decision.action === 'stop') return { kind: 'fail', error: decision.error };
+  countCorrection(run.state.report, kind);
+  emitCorrection(run, kind, pending.call.name, error.message);
+  return complete(run, pending, toolError(error));
+}
+
+function forgetFailures(run: RunContext, toolName: string): void {
+  if (run.tracker === undefined || run.tracker.invalidCount === 0) return;
+  run.tracker.recordSuccess(toolName);
+  run.state.corrections = run.tracker.toJSON();
+}
+
+function approvalRequired(run: RunContext, pending: PendingToolCall): ToolStepOutcome {
+  return {
+    kind: 'interrupt',
+    error: new KeelError('run.interrupted', `Tool call "${pending.call.name}" needs a human's approval before it runs`, {
+      data: { toolName: pending.call.name, idempotencyKey: pending.idempotencyKey, callIndex: pending.callIndex },
+      guidance: 'Approve or reject the call, then resume the run.',
+    }),
+  };
+}
+
+function emitCorrection(run: RunContext, kind: CorrectionKind, toolName: string, message: string): void {
+  if (!run.events.active) return;
+  run.events.emit({ type: 'correction', runId: run.runId, atMs: run.clock.now(), step: run.state.step, kind, toolName, message });
+}
+
+function transitionOf(run: RunContext, pending: PendingToolCall) {
+  return { step: run.state.step, callIndex: pending.callIndex, idempotencyKey: pending.idempotencyKey, toolName: pending.call.name };
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { KeelError } from './keel-error.js';
+import { isSecretKey, REDACTED, redactSecrets } from './redact.js';
+
+const OPENAI_KEY = 'sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD';
+const OPENAI_PROJECT_KEY = 'sk-proj-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWxYz_-abc';
+const ANTHROPIC_KEY = 'sk-ant-api03-Zyx9Wvu8Tsr7Qpo6Nml5Kji4Hgf3Edc2Ba1-_0ZZZZAA';
+const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+
+describe('redactSecrets', () => {
+  const cases: readonly [label: string, input: string, expected: string][] = [
+    ['an OpenAI key', `Incorrect API key provided: ${OPENAI_KEY}.`, `Incorrect API key provided: ${REDACTED}.`],
+    ['an OpenAI project key', `key ${OPENAI_PROJECT_KEY} revoked`, `key ${REDACTED} revoked`],
+    ['an Anthropic key', `using ${ANTHROPIC_KEY}`, `using ${REDACTED}`],
+    ['a Bearer token', `sent Bearer ${JWT} upstream`, `sent Bearer ${REDACTED} upstream`],
+    ['a lowercase bearer token', 'bearer abc123def456', `bearer ${REDACTED}`],
+    ['an Authorization header with a scheme', 'Authorization: Bearer abc', `Authorization: Bearer ${REDACTED}`],
+    ['an Authorization header with Basic', 'authorization: Basic dXNlcjpwYXNz', `authorization: Basic ${REDACTED}`],
+    ['a bare Basic credential', 'header was Basic dXNlcjpwYXNzd29yZA==', `header was Basic ${REDACTED}`],
+    ['an x-api-key header', `x-api-key: ${ANTHROPIC_KEY}`, `x-api-key: ${REDACTED}`],
+    ['an x-api-key header with a short value', 'X-Api-Key: abc', `X-Api-Key: ${REDACTED}`],
+    ['an api-key header (Azure)', 'api-key: 0123456789abcdef', `api-key: ${REDACTED}`],
+    ['a Google key parameter', 'GET /v1/models?key=AIzaSyA1234567890abcdefghijklmnopqrstu', `GET /v1/models?key=${REDACTED}`],
+    ['an api_key query parameter', 'GET /search?api_key=abc123&q=paris', `GET /search?api_key=${REDACTED}&q=paris`],
+    ['a JSON password field', '{"user":"ann","password":"hunter2"}', `{"user":"ann","password":"${REDACTED}"}`],
+    ['a JSON authorization header', '{"authorization":"Bearer abc"}', `{"authorization":"Bearer ${REDACTED}"}`],
+    ['a client_secret', 'client_secret=s3cr3t', `client_secret=${REDACTED}`],
+    ['a PostgreSQL URL password', 'connect to postgres://user:pass@db.local:5432/keel failed', `connect to postgres://user:${REDACTED}@db.local:5432/keel failed`],
+    ['a Redis URL password without a user', 'redis://:p4ss@cache:6379', `redis://:${REDACTED}@cache:6379`],
+    ['a JWT on its own', `token ${JWT}`, `token ${REDACTED}`],
+    ['an AWS access key id', 'AKIAIOSFODNN7EXAMPLE was denied', `${REDACTED} was denied`],
+    ['a GitHub token', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', REDACTED],
+    ['two secrets in one message', `${OPENAI_KEY} and ${ANTHROPIC_KEY}`, `${REDACTED} and ${REDACTED}`],
+  ];
+  it.each(cases)('removes %s', (_label, input, expected) => {
+    expect(redactSecrets(input)).toBe(expected);
+  });
+
+  const untouched: readonly string[] = [
+    'HTTP 429: Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 29000.',
+    "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+    'prompt is too long: 210000 tokens > 200000 maximum',
+    'fetch failed: connect ECONNREFUSED 127.0.0.1:8080',
+    'Basic information about the task-manager: risk-assessment-procedure-v2 is running',
+    'Bearer tokens are rejected by this endpoint.',
+    'see https://platform.openai.com/docs/guides/error-codes/api-errors for details',
+    'postgres://db.local:5432/keel',
+    'max_tokens: 4096, temperature: 0.2, stop: null',
+    'Unexpected token } in JSON at position 12',
+    'the task-1234567890abcdefghij failed',
+    '',
+  ];
+  it.each(untouched)('leaves ordinary text alone: %s', (text) => {
+    expect(redactSecrets(text)).toBe(text);
+  });
+
+  it('is applied to KeelError messages and guidance', () => {
+    const error = new KeelError('provider.auth', `bad key ${OPENAI_KEY}`, { guidance: `replace ${OPENAI_KEY}` });
+    expect(error.message).toBe(`bad key ${REDACTED}`);
+    expect(error.guidance).toBe(`replace ${REDACTED}`);
+  });
+
+  it('takes linear time on long hostile input', () => {
+    const hostile = `${'a-'.repeat(50_000)}password`;
+    const started = performance.now();
+    redactSecrets(hostile);
+    redactSecrets('Bearer '.repeat(20_000));
+    // Generous: a quadratic pattern takes seconds here, a linear one a few milliseconds.
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('isSecretKey', () => {
+  it.each([
+    'authorization',
+    'Authorization',
+    'proxy-authorization',
+    'x-api-key',
+    'api_key',
+    'apiKey',
+    'openaiApiKey',
+    'password',
+    'dbPassword',
+    'client_secret',
+    'access_token',
+    'refreshToken',
+    'cookie',
+    'set-cookie',
+    'private_key',
+  ])('%s holds a secret', (key) => {
+    expect(isSecretKey(key)).toBe(true);
+  });
+
+  it.each(['max_tokens', 'prompt_tokens', 'model', 'status', 'content-type', 'x-request-id', 'code', 'keyword'])(
+    '%s does not',
+    (key) => {
+      expect(isSecretKey(key)).toBe(false);
+    },
+  );
+});

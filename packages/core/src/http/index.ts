@@ -1,0 +1,12 @@
+// `@keel/core/http`: what every provider speaking HTTP needs: one request, its errors classified, and
+// server-sent events read from a response body. Explicit exports only.
+export {
+  classifyBodyError,
+  excerpt,
+  invalidResponse,
+  type PostRequest,
+  post,
+  readJson,
+  streamReadError,
+} from './provider-http.js';
+export { readServerSentEvents, type SseEvent } from './server-sent-events.js';

@@ -1,0 +1,134 @@
+import { KeelError } from '@keel/core';
+import type { Brain } from './brain.js';
+import { type FaultSchedule, validateFaultSchedule } from './faults.js';
+import { faultsForModel, parseFaults, type SimulatedFaults } from './parse-faults.js';
+import type { SimulatedRequestRecord } from './server.js';
+
+/** Settings of one model served by the simulated server. */
+export interface SimulatedModelOptions {
+  /** This model's faults; a string is parsed by `parseFaults` (without `MODEL:` prefixes). Defaults to the server's. */
+  faults?: FaultSchedule | string;
+  /** Prompts longer than this (four characters a token) get a 400 `context_length_exceeded`. Defaults to the server's. */
+  contextWindowTokens?: number;
+  /** This model's brain. Defaults to the server's. */
+  brain?: Brain;
+}
+
+/** Options of {@link startSimulatedServer}. */
+export interface SimulatedServerOptions {
+  /**
+   * Faults of every model: a schedule, the result of `parseFaults`, or a string for it (whose `MODEL:` entries
+   * apply to those models). Defaults to none.
+   */
+  faults?: FaultSchedule | SimulatedFaults | string;
+  /** Per-model settings, keyed by the model name in the request. Defaults to none; any model name is served. */
+  models?: Record<string, SimulatedModelOptions>;
+  /** Decides every answer. Defaults to `defaultBrain`. */
+  brain?: Brain;
+  /** Context window of models without their own. Defaults to unlimited. */
+  contextWindowTokens?: number;
+  /** When set, requests must send `Authorization: Bearer <apiKey>` or get a 401. Defaults to accepting any. */
+  apiKey?: string;
+  /** Port on 127.0.0.1. Defaults to 0 (an ephemeral port). */
+  port?: number;
+  /**
+   * Called for each request once the server has decided what to do with it and started doing it (for `hang`, as
+   * soon as it starts hanging). Errors it throws are ignored. Defaults to none.
+   */
+  onRequest?: (record: SimulatedRequestRecord) => void;
+  /**
+   * Whether the listening server keeps the Node process alive. Defaults to true; the `simulated` provider sets
+   * false, so a forgotten `close()` does not hold a CLI open (requests in flight still do).
+   */
+  keepProcessAlive?: boolean;
+}
+
+/** A model's settings with defaults resolved. */
+export interface ResolvedModel {
+  faults: FaultSchedule;
+  contextWindowTokens: number | undefined;
+  brain: Brain | undefined;
+}
+
+function invalid(message: string): KeelError {
+  return new KeelError('config.invalid', message);
+}
+
+/** Reads `faults` (any accepted form) into per-model schedules. */
+export function toSimulatedFaults(
+  faults: FaultSchedule | SimulatedFaults | string | undefined,
+): SimulatedFaults {
+  if (faults === undefined) return { default: {}, models: {} };
+  if (typeof faults === 'string') return parseFaults(faults);
+  if (typeof faults !== 'object' || faults === null)
+    throw invalid('faults must be a string, a schedule or parseFaults output');
+  if ('default' in faults && 'models' in faults) {
+    validateFaultSchedule(faults.default, 'faults.default');
+    for (const [model, schedule] of Object.entries(faults.models))
+      validateFaultSchedule(schedule, `faults.models.${model}`);
+    return faults;
+  }
+  return { default: validateFaultSchedule(faults as FaultSchedule, 'faults'), models: {} };
+}
+
+/** Checks one model's options, returning its schedule (when it has one). */
+export function checkModelOptions(name: string, options: SimulatedModelOptions): FaultSchedule | undefined {
+  if (typeof options !== 'object' || options === null) throw invalid(`models.${name} must be an object`);
+  checkWindow(options.contextWindowTokens, `models.${name}.contextWindowTokens`);
+  if (options.brain !== undefined && typeof options.brain !== 'function') {
+    throw invalid(`models.${name}.brain must be a function (request) => reply`);
+  }
+  if (options.faults === undefined) return undefined;
+  if (typeof options.faults === 'string') {
+    const parsed = parseFaults(options.faults);
+    if (Object.keys(parsed.models).length > 0) {
+      throw invalid(
+        `models.${name}.faults applies to ${name} only; remove the MODEL: prefixes from "${options.faults}"`,
+      );
+    }
+    return parsed.default;
+  }
+  return validateFaultSchedule(options.faults, `models.${name}.faults`);
+}
+
+/** Checks the server's options and throws a `config.invalid` KeelError naming the bad one. */
+export function checkServerOptions(options: SimulatedServerOptions): void {
+  if (typeof options !== 'object' || options === null)
+    throw invalid('startSimulatedServer options must be an object');
+  const { port, brain, apiKey, models } = options;
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
+    throw invalid(`port must be an integer from 0 to 65535, got ${String(port)}`);
+  }
+  if (brain !== undefined && typeof brain !== 'function')
+    throw invalid('brain must be a function (request) => reply');
+  if (options.onRequest !== undefined && typeof options.onRequest !== 'function') {
+    throw invalid('onRequest must be a function (record) => void');
+  }
+  if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === ''))
+    throw invalid('apiKey must be a non-empty string');
+  checkWindow(options.contextWindowTokens, 'contextWindowTokens');
+  if (models !== undefined && (typeof models !== 'object' || models === null)) {
+    throw invalid('models must be an object keyed by model name');
+  }
+}
+
+function checkWindow(value: number | undefined, name: string): void {
+  if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+    throw invalid(`${name} must be a positive integer number of tokens, got ${String(value)}`);
+  }
+}
+
+/** The settings that apply to `model`. */
+export function resolveModel(
+  model: string,
+  faults: SimulatedFaults,
+  models: ReadonlyMap<string, { options: SimulatedModelOptions; faults: FaultSchedule | undefined }>,
+  server: SimulatedServerOptions,
+): ResolvedModel {
+  const own = models.get(model);
+  return {
+    faults: own?.faults ?? faultsForModel(faults, model),
+    contextWindowTokens: own?.options.contextWindowTokens ?? server.contextWindowTokens,
+    brain: own?.options.brain ?? server.brain,
+  };
+}
