@@ -59,7 +59,9 @@ describe('fault schedules', () => {
     ];
     for (const [schedule, message] of cases) {
       expect(() => validateFaultSchedule(schedule as never), String(message)).toThrow(message);
-      expect(() => validateFaultSchedule(schedule as never)).toThrow(expect.objectContaining({ code: 'config.invalid' }));
+      expect(() => validateFaultSchedule(schedule as never)).toThrow(
+        expect.objectContaining({ code: 'config.invalid' }),
+      );
     }
   });
 });
@@ -70,13 +72,22 @@ describe('parseFaults', () => {
       default: { rates: { rate_limit: 0.2, server_error: 0.1, reset: 0.05 }, seed: 7, retryAfterMs: 250 },
       models: {},
     });
-    expect(parseFaults('sequence=rate_limit>none>hang').default).toEqual({ sequence: ['rate_limit', 'none', 'hang'] });
+    expect(parseFaults('sequence=rate_limit>none>hang').default).toEqual({
+      sequence: ['rate_limit', 'none', 'hang'],
+    });
   });
 
   it('applies MODEL: entries to that model only, inheriting seed and wait', () => {
     const faults = parseFaults('seed=9,rate_limit=0.5,llama3:8b:server_error=1,sim-fallback:sequence=none');
-    expect(faults.models).toEqual({ 'llama3:8b': { rates: { server_error: 1 } }, 'sim-fallback': { sequence: ['none'] } });
-    expect(faultsForModel(faults, 'llama3:8b')).toEqual({ seed: 9, retryAfterMs: undefined, rates: { server_error: 1 } });
+    expect(faults.models).toEqual({
+      'llama3:8b': { rates: { server_error: 1 } },
+      'sim-fallback': { sequence: ['none'] },
+    });
+    expect(faultsForModel(faults, 'llama3:8b')).toEqual({
+      seed: 9,
+      retryAfterMs: undefined,
+      rates: { server_error: 1 },
+    });
     expect(faultsForModel(faults, 'other')).toEqual(faults.default);
     expect(planFaults(faultsForModel(faults, 'sim-fallback'), 3)).toEqual(['none', 'none', 'none']);
   });
@@ -130,7 +141,9 @@ describe('parseFaults', () => {
       }
       expect(caught, text).toMatchObject({ code: 'config.invalid', message: expect.stringMatching(message) });
     }
-    expect(() => parseFaults('x=1')).toThrow(expect.objectContaining({ guidance: expect.stringContaining('preset') }));
+    expect(() => parseFaults('x=1')).toThrow(
+      expect.objectContaining({ guidance: expect.stringContaining('preset') }),
+    );
   });
 });
 

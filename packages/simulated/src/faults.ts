@@ -22,7 +22,7 @@ export const FAULT_KINDS = [
 /**
  * What the simulated server does to one request:
  * - `none`: answers normally.
- * - `rate_limit`: 429 with `retry-after` (seconds) and `retry-after-ms` headers.
+ * - `rate_limit`: 429 with `retry-after-ms` and `retry-after` (whole seconds) headers.
  * - `server_error` 500, `bad_gateway` 502 (an HTML body, as proxies send), `unavailable` 503, `overloaded` 529.
  * - `hang`: never answers; only the client's abort (or the server closing) ends the request.
  * - `reset`: sends the headers and part of the body, then resets the connection.
@@ -46,7 +46,10 @@ export interface FaultSchedule {
    * `rates`. Positions count the requests for one model. Defaults to empty.
    */
   sequence?: readonly FaultKind[];
-  /** The wait a `rate_limit` asks for, sent as `retry-after-ms` and (rounded up) `retry-after`. Defaults to 1000. */
+  /**
+   * The wait a `rate_limit` asks for, sent as `retry-after-ms` and, in whole seconds rounded down, `retry-after`.
+   * Defaults to 1000.
+   */
   retryAfterMs?: number;
 }
 

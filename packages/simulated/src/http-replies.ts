@@ -69,7 +69,9 @@ export function sendStatusFault(
 ): number {
   switch (kind) {
     case 'rate_limit': {
-      const seconds = Math.ceil(context.retryAfterMs / 1000);
+      // Whole seconds rounded down, so `retry-after` never asks for more than `retry-after-ms` (clients that read
+      // both and take the larger would otherwise wait a whole second for a 250 ms limit).
+      const seconds = Math.floor(context.retryAfterMs / 1000);
       sendJson(
         response,
         429,

@@ -37,18 +37,31 @@ async function failure(promise: Promise<unknown>): Promise<Record<string, unknow
 describe('simulated provider over real HTTP', () => {
   it('calls a tool, then answers quoting its result', async () => {
     const model = track(simulated());
-    expect([model.provider, model.model, model.contextWindowTokens]).toEqual(['simulated', 'sim-primary', undefined]);
+    expect([model.provider, model.model, model.contextWindowTokens]).toEqual([
+      'simulated',
+      'sim-primary',
+      undefined,
+    ]);
     const first = await model.generate(ask([question]));
     expect(first).toMatchObject({ finishReason: 'tool_calls', model: 'sim-primary', content: '' });
-    expect(first.toolCalls).toEqual([{ id: 'call_sim_0_0', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    expect(first.toolCalls).toEqual([
+      { id: 'call_sim_0_0', name: 'get_weather', arguments: '{"city":"Paris"}' },
+    ]);
     const second = await model.generate(
       ask([
         question,
         { role: 'assistant', content: '', toolCalls: first.toolCalls },
-        { role: 'tool', toolCallId: 'call_sim_0_0', toolName: 'get_weather', content: '{"status":"success","content":"Sunny"}' },
+        {
+          role: 'tool',
+          toolCallId: 'call_sim_0_0',
+          toolName: 'get_weather',
+          content: '{"status":"success","content":"Sunny"}',
+        },
       ]),
     );
-    expect(second.content).toBe('Here is what I found: get_weather returned "{"status":"success","content":"Sunny"}".');
+    expect(second.content).toBe(
+      'Here is what I found: get_weather returned "{"status":"success","content":"Sunny"}".',
+    );
     expect(second.finishReason).toBe('stop');
     expect(second.usage.inputTokens).toBeGreaterThan(0);
   });
@@ -68,7 +81,15 @@ describe('simulated provider over real HTTP', () => {
       simulated({
         faults: {
           retryAfterMs: 250,
-          sequence: ['rate_limit', 'overloaded', 'bad_gateway', 'context_overflow', 'malformed_json', 'truncated_json', 'reset'],
+          sequence: [
+            'rate_limit',
+            'overloaded',
+            'bad_gateway',
+            'context_overflow',
+            'malformed_json',
+            'truncated_json',
+            'reset',
+          ],
         },
       }),
     );
@@ -127,35 +148,53 @@ describe('simulated provider over real HTTP', () => {
         role: 'tool',
         toolCallId: call!.id,
         toolName: 'get_weather',
-        content: JSON.stringify({ status: 'error', error: { code: 'tool.invalid_input', message: 'arguments are not valid JSON' } }),
+        content: JSON.stringify({
+          status: 'error',
+          error: { code: 'tool.invalid_input', message: 'arguments are not valid JSON' },
+        }),
       },
     ];
     const corrected = await primary.generate(ask(conversation));
-    expect(corrected.toolCalls.map((fixed) => [fixed.name, fixed.arguments])).toEqual([['get_weather', '{"city":"Paris"}']]);
+    expect(corrected.toolCalls.map((fixed) => [fixed.name, fixed.arguments])).toEqual([
+      ['get_weather', '{"city":"Paris"}'],
+    ]);
     conversation.push(
       { role: 'assistant', content: corrected.content, toolCalls: corrected.toolCalls },
-      { role: 'tool', toolCallId: corrected.toolCalls[0]!.id, toolName: 'get_weather', content: 'Sunny, 21°C' },
+      {
+        role: 'tool',
+        toolCallId: corrected.toolCalls[0]!.id,
+        toolName: 'get_weather',
+        content: 'Sunny, 21°C',
+      },
     );
     for (let attempt = 0; attempt < 3; attempt++) {
-      expect(await failure(primary.generate(ask(conversation)))).toMatchObject({ code: 'provider.overloaded' });
+      expect(await failure(primary.generate(ask(conversation)))).toMatchObject({
+        code: 'provider.overloaded',
+      });
     }
     const answer = await fallback.generate(ask(conversation));
     expect(answer).toMatchObject({ model: 'sim-fallback', finishReason: 'stop' });
     expect(answer.content).toContain('get_weather returned "Sunny, 21°C"');
-    expect((await primary.server()).stats).toMatchObject({ rate_limit: 1, invalid_tool_arguments: 1, overloaded: 3, none: 2 });
+    expect((await primary.server()).stats).toMatchObject({
+      rate_limit: 1,
+      invalid_tool_arguments: 1,
+      overloaded: 3,
+      none: 2,
+    });
   });
 
   it('stops a hanging request when the caller aborts, and closes promptly', async () => {
-    const model = track(simulated({ faults: 'hang=1' }));
-    const server = await model.server();
+    let hanging!: () => void;
+    const started = new Promise<void>((resolve) => {
+      hanging = resolve;
+    });
+    const model = track(
+      simulated({ faults: 'hang=1', onRequest: (record) => record.fault === 'hang' && hanging() }),
+    );
     const controller = new AbortController();
     const reason = new Error('user pressed ctrl-c');
     const pending = model.generate(ask([question], { signal: controller.signal }));
-    await new Promise<void>((resolve) => {
-      server.configureModel('sim-primary', {});
-      const poll = () => (server.requests.length > 0 ? resolve() : setImmediate(poll));
-      poll();
-    });
+    await started;
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     await model.close();
@@ -171,7 +210,10 @@ describe('simulated provider over real HTTP', () => {
     const shared = await startSimulatedServer({ faults: { sequence: ['unavailable'] } });
     try {
       const guest = simulated({ server: shared });
-      expect(await failure(guest.generate(ask([question])))).toMatchObject({ code: 'provider.overloaded', status: 503 });
+      expect(await failure(guest.generate(ask([question])))).toMatchObject({
+        code: 'provider.overloaded',
+        status: 503,
+      });
       await guest.close();
       expect((await fetch(`${shared.url}/models`)).status).toBe(200);
     } finally {
@@ -180,7 +222,9 @@ describe('simulated provider over real HTTP', () => {
   });
 
   it('rejects bad options with config.invalid', () => {
-    expect(() => simulated({ faults: 'rate_limit=lots' })).toThrow(expect.objectContaining({ code: 'config.invalid' }));
+    expect(() => simulated({ faults: 'rate_limit=lots' })).toThrow(
+      expect.objectContaining({ code: 'config.invalid' }),
+    );
     expect(() => simulated({ model: '' })).toThrow(/non-empty model name/);
     expect(() => simulated({ contextWindowTokens: -1 })).toThrow(/contextWindowTokens/);
     expect(() => simulated().withModel('x', { faults: 'y:reset=1' })).toThrow(/remove the MODEL: prefixes/);

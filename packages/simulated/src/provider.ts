@@ -3,7 +3,7 @@ import { openaiCompatible } from '@keel/openai';
 import type { Brain } from './brain.js';
 import type { FaultSchedule } from './faults.js';
 import { SIMULATED_MODEL, type SimulatedFaults } from './parse-faults.js';
-import { type SimulatedServer, startSimulatedServer } from './server.js';
+import { type SimulatedRequestRecord, type SimulatedServer, startSimulatedServer } from './server.js';
 import { checkModelOptions, type SimulatedModelOptions, toSimulatedFaults } from './server-options.js';
 
 /** Options of {@link simulated}. */
@@ -17,6 +17,11 @@ export interface SimulatedOptions {
   faults?: FaultSchedule | SimulatedFaults | string;
   /** The brain of the server this provider starts. Defaults to `defaultBrain`. Ignored when `server` is given. */
   brain?: Brain;
+  /**
+   * Called for each request the server this provider starts has decided on (see `SimulatedServerOptions`), for
+   * instance to show faults live. Defaults to none. Ignored when `server` is given.
+   */
+  onRequest?: (record: SimulatedRequestRecord) => void;
   /** This model's context window in tokens: longer prompts get `context_length_exceeded`. Defaults to unlimited. */
   contextWindowTokens?: number;
   /** A running server to use instead of starting one; `close()` then leaves it running. Defaults to none. */
@@ -137,6 +142,7 @@ function start(shared: Shared): Promise<SimulatedServer> {
   shared.started ??= startSimulatedServer({
     faults: shared.faults,
     brain: shared.options.brain,
+    onRequest: shared.options.onRequest,
     models: Object.fromEntries(shared.models),
     keepProcessAlive: false,
   }).catch((error: unknown) => {

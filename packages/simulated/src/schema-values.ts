@@ -172,10 +172,7 @@ function buildString(schema: JsonSchema, context: SchemaValueContext, name: stri
     value = nth(task.match(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g), variant) ?? 'user@example.com';
   else if (format === 'uri' || format === 'url' || /url|uri|link|website|href/.test(lower))
     value = nth(task.match(/https?:\/\/\S+[^\s.,;:!?)]/g), variant) ?? 'https://example.com';
-  else if (/path|file|dir|folder/.test(lower))
-    value =
-      nth(task.match(/(?:\.{0,2}\/)?[\w.-]+(?:\/[\w.-]+)*\.\w{1,6}|[\w.-]*\/[\w./-]+/g), variant) ??
-      'README.md';
+  else if (/path|file|dir|folder/.test(lower)) value = nth(paths(task), variant) ?? 'README.md';
   else if (ANSWER.test(lower)) value = (context.answer ?? task) || 'Simulated answer.';
   else if (QUERY.test(lower)) value = task || 'query';
   else if (ENTITY.test(lower)) value = entity(task, variant);
@@ -184,6 +181,20 @@ function buildString(schema: JsonSchema, context: SchemaValueContext, name: stri
   if (maxLength !== undefined && value.length > maxLength) value = value.slice(0, maxLength);
   const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
   return value.padEnd(minLength, '.');
+}
+
+/** Words of `task` that look like file paths (a slash, or a file extension), e-mail addresses and URLs excluded. */
+function paths(task: string): string[] {
+  const tokens = task
+    .split(/\s+/)
+    .map((token) => token.replace(/^["'(]+|["'),;:!?]+$|\.$/g, ''))
+    .filter((token) => token !== '' && !token.includes('@') && !token.includes('://'));
+  return [
+    ...tokens.filter((token) => token.includes('/')),
+    ...tokens.filter(
+      (token) => !token.includes('/') && /^[\w.-]+\.\w{1,6}$/.test(token) && !/^\d/.test(token),
+    ),
+  ];
 }
 
 function entity(task: string, variant: number): string {

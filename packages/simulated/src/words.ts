@@ -51,11 +51,14 @@ export function properNouns(text: string): string[] {
   let runAtStart = false;
   let sentenceStart = true;
   const flush = () => {
-    if (run.length > 0) {
-      const phrase = run.join(' ');
-      const list = runAtStart && run.length === 1 ? initial : inner;
+    const add = (list: string[], phrase: string) => {
       if (!list.includes(phrase)) list.push(phrase);
-    }
+    };
+    if (run.length > 0 && runAtStart) {
+      // "Compare Paris and Lyon": the opening word is most likely a verb, so "Paris" ranks before "Compare Paris".
+      if (run.length > 1) add(inner, run.slice(1).join(' '));
+      add(initial, run.join(' '));
+    } else if (run.length > 0) add(inner, run.join(' '));
     run = [];
   };
   for (const match of text.matchAll(pattern)) {

@@ -92,33 +92,62 @@ export interface AgentOptions<Output = string> {
 }
 
 const KNOWN_OPTIONS = [
-  'name', 'model', 'fallbacks', 'instructions', 'tools', 'limits', 'retry', 'modelTimeoutMs', 'toolTimeoutMs', 'breaker',
-  'toolBreaker', 'conversationManager', 'outputSchema', 'guardrails', 'corrections', 'onMaxTokens', 'maxOutputTokens',
-  'temperature', 'maxToolResultChars', 'clock', 'onEvent', 'checkpoint',
+  'name',
+  'model',
+  'fallbacks',
+  'instructions',
+  'tools',
+  'limits',
+  'retry',
+  'modelTimeoutMs',
+  'toolTimeoutMs',
+  'breaker',
+  'toolBreaker',
+  'conversationManager',
+  'outputSchema',
+  'guardrails',
+  'corrections',
+  'onMaxTokens',
+  'maxOutputTokens',
+  'temperature',
+  'maxToolResultChars',
+  'clock',
+  'onEvent',
+  'checkpoint',
 ];
 
 /** Checks the options and builds what every run of the agent shares; a bad option throws `config.invalid`. */
 export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntime {
-  if (typeof options !== 'object' || options === null) fail('options must be an object such as { model, tools }');
+  if (typeof options !== 'object' || options === null)
+    fail('options must be an object such as { model, tools }');
   for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) fail(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
+    if (!KNOWN_OPTIONS.includes(key))
+      fail(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
   }
   const name = options.name ?? 'agent';
   if (typeof name !== 'string' || name.trim() === '') fail('name must be a non-empty string');
   const clock = options.clock ?? systemClock;
-  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function') fail('clock must be a Clock');
+  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')
+    fail('clock must be a Clock');
   optionalFunction(options.onEvent, 'onEvent');
   optionalFunction(options.checkpoint, 'checkpoint');
-  if (options.instructions !== undefined && typeof options.instructions !== 'string') fail('instructions must be a string');
+  if (options.instructions !== undefined && typeof options.instructions !== 'string')
+    fail('instructions must be a string');
   const onMaxTokens = options.onMaxTokens ?? 'fail';
-  if (onMaxTokens !== 'fail' && onMaxTokens !== 'continue') fail(`onMaxTokens must be 'fail' or 'continue'; got ${String(onMaxTokens)}`);
+  if (onMaxTokens !== 'fail' && onMaxTokens !== 'continue')
+    fail(`onMaxTokens must be 'fail' or 'continue'; got ${String(onMaxTokens)}`);
   const maxToolResultChars = options.maxToolResultChars ?? DEFAULT_TOOL_RESULT_MAX_CHARS;
-  if (!Number.isInteger(maxToolResultChars) || maxToolResultChars < 1_024) fail('maxToolResultChars must be an integer of at least 1024');
-  if (options.maxOutputTokens !== undefined && !(Number.isInteger(options.maxOutputTokens) && options.maxOutputTokens > 0)) {
+  if (!Number.isInteger(maxToolResultChars) || maxToolResultChars < 1_024)
+    fail('maxToolResultChars must be an integer of at least 1024');
+  if (
+    options.maxOutputTokens !== undefined &&
+    !(Number.isInteger(options.maxOutputTokens) && options.maxOutputTokens > 0)
+  ) {
     fail('maxOutputTokens must be a positive integer');
   }
   const conversation = options.conversationManager ?? slidingWindow();
-  if (typeof conversation?.reduce !== 'function') fail('conversationManager must have a reduce function, such as slidingWindow()');
+  if (typeof conversation?.reduce !== 'function')
+    fail('conversationManager must have a reduce function, such as slidingWindow()');
   const corrections = options.corrections ?? {};
   new CorrectionTracker(corrections);
   const guardrails = options.guardrails ?? [];
@@ -166,8 +195,14 @@ function resolveModels(options: AgentOptions<unknown>, clock: Clock): ModelSlot[
   const slots = new Map<string, ModelSlot>();
   return [options.model, ...fallbacks].map((provider, index) => {
     const where = index === 0 ? 'model' : `fallbacks[${index - 1}]`;
-    if (typeof provider?.generate !== 'function' || typeof provider.provider !== 'string' || typeof provider.model !== 'string') {
-      fail(`${where} must be a model provider (an object with provider, model and generate), such as openai('gpt-4.1-mini')`);
+    if (
+      typeof provider?.generate !== 'function' ||
+      typeof provider.provider !== 'string' ||
+      typeof provider.model !== 'string'
+    ) {
+      fail(
+        `${where} must be a model provider (an object with provider, model and generate), such as openai('gpt-4.1-mini')`,
+      );
     }
     const key = `${provider.provider}/${provider.model}`;
     const existing = slots.get(key);
@@ -186,7 +221,11 @@ function resolveModels(options: AgentOptions<unknown>, clock: Clock): ModelSlot[
   });
 }
 
-function resolveTools(tools: readonly Tool[], options: AgentOptions<unknown>, clock: Clock): Map<string, ToolSlot> {
+function resolveTools(
+  tools: readonly Tool[],
+  options: AgentOptions<unknown>,
+  clock: Clock,
+): Map<string, ToolSlot> {
   const defaultTimeoutMs = options.toolTimeoutMs ?? 60_000;
   milliseconds(defaultTimeoutMs, 'toolTimeoutMs');
   const slots = new Map<string, ToolSlot>();
@@ -196,7 +235,11 @@ function resolveTools(tools: readonly Tool[], options: AgentOptions<unknown>, cl
       key: name,
       tool: entry,
       breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker'),
-      timeout: timeout(entry.timeoutMs ?? defaultTimeoutMs, { code: 'tool.timeout', strategy: 'forced', clock }),
+      timeout: timeout(entry.timeoutMs ?? defaultTimeoutMs, {
+        code: 'tool.timeout',
+        strategy: 'forced',
+        clock,
+      }),
       watchers: new Set(),
     };
     forwardBreakerMoves(slot);
@@ -205,9 +248,15 @@ function resolveTools(tools: readonly Tool[], options: AgentOptions<unknown>, cl
   return slots;
 }
 
-function makeBreaker(options: AgentBreakerOptions | false | undefined, name: string, clock: Clock, where: string) {
+function makeBreaker(
+  options: AgentBreakerOptions | false | undefined,
+  name: string,
+  clock: Clock,
+  where: string,
+) {
   if (options === false) return undefined;
-  if (options !== undefined && (typeof options !== 'object' || options === null)) fail(`${where} must be breaker options or false`);
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    fail(`${where} must be breaker options or false`);
   return circuitBreaker({ ...options, name, clock });
 }
 
@@ -224,13 +273,18 @@ function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySettings {
   const createRunBudget = (budgetClock: Clock) => retryBudget({ ...runBudget, clock: budgetClock });
   createRunBudget(clock);
   const shared = options.budget;
-  if (shared !== undefined && (typeof shared.tryAcquireRetry !== 'function' || typeof shared.recordRequest !== 'function')) {
+  if (
+    shared !== undefined &&
+    (typeof shared.tryAcquireRetry !== 'function' || typeof shared.recordRequest !== 'function')
+  ) {
     fail('retry.budget must be a RetryBudget, such as retryBudget()');
   }
   const modelMaxAttempts = options.maxAttempts ?? 3;
   const toolMaxAttempts = options.toolMaxAttempts ?? 3;
-  if (!Number.isInteger(modelMaxAttempts) || modelMaxAttempts < 1) fail('retry.maxAttempts must be an integer of at least 1');
-  if (!Number.isInteger(toolMaxAttempts) || toolMaxAttempts < 1) fail('retry.toolMaxAttempts must be an integer of at least 1');
+  if (!Number.isInteger(modelMaxAttempts) || modelMaxAttempts < 1)
+    fail('retry.maxAttempts must be an integer of at least 1');
+  if (!Number.isInteger(toolMaxAttempts) || toolMaxAttempts < 1)
+    fail('retry.toolMaxAttempts must be an integer of at least 1');
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   milliseconds(maxRetryAfterMs, 'retry.maxRetryAfterMs', true);
   if (options.maxElapsedMs !== undefined) milliseconds(options.maxElapsedMs, 'retry.maxElapsedMs');
@@ -257,7 +311,9 @@ function resolveOutput<Output>(schema: StructuredOutput<Output> | SchemaLike<Out
 
 function milliseconds(value: unknown, name: string, zeroAllowed = false): void {
   if (typeof value !== 'number' || !(zeroAllowed ? value >= 0 : value > 0) || value > MAX_DELAY_MS) {
-    fail(`${name} must be milliseconds ${zeroAllowed ? 'from 0' : 'above 0'} and at most ${MAX_DELAY_MS}; got ${String(value)}`);
+    fail(
+      `${name} must be milliseconds ${zeroAllowed ? 'from 0' : 'above 0'} and at most ${MAX_DELAY_MS}; got ${String(value)}`,
+    );
   }
 }
 

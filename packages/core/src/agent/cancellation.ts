@@ -58,9 +58,14 @@ export class RunAbort {
     if (this.aborted) return false;
     this.cause = 'cancelled';
     const message =
-      typeof reason === 'string' && reason !== '' ? `Run ${this.runId} was cancelled: ${reason}` : `Run ${this.runId} was cancelled`;
+      typeof reason === 'string' && reason !== ''
+        ? `Run ${this.runId} was cancelled: ${reason}`
+        : `Run ${this.runId} was cancelled`;
     this.controller.abort(
-      new KeelError('run.cancelled', message, { data: { runId: this.runId }, ...(reason === undefined ? {} : { cause: reason }) }),
+      new KeelError('run.cancelled', message, {
+        data: { runId: this.runId },
+        ...(reason === undefined ? {} : { cause: reason }),
+      }),
     );
     return true;
   }
@@ -105,9 +110,13 @@ export class RunRegistry {
   /** Adds a run; a run id already in progress is refused with `config.invalid`. */
   register(run: RunAbort): void {
     if (this.runs.has(run.runId)) {
-      throw new KeelError('config.invalid', `run: a run with id "${run.runId}" is already in progress; pass a unique runId`, {
-        data: { runId: run.runId },
-      });
+      throw new KeelError(
+        'config.invalid',
+        `run: a run with id "${run.runId}" is already in progress; pass a unique runId`,
+        {
+          data: { runId: run.runId },
+        },
+      );
     }
     this.runs.set(run.runId, run);
   }

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../errors/codes.js';
 import type { SerializedError } from '../errors/serialize.js';
-import { EventEmitter } from '../policies/events.js';
+import type { EventEmitter } from '../policies/events.js';
 import type { FinishReason, Usage } from '../spec/model.js';
 import type { GuardrailStage, GuardrailTrigger } from './guardrails/guardrail.js';
 import type { StopReason, TerminalStatus } from './run-state.js';

@@ -23,22 +23,34 @@ export const CONTINUE_PROMPT =
  * `limits.maxContinuations`); structured output is parsed and validated, its errors sent back to the model (bounded
  * by `limits.maxOutputCorrections`, then `output.invalid`); output guardrails block (`guardrail.output`) or redact.
  */
-export async function settleFinalAnswer(run: RunContext, response: ModelResponse): Promise<FinalAnswerOutcome> {
+export async function settleFinalAnswer(
+  run: RunContext,
+  response: ModelResponse,
+): Promise<FinalAnswerOutcome> {
   const { state, agent } = run;
   if (response.finishReason === 'length') {
     if (agent.onMaxTokens === 'continue' && state.continuations < agent.limits.maxContinuations) {
       state.partialOutput += response.content;
       state.continuations++;
-      return askAgain(run, 'continue_output', CONTINUE_PROMPT, 'The answer was cut at the output token limit');
+      return askAgain(
+        run,
+        'continue_output',
+        CONTINUE_PROMPT,
+        'The answer was cut at the output token limit',
+      );
     }
     return { kind: 'fail', error: maxTokensError(run, state.partialOutput + response.content) };
   }
   if (response.finishReason === 'content_filter') {
     return {
       kind: 'fail',
-      error: new KeelError('provider.content_filter', `${modelKey(run)} withheld its answer (finish reason "content_filter")`, {
-        guidance: "The provider's content filter refused the answer: rephrase the request.",
-      }),
+      error: new KeelError(
+        'provider.content_filter',
+        `${modelKey(run)} withheld its answer (finish reason "content_filter")`,
+        {
+          guidance: "The provider's content filter refused the answer: rephrase the request.",
+        },
+      ),
     };
   }
   let text = state.partialOutput + response.content;
@@ -49,9 +61,15 @@ export async function settleFinalAnswer(run: RunContext, response: ModelResponse
     const parsed = await agent.output.parse(text);
     if (!parsed.success) {
       run.countError(parsed.error);
-      if (state.outputCorrections >= agent.limits.maxOutputCorrections) return { kind: 'fail', error: parsed.error };
+      if (state.outputCorrections >= agent.limits.maxOutputCorrections)
+        return { kind: 'fail', error: parsed.error };
       state.outputCorrections++;
-      return askAgain(run, 'invalid_output', parsed.error.guidance ?? parsed.error.message, parsed.error.message);
+      return askAgain(
+        run,
+        'invalid_output',
+        parsed.error.guidance ?? parsed.error.message,
+        parsed.error.message,
+      );
     }
   }
 
@@ -76,22 +94,39 @@ export async function settleFinalAnswer(run: RunContext, response: ModelResponse
   return final.success ? { kind: 'complete', output: final.value } : { kind: 'fail', error: final.error };
 }
 
-function askAgain(run: RunContext, kind: CorrectionKind, prompt: string, message: string): FinalAnswerOutcome {
+function askAgain(
+  run: RunContext,
+  kind: CorrectionKind,
+  prompt: string,
+  message: string,
+): FinalAnswerOutcome {
   run.state.messages.push({ role: 'user', content: prompt });
   countCorrection(run.state.report, kind);
   if (run.events.active) {
-    run.events.emit({ type: 'correction', runId: run.runId, atMs: run.clock.now(), step: run.state.step, kind, message });
+    run.events.emit({
+      type: 'correction',
+      runId: run.runId,
+      atMs: run.clock.now(),
+      step: run.state.step,
+      kind,
+      message,
+    });
   }
   return AGAIN;
 }
 
 function maxTokensError(run: RunContext, partialOutput: string): KeelError {
   const data: Record<string, JsonValue> = { partialOutput, continuations: run.state.continuations };
-  return new KeelError('provider.max_tokens', `${modelKey(run)} stopped at its output token limit (finish reason "length")`, {
-    provider: run.agent.models[run.state.modelIndex]!.provider.provider,
-    data,
-    guidance: "Raise the model's maxOutputTokens, ask for a shorter answer, or set onMaxTokens: 'continue'.",
-  });
+  return new KeelError(
+    'provider.max_tokens',
+    `${modelKey(run)} stopped at its output token limit (finish reason "length")`,
+    {
+      provider: run.agent.models[run.state.modelIndex]!.provider.provider,
+      data,
+      guidance:
+        "Raise the model's maxOutputTokens, ask for a shorter answer, or set onMaxTokens: 'continue'.",
+    },
+  );
 }
 
 function modelKey(run: RunContext): string {

@@ -40,11 +40,17 @@ const KNOWN = Object.keys(DEFAULT_LIMITS);
 export function resolveLimits(limits: RunLimits | undefined, where: string): ResolvedLimits {
   if (limits === undefined) return DEFAULT_LIMITS;
   if (typeof limits !== 'object' || limits === null) {
-    throw new KeelError('config.invalid', `${where}: limits must be an object such as { maxTurns: 12, timeoutMs: 120_000 }`);
+    throw new KeelError(
+      'config.invalid',
+      `${where}: limits must be an object such as { maxTurns: 12, timeoutMs: 120_000 }`,
+    );
   }
   for (const key of Object.keys(limits)) {
     if (!KNOWN.includes(key)) {
-      throw new KeelError('config.invalid', `${where}: unknown limit "${key}"; known limits: ${KNOWN.join(', ')}`);
+      throw new KeelError(
+        'config.invalid',
+        `${where}: unknown limit "${key}"; known limits: ${KNOWN.join(', ')}`,
+      );
     }
   }
   const resolved: ResolvedLimits = { ...DEFAULT_LIMITS };
@@ -64,14 +70,20 @@ export function resolveLimits(limits: RunLimits | undefined, where: string): Res
     );
   }
   if (typeof maxTokens !== 'number' || !(maxTokens > 0)) {
-    throw new KeelError('config.invalid', `${where}: limits.maxTokens must be a number of tokens above 0; got ${String(maxTokens)}`);
+    throw new KeelError(
+      'config.invalid',
+      `${where}: limits.maxTokens must be a number of tokens above 0; got ${String(maxTokens)}`,
+    );
   }
   return resolved;
 }
 
 function integer(where: string, name: string, value: unknown, minimum: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
-    throw new KeelError('config.invalid', `${where}: limits.${name} must be an integer of at least ${minimum}; got ${String(value)}`);
+    throw new KeelError(
+      'config.invalid',
+      `${where}: limits.${name} must be an integer of at least ${minimum}; got ${String(value)}`,
+    );
   }
 }
 
@@ -88,8 +100,13 @@ export function turnLimitError(state: RunState, limits: ResolvedLimits): KeelErr
 export function tokenBudgetError(state: RunState, limits: ResolvedLimits): KeelError | undefined {
   const spent = state.usage.inputTokens + state.usage.outputTokens;
   if (spent <= limits.maxTokens) return undefined;
-  return new KeelError('run.token_budget', `Run ${state.runId} spent ${spent} tokens, over its budget of ${limits.maxTokens}`, {
-    data: { maxTokens: limits.maxTokens, spentTokens: spent },
-    guidance: 'Raise limits.maxTokens, or reduce the conversation (a conversation manager) to spend fewer tokens per step.',
-  });
+  return new KeelError(
+    'run.token_budget',
+    `Run ${state.runId} spent ${spent} tokens, over its budget of ${limits.maxTokens}`,
+    {
+      data: { maxTokens: limits.maxTokens, spentTokens: spent },
+      guidance:
+        'Raise limits.maxTokens, or reduce the conversation (a conversation manager) to spend fewer tokens per step.',
+    },
+  );
 }

@@ -1,9 +1,9 @@
-import type { ErrorCode } from '../errors/codes.js';
 import { classify } from '../errors/classify.js';
+import type { ErrorCode } from '../errors/codes.js';
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { PolicyContext } from '../policies/policy.js';
-import { retry, type RetryPolicy } from '../policies/retry.js';
+import { type RetryPolicy, retry } from '../policies/retry.js';
 import type { ModelRequest, ModelResponse } from '../spec/model.js';
 import { countRequest, countRetry } from './report.js';
 import type { ModelSlot, RunContext } from './run-context.js';
@@ -61,7 +61,9 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
     }
     if (run.abort.aborted) throw run.abort.signal.reason;
     if (isControlSignal(thrown)) throw thrown;
-    const error = KeelError.isInstance(thrown) ? thrown : classify(thrown, { provider: slot.provider.provider });
+    const error = KeelError.isInstance(thrown)
+      ? thrown
+      : classify(thrown, { provider: slot.provider.provider });
     if (run.deltaDelivered) throw withPartialOutput(error, run.streamedText);
     const cause = underlyingError(error);
     if (cause.code === 'provider.context_overflow') {
@@ -85,7 +87,8 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
   const request: ModelRequest = {
     messages: state.messages,
     tools: agent.toolDefinitions,
-    outputSchema: agent.output === undefined ? undefined : { name: agent.output.name, schema: agent.output.jsonSchema },
+    outputSchema:
+      agent.output === undefined ? undefined : { name: agent.output.name, schema: agent.output.jsonSchema },
     maxOutputTokens: agent.maxOutputTokens,
     temperature: agent.temperature,
     // Replaced by each attempt's own signal; present so the object keeps one shape.
@@ -113,7 +116,14 @@ async function attempt(
   countRequest(state.report, slot.key);
   const startedMs = events.active ? clock.now() : 0;
   if (events.active) {
-    events.emit({ type: 'model-call-start', runId: state.runId, atMs: startedMs, step: state.step, model: slot.key, attempt: context.attempt });
+    events.emit({
+      type: 'model-call-start',
+      runId: state.runId,
+      atMs: startedMs,
+      step: state.step,
+      model: slot.key,
+      attempt: context.attempt,
+    });
   }
   run.streamedText = '';
   try {
@@ -211,15 +221,23 @@ function checkResponse(response: ModelResponse, slot: ModelSlot): void {
     !Number.isFinite(usage.inputTokens) ||
     !Number.isFinite(usage.outputTokens)
   ) {
-    throw new KeelError('provider.invalid_response', `${slot.key} returned a response without content, toolCalls or usage`, {
-      provider: slot.provider.provider,
-    });
+    throw new KeelError(
+      'provider.invalid_response',
+      `${slot.key} returned a response without content, toolCalls or usage`,
+      {
+        provider: slot.provider.provider,
+      },
+    );
   }
   for (const call of response.toolCalls) {
     if (typeof call?.id !== 'string' || typeof call.name !== 'string' || typeof call.arguments !== 'string') {
-      throw new KeelError('provider.invalid_response', `${slot.key} returned a tool call without id, name or arguments text`, {
-        provider: slot.provider.provider,
-      });
+      throw new KeelError(
+        'provider.invalid_response',
+        `${slot.key} returned a tool call without id, name or arguments text`,
+        {
+          provider: slot.provider.provider,
+        },
+      );
     }
   }
 }
@@ -230,7 +248,11 @@ async function reduceConversation(run: RunContext, error: KeelError, attempt: nu
   if (manager === undefined) return false;
   const { state } = run;
   const before = state.messages;
-  const reduction = await manager.reduce(before, { reason: 'context_overflow', attempt, signal: run.abort.signal });
+  const reduction = await manager.reduce(before, {
+    reason: 'context_overflow',
+    attempt,
+    signal: run.abort.signal,
+  });
   if (run.abort.aborted) throw run.abort.signal.reason;
   if (!reduction.reduced || !madeProgress(before, reduction.messages)) return false;
   state.messages = reduction.messages;
@@ -252,9 +274,13 @@ async function reduceConversation(run: RunContext, error: KeelError, attempt: nu
 }
 
 /** Fewer messages, or fewer characters: anything else would loop on the same overflow. */
-function madeProgress(before: readonly { content: string }[], after: readonly { content: string }[]): boolean {
+function madeProgress(
+  before: readonly { content: string }[],
+  after: readonly { content: string }[],
+): boolean {
   if (after.length < before.length) return true;
-  const size = (messages: readonly { content: string }[]) => messages.reduce((total, message) => total + message.content.length, 0);
+  const size = (messages: readonly { content: string }[]) =>
+    messages.reduce((total, message) => total + message.content.length, 0);
   return size(after) < size(before);
 }
 
@@ -277,7 +303,15 @@ function switchModel(run: RunContext, index: number, errorCode: ErrorCode): void
   state.report.fallbacks.total++;
   state.report.fallbacks.used.push({ step: state.step, from, to, errorCode });
   if (run.events.active) {
-    run.events.emit({ type: 'fallback-used', runId: state.runId, atMs: run.clock.now(), step: state.step, from, to, errorCode });
+    run.events.emit({
+      type: 'fallback-used',
+      runId: state.runId,
+      atMs: run.clock.now(),
+      step: state.step,
+      from,
+      to,
+      errorCode,
+    });
   }
 }
 

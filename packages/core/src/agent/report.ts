@@ -35,7 +35,12 @@ export interface RunReport {
   breakerTransitions: BreakerTransition[];
   corrections: { total: number; byKind: Partial<Record<CorrectionKind, number>> };
   contextReductions: number;
-  toolCalls: { total: number; errors: number; byTool: Record<string, number>; errorsByCode: Record<string, number> };
+  toolCalls: {
+    total: number;
+    errors: number;
+    byTool: Record<string, number>;
+    errorsByCode: Record<string, number>;
+  };
   errors: { total: number; byCode: Record<string, number> };
   guardrailsTripped: number;
   /** Time spent waiting between retries, from the agent's clock. */

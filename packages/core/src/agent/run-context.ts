@@ -15,9 +15,9 @@ import type { CorrectionLimits, CorrectionTracker } from './correction-tracker.j
 import type { DependencyKind, RunEvent, RunEventSink } from './events.js';
 import type { Guardrail, GuardrailFinding } from './guardrails/guardrail.js';
 import type { ResolvedLimits } from './limits.js';
-import type { StructuredOutput } from './structured-output.js';
 import { countError } from './report.js';
 import type { CheckpointHook, RunState, RunTransition } from './run-state.js';
+import type { StructuredOutput } from './structured-output.js';
 
 /** A dependency the agent guards with a breaker and a timeout: one model of the chain, or one tool. */
 interface GuardedSlot {
@@ -111,7 +111,8 @@ export class RunContext {
     readonly budget: RetryBudget,
     readonly onTextDelta: ((delta: string) => void) | undefined,
   ) {
-    this.deltaListener = onTextDelta === undefined ? undefined : (delta) => this.deliverDelta(onTextDelta, delta);
+    this.deltaListener =
+      onTextDelta === undefined ? undefined : (delta) => this.deliverDelta(onTextDelta, delta);
   }
 
   private deliverDelta(listener: (delta: string) => void, delta: string): void {
@@ -123,7 +124,13 @@ export class RunContext {
       process.emitWarning(`keel: an onTextDelta callback threw: ${String(error)}`);
     }
     if (this.events.active) {
-      this.events.emit({ type: 'text-delta', runId: this.runId, atMs: this.clock.now(), step: this.state.step, delta });
+      this.events.emit({
+        type: 'text-delta',
+        runId: this.runId,
+        atMs: this.clock.now(),
+        step: this.state.step,
+        delta,
+      });
     }
   }
 
@@ -159,9 +166,15 @@ export class RunContext {
   /** A breaker this run watches moved. */
   breakerMoved(slot: GuardedSlot, transition: PolicyBreakerTransition): void {
     const to = transition.to === 'isolated' ? 'open' : transition.to;
-    this.state.report.breakerTransitions.push({ atMs: transition.atMs, target: slot.kind, name: slot.key, to });
+    this.state.report.breakerTransitions.push({
+      atMs: transition.atMs,
+      target: slot.kind,
+      name: slot.key,
+      to,
+    });
     if (this.events.active) {
-      const type = to === 'open' ? 'breaker-opened' : to === 'closed' ? 'breaker-closed' : 'breaker-half-opened';
+      const type =
+        to === 'open' ? 'breaker-opened' : to === 'closed' ? 'breaker-closed' : 'breaker-half-opened';
       this.events.emit({ type, runId: this.runId, atMs: transition.atMs, target: slot.kind, name: slot.key });
     }
   }

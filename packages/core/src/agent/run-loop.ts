@@ -30,17 +30,31 @@ export interface RunEnding {
 /**
  * Drives a run from its state to a terminal state and never throws: every fault, limit and cancellation becomes a
  * {@link RunEnding}. The loop reads `state.phase` to know what comes next, so a run restored from a checkpoint goes on
- * from where it was saved. Each transition calls the checkpoint hook.
+ * from where it was saved (`fresh` is false then: no `run-start`). Each transition calls the checkpoint hook.
  */
-export async function runLoop(run: RunContext): Promise<RunEnding> {
+export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEnding> {
   let ending: RunEnding;
   try {
+    if (fresh) await start(run);
     ending = await advance(run);
   } catch (thrown) {
     ending = endingOf(run, thrown);
   }
   await finish(run, ending);
   return ending;
+}
+
+async function start(run: RunContext): Promise<void> {
+  const { state } = run;
+  if (run.events.active) {
+    run.events.emit({
+      type: 'run-start',
+      runId: state.runId,
+      atMs: state.startedAtMs,
+      agentName: state.agentName,
+    });
+  }
+  if (run.agent.checkpoint !== undefined) await checkpoint(run, { kind: 'run-started' });
 }
 
 async function advance(run: RunContext): Promise<RunEnding> {
@@ -58,7 +72,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
         return { status: 'completed', stopReason: 'stop_requested', stopDetail: reason, output };
       }
       if (outcome.kind === 'fail') return failed(outcome.error);
-      if (outcome.kind === 'interrupt') return { status: 'interrupted', stopReason: 'approval_required', error: outcome.error };
+      if (outcome.kind === 'interrupt')
+        return { status: 'interrupted', stopReason: 'approval_required', error: outcome.error };
       const toolCalls = state.pendingToolCalls.length;
       endStep(state, toolMessages(run), []);
       await endOfStep(run, toolCalls);
@@ -69,7 +84,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
     beginStep(state);
     const response = await callModelChain(run);
     recordModelResponse(state, response);
-    if (agent.checkpoint !== undefined) await checkpoint(run, { kind: 'model-response-received', step: state.step });
+    if (agent.checkpoint !== undefined)
+      await checkpoint(run, { kind: 'model-response-received', step: state.step });
     if (response.toolCalls.length > 0) {
       // Tool calls cut at the token limit may carry truncated arguments: running them would act on half a request.
       if (response.finishReason === 'length') return failed(truncatedCallsError(run));
@@ -79,7 +95,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
       continue;
     }
     const settled = await settleFinalAnswer(run, response);
-    if (settled.kind === 'complete') return { status: 'completed', stopReason: 'final_answer', output: settled.output };
+    if (settled.kind === 'complete')
+      return { status: 'completed', stopReason: 'final_answer', output: settled.output };
     if (settled.kind === 'fail') return failed(settled.error);
     await endOfStep(run, 0);
   }
@@ -88,7 +105,13 @@ async function advance(run: RunContext): Promise<RunEnding> {
 async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
   const { state } = run;
   if (run.events.active) {
-    run.events.emit({ type: 'step-end', runId: state.runId, atMs: run.clock.now(), step: state.step, toolCalls });
+    run.events.emit({
+      type: 'step-end',
+      runId: state.runId,
+      atMs: run.clock.now(),
+      step: state.step,
+      toolCalls,
+    });
   }
   if (run.agent.checkpoint !== undefined) await checkpoint(run, { kind: 'step-ended', step: state.step });
 }
@@ -132,7 +155,12 @@ function endingOf(run: RunContext, thrown: unknown): RunEnding {
     return { status: 'cancelled', stopReason: 'cancelled', error };
   }
   if (isStopRun(thrown)) {
-    return { status: 'completed', stopReason: 'stop_requested', stopDetail: thrown.reason, output: thrown.output };
+    return {
+      status: 'completed',
+      stopReason: 'stop_requested',
+      stopDetail: thrown.reason,
+      output: thrown.output,
+    };
   }
   return failed(KeelError.isInstance(thrown) ? thrown : classify(thrown));
 }
@@ -172,9 +200,13 @@ async function finish(run: RunContext, ending: RunEnding): Promise<void> {
 
 function truncatedCallsError(run: RunContext): KeelError {
   const slot = run.agent.models[run.state.modelIndex]!;
-  return new KeelError('provider.max_tokens', `${slot.key} stopped at its output token limit in the middle of tool calls`, {
-    provider: slot.provider.provider,
-    data: { partialOutput: run.state.partialOutput },
-    guidance: "Raise the model's maxOutputTokens so that whole tool calls fit.",
-  });
+  return new KeelError(
+    'provider.max_tokens',
+    `${slot.key} stopped at its output token limit in the middle of tool calls`,
+    {
+      provider: slot.provider.provider,
+      data: { partialOutput: run.state.partialOutput },
+      guidance: "Raise the model's maxOutputTokens so that whole tool calls fit.",
+    },
+  );
 }

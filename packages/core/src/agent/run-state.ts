@@ -107,7 +107,10 @@ export type RunTransition =
  * Called after every transition with the live state (serialise it before returning; it changes afterwards). A
  * returned promise is awaited before the run goes on. Defaults to none: with no store there is nothing to save.
  */
-export type CheckpointHook = (transition: RunTransition, state: Readonly<RunState>) => void | PromiseLike<void>;
+export type CheckpointHook = (
+  transition: RunTransition,
+  state: Readonly<RunState>,
+) => void | PromiseLike<void>;
 
 /** A new run's state. */
 export function createRunState(options: {
@@ -191,7 +194,11 @@ export function recordToolCallCompleted(call: PendingToolCall, result: ToolResul
  * Transition `step-ended`: the step's tool messages (in call order, whatever order the calls finished in) join the
  * conversation, followed by any extra messages (guidance), and the loop asks the model again.
  */
-export function endStep(state: RunState, toolMessages: readonly Message[], extraMessages: readonly Message[]): void {
+export function endStep(
+  state: RunState,
+  toolMessages: readonly Message[],
+  extraMessages: readonly Message[],
+): void {
   for (const message of toolMessages) state.messages.push(message);
   for (const message of extraMessages) state.messages.push(message);
   state.pendingToolCalls = [];
@@ -201,7 +208,13 @@ export function endStep(state: RunState, toolMessages: readonly Message[], extra
 /** Transition `run-ended`: the terminal status, stop reason, output or error, and the report's final figures. */
 export function endRun(
   state: RunState,
-  ending: { status: TerminalStatus; stopReason: StopReason; stopDetail?: string; output?: JsonValue; error?: SerializedError },
+  ending: {
+    status: TerminalStatus;
+    stopReason: StopReason;
+    stopDetail?: string;
+    output?: JsonValue;
+    error?: SerializedError;
+  },
   nowMs: number,
 ): void {
   state.status = ending.status;

@@ -73,7 +73,14 @@ export async function executeRun<Output>(
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
   const budget = combineBudgets(runtime.retry.createRunBudget(clock), runtime.retry.sharedBudget);
-  const run = new RunContext(runtime, state, abort, new RunEventSink(runtime.events, options.onEvent), budget, options.onTextDelta);
+  const run = new RunContext(
+    runtime,
+    state,
+    abort,
+    new RunEventSink(runtime.events, options.onEvent),
+    budget,
+    options.onTextDelta,
+  );
   try {
     abort.follow(options.signal);
     abort.deadline(state.deadlineAtMs, limits.timeoutMs);
@@ -98,9 +105,11 @@ export async function executeRun<Output>(
 }
 
 function checkOptions(options: RunOptions): void {
-  if (typeof options !== 'object' || options === null) invalid('options must be an object such as { signal }');
+  if (typeof options !== 'object' || options === null)
+    invalid('options must be an object such as { signal }');
   for (const key of Object.keys(options)) {
-    if (!RUN_OPTIONS.includes(key)) invalid(`unknown option "${key}"; known options: ${RUN_OPTIONS.join(', ')}`);
+    if (!RUN_OPTIONS.includes(key))
+      invalid(`unknown option "${key}"; known options: ${RUN_OPTIONS.join(', ')}`);
   }
   const { signal, runId, onEvent, onTextDelta } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal)) invalid('signal must be an AbortSignal');
@@ -108,7 +117,8 @@ function checkOptions(options: RunOptions): void {
     invalid('runId must be a non-empty string of at most 200 characters');
   }
   if (onEvent !== undefined && typeof onEvent !== 'function') invalid('onEvent must be a function');
-  if (onTextDelta !== undefined && typeof onTextDelta !== 'function') invalid('onTextDelta must be a function');
+  if (onTextDelta !== undefined && typeof onTextDelta !== 'function')
+    invalid('onTextDelta must be a function');
 }
 
 /** The conversation a run starts from: the instructions, then the input (a prompt, or earlier messages). */
@@ -125,11 +135,17 @@ function initialMessages(runtime: AgentRuntime, input: string | readonly Message
   }
   input.forEach((message, index) => {
     const role = (message as { role?: unknown })?.role;
-    if (!['system', 'user', 'assistant', 'tool'].includes(role as string) || typeof message.content !== 'string') {
-      invalid(`input[${index}] must be a message with role system, user, assistant or tool, and string content`);
+    if (
+      !['system', 'user', 'assistant', 'tool'].includes(role as string) ||
+      typeof message.content !== 'string'
+    ) {
+      invalid(
+        `input[${index}] must be a message with role system, user, assistant or tool, and string content`,
+      );
     }
   });
-  if (instructions !== undefined && input[0]!.role !== 'system') messages.push({ role: 'system', content: instructions });
+  if (instructions !== undefined && input[0]!.role !== 'system')
+    messages.push({ role: 'system', content: instructions });
   for (const message of input) messages.push(message);
   return messages;
 }

@@ -1,9 +1,9 @@
-import type { ErrorCode } from '../errors/codes.js';
 import { classify } from '../errors/classify.js';
+import type { ErrorCode } from '../errors/codes.js';
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { PolicyContext } from '../policies/policy.js';
-import { retry, type RetryPolicy } from '../policies/retry.js';
+import { type RetryPolicy, retry } from '../policies/retry.js';
 import type { ToolContext } from '../spec/tool.js';
 import { isDirective } from './directives.js';
 import { underlyingError } from './model-step.js';
@@ -37,7 +37,12 @@ export function provesNothingRan(error: KeelError): boolean {
  * Resolves with the tool's output; rejects with a KeelError (the underlying failure, not a retry wrapper), or with a
  * directive or the run's abort reason, as they are. A directive the tool returns is treated as thrown.
  */
-export function executeTool(run: RunContext, slot: ToolSlot, pending: PendingToolCall, input: unknown): Promise<unknown> {
+export function executeTool(
+  run: RunContext,
+  slot: ToolSlot,
+  pending: PendingToolCall,
+  input: unknown,
+): Promise<unknown> {
   run.watch(slot);
   const breaker = slot.breaker;
   return toolRetryOf(run, slot)
@@ -121,7 +126,13 @@ function toolRetryOf(run: RunContext, slot: ToolSlot): RetryPolicy {
   return policy;
 }
 
-function emitRetry(run: RunContext, name: string, attempt: number, delayMs: number, errorCode: ErrorCode): void {
+function emitRetry(
+  run: RunContext,
+  name: string,
+  attempt: number,
+  delayMs: number,
+  errorCode: ErrorCode,
+): void {
   run.events.emit({
     type: 'retry-scheduled',
     runId: run.runId,

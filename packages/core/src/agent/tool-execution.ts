@@ -2,7 +2,7 @@ import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { Message } from '../spec/model.js';
 import type { ToolResult } from '../spec/tool.js';
-import { parseToolArguments, invalidArgumentsError, unknownToolError } from './correction.js';
+import { invalidArgumentsError, parseToolArguments, unknownToolError } from './correction.js';
 import { CorrectionTracker } from './correction-tracker.js';
 import { isRetryStep, isStopRun, type StopRun } from './directives.js';
 import type { CorrectionKind } from './events.js';
@@ -78,7 +78,8 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
   if (abort.aborted) throw abort.signal.reason;
   const call = pending.call;
   const slot = agent.tools.get(call.name);
-  if (slot === undefined) return correct(run, pending, 'unknown_tool', unknownToolError(call.name, agent.toolNames));
+  if (slot === undefined)
+    return correct(run, pending, 'unknown_tool', unknownToolError(call.name, agent.toolNames));
 
   let argumentsText = call.arguments;
   if (agent.hasGuardrails.toolCall) {
@@ -104,20 +105,30 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
     if (isControlSignal(thrown)) throw thrown;
     return complete(run, pending, failed(run, toolFailure(thrown, call.name)));
   }
-  if (!validation.success) return correct(run, pending, 'invalid_arguments', invalidArgumentsError(slot.tool, validation.issues));
+  if (!validation.success)
+    return correct(run, pending, 'invalid_arguments', invalidArgumentsError(slot.tool, validation.issues));
   if (run.tracker !== undefined) forgetFailures(run, call.name);
 
   if (slot.tool.needsApproval !== undefined && slot.tool.needsApproval !== false) {
     const needed = slot.tool.needsApproval === true || (await slot.tool.needsApproval(validation.value));
-    if (needed) return approvalRequired(run, pending);
+    if (needed) return approvalRequired(pending);
   }
 
   recordToolCallStarted(pending);
-  if (run.agent.checkpoint !== undefined) await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
+  if (run.agent.checkpoint !== undefined)
+    await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
   if (abort.aborted) throw abort.signal.reason;
   const startedMs = run.events.active ? run.clock.now() : 0;
   if (run.events.active) {
-    run.events.emit({ type: 'tool-call-start', runId: run.runId, atMs: startedMs, step: run.state.step, callIndex: pending.callIndex, toolName: call.name, idempotencyKey: pending.idempotencyKey });
+    run.events.emit({
+      type: 'tool-call-start',
+      runId: run.runId,
+      atMs: startedMs,
+      step: run.state.step,
+      callIndex: pending.callIndex,
+      toolName: call.name,
+      idempotencyKey: pending.idempotencyKey,
+    });
   }
   let result: ToolResult;
   let directive: StopRun | undefined;
@@ -131,7 +142,11 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
     } else if (isRetryStep(thrown)) {
       countCorrection(run.state.report, 'retry_step');
       emitCorrection(run, 'retry_step', call.name, thrown.guidance);
-      result = { status: 'error', error: { name: 'RetryStep', message: 'The tool asked for this step to be done again' }, guidance: thrown.guidance };
+      result = {
+        status: 'error',
+        error: { name: 'RetryStep', message: 'The tool asked for this step to be done again' },
+        guidance: thrown.guidance,
+      };
     } else if (isControlSignal(thrown)) {
       throw thrown;
     } else {
@@ -150,7 +165,9 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
       toolName: call.name,
       idempotencyKey: pending.idempotencyKey,
       status: result.status,
-      ...(result.status === 'error' && result.error.code !== undefined ? { errorCode: result.error.code } : {}),
+      ...(result.status === 'error' && result.error.code !== undefined
+        ? { errorCode: result.error.code }
+        : {}),
       durationMs: atMs - startedMs,
     });
   }
@@ -163,17 +180,31 @@ function failed(run: RunContext, error: KeelError): ToolResult {
   return toolError(error);
 }
 
-async function complete(run: RunContext, pending: PendingToolCall, result: ToolResult): Promise<ToolStepOutcome> {
+async function complete(
+  run: RunContext,
+  pending: PendingToolCall,
+  result: ToolResult,
+): Promise<ToolStepOutcome> {
   recordToolCallCompleted(pending, result);
-  if (run.agent.checkpoint !== undefined) await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
+  if (run.agent.checkpoint !== undefined)
+    await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
   return CONTINUE;
 }
 
 /** An invalid call: its guidance goes back to the model, unless the tracker sees no progress. */
-async function correct(run: RunContext, pending: PendingToolCall, kind: CorrectionKind, error: KeelError): Promise<ToolStepOutcome> {
+async function correct(
+  run: RunContext,
+  pending: PendingToolCall,
+  kind: CorrectionKind,
+  error: KeelError,
+): Promise<ToolStepOutcome> {
   run.countError(error);
   run.tracker ??= new CorrectionTracker(run.agent.corrections, run.state.corrections);
-  const decision = run.tracker.recordFailure({ target: pending.call.name, text: pending.call.arguments, error });
+  const decision = run.tracker.recordFailure({
+    target: pending.call.name,
+    text: pending.call.arguments,
+    error,
+  });
   run.state.corrections = run.tracker.toJSON();
   if (decision.action === 'stop') return { kind: 'fail', error: decision.error };
   countCorrection(run.state.report, kind);
@@ -187,21 +218,42 @@ function forgetFailures(run: RunContext, toolName: string): void {
   run.state.corrections = run.tracker.toJSON();
 }
 
-function approvalRequired(run: RunContext, pending: PendingToolCall): ToolStepOutcome {
+function approvalRequired(pending: PendingToolCall): ToolStepOutcome {
   return {
     kind: 'interrupt',
-    error: new KeelError('run.interrupted', `Tool call "${pending.call.name}" needs a human's approval before it runs`, {
-      data: { toolName: pending.call.name, idempotencyKey: pending.idempotencyKey, callIndex: pending.callIndex },
-      guidance: 'Approve or reject the call, then resume the run.',
-    }),
+    error: new KeelError(
+      'run.interrupted',
+      `Tool call "${pending.call.name}" needs a human's approval before it runs`,
+      {
+        data: {
+          toolName: pending.call.name,
+          idempotencyKey: pending.idempotencyKey,
+          callIndex: pending.callIndex,
+        },
+        guidance: 'Approve or reject the call, then resume the run.',
+      },
+    ),
   };
 }
 
 function emitCorrection(run: RunContext, kind: CorrectionKind, toolName: string, message: string): void {
   if (!run.events.active) return;
-  run.events.emit({ type: 'correction', runId: run.runId, atMs: run.clock.now(), step: run.state.step, kind, toolName, message });
+  run.events.emit({
+    type: 'correction',
+    runId: run.runId,
+    atMs: run.clock.now(),
+    step: run.state.step,
+    kind,
+    toolName,
+    message,
+  });
 }
 
 function transitionOf(run: RunContext, pending: PendingToolCall) {
-  return { step: run.state.step, callIndex: pending.callIndex, idempotencyKey: pending.idempotencyKey, toolName: pending.call.name };
+  return {
+    step: run.state.step,
+    callIndex: pending.callIndex,
+    idempotencyKey: pending.idempotencyKey,
+    toolName: pending.call.name,
+  };
 }

@@ -41,10 +41,11 @@ const US_PHONE = /(?<![\w+.-])(?:\+?1[-.\s]?)?(?:\(\d{3}\)\s?|\d{3}[-.\s])\d{3}[
 
 // International numbers must start with "+" and a country code; the digit count is checked after matching (E.164:
 // 8 to 15 digits) so the expression itself needs no ambiguous grouping.
-const INTERNATIONAL_PHONE = /(?<![\w+])\+[1-9][\d\s().-]{6,24}/g;
+const INTERNATIONAL_PHONE = /(?<![\w+])\+[1-9][\d ().-]{6,24}/g;
 
-// 13 to 19 digits, optionally grouped by single spaces or dashes; every candidate must pass the Luhn check.
-const CARD_NUMBER = /(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])/g;
+// 13 to 19 digits, optionally grouped by single spaces or dashes, not part of a longer grouped number; every
+// candidate must pass the Luhn check.
+const CARD_NUMBER = /(?<![\w-]|\d[ -])\d(?:[ -]?\d){12,18}(?![\w-]|[ -]\d)/g;
 
 /**
  * Finds emails, phone numbers (international with a leading `+`, and US formats such as `(555) 123-4567` or
@@ -76,7 +77,7 @@ function scan(kind: PiiKind, text: string): PiiMatch[] {
     case 'phone':
       return [
         ...matches(kind, US_PHONE, text),
-        ...matches(kind, INTERNATIONAL_PHONE, text).flatMap((match) => internationalPhone(match)),
+        ...matches(kind, INTERNATIONAL_PHONE, text).flatMap((match) => internationalPhone(match, text)),
       ];
   }
 }
@@ -91,7 +92,9 @@ function matches(kind: PiiKind, pattern: RegExp, text: string): PiiMatch[] {
 }
 
 /** Trims a `+...` candidate to its last digit and accepts it when it looks like a phone number. */
-function internationalPhone(match: PiiMatch): PiiMatch[] {
+function internationalPhone(match: PiiMatch, text: string): PiiMatch[] {
+  // The candidate stopped at its length cap inside a longer run of digits: not a phone number.
+  if (/^[\d ().-]?\d/.test(text.slice(match.end, match.end + 2))) return [];
   const trimmed = match.text.replace(/[^\d)]+$/, '').replace(/\($/, '');
   const digits = trimmed.replace(/\D/g, '');
   // Doubled separators ("1  2", "1--2") or a run of digits longer than the candidate allows are not phone numbers.

@@ -1,0 +1,59 @@
+import type { CircuitBreaker } from '../policies/circuit-breaker.js';
+import type { Event } from '../policies/policy.js';
+import type { Message } from '../spec/model.js';
+import { type AgentOptions, resolveAgent } from './agent-options.js';
+import { type RunAbort, runRegistry } from './cancellation.js';
+import type { RunEvent } from './events.js';
+import { executeRun, type RunOptions, type RunResult } from './run.js';
+
+/** An agent: a model, tools and policies, ready to run. */
+export interface Agent<Output = string> {
+  readonly name: string;
+  /**
+   * Runs the agent on a prompt, or on a conversation so far. Always resolves with a {@link RunResult} in a terminal
+   * state (`completed`, `failed`, `interrupted`, `cancelled`); rejects only with `config.invalid` for invalid
+   * arguments (a bad option, an empty conversation, a run id already in use).
+   */
+  run(input: string | readonly Message[], options?: RunOptions): Promise<RunResult<Output>>;
+  /** Cancels one of this agent's runs in progress; false when it has none with this id. */
+  cancel(runId: string, reason?: string): boolean;
+  /** Subscribes to the events of every run of this agent. */
+  readonly onEvent: Event<RunEvent>;
+  /** The agent's breakers by name (`provider/model`, `tool:<name>`): they span runs. */
+  readonly breakers: ReadonlyMap<string, CircuitBreaker>;
+}
+
+/**
+ * Makes an agent. Options are checked at once (`config.invalid` says what to fix). Breakers live on the agent and
+ * span its runs; everything else a run needs (its state, abort switch, retry budget) is made per run.
+ *
+ * @example
+ *   const assistant = agent({
+ *     model: openai('gpt-4.1-mini'),
+ *     fallbacks: [anthropic('claude-haiku-4-5')],
+ *     tools: [weather],
+ *     limits: { maxTurns: 12, timeoutMs: 120_000 },
+ *   });
+ *   const result = await assistant.run('Weather in Paris?', { signal });
+ *   if (result.status === 'completed') console.log(result.output);
+ *   else console.error(result.error?.code, result.report.errors.byCode);
+ */
+export function agent<Output = string>(options: AgentOptions<Output>): Agent<Output> {
+  const runtime = resolveAgent(options);
+  const runs = new Map<string, RunAbort>();
+  const breakers = new Map<string, CircuitBreaker>();
+  for (const slot of [...runtime.models, ...runtime.tools.values()]) {
+    if (slot.breaker !== undefined) breakers.set(slot.breaker.name, slot.breaker);
+  }
+  return Object.freeze({
+    name: runtime.name,
+    run: (input: string | readonly Message[], runOptions?: RunOptions) =>
+      executeRun<Output>(runtime, runRegistry, runs, input, runOptions),
+    cancel(runId: string, reason?: string): boolean {
+      const run = runs.get(runId);
+      return run === undefined ? false : run.cancel(reason);
+    },
+    onEvent: runtime.events.event,
+    breakers,
+  });
+}
