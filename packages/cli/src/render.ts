@@ -1,0 +1,79 @@
+import type { RunEvent, RunReport, RunResult } from '@keel/core';
+import { type Output, paint } from './output.js';
+
+/** Prints run events as they happen, one line each: what a person watching a run wants to see. */
+export function renderEvent(event: RunEvent, output: Output): void {
+  const step = 'step' in event ? paint(output, 'grey', `step ${event.step}`.padEnd(8)) : ''.padEnd(8);
+  switch (event.type) {
+    case 'model-call-end':
+      if (event.outcome === 'success') {
+        output.out(`${step}${paint(output, 'green', '✓')} model ${event.model} answered (${event.finishReason}, ${event.durationMs} ms)`);
+      } else {
+        output.out(`${step}${paint(output, 'red', '✗')} model ${event.model} failed: ${paint(output, 'red', event.errorCode ?? 'error')}`);
+      }
+      return;
+    case 'retry-scheduled':
+      output.out(
+        `${step}${paint(output, 'yellow', '↻')} retry ${event.target} ${event.name} after ${event.errorCode} in ${event.delayMs} ms (attempt ${event.attempt} failed)`,
+      );
+      return;
+    case 'fallback-used':
+      output.out(`${step}${paint(output, 'magenta', '⇢')} fallback ${event.from} → ${event.to} after ${event.errorCode}`);
+      return;
+    case 'breaker-opened':
+    case 'breaker-half-opened':
+    case 'breaker-closed':
+      output.out(`${''.padEnd(8)}${paint(output, 'magenta', '◆')} ${event.type.replace('-', ' ')}: ${event.target} ${event.name}`);
+      return;
+    case 'tool-call-end':
+      output.out(
+        event.status === 'success'
+          ? `${step}${paint(output, 'green', '✓')} tool ${event.toolName} (${event.durationMs} ms)`
+          : `${step}${paint(output, 'red', '✗')} tool ${event.toolName} failed: ${event.errorCode} (sent to the model as data)`,
+      );
+      return;
+    case 'correction':
+      output.out(`${step}${paint(output, 'cyan', '✎')} correction (${event.kind}): ${event.message}`);
+      return;
+    case 'guardrail-tripped':
+      output.out(`${step}${paint(output, 'red', '⛨')} guardrail ${event.guardrail} (${event.stage}) ${event.action}: ${event.trigger.kind}`);
+      return;
+    case 'context-reduced':
+      output.out(`${step}${paint(output, 'cyan', '⇣')} context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`);
+      return;
+    default:
+      return;
+  }
+}
+
+/** Prints how a run ended and its report. */
+export function renderResult(result: RunResult<unknown>, output: Output): void {
+  const colour = result.status === 'completed' ? 'green' : result.status === 'failed' ? 'red' : 'yellow';
+  output.out('');
+  output.out(`${paint(output, colour, paint(output, 'bold', result.status))} (stop reason: ${result.stopReason})`);
+  if (result.error !== undefined) {
+    output.out(`${paint(output, 'red', result.error.code)}: ${result.error.message}`);
+    if (result.error.guidance !== undefined) output.out(`guidance: ${result.error.guidance}`);
+  }
+  if (result.output !== undefined) {
+    output.out('');
+    output.out(typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2));
+  }
+  output.out('');
+  for (const line of reportLines(result.report)) output.out(line);
+}
+
+/** The report as a few lines of text. */
+export function reportLines(report: RunReport): string[] {
+  const byModel = Object.entries(report.requests.byModel)
+    .map(([model, count]) => `${model} ${count}`)
+    .join(', ');
+  const lines = [
+    `report   steps ${report.steps} · requests ${report.requests.total}${byModel ? ` (${byModel})` : ''} · retries ${report.retries.total} (model ${report.retries.model}, tool ${report.retries.tool})`,
+    `         fallbacks ${report.fallbacks.total} · breaker moves ${report.breakerTransitions.length} · corrections ${report.corrections.total} · context reductions ${report.contextReductions}`,
+    `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${report.waitingMs} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens} · ${report.durationMs} ms`,
+  ];
+  const errors = Object.entries(report.errors.byCode);
+  if (errors.length > 0) lines.push(`errors   ${errors.map(([code, count]) => `${code} ×${count}`).join(', ')}`);
+  return lines;
+}
