@@ -164,3 +164,108 @@ export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult }
 
 // store
 export { MemoryRunStore } from './store/memory-run-store.js';
+
+// agent: tools, guardrails, conversation
+export {
+  type ConversationManager,
+  type ConversationReduceContext,
+  type ConversationReduction,
+  noReduction,
+} from './agent/conversation/manager.js';
+export { type SlidingWindowOptions, slidingWindow } from './agent/conversation/sliding-window.js';
+export { SUMMARY_PREFIX, type SummarizingOptions, summarizing } from './agent/conversation/summarizing.js';
+export {
+  closestName,
+  editDistance,
+  formatIssues,
+  formatSchema,
+  invalidArgumentsError,
+  malformedArgumentsError,
+  type ParsedArguments,
+  parseToolArguments,
+  unknownToolError,
+} from './agent/correction.js';
+export {
+  type CorrectionDecision,
+  type CorrectionFailure,
+  type CorrectionKind,
+  type CorrectionLimits,
+  type CorrectionStopReason,
+  CorrectionTracker,
+  type CorrectionTrackerState,
+} from './agent/correction-tracker.js';
+export {
+  type Directive,
+  isDirective,
+  isRetryStep,
+  isStopRun,
+  RetryStep,
+  retryStep,
+  StopRun,
+  stopRun,
+} from './agent/directives.js';
+export {
+  type Guardrail,
+  type GuardrailContext,
+  type GuardrailFinding,
+  type GuardrailOutcome,
+  type GuardrailResult,
+  type GuardrailStage,
+  type GuardrailTrigger,
+  guardrail,
+  runGuardrails,
+  runToolCallGuardrails,
+  type TextGuardrail,
+  type ToolCallGuardrail,
+} from './agent/guardrails/guardrail.js';
+export {
+  detectPii,
+  luhnValid,
+  PII_KINDS,
+  type PiiGuardrailOptions,
+  type PiiKind,
+  type PiiMatch,
+  piiGuardrail,
+  redactPii,
+} from './agent/guardrails/pii.js';
+export {
+  detectPromptInjection,
+  type InjectionPattern,
+  PROMPT_INJECTION_PATTERNS,
+  type PromptInjectionGuardrailOptions,
+  promptInjectionGuardrail,
+} from './agent/guardrails/prompt-injection.js';
+export { formatJsonPath } from './agent/json-path.js';
+export { type JsonSchemaValidationOptions, validateJsonSchema } from './agent/json-schema.js';
+export { type JsonParseResult, type JsonSyntaxError, parseJson } from './agent/parse-json.js';
+export {
+  isStandardSchema,
+  type JsonSchemaInput,
+  type ReadonlyJsonValue,
+  type ResolvedSchema,
+  resolveSchema,
+  type SchemaLike,
+  type StandardSchemaResult,
+  type StandardSchemaV1,
+} from './agent/schema.js';
+export { MAX_PATTERN_SUBJECT_LENGTH, MAX_SCHEMA_PATTERN_LENGTH } from './agent/schema-pattern.js';
+export {
+  extractJson,
+  type StructuredOutput,
+  type StructuredOutputOptions,
+  type StructuredOutputResult,
+  structuredOutput,
+} from './agent/structured-output.js';
+export { indexTools, TOOL_NAME_PATTERN, type ToolOptions, tool, toToolDefinition } from './agent/tool.js';
+export {
+  DEFAULT_TOOL_RESULT_MAX_CHARS,
+  type RenderedToolResult,
+  type RenderToolResultOptions,
+  renderToolResult,
+  type ToolErrorResult,
+  type ToolSuccessResult,
+  toolError,
+  toolSuccess,
+} from './agent/tool-result.js';
+export type { ApprovalCheck } from './spec/tool.js';
+// end agent: tools, guardrails, conversation

@@ -109,11 +109,12 @@ describe('defaultBrain', () => {
           { id: 'b', name: 'getLocalTime', arguments: '{"city":"Paris"}' },
         ],
       },
-      result('a', 'get_weather', 'Sunny, 21°C'),
-      result('b', 'getLocalTime', '14:05'),
+      result('a', 'get_weather', '{"status":"success","content":"Sunny, 21°C"}'),
+      result('b', 'getLocalTime', '{"status":"success","content":{"hours":14,"minutes":5}}'),
     ]);
     expect(reply).toEqual({
-      content: 'Here is what I found: get_weather returned "Sunny, 21°C"; getLocalTime returned "14:05".',
+      content:
+        'Here is what I found: get_weather returned "Sunny, 21°C"; getLocalTime returned "{"hours":14,"minutes":5}".',
     });
   });
 

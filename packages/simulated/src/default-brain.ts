@@ -195,7 +195,9 @@ function answer(request: BrainRequest, task: string, results: ToolMessage[]): Br
   const succeeded = new Set(results.filter((result) => !result.isError).map((result) => result.toolName));
   const successes = results.filter((result) => !result.isError);
   const failures = results.filter((result) => result.isError && !succeeded.has(result.toolName));
-  const found = successes.map((result) => `${result.toolName} returned ${quote(result.content)}`);
+  const found = successes.map(
+    (result) => `${result.toolName} returned ${quote(successText(result.content))}`,
+  );
   const failed = failures.map(
     (result) => `${result.toolName} failed: ${quote(errorMessage(result.content))}`,
   );
@@ -208,7 +210,7 @@ function answer(request: BrainRequest, task: string, results: ToolMessage[]): Br
     if (failed.length > 0) text += ` Some of it is missing because ${failed.join('; ')}.`;
   }
   if (request.outputSchema === undefined) return { content: text };
-  const context = [task, ...successes.map((result) => result.content)].join('\n');
+  const context = [task, ...successes.map((result) => successText(result.content))].join('\n');
   const value = valueFromSchema(request.outputSchema.schema, {
     task: context,
     answer: text,
@@ -245,6 +247,14 @@ function errorText(content: string): string {
   };
   visit(parsed, '');
   return parts.join('\n');
+}
+
+/** What a successful tool returned: the `content` of keel's `{"status":"success","content":...}`, else the text. */
+function successText(content: string): string {
+  const parsed = parseJson(content);
+  if (!isRecord(parsed) || parsed.status !== 'success' || !('content' in parsed)) return content;
+  const inner = parsed.content;
+  return typeof inner === 'string' ? inner : JSON.stringify(inner ?? null);
 }
 
 function errorMessage(content: string): string {

@@ -59,9 +59,7 @@ describe('simulated provider over real HTTP', () => {
         },
       ]),
     );
-    expect(second.content).toBe(
-      'Here is what I found: get_weather returned "{"status":"success","content":"Sunny"}".',
-    );
+    expect(second.content).toBe('Here is what I found: get_weather returned "Sunny".');
     expect(second.finishReason).toBe('stop');
     expect(second.usage.inputTokens).toBeGreaterThan(0);
   });

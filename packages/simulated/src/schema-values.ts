@@ -232,7 +232,7 @@ function pointer(root: JsonSchema, path: string): JsonValue | undefined {
   return current;
 }
 
-function nth(matches: RegExpMatchArray | null, index: number): string | undefined {
+function nth(matches: readonly string[] | null, index: number): string | undefined {
   if (matches === null || matches.length === 0) return undefined;
   return matches[index % matches.length];
 }

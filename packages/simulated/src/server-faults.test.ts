@@ -3,6 +3,33 @@ import { FAULT_KINDS, type FaultKind } from './faults.js';
 import { type SimulatedServer, startSimulatedServer } from './server.js';
 import type { SimulatedServerOptions } from './server-options.js';
 
+type WireCall = { id: string; type: string; function: { name: string; arguments: string } };
+
+/** The parts of OpenAI's bodies these tests read. */
+interface WireBody {
+  id: string;
+  object: string;
+  model: string;
+  choices: [
+    {
+      index: number;
+      finish_reason: string;
+      message: {
+        role: string;
+        content: string | null;
+        tool_calls?: [WireCall, ...WireCall[]];
+      };
+    },
+  ];
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  error: { message: string; type: string; code: string | null; param: string | null };
+  data: { id: string }[];
+}
+
+async function json(response: Response): Promise<WireBody> {
+  return (await response.json()) as WireBody;
+}
+
 const servers: SimulatedServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
@@ -48,7 +75,7 @@ describe('simulated server faults over HTTP', () => {
     const response = await chat(server);
     expect(response.status).toBe(200);
     expect(response.headers.get('x-request-id')).toBe('req_sim_0');
-    const body = await response.json();
+    const body = await json(response);
     expect(body).toMatchObject({
       id: 'chatcmpl-sim-0',
       object: 'chat.completion',
@@ -78,7 +105,7 @@ describe('simulated server faults over HTTP', () => {
     expect(response.headers.get('retry-after')).toBe('1');
     expect(response.headers.get('retry-after-ms')).toBe('1500');
     expect(response.headers.get('x-simulated-fault')).toBe('rate_limit');
-    const body = await response.json();
+    const body = await json(response);
     expect(body.error).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded' });
     expect(server.requests[0]).toMatchObject({ fault: 'rate_limit', status: 429 });
   });
@@ -101,7 +128,7 @@ describe('simulated server faults over HTTP', () => {
     const response = await chat(server);
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toBe('application/json');
-    const body = await response.json();
+    const body = await json(response);
     expect(body.error).toMatchObject({ type, code });
     expect(typeof body.error.message).toBe('string');
     expect(server.requests[0]).toMatchObject({ fault, status });
@@ -119,7 +146,7 @@ describe('simulated server faults over HTTP', () => {
     const server = await faulty('context_overflow');
     const response = await chat(server);
     expect(response.status).toBe(400);
-    const body = await response.json();
+    const body = await json(response);
     expect(body.error).toMatchObject({
       type: 'invalid_request_error',
       code: 'context_length_exceeded',
@@ -135,7 +162,7 @@ describe('simulated server faults over HTTP', () => {
       messages: [{ role: 'user', content: 'word '.repeat(40) }],
     });
     expect(long.status).toBe(400);
-    expect((await long.json()).error.message).toMatch(/maximum context length is 10 tokens/);
+    expect((await json(long)).error.message).toMatch(/maximum context length is 10 tokens/);
     const other = await chat(server, {
       model: 'large',
       messages: [{ role: 'user', content: 'word '.repeat(40) }],
@@ -193,8 +220,8 @@ describe('simulated server faults over HTTP', () => {
 
   it('invalid_tool_arguments: a tool call whose arguments are not JSON', async () => {
     const server = await faulty('invalid_tool_arguments');
-    const body = await (await chat(server)).json();
-    const [call] = body.choices[0].message.tool_calls;
+    const body = await json(await chat(server));
+    const [call] = body.choices[0].message.tool_calls!;
     expect(call.function.name).toBe('get_weather');
     expect(() => JSON.parse(call.function.arguments)).toThrow();
     expect(body.choices[0].finish_reason).toBe('tool_calls');
@@ -202,15 +229,15 @@ describe('simulated server faults over HTTP', () => {
 
   it('invalid_tool_arguments turns a text answer into a broken call when tools are offered', async () => {
     const server = await faulty('invalid_tool_arguments');
-    const body = await (await chat(server, { messages: [{ role: 'user', content: 'Say hello' }] })).json();
+    const body = await json(await chat(server, { messages: [{ role: 'user', content: 'Say hello' }] }));
     expect(body.choices[0].message.tool_calls).toHaveLength(1);
-    expect(() => JSON.parse(body.choices[0].message.tool_calls[0].function.arguments)).toThrow();
+    expect(() => JSON.parse(body.choices[0].message.tool_calls![0].function.arguments)).toThrow();
   });
 
   it('invalid_tool_arguments cannot apply without tools: served as none, and the log says so', async () => {
     const server = await faulty('invalid_tool_arguments');
     const response = await chat(server, { tools: undefined });
-    const body = await response.json();
+    const body = await json(response);
     expect(body.choices[0].message.tool_calls).toBeUndefined();
     expect(server.requests[0]).toMatchObject({ scheduled: 'invalid_tool_arguments', fault: 'none' });
     expect(server.stats.invalid_tool_arguments).toBe(0);
@@ -219,8 +246,8 @@ describe('simulated server faults over HTTP', () => {
 
   it('unknown_tool: a tool call naming a tool that was not offered', async () => {
     const server = await faulty('unknown_tool');
-    const body = await (await chat(server)).json();
-    const [call] = body.choices[0].message.tool_calls;
+    const body = await json(await chat(server));
+    const [call] = body.choices[0].message.tool_calls!;
     expect(call.function.name).toBe('get_weather_v2');
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris' });
   });
@@ -229,9 +256,9 @@ describe('simulated server faults over HTTP', () => {
     const server = await faulty('max_tokens', {
       brain: () => ({ content: 'The weather in Paris is sunny and warm all afternoon today.' }),
     });
-    const body = await (await chat(server)).json();
+    const body = await json(await chat(server));
     expect(body.choices[0].finish_reason).toBe('length');
-    const content: string = body.choices[0].message.content;
+    const content = body.choices[0].message.content ?? '';
     expect(content.length).toBeGreaterThan(0);
     expect('The weather in Paris is sunny and warm all afternoon today.'.startsWith(content)).toBe(true);
     expect(content.length).toBeLessThan(40);
@@ -240,7 +267,7 @@ describe('simulated server faults over HTTP', () => {
 
   it('cuts content longer than the request max_tokens with finish_reason length', async () => {
     const server = await start({ brain: () => ({ content: 'x'.repeat(100) }) });
-    const body = await (await chat(server, { max_tokens: 5 })).json();
+    const body = await json(await chat(server, { max_tokens: 5 }));
     expect(body.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'x'.repeat(20) } });
     expect(server.requests[0]?.fault).toBe('max_tokens');
   });
@@ -313,7 +340,7 @@ describe('simulated server faults over HTTP', () => {
     const notJson = await fetch(`${server.url}/chat/completions`, { method: 'POST', body: '{nope' });
     expect(notJson.status).toBe(400);
     const noModel = await chat(server, { model: undefined });
-    expect((await noModel.json()).error).toMatchObject({ param: 'model', type: 'invalid_request_error' });
+    expect((await json(noModel)).error).toMatchObject({ param: 'model', type: 'invalid_request_error' });
     const orphan = await chat(server, { messages: [{ role: 'tool', tool_call_id: 'x', content: 'hi' }] });
     expect(orphan.status).toBe(400);
     expect(server.stats.none).toBe(0);
@@ -323,7 +350,7 @@ describe('simulated server faults over HTTP', () => {
     const server = await start({ models: { 'sim-primary': {} } });
     expect((await fetch(`${server.url}/embeddings`, { method: 'POST' })).status).toBe(404);
     expect((await fetch(`${server.url}/chat/completions`)).status).toBe(405);
-    const models = await (await fetch(`${server.url}/models`)).json();
+    const models = await json(await fetch(`${server.url}/models`));
     expect(models.data.map((model: { id: string }) => model.id)).toEqual(['sim-primary']);
     expect(server.requests.map((request) => request.status)).toEqual([404, 405, 200]);
   });
@@ -342,7 +369,7 @@ describe('simulated server faults over HTTP', () => {
     });
     const response = await chat(server);
     expect(response.status).toBe(500);
-    expect((await response.json()).error.message).toContain('script ran out');
+    expect((await json(response)).error.message).toContain('script ran out');
     expect(server.requests[0]?.brainError).toBe('script ran out');
   });
 

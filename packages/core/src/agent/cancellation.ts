@@ -37,7 +37,7 @@ export class RunAbort {
       return;
     }
     this.callerSignal = signal;
-    signal.addEventListener('abort', this.onCallerAbort, { once: true });
+    addFollower(signal, this);
   }
 
   /** Times the run out at `deadlineAtMs` (ms since the epoch) with `run.timeout`. */
@@ -76,7 +76,7 @@ export class RunAbort {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
     }
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    if (this.callerSignal !== undefined) removeFollower(this.callerSignal, this);
     this.callerSignal = undefined;
   }
 
@@ -90,10 +90,33 @@ export class RunAbort {
       }),
     );
   }
+}
 
-  private readonly onCallerAbort = (): void => {
-    this.cancel(this.callerSignal?.reason);
-  };
+// Many runs often share one caller signal (a server's shutdown signal, say). EventTarget checks each new listener
+// against every existing one, so one listener per run would make starting N runs O(N²): one listener per signal
+// serves all its runs instead.
+const followers = new WeakMap<AbortSignal, Set<RunAbort>>();
+
+function addFollower(signal: AbortSignal, run: RunAbort): void {
+  let runs = followers.get(signal);
+  if (runs === undefined) {
+    const created = new Set<RunAbort>();
+    runs = created;
+    followers.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      () => {
+        followers.delete(signal);
+        for (const follower of created) follower.cancel(signal.reason);
+      },
+      { once: true },
+    );
+  }
+  runs.add(run);
+}
+
+function removeFollower(signal: AbortSignal, run: RunAbort): void {
+  followers.get(signal)?.delete(run);
 }
 
 /**

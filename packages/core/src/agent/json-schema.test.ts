@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatJsonPath, validateJsonSchema } from './json-schema.js';
+import { formatJsonPath } from './json-path.js';
+import { validateJsonSchema } from './json-schema.js';
 
 const weather = {
   type: 'object',

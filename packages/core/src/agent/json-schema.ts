@@ -1,12 +1,10 @@
 import type { ValidationIssue } from '../spec/tool.js';
+import { appendPath } from './json-path.js';
+import { compilePattern } from './schema-pattern.js';
+import { checkNumber, checkString } from './schema-scalars.js';
 
 /** A JSON Schema, or the boolean schemas `true` (anything) and `false` (nothing). */
 type Schema = { readonly [key: string]: unknown } | boolean;
-
-/** Longest `pattern` the validator compiles; longer ones are reported as an issue instead of run. */
-export const MAX_SCHEMA_PATTERN_LENGTH = 1_000;
-/** Longest string a `pattern` is tested against; regular expressions can backtrack badly on huge inputs. */
-export const MAX_PATTERN_SUBJECT_LENGTH = 100_000;
 
 const MAX_SCHEMA_DEPTH = 64;
 const ALTERNATIVE_PREVIEW = 3;
@@ -47,22 +45,6 @@ export function validateJsonSchema(
   return state.issues;
 }
 
-/**
- * Formats path segments as a JSON path: `['stops', 2, 'name']` becomes `$.stops[2].name`; keys that are not
- * identifiers are quoted (`$["first name"]`).
- */
-export function formatJsonPath(segments: readonly PropertyKey[]): string {
-  let path = '$';
-  for (const segment of segments) path = appendPath(path, segment);
-  return path;
-}
-
-function appendPath(path: string, segment: PropertyKey): string {
-  if (typeof segment === 'number') return `${path}[${segment}]`;
-  const key = typeof segment === 'symbol' ? segment.toString() : segment;
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
-}
-
 function report(state: State, path: string, message: string): void {
   if (state.issues.length < state.maxIssues) state.issues.push({ path, message });
 }
@@ -100,9 +82,14 @@ function check(schema: Schema, value: unknown, path: string, state: State, depth
   if ('const' in schema && !deepEqual(schema.const, value)) {
     report(state, path, `must be equal to ${JSON.stringify(schema.const)}`);
   }
-  if (typeof value === 'string') checkString(schema, value, path, state);
-  else if (typeof value === 'number') checkNumber(schema, value, path, state);
-  else if (Array.isArray(value)) checkArray(schema, value, path, state, depth);
+  const problems =
+    typeof value === 'string'
+      ? checkString(schema, value)
+      : typeof value === 'number'
+        ? checkNumber(schema, value)
+        : [];
+  for (const problem of problems) report(state, path, problem);
+  if (Array.isArray(value)) checkArray(schema, value, path, state, depth);
   else if (isPlainObject(value)) checkObject(schema, value, path, state, depth);
   checkCombinators(schema, value, path, state, depth);
 }
@@ -148,80 +135,6 @@ function describeType(value: unknown): string {
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'number' && Number.isInteger(value)) return 'integer';
   return typeof value;
-}
-
-function checkString(
-  schema: { readonly [key: string]: unknown },
-  value: string,
-  path: string,
-  state: State,
-): void {
-  const { minLength, maxLength, pattern } = schema;
-  if (typeof minLength === 'number' || typeof maxLength === 'number') {
-    const length = countCodePoints(value);
-    if (typeof minLength === 'number' && length < minLength) {
-      report(state, path, `must be at least ${minLength} characters long (is ${length})`);
-    }
-    if (typeof maxLength === 'number' && length > maxLength) {
-      report(state, path, `must be at most ${maxLength} characters long (is ${length})`);
-    }
-  }
-  if (typeof pattern === 'string') {
-    const expression = compilePattern(pattern);
-    if (typeof expression === 'string')
-      report(state, path, `cannot be checked: the schema's pattern ${expression}`);
-    else if (value.length > MAX_PATTERN_SUBJECT_LENGTH) {
-      report(
-        state,
-        path,
-        `is too long to be checked against pattern (over ${MAX_PATTERN_SUBJECT_LENGTH} characters)`,
-      );
-    } else if (!expression.test(value)) report(state, path, `must match pattern ${pattern}`);
-  }
-}
-
-function countCodePoints(value: string): number {
-  let count = 0;
-  for (let index = 0; index < value.length; index++) {
-    const code = value.charCodeAt(index);
-    // A surrogate pair is one character.
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = value.charCodeAt(index + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) index++;
-    }
-    count++;
-  }
-  return count;
-}
-
-function checkNumber(
-  schema: { readonly [key: string]: unknown },
-  value: number,
-  path: string,
-  state: State,
-): void {
-  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf } = schema;
-  if (typeof minimum === 'number') {
-    if (exclusiveMinimum === true ? value <= minimum : value < minimum) {
-      report(state, path, `must be ${exclusiveMinimum === true ? 'greater than' : 'at least'} ${minimum}`);
-    }
-  }
-  if (typeof maximum === 'number') {
-    if (exclusiveMaximum === true ? value >= maximum : value > maximum) {
-      report(state, path, `must be ${exclusiveMaximum === true ? 'less than' : 'at most'} ${maximum}`);
-    }
-  }
-  if (typeof exclusiveMinimum === 'number' && value <= exclusiveMinimum) {
-    report(state, path, `must be greater than ${exclusiveMinimum}`);
-  }
-  if (typeof exclusiveMaximum === 'number' && value >= exclusiveMaximum) {
-    report(state, path, `must be less than ${exclusiveMaximum}`);
-  }
-  if (typeof multipleOf === 'number' && multipleOf > 0) {
-    const quotient = value / multipleOf;
-    if (Math.abs(quotient - Math.round(quotient)) > 1e-9)
-      report(state, path, `must be a multiple of ${multipleOf}`);
-  }
 }
 
 function checkArray(
@@ -357,37 +270,6 @@ function resolveReference(root: Schema, reference: string): Schema | undefined {
     target = (target as Record<string, unknown>)[key];
   }
   return isSchema(target) ? target : undefined;
-}
-
-const patternCache = new Map<string, RegExp | string>();
-
-/** A compiled pattern, or why it cannot be used. Cached: the same schemas are checked on every call. */
-function compilePattern(pattern: string): RegExp | string {
-  const cached = patternCache.get(pattern);
-  if (cached !== undefined) return cached;
-  let compiled: RegExp | string;
-  if (pattern.length > MAX_SCHEMA_PATTERN_LENGTH) {
-    compiled = `is longer than ${MAX_SCHEMA_PATTERN_LENGTH} characters`;
-  } else {
-    try {
-      compiled = new RegExp(pattern, 'u');
-    } catch {
-      try {
-        compiled = new RegExp(pattern);
-      } catch {
-        compiled = 'is not a valid regular expression';
-      }
-    }
-  }
-  if (patternCache.size >= 256) patternCache.clear();
-  patternCache.set(pattern, compiled);
-  return compiled;
-}
-
-/** Why a schema `pattern` cannot be used (too long, invalid), or `undefined` when it can. */
-export function checkSchemaPattern(pattern: string): string | undefined {
-  const compiled = compilePattern(pattern);
-  return typeof compiled === 'string' ? compiled : undefined;
 }
 
 function isSchema(value: unknown): value is Schema {

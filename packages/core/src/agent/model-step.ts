@@ -24,6 +24,15 @@ const FALLBACK_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'policy.timeout',
 ]);
 
+/**
+ * The failure a retry policy gave up on, rather than its `policy.retries_exhausted` wrapper: the code that says what
+ * went wrong (the report counts the attempts). A spent budget (`policy.budget_exhausted`) is kept: it is a reason of
+ * its own, and its cause holds the last failure.
+ */
+export function presentableError(error: KeelError): KeelError {
+  return error.code === 'policy.retries_exhausted' && KeelError.isInstance(error.cause) ? error.cause : error;
+}
+
 /** What is left once a retry policy's wrapper (`retries_exhausted`, `budget_exhausted`) is looked through. */
 export function underlyingError(error: KeelError): KeelError {
   let current = error;
@@ -61,9 +70,9 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
     }
     if (run.abort.aborted) throw run.abort.signal.reason;
     if (isControlSignal(thrown)) throw thrown;
-    const error = KeelError.isInstance(thrown)
-      ? thrown
-      : classify(thrown, { provider: slot.provider.provider });
+    const error = presentableError(
+      KeelError.isInstance(thrown) ? thrown : classify(thrown, { provider: slot.provider.provider }),
+    );
     if (run.deltaDelivered) throw withPartialOutput(error, run.streamedText);
     const cause = underlyingError(error);
     if (cause.code === 'provider.context_overflow') {

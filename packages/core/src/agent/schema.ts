@@ -1,7 +1,9 @@
 import { KeelError } from '../errors/keel-error.js';
 import type { JsonSchema } from '../spec/model.js';
 import type { ValidationIssue, ValidationResult } from '../spec/tool.js';
-import { checkSchemaPattern, formatJsonPath, validateJsonSchema } from './json-schema.js';
+import { formatJsonPath } from './json-path.js';
+import { validateJsonSchema } from './json-schema.js';
+import { checkSchemaPattern } from './schema-pattern.js';
 
 /**
  * A schema from any library implementing Standard Schema v1 (zod 4, valibot, arktype, ...). Declared here so that
@@ -33,8 +35,20 @@ export type StandardSchemaResult<Output> =
       }>;
     };
 
+/** A JSON value, readonly at every level, so that JSON Schemas written `as const` are accepted. */
+export type ReadonlyJsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly ReadonlyJsonValue[]
+  | { readonly [key: string]: ReadonlyJsonValue };
+
+/** A JSON Schema object as a caller may write it: mutable or `as const`. keel always works on its own copy. */
+export type JsonSchemaInput = { readonly [key: string]: ReadonlyJsonValue };
+
 /** A schema keel accepts: a Standard Schema (such as a zod 4 schema) or a plain JSON Schema object. */
-export type SchemaLike<Output = unknown> = StandardSchemaV1<unknown, Output> | JsonSchema;
+export type SchemaLike<Output = unknown> = StandardSchemaV1<unknown, Output> | JsonSchemaInput;
 
 /** A schema ready for use: the JSON Schema shown to the model and the validator applied to its answers. */
 export interface ResolvedSchema<Output> {
@@ -72,7 +86,7 @@ export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
 export function resolveSchema<Output>(
   schema: SchemaLike<Output>,
   label: string,
-  explicitJsonSchema?: JsonSchema,
+  explicitJsonSchema?: JsonSchemaInput,
 ): ResolvedSchema<Output> {
   if (isStandardSchema(schema)) {
     const standard = schema['~standard'];

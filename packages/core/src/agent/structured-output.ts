@@ -3,7 +3,7 @@ import type { JsonSchema } from '../spec/model.js';
 import type { ValidationIssue } from '../spec/tool.js';
 import { formatIssues, formatSchema } from './correction.js';
 import { type JsonParseResult, parseJson } from './parse-json.js';
-import { resolveSchema, type SchemaLike } from './schema.js';
+import { type JsonSchemaInput, resolveSchema, type SchemaLike } from './schema.js';
 import { TOOL_NAME_PATTERN } from './tool.js';
 
 /** Options of {@link structuredOutput}. */
@@ -14,7 +14,7 @@ export interface StructuredOutputOptions<Output> {
    * The JSON Schema sent to the model when `schema` is a Standard Schema. Defaults to the one derived through
    * Standard JSON Schema (zod 4.2 and later).
    */
-  jsonSchema?: JsonSchema;
+  jsonSchema?: JsonSchemaInput;
   /** Names the schema for providers that ask for one (1 to 64 letters, digits, `_` or `-`). Defaults to `output`. */
   name?: string;
 }

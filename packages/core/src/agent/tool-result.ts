@@ -9,12 +9,17 @@ const MIN_TOOL_RESULT_MAX_CHARS = 1_024;
 const ERROR_TEXT_CAP_CHARS = 2_000;
 const MAX_CONTENT_DEPTH = 64;
 
+/** A successful {@link ToolResult}. */
+export type ToolSuccessResult = Extract<ToolResult, { status: 'success' }>;
+/** A failed {@link ToolResult}. */
+export type ToolErrorResult = Extract<ToolResult, { status: 'error' }>;
+
 /**
  * A successful tool result. `content` is turned into JSON: `undefined` becomes `null`, bigints become strings,
  * `toJSON` is honoured, functions and symbols are dropped, and cycles or nesting deeper than 64 levels are replaced
  * by a marker string, so any value a tool returns can be shown to the model and checkpointed.
  */
-export function toolSuccess(content: unknown): ToolResult {
+export function toolSuccess(content: unknown): ToolSuccessResult {
   return { status: 'success', content: toJsonValue(content, 0, new Set()) };
 }
 
@@ -22,7 +27,7 @@ export function toolSuccess(content: unknown): ToolResult {
  * A failed tool result, as the model sees it. `guidance` tells the model what to do next; it defaults to the
  * error's own `guidance`.
  */
-export function toolError(error: KeelError, guidance?: string): ToolResult {
+export function toolError(error: KeelError, guidance?: string): ToolErrorResult {
   if (!KeelError.isInstance(error)) {
     throw new KeelError('config.invalid', 'toolError needs a KeelError: classify the thrown value first');
   }
@@ -89,7 +94,7 @@ export function renderToolResult(
 }
 
 function errorView(
-  error: Extract<ToolResult, { status: 'error' }>['error'],
+  error: ToolErrorResult['error'],
   guidance: string | undefined,
   shorten = false,
 ): Record<string, JsonValue> {

@@ -81,6 +81,19 @@ describe('tool() with a zod 4 schema', () => {
     expect(indexTools([weather]).get('get_weather')).toBe(weather);
   });
 
+  it('fits a Tool[] whatever its input type, needsApproval function included', async () => {
+    const guarded = tool({
+      name: 'transfer',
+      description: 'Move money',
+      input: z.object({ amountCents: z.number() }),
+      needsApproval: ({ amountCents }) => amountCents > 10_000,
+      execute: () => 'ok',
+    });
+    const tools: Tool[] = [weather, guarded];
+    const check = tools[1]!.needsApproval;
+    expect(typeof check === 'function' && (await check({ amountCents: 20_000 }))).toBe(true);
+  });
+
   it('supports async zod refinements', async () => {
     const checked = tool({
       name: 'checked',
@@ -148,6 +161,18 @@ describe('tool() with a JSON Schema', () => {
     expect(search.idempotent).toBe(false);
     expect(search.timeoutMs).toBeUndefined();
     expect(search.needsApproval).toBeUndefined();
+  });
+
+  it('accepts a JSON Schema written as const', async () => {
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    } as const;
+    const constant = tool({ name: 'constant', description: 'd', input: schema, execute: () => null });
+    expect(constant.inputSchema).toEqual(schema);
+    expect((await constant.validate({})).success).toBe(false);
   });
 
   it('copies the schema, so later changes to the caller object do not leak in', () => {

@@ -1,7 +1,7 @@
 import { KeelError } from '../errors/keel-error.js';
-import type { JsonSchema, ToolDefinition } from '../spec/model.js';
+import type { ToolDefinition } from '../spec/model.js';
 import type { Tool, ToolContext } from '../spec/tool.js';
-import { resolveSchema, type SchemaLike } from './schema.js';
+import { type JsonSchemaInput, resolveSchema, type SchemaLike } from './schema.js';
 
 /** What a tool name must look like: what OpenAI and Anthropic both accept. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -23,7 +23,7 @@ export interface ToolOptions<Input, Output> {
    * through Standard JSON Schema (zod 4.2 and later do: `~standard.jsonSchema.input({ target: 'draft-07' })`). Needed
    * only for libraries without Standard JSON Schema, or schemas they cannot convert (zod's `z.date()`, `z.custom()`).
    */
-  inputJsonSchema?: JsonSchema;
+  inputJsonSchema?: JsonSchemaInput;
   /**
    * Whether running the tool twice with the same input is harmless. On resume, a call that may have executed is
    * re-run only when this is true; otherwise the run is interrupted for a decision. Defaults to false.

@@ -15,7 +15,8 @@ class APIError extends Error {
   readonly headers: SdkHeaders;
   readonly error: unknown;
   constructor(status: number | undefined, error: unknown, message: string | undefined, headers: SdkHeaders) {
-    const text = (error as { message?: string } | undefined)?.message ?? message ?? '(no status code or body)';
+    const text =
+      (error as { message?: string } | undefined)?.message ?? message ?? '(no status code or body)';
     super(status === undefined ? text : `${status} ${text}`);
     this.status = status;
     this.headers = headers;
@@ -98,7 +99,11 @@ function expectClassified(input: unknown, expected: Expected, nowMs = NOW_MS): K
 }
 
 const NOW_MS = Date.parse('2025-06-01T12:00:00Z');
-const exchange = (status: number, body?: unknown, headers: Record<string, string> = {}) => ({ status, headers, body });
+const exchange = (status: number, body?: unknown, headers: Record<string, string> = {}) => ({
+  status,
+  headers,
+  body,
+});
 
 describe('classify: HTTP statuses', () => {
   const cases: readonly [status: number, code: string, retryable: boolean][] = [
@@ -134,7 +139,10 @@ describe('classify: provider error bodies', () => {
   const openai = (code: string | null, type: string, message = 'provider says no') => ({
     error: { message, type, param: null, code },
   });
-  const anthropic = (type: string, message = 'provider says no') => ({ type: 'error', error: { type, message } });
+  const anthropic = (type: string, message = 'provider says no') => ({
+    type: 'error',
+    error: { type, message },
+  });
 
   const cases: readonly [label: string, input: unknown, expected: Expected][] = [
     [
@@ -156,16 +164,47 @@ describe('classify: provider error bodies', () => {
     ],
     [
       'OpenAI 429 without headers takes the wait from "Please try again in 20s."',
-      exchange(429, openai('rate_limit_exceeded', 'tokens', 'Rate limit reached for gpt-4o. Please try again in 20s.')),
+      exchange(
+        429,
+        openai('rate_limit_exceeded', 'tokens', 'Rate limit reached for gpt-4o. Please try again in 20s.'),
+      ),
       { code: 'provider.rate_limited', retryAfterMs: 20_000 },
     ],
-    ['OpenAI 401 invalid_api_key', exchange(401, openai('invalid_api_key', 'invalid_request_error')), { code: 'provider.auth' }],
-    ['OpenAI 500 server_error', exchange(500, openai(null, 'server_error')), { code: 'provider.server_error' }],
-    ['OpenAI 400 invalid_request_error', exchange(400, openai(null, 'invalid_request_error')), { code: 'provider.bad_request' }],
-    ['OpenAI 400 content_policy_violation', exchange(400, openai('content_policy_violation', 'invalid_request_error')), { code: 'provider.content_filter' }],
-    ['OpenAI 404 model_not_found', exchange(404, openai('model_not_found', 'invalid_request_error')), { code: 'provider.not_found' }],
-    ['Anthropic 529 overloaded_error', exchange(529, anthropic('overloaded_error')), { code: 'provider.overloaded', retryable: true }],
-    ['Anthropic 500 overloaded_error beats the status', exchange(500, anthropic('overloaded_error')), { code: 'provider.overloaded' }],
+    [
+      'OpenAI 401 invalid_api_key',
+      exchange(401, openai('invalid_api_key', 'invalid_request_error')),
+      { code: 'provider.auth' },
+    ],
+    [
+      'OpenAI 500 server_error',
+      exchange(500, openai(null, 'server_error')),
+      { code: 'provider.server_error' },
+    ],
+    [
+      'OpenAI 400 invalid_request_error',
+      exchange(400, openai(null, 'invalid_request_error')),
+      { code: 'provider.bad_request' },
+    ],
+    [
+      'OpenAI 400 content_policy_violation',
+      exchange(400, openai('content_policy_violation', 'invalid_request_error')),
+      { code: 'provider.content_filter' },
+    ],
+    [
+      'OpenAI 404 model_not_found',
+      exchange(404, openai('model_not_found', 'invalid_request_error')),
+      { code: 'provider.not_found' },
+    ],
+    [
+      'Anthropic 529 overloaded_error',
+      exchange(529, anthropic('overloaded_error')),
+      { code: 'provider.overloaded', retryable: true },
+    ],
+    [
+      'Anthropic 500 overloaded_error beats the status',
+      exchange(500, anthropic('overloaded_error')),
+      { code: 'provider.overloaded' },
+    ],
     [
       'Anthropic 429 rate_limit_error with its reset headers',
       exchange(429, anthropic('rate_limit_error'), {
@@ -176,11 +215,31 @@ describe('classify: provider error bodies', () => {
       { code: 'provider.rate_limited', retryAfterMs: 12_000, data: { providerType: 'rate_limit_error' } },
     ],
     ['Anthropic 500 api_error', exchange(500, anthropic('api_error')), { code: 'provider.server_error' }],
-    ['Anthropic 401 authentication_error', exchange(401, anthropic('authentication_error')), { code: 'provider.auth' }],
-    ['Anthropic 403 permission_error', exchange(403, anthropic('permission_error')), { code: 'provider.auth' }],
-    ['Anthropic 404 not_found_error', exchange(404, anthropic('not_found_error')), { code: 'provider.not_found' }],
-    ['Anthropic 413 request_too_large', exchange(413, anthropic('request_too_large')), { code: 'provider.context_overflow' }],
-    ['Anthropic 402 billing_error', exchange(402, anthropic('billing_error')), { code: 'provider.quota_exhausted' }],
+    [
+      'Anthropic 401 authentication_error',
+      exchange(401, anthropic('authentication_error')),
+      { code: 'provider.auth' },
+    ],
+    [
+      'Anthropic 403 permission_error',
+      exchange(403, anthropic('permission_error')),
+      { code: 'provider.auth' },
+    ],
+    [
+      'Anthropic 404 not_found_error',
+      exchange(404, anthropic('not_found_error')),
+      { code: 'provider.not_found' },
+    ],
+    [
+      'Anthropic 413 request_too_large',
+      exchange(413, anthropic('request_too_large')),
+      { code: 'provider.context_overflow' },
+    ],
+    [
+      'Anthropic 402 billing_error',
+      exchange(402, anthropic('billing_error')),
+      { code: 'provider.quota_exhausted' },
+    ],
     [
       'Anthropic 400 "prompt is too long" is an overflowing context',
       exchange(400, anthropic('invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum')),
@@ -259,7 +318,9 @@ describe('classify: provider error bodies', () => {
   });
 
   it('puts the provider message in the error message, never the HTML page', () => {
-    const overflow = classify(exchange(400, anthropic('invalid_request_error', 'prompt is too long: 9 tokens')));
+    const overflow = classify(
+      exchange(400, anthropic('invalid_request_error', 'prompt is too long: 9 tokens')),
+    );
     expect(overflow.message).toBe('HTTP 400: prompt is too long: 9 tokens');
     const gateway = classify(exchange(502, '<html><body>502 Bad Gateway</body></html>'));
     expect(gateway.message).toBe('HTTP 502');
@@ -268,10 +329,15 @@ describe('classify: provider error bodies', () => {
 
 describe('classify: errors of the official clients (duck typed)', () => {
   it('openai v4 RateLimitError with a plain record of headers', () => {
-    const error = openaiError(RateLimitError, 429, { code: 'rate_limit_exceeded', type: 'requests', message: 'slow down' }, {
-      'retry-after': '3',
-      'x-request-id': 'req_abc',
-    });
+    const error = openaiError(
+      RateLimitError,
+      429,
+      { code: 'rate_limit_exceeded', type: 'requests', message: 'slow down' },
+      {
+        'retry-after': '3',
+        'x-request-id': 'req_abc',
+      },
+    );
     const result = expectClassified(error, {
       code: 'provider.rate_limited',
       status: 429,
@@ -323,7 +389,13 @@ describe('classify: errors of the official clients (duck typed)', () => {
       'anthropic-ratelimit-requests-remaining': '0',
       'anthropic-ratelimit-requests-reset': '2025-06-01T12:00:30Z',
     });
-    const error = anthropicError(RateLimitError, 429, 'rate_limit_error', 'Number of requests exceeded', headers);
+    const error = anthropicError(
+      RateLimitError,
+      429,
+      'rate_limit_error',
+      'Number of requests exceeded',
+      headers,
+    );
     expectClassified(error, { code: 'provider.rate_limited', retryAfterMs: 30_000 });
   });
 
@@ -353,13 +425,27 @@ describe('classify: errors of the official clients (duck typed)', () => {
 
 describe('classify: fetch Response', () => {
   it('classifies a Response from status and headers, synchronously', () => {
-    const response = new Response('{}', { status: 429, statusText: 'Too Many Requests', headers: { 'retry-after': '2' } });
-    const result = expectClassified(response, { code: 'provider.rate_limited', status: 429, retryAfterMs: 2_000 });
+    const response = new Response('{}', {
+      status: 429,
+      statusText: 'Too Many Requests',
+      headers: { 'retry-after': '2' },
+    });
+    const result = expectClassified(response, {
+      code: 'provider.rate_limited',
+      status: 429,
+      retryAfterMs: 2_000,
+    });
     expect(result.message).toBe('HTTP 429: Too Many Requests');
   });
 
   it('classifyResponse reads the body: a 429 with insufficient_quota', async () => {
-    const body = { error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' } };
+    const body = {
+      error: {
+        message: 'You exceeded your current quota',
+        type: 'insufficient_quota',
+        code: 'insufficient_quota',
+      },
+    };
     const response = new Response(JSON.stringify(body), { status: 429, headers: { 'retry-after': '20' } });
     const result = await classifyResponse(response, { provider: 'openai', nowMs: NOW_MS });
     expect(result.code).toBe('provider.quota_exhausted');
@@ -370,7 +456,10 @@ describe('classify: fetch Response', () => {
   });
 
   it('classifyResponse: Anthropic "prompt is too long"', async () => {
-    const body = { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 201000 tokens > 200000 maximum' } };
+    const body = {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'prompt is too long: 201000 tokens > 200000 maximum' },
+    };
     const result = await classifyResponse(new Response(JSON.stringify(body), { status: 400 }));
     expect(result.code).toBe('provider.context_overflow');
   });

@@ -121,8 +121,16 @@ describe('classify: real faults from fetch', () => {
 
   it('a real 429 with Retry-After and an OpenAI quota body, read by classifyResponse', async () => {
     const url = await serve((_request, response) => {
-      response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7', 'x-request-id': 'req_42' });
-      response.end(JSON.stringify({ error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }));
+      response.writeHead(429, {
+        'content-type': 'application/json',
+        'retry-after': '7',
+        'x-request-id': 'req_42',
+      });
+      response.end(
+        JSON.stringify({
+          error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
+        }),
+      );
     });
     const result = await classifyResponse(await fetch(url), { provider: 'openai' });
     expect(result).toMatchObject({ code: 'provider.rate_limited', status: 429, retryAfterMs: 7_000 });
@@ -133,9 +141,15 @@ describe('classify: real faults from fetch', () => {
   it('a real 529 from an Anthropic-shaped server', async () => {
     const url = await serve((_request, response) => {
       response.writeHead(529, { 'content-type': 'application/json', 'request-id': 'req_011' });
-      response.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+      response.end(
+        JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      );
     });
     const result = await classifyResponse(await fetch(url), { provider: 'anthropic' });
-    expect(result).toMatchObject({ code: 'provider.overloaded', status: 529, message: 'HTTP 529: Overloaded' });
+    expect(result).toMatchObject({
+      code: 'provider.overloaded',
+      status: 529,
+      message: 'HTTP 529: Overloaded',
+    });
   });
 });

@@ -18,7 +18,9 @@ describe('classify: order of rules', () => {
 
   it('lets a user rule win over every built-in rule, a KeelError included', () => {
     const rule: ClassificationRule = (error) =>
-      (error as { status?: number }).status !== undefined ? { code: 'tool.unavailable', message: 'mapped' } : undefined;
+      (error as { status?: number }).status !== undefined
+        ? { code: 'tool.unavailable', message: 'mapped' }
+        : undefined;
     const input = { status: 429, headers: { 'retry-after': '5' } };
     const result = classify(input, { rules: [rule] });
     expect(result.code).toBe('tool.unavailable');
@@ -27,7 +29,9 @@ describe('classify: order of rules', () => {
     expect(result.cause).toBe(input);
 
     const keel = new KeelError('tool.failed', 'x');
-    expect(classify(keel, { rules: [() => ({ code: 'provider.overloaded' })] }).code).toBe('provider.overloaded');
+    expect(classify(keel, { rules: [() => ({ code: 'provider.overloaded' })] }).code).toBe(
+      'provider.overloaded',
+    );
   });
 
   it('tries user rules in order and falls through on undefined', () => {
@@ -39,7 +43,11 @@ describe('classify: order of rules', () => {
       },
       (_error, context) => {
         seen.push(1);
-        return { code: 'provider.overloaded', retryAfterMs: context.nowMs === 1_000 ? 42 : 0, data: { extra: true } };
+        return {
+          code: 'provider.overloaded',
+          retryAfterMs: context.nowMs === 1_000 ? 42 : 0,
+          data: { extra: true },
+        };
       },
       () => {
         seen.push(2);
@@ -81,6 +89,12 @@ describe('classify: order of rules', () => {
     expect(() => classify(new Error('x'), { rules: [() => ({ code: 'nope' }) as never] })).toThrow(
       /returned "nope", not a match/,
     );
+    expect(() => classify(new Error('x'), { rules: [() => 'provider.overloaded' as never] })).toThrow(
+      /returned string, not a match/,
+    );
+    expect(() =>
+      classify(new Error('x'), { rules: [() => ({ code: 'tool.failed', retryAfterMs: -1 })] }),
+    ).toThrow(/retryAfterMs -1: it must be a finite number >= 0/);
   });
 
   it('lets a typed cause win over a message pattern, and HTTP status over a system code', () => {
@@ -93,7 +107,11 @@ describe('classify: order of rules', () => {
   it('falls back to internal.unexpected with the original as cause', () => {
     const original = new RangeError('index out of range');
     const result = classify(original);
-    expect(result).toMatchObject({ code: 'internal.unexpected', retryable: false, message: 'index out of range' });
+    expect(result).toMatchObject({
+      code: 'internal.unexpected',
+      retryable: false,
+      message: 'index out of range',
+    });
     expect(result.data.rule).toBe('fallback');
     expect(result.cause).toBe(original);
   });
@@ -121,7 +139,9 @@ describe('classify: typed causes', () => {
 
   it("Node's AbortError caused by a TimeoutError reason is a timeout", () => {
     const reason = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
-    const abort = Object.assign(new Error('The operation was aborted', { cause: reason }), { code: 'ABORT_ERR' });
+    const abort = Object.assign(new Error('The operation was aborted', { cause: reason }), {
+      code: 'ABORT_ERR',
+    });
     abort.name = 'AbortError';
     expect(classify(abort).code).toBe('network.timeout');
   });
@@ -130,8 +150,13 @@ describe('classify: typed causes', () => {
     const controller = new AbortController();
     const reason = new Error('user closed the tab');
     controller.abort(reason);
-    expect(classify(reason, { signal: controller.signal })).toMatchObject({ code: 'run.cancelled', retryable: false });
-    expect(classify(new Error('wrapper', { cause: reason }), { signal: controller.signal }).code).toBe('run.cancelled');
+    expect(classify(reason, { signal: controller.signal })).toMatchObject({
+      code: 'run.cancelled',
+      retryable: false,
+    });
+    expect(classify(new Error('wrapper', { cause: reason }), { signal: controller.signal }).code).toBe(
+      'run.cancelled',
+    );
     expect(classify('stop', { signal: AbortSignal.abort('stop') }).code).toBe('run.cancelled');
     // The same error with a signal that has not aborted is only what it says.
     expect(classify(reason, { signal: new AbortController().signal }).code).toBe('internal.unexpected');
@@ -179,11 +204,15 @@ describe('classify: Node and undici system codes', () => {
 
   it('finds the code in the members of an AggregateError (happy eyeballs)', () => {
     const aggregate = new AggregateError([new Error('x'), systemError('ECONNREFUSED')], 'connect failed');
-    expect(classify(new TypeError('fetch failed', { cause: aggregate })).data.systemCode).toBe('ECONNREFUSED');
+    expect(classify(new TypeError('fetch failed', { cause: aggregate })).data.systemCode).toBe(
+      'ECONNREFUSED',
+    );
   });
 
   it('gives guidance for a name that does not resolve', () => {
-    expect(classify(systemError('ENOTFOUND', 'getaddrinfo ENOTFOUND api.opnai.com')).guidance).toMatch(/base URL/);
+    expect(classify(systemError('ENOTFOUND', 'getaddrinfo ENOTFOUND api.opnai.com')).guidance).toMatch(
+      /base URL/,
+    );
   });
 
   it('ignores numeric and unknown codes', () => {
@@ -212,7 +241,10 @@ describe('classify: message patterns', () => {
   });
 
   it('reads a thrown string', () => {
-    expect(classify('rate limit exceeded')).toMatchObject({ code: 'provider.rate_limited', message: 'rate limit exceeded' });
+    expect(classify('rate limit exceeded')).toMatchObject({
+      code: 'provider.rate_limited',
+      message: 'rate limit exceeded',
+    });
   });
 
   it('takes a wait from a rate-limit message', () => {
@@ -234,7 +266,8 @@ describe('classify: chains, cycles and values that are not errors', () => {
 
   it('stops following a chain after MAX_CHAIN_LINKS links', () => {
     let error: unknown = systemError('ECONNRESET');
-    for (let index = 0; index < MAX_CHAIN_LINKS + 5; index++) error = new Error(`level ${index}`, { cause: error });
+    for (let index = 0; index < MAX_CHAIN_LINKS + 5; index++)
+      error = new Error(`level ${index}`, { cause: error });
     expect(classify(error).code).toBe('internal.unexpected');
     let shallow: unknown = systemError('ECONNRESET');
     for (let index = 0; index < 5; index++) shallow = new Error(`level ${index}`, { cause: shallow });
@@ -302,9 +335,14 @@ describe('createClassifier', () => {
       provider: 'huggingface',
       rules: [(error) => (String(error).includes('loading') ? { code: 'provider.overloaded' } : undefined)],
     });
-    expect(classifyHf(new Error('model is loading'))).toMatchObject({ code: 'provider.overloaded', provider: 'huggingface' });
+    expect(classifyHf(new Error('model is loading'))).toMatchObject({
+      code: 'provider.overloaded',
+      provider: 'huggingface',
+    });
     expect(classifyHf(new Error('x'), { provider: 'other' }).provider).toBe('other');
-    const overridden = classifyHf(new Error('model is loading'), { rules: [() => ({ code: 'tool.failed' })] });
+    const overridden = classifyHf(new Error('model is loading'), {
+      rules: [() => ({ code: 'tool.failed' })],
+    });
     expect(overridden.code).toBe('tool.failed');
   });
 

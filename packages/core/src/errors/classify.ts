@@ -1,12 +1,15 @@
+import {
+  httpExchange,
+  messagePattern,
+  providerBody,
+  systemCode,
+  typedCause,
+  type Verdict,
+} from './builtin-rules.js';
 import { ERROR_CODES, type ErrorCode, isErrorCode } from './codes.js';
-import { errorChain, errorNames, messageOf, readProperty, readString } from './error-chain.js';
+import { errorChain, messageOf, readProperty } from './error-chain.js';
 import { guidanceFor } from './guidance.js';
-import { codeForStatus, readHttpDetails } from './http-status.js';
 import { type JsonValue, KeelError } from './keel-error.js';
-import { codeForMessage, retryHintInMessage } from './message-patterns.js';
-import { codeForBody, isProviderBodyShape, type ProviderBody, readProviderBody } from './provider-bodies.js';
-import { MAX_RETRY_AFTER_MS, parseDurationMs, readHeader, retryAfterFromHeaders } from './retry-after.js';
-import { verdictForSystemCode } from './system-codes.js';
 
 /** What a user rule says about an error. Status, provider and cause are filled in by `classify`. */
 export interface ClassificationMatch {
@@ -52,32 +55,8 @@ export interface ClassifyOptions {
   signal?: AbortSignal;
 }
 
-type RuleName =
-  | 'user'
-  | 'abort'
-  | 'keel-error'
-  | 'http'
-  | 'provider-body'
-  | 'system-code'
-  | 'message'
-  | 'fallback';
-
-interface Verdict {
-  code: ErrorCode;
-  rule: RuleName;
-  link: unknown;
-  retryable?: boolean;
-  retryAfterMs?: number;
-  status?: number;
-  guidance?: string;
-  detail?: string;
-  data: Record<string, JsonValue>;
-}
-
+// Long enough for any provider's message, short enough that an HTML page or a dumped object stays readable.
 const MAX_MESSAGE_CHARS = 1_000;
-const TIMEOUT_NAMES = new Set(['TimeoutError', 'APIConnectionTimeoutError']);
-const ABORT_NAMES = new Set(['AbortError', 'APIUserAbortError']);
-const CONNECTION_NAMES = new Set(['APIConnectionError', 'FetchError']);
 
 /**
  * Turns any thrown value into a {@link KeelError}, once, where it enters keel. Rules, first match wins: user
@@ -87,7 +66,8 @@ const CONNECTION_NAMES = new Set(['APIConnectionError', 'FetchError']);
  * and undici system codes; message patterns; otherwise `internal.unexpected`. Every rule after the first two looks
  * at the error and its whole cause chain (`TypeError('fetch failed')` hides the socket error in `cause`). The result
  * keeps the original as `cause`, the HTTP status, the wait the server asked for (`retryAfterMs`, retryable faults
- * only) and, where it helps, guidance; `data.rule` names the rule that decided.
+ * only) and, where it helps, guidance; `data.rule` names the rule that decided. Control signals are the caller's
+ * to check first (`isControlSignal`): classify turns whatever it is given into an error.
  *
  * @example
  *   try { await callModel(); } catch (error) { throw classify(error, { provider: 'openai' }); }
@@ -126,8 +106,9 @@ export function createClassifier(
   return (error, options = {}) => {
     validateOptions(options, 'classify');
     return classify(error, {
-      ...defaults,
-      ...options,
+      provider: options.provider ?? defaults.provider,
+      nowMs: options.nowMs ?? defaults.nowMs,
+      signal: options.signal ?? defaults.signal,
       rules: [...(options.rules ?? []), ...(defaults.rules ?? [])],
     });
   };
@@ -174,9 +155,19 @@ function applyUserRules(
     if (match === undefined || match === null) continue;
     if (KeelError.isInstance(match)) return match;
     if (typeof match !== 'object' || !isErrorCode(match.code)) {
+      const code = readProperty(match, 'code');
+      const shown = typeof code === 'string' ? `"${code}"` : typeof match;
       throw new KeelError(
         'config.invalid',
-        `Classification rule ${index} returned ${JSON.stringify(readProperty(match, 'code') ?? match)}, not a match with a keel error code.`,
+        `Classification rule ${index} returned ${shown}, not a match with a keel error code such as "provider.overloaded".`,
+        { data: { ruleIndex: index } },
+      );
+    }
+    const retryAfterMs = match.retryAfterMs;
+    if (retryAfterMs !== undefined && !(Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) {
+      throw new KeelError(
+        'config.invalid',
+        `Classification rule ${index} returned retryAfterMs ${String(retryAfterMs)}: it must be a finite number >= 0.`,
         { data: { ruleIndex: index } },
       );
     }
@@ -193,132 +184,6 @@ function applyUserRules(
     };
   }
   return undefined;
-}
-
-function typedCause(chain: readonly unknown[], signal: AbortSignal | undefined): Verdict | undefined {
-  const timeoutOrCancelled = (link: unknown): Verdict => {
-    const timeout = chain.some((candidate) => errorNames(candidate).some((name) => TIMEOUT_NAMES.has(name)));
-    return { code: timeout ? 'network.timeout' : 'run.cancelled', rule: 'abort', link, data: {} };
-  };
-  if (signal?.aborted === true && signal.reason !== undefined && chain.includes(signal.reason)) {
-    return timeoutOrCancelled(signal.reason);
-  }
-  for (const link of chain.slice(1)) {
-    if (KeelError.isInstance(link)) {
-      return {
-        code: link.code,
-        rule: 'keel-error',
-        link,
-        retryable: link.retryable,
-        retryAfterMs: link.retryAfterMs,
-        status: link.status,
-        guidance: link.guidance,
-        data: { ...link.data },
-      };
-    }
-  }
-  const aborted = chain.find((link) =>
-    errorNames(link).some((name) => TIMEOUT_NAMES.has(name) || ABORT_NAMES.has(name)),
-  );
-  return aborted === undefined ? undefined : timeoutOrCancelled(aborted);
-}
-
-function httpExchange(chain: readonly unknown[], nowMs: number): Verdict | undefined {
-  for (const link of chain) {
-    const details = readHttpDetails(link);
-    if (details === undefined || (details.status === undefined && details.headers === undefined)) continue;
-    const body = details.body === undefined ? undefined : readProviderBody(details.body);
-    const fromBody = body === undefined ? undefined : codeForBody(body);
-    const fromStatus = details.status === undefined ? undefined : codeForStatus(details.status);
-    const code = fromBody?.specific === true ? fromBody.code : (fromStatus ?? fromBody?.code);
-    if (code === undefined) continue;
-    const data = bodyData(body);
-    const requestId =
-      details.headers &&
-      (readHeader(details.headers, 'x-request-id') ?? readHeader(details.headers, 'request-id'));
-    if (requestId) data.requestId = requestId;
-    const detail =
-      body?.message ??
-      (typeof details.body === 'string' && !details.body.trimStart().startsWith('<')
-        ? details.body
-        : undefined) ??
-      readString(link, 'message') ??
-      readString(link, 'statusText');
-    return {
-      code,
-      rule: 'http',
-      link,
-      status: details.status,
-      retryAfterMs:
-        (details.headers && retryAfterFromHeaders(details.headers, nowMs)) ??
-        retryAfterFromMessage(code, detail),
-      detail: details.status === undefined ? detail : `HTTP ${details.status}${detail ? `: ${detail}` : ''}`,
-      data,
-    };
-  }
-  return undefined;
-}
-
-function providerBody(chain: readonly unknown[]): Verdict | undefined {
-  for (const link of chain) {
-    if (!isProviderBodyShape(link)) continue;
-    const body = readProviderBody(link);
-    const verdict = body === undefined ? undefined : codeForBody(body);
-    if (verdict === undefined) continue;
-    return {
-      code: verdict.code,
-      rule: 'provider-body',
-      link,
-      retryAfterMs: retryAfterFromMessage(verdict.code, body?.message),
-      detail: body?.message,
-      data: bodyData(body),
-    };
-  }
-  return undefined;
-}
-
-function systemCode(chain: readonly unknown[]): Verdict | undefined {
-  for (const link of chain) {
-    const code = readString(link, 'code');
-    const verdict = code === undefined ? undefined : verdictForSystemCode(code);
-    if (verdict === undefined || code === undefined) continue;
-    return {
-      code: verdict.code,
-      rule: 'system-code',
-      link,
-      retryable: verdict.retryable,
-      guidance: verdict.guidance,
-      data: { systemCode: code },
-    };
-  }
-  const connection = chain.find((link) => errorNames(link).some((name) => CONNECTION_NAMES.has(name)));
-  return connection === undefined
-    ? undefined
-    : { code: 'network.connection', rule: 'system-code', link: connection, data: {} };
-}
-
-function messagePattern(chain: readonly unknown[]): Verdict | undefined {
-  for (const link of chain) {
-    const message = typeof link === 'string' ? link : readString(link, 'message');
-    const code = message === undefined ? undefined : codeForMessage(message);
-    if (code === undefined) continue;
-    return { code, rule: 'message', link, retryAfterMs: retryAfterFromMessage(code, message), data: {} };
-  }
-  return undefined;
-}
-
-function retryAfterFromMessage(code: ErrorCode, message: string | undefined): number | undefined {
-  if (code !== 'provider.rate_limited' || message === undefined) return undefined;
-  const hint = retryHintInMessage(message);
-  const milliseconds = hint === undefined ? undefined : parseDurationMs(hint);
-  return milliseconds === undefined ? undefined : Math.min(milliseconds, MAX_RETRY_AFTER_MS);
-}
-
-function bodyData(body: ProviderBody | undefined): Record<string, JsonValue> {
-  const data: Record<string, JsonValue> = {};
-  if (body?.code !== undefined) data.providerCode = body.code;
-  if (body?.type !== undefined) data.providerType = body.type;
-  return data;
 }
 
 function build(error: unknown, verdict: Verdict | KeelError, provider: string | undefined): KeelError {

@@ -85,9 +85,12 @@ function describe(error: unknown): SerializedError {
     return result;
   }
   if (typeof error === 'string') return { name: 'Error', message: clip(redactSecrets(error)) };
+  if (typeof error !== 'object' || error === null) {
+    return { name: 'NonError', message: clip(redactSecrets(safeString(error))) };
+  }
   let text: string;
   try {
-    text = JSON.stringify(toSafeJson(error, 0, new Set())) ?? String(error);
+    text = JSON.stringify(toSafeJson(error, 0, new Set())) ?? safeString(error);
   } catch {
     text = safeString(error);
   }

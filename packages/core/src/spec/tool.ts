@@ -41,9 +41,18 @@ export interface Tool<Input = unknown, Output = unknown> {
   /** Longest a call may run. */
   readonly timeoutMs?: number;
   /** Whether a human must approve a call before it runs. */
-  readonly needsApproval?: boolean | ((input: Input) => boolean | Promise<boolean>);
+  readonly needsApproval?: boolean | ApprovalCheck<Input>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
+
+/**
+ * Decides whether a call needs a human's approval. Declared through a method signature so its parameter is checked
+ * bivariantly: a `Tool<{ city: string }>` must still fit a `Tool[]` (a plain function type would make `Tool`
+ * invariant in its input and reject every typed tool).
+ */
+export type ApprovalCheck<Input> = {
+  check(input: Input): boolean | Promise<boolean>;
+}['check'];
 
 /** A tool's result as the model sees it: data, never an exception. */
 export type ToolResult =
