@@ -14,7 +14,7 @@ export function renderEvent(event: RunEvent, output: Output): void {
       return;
     case 'retry-scheduled':
       output.out(
-        `${step}${paint(output, 'yellow', '↻')} retry ${event.target} ${event.name} after ${event.errorCode} in ${event.delayMs} ms (attempt ${event.attempt} failed)`,
+        `${step}${paint(output, 'yellow', '↻')} retry ${event.target} ${event.name} after ${event.errorCode} in ${Math.round(event.delayMs)} ms (attempt ${event.attempt} failed)`,
       );
       return;
     case 'fallback-used':
@@ -36,7 +36,7 @@ export function renderEvent(event: RunEvent, output: Output): void {
       output.out(`${step}${paint(output, 'cyan', '✎')} correction (${event.kind}): ${event.message}`);
       return;
     case 'guardrail-tripped':
-      output.out(`${step}${paint(output, 'red', '⛨')} guardrail ${event.guardrail} (${event.stage}) ${event.action}: ${event.trigger.kind}`);
+      output.out(`${step}${paint(output, 'red', '⛨')} guardrail ${event.guardrail} (${event.stage}) ${event.action}: ${event.trigger}`);
       return;
     case 'context-reduced':
       output.out(`${step}${paint(output, 'cyan', '⇣')} context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`);
@@ -71,7 +71,7 @@ export function reportLines(report: RunReport): string[] {
   const lines = [
     `report   steps ${report.steps} · requests ${report.requests.total}${byModel ? ` (${byModel})` : ''} · retries ${report.retries.total} (model ${report.retries.model}, tool ${report.retries.tool})`,
     `         fallbacks ${report.fallbacks.total} · breaker moves ${report.breakerTransitions.length} · corrections ${report.corrections.total} · context reductions ${report.contextReductions}`,
-    `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${report.waitingMs} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens} · ${report.durationMs} ms`,
+    `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${Math.round(report.waitingMs)} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens} · ${report.durationMs} ms`,
   ];
   const errors = Object.entries(report.errors.byCode);
   if (errors.length > 0) lines.push(`errors   ${errors.map(([code, count]) => `${code} ×${count}`).join(', ')}`);

@@ -269,3 +269,34 @@ export {
 } from './agent/tool-result.js';
 export type { ApprovalCheck } from './spec/tool.js';
 // end agent: tools, guardrails, conversation
+
+// agent: run loop
+export { type Agent, agent } from './agent/agent.js';
+export type { AgentBreakerOptions, AgentRetryOptions } from './agent/agent-dependencies.js';
+export type { AgentOptions } from './agent/agent-options.js';
+export { combineBudgets } from './agent/budget.js';
+export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/cancellation.js';
+export type {
+  CorrectionEventKind,
+  DependencyKind,
+  RunEvent,
+  RunEventListener,
+  RunEventType,
+} from './agent/events.js';
+export { CONTINUE_PROMPT } from './agent/final-answer.js';
+export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/limits.js';
+export type { BreakerMove, FallbackRecord, RunReport } from './agent/report.js';
+export type { RunOptions, RunResult } from './agent/run.js';
+export {
+  type CheckpointHook,
+  idempotencyKeyOf,
+  type PendingToolCall,
+  RUN_STATE_SCHEMA_VERSION,
+  type RunPhase,
+  type RunState,
+  type RunTransition,
+  type StopReason,
+  stopReasonOf,
+  type TerminalStatus,
+} from './agent/run-state.js';
+// end agent: run loop

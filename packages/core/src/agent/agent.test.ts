@@ -32,10 +32,19 @@ describe('agent: a run', () => {
   it('calls a tool, feeds the result back as data and completes with the answer', async () => {
     const contexts: ToolContext[] = [];
     const model = scriptedModel([
-      { toolCalls: [{ id: 'model-call-id', name: 'get_weather', arguments: { city: 'Paris' } }], usage: { inputTokens: 10, outputTokens: 5 } },
+      {
+        toolCalls: [{ id: 'model-call-id', name: 'get_weather', arguments: { city: 'Paris' } }],
+        usage: { inputTokens: 10, outputTokens: 5 },
+      },
       { content: 'Sunny, 21 °C.', usage: { inputTokens: 20, outputTokens: 6 } },
     ]);
-    const assistant = agent({ name: 'weather', model, tools: [weatherTool(contexts)], instructions: 'Be brief.', clock: new FakeClock() });
+    const assistant = agent({
+      name: 'weather',
+      model,
+      tools: [weatherTool(contexts)],
+      instructions: 'Be brief.',
+      clock: new FakeClock(),
+    });
 
     const result = await assistant.run('Weather in Paris?', { runId: 'run-1' });
 
@@ -44,7 +53,13 @@ describe('agent: a run', () => {
     expect(result.output).toBe('Sunny, 21 °C.');
     expect(result.error).toBeUndefined();
     expect(result.usage).toEqual({ inputTokens: 30, outputTokens: 11 });
-    expect(result.messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+    expect(result.messages.map((message) => message.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     expect(result.messages[3]).toEqual({
       role: 'tool',
       toolCallId: 'model-call-id',
@@ -88,14 +103,25 @@ describe('agent: a run', () => {
   });
 
   it('emits typed events in order to the agent and to the run', async () => {
-    const model = scriptedModel([{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { content: 'Cold.' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] },
+      { content: 'Cold.' },
+    ]);
     const agentEvents: RunEvent[] = [];
     const runEvents: RunEvent[] = [];
-    const assistant = agent({ model, tools: [weatherTool()], onEvent: (event) => agentEvents.push(event), clock: new FakeClock() });
+    const assistant = agent({
+      model,
+      tools: [weatherTool()],
+      onEvent: (event) => agentEvents.push(event),
+      clock: new FakeClock(),
+    });
     const later: RunEvent[] = [];
     const subscription = assistant.onEvent((event) => later.push(event));
 
-    await assistant.run('Weather in Oslo?', { onEvent: (event) => runEvents.push(event), runId: 'events-run' });
+    await assistant.run('Weather in Oslo?', {
+      onEvent: (event) => runEvents.push(event),
+      runId: 'events-run',
+    });
     subscription.dispose();
 
     expect(runEvents.map((event) => event.type)).toEqual([
@@ -113,7 +139,11 @@ describe('agent: a run', () => {
     expect(later).toEqual(runEvents);
     expect(runEvents.every((event) => event.runId === 'events-run')).toBe(true);
     const toolEnd = runEvents.find((event) => event.type === 'tool-call-end');
-    expect(toolEnd).toMatchObject({ toolName: 'get_weather', status: 'success', idempotencyKey: 'events-run:1:0' });
+    expect(toolEnd).toMatchObject({
+      toolName: 'get_weather',
+      status: 'success',
+      idempotencyKey: 'events-run:1:0',
+    });
     const end = runEvents.at(-1);
     expect(end).toMatchObject({ type: 'run-end', status: 'completed', stopReason: 'final_answer' });
   });
@@ -124,7 +154,9 @@ describe('agent: a run', () => {
     const assistant = agent({ model });
     const first = assistant.run('hi', { runId: 'busy-run' });
     expect(runRegistry.isRunning('busy-run')).toBe(true);
-    await expect(assistant.run('again', { runId: 'busy-run' })).rejects.toMatchObject({ code: 'config.invalid' });
+    await expect(assistant.run('again', { runId: 'busy-run' })).rejects.toMatchObject({
+      code: 'config.invalid',
+    });
     release({ content: 'hello' });
     expect((await first).status).toBe('completed');
     expect(runRegistry.isRunning('busy-run')).toBe(false);
@@ -221,7 +253,11 @@ describe('agent: options', () => {
     const primary = scriptedModel([], { provider: 'openai', model: 'gpt' });
     const backup = scriptedModel([], { provider: 'anthropic', model: 'haiku' });
     const assistant = agent({ model: primary, fallbacks: [backup, primary], tools: [weatherTool()] });
-    expect([...assistant.breakers.keys()].sort()).toEqual(['anthropic/haiku', 'openai/gpt', 'tool:get_weather']);
+    expect([...assistant.breakers.keys()].sort()).toEqual([
+      'anthropic/haiku',
+      'openai/gpt',
+      'tool:get_weather',
+    ]);
     expect(agent({ model: primary, breaker: false, toolBreaker: false }).breakers.size).toBe(0);
   });
 });

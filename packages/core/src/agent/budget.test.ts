@@ -5,7 +5,7 @@ import { retryBudget } from '../policies/retry-budget.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { type Agent, agent } from './agent.js';
-import type { AgentRetryOptions } from './agent-options.js';
+import type { AgentRetryOptions } from './agent-dependencies.js';
 import { combineBudgets } from './budget.js';
 import type { RunResult } from './run.js';
 import { tool } from './tool.js';
@@ -82,7 +82,9 @@ describe('retry budget: one per run, shared by every layer', () => {
       expect(report.requests.total).toBe(received.model);
       expect(received.model).toBe(report.steps + report.retries.model);
       expect(received.tool).toBe(report.toolCalls.total + report.retries.tool);
-      expect(received.model + received.tool).toBeLessThanOrEqual(report.steps + report.toolCalls.total + maxRetries);
+      expect(received.model + received.tool).toBeLessThanOrEqual(
+        report.steps + report.toolCalls.total + maxRetries,
+      );
       if (report.retries.total === maxRetries) budgetHit++;
 
       const freeClock = new FakeClock();
@@ -96,12 +98,19 @@ describe('retry budget: one per run, shared by every layer', () => {
 
   it('ends a step whose model retries are refused with policy.budget_exhausted', async () => {
     const clock = new FakeClock();
-    const model = scriptedModel([new KeelError('provider.overloaded', 'a'), new KeelError('provider.overloaded', 'b')]);
-    const assistant = agent({ model, clock, retry: { delay: constant(10), runBudget: { maxRetries: 1, ratio: false } } });
+    const model = scriptedModel([
+      new KeelError('provider.overloaded', 'a'),
+      new KeelError('provider.overloaded', 'b'),
+    ]);
+    const assistant = agent({
+      model,
+      clock,
+      retry: { delay: constant(10), runBudget: { maxRetries: 1, ratio: false } },
+    });
     const result = await runOnClock(clock, assistant);
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('policy.budget_exhausted');
-    expect((result.error?.cause as KeelError).code).toBe('provider.overloaded');
+    expect(result.error?.cause).toMatchObject({ code: 'provider.overloaded' });
     expect(model.calls).toHaveLength(2);
   });
 

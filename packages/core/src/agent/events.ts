@@ -16,7 +16,7 @@ interface RunEventBase {
 export type DependencyKind = 'model' | 'tool';
 
 /** Kinds of self-correction the loop asks of the model. */
-export type CorrectionKind =
+export type CorrectionEventKind =
   | 'unknown_tool'
   | 'invalid_arguments'
   | 'malformed_json'
@@ -99,7 +99,7 @@ export type RunEvent =
   | (RunEventBase & {
       readonly type: 'correction';
       readonly step: number;
-      readonly kind: CorrectionKind;
+      readonly kind: CorrectionEventKind;
       readonly toolName?: string;
       readonly message: string;
     })

@@ -39,7 +39,9 @@ describe('final answer: output token limit', () => {
 
   it('bounds the continuations, then fails with everything gathered', async () => {
     const model = scriptedModel(() => ({ content: 'more', finishReason: 'length' }));
-    const result = await agent({ model, onMaxTokens: 'continue', limits: { maxContinuations: 2 } }).run('write');
+    const result = await agent({ model, onMaxTokens: 'continue', limits: { maxContinuations: 2 } }).run(
+      'write',
+    );
     expect(result.error?.code).toBe('provider.max_tokens');
     expect(result.error?.data).toMatchObject({ partialOutput: 'moremoremore', continuations: 2 });
     expect(model.calls).toHaveLength(3);
@@ -48,7 +50,9 @@ describe('final answer: output token limit', () => {
   it('fails on tool calls cut at the limit rather than running half a request', async () => {
     let calls = 0;
     const noop = tool({ name: 'noop', description: 'x', input: { type: 'object' }, execute: () => calls++ });
-    const model = scriptedModel([{ toolCalls: [{ name: 'noop', arguments: '{"a":' }], finishReason: 'length' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'noop', arguments: '{"a":' }], finishReason: 'length' },
+    ]);
     const result = await agent({ model, tools: [noop] }).run('go');
     expect(result.error?.code).toBe('provider.max_tokens');
     expect(calls).toBe(0);
@@ -69,7 +73,9 @@ describe('final answer: structured output', () => {
       { content: '```json\n{"approved": true, "reason": "fits policy"}\n```' },
     ]);
     const events: RunEvent[] = [];
-    const result = await agent({ model, outputSchema: verdictSchema }).run('review', { onEvent: (event) => events.push(event) });
+    const result = await agent({ model, outputSchema: verdictSchema }).run('review', {
+      onEvent: (event) => events.push(event),
+    });
 
     expect(result.status).toBe('completed');
     expect(result.output).toEqual({ approved: true, reason: 'fits policy' });
@@ -109,18 +115,25 @@ describe('final answer: guardrails', () => {
     name: 'mask-emails',
     stage: 'output',
     check: (text) =>
-      text.includes('@') ? { action: 'redact', trigger: 'pii_detected', text: text.replace(/\S+@\S+/g, '[email]') } : { action: 'allow' },
+      text.includes('@')
+        ? { action: 'redact', trigger: 'pii_detected', text: text.replace(/\S+@\S+/g, '[email]') }
+        : { action: 'allow' },
   });
   const noRefunds = guardrail({
     name: 'no-refunds',
     stage: 'output',
-    check: (text) => (text.includes('refund') ? { action: 'block', trigger: 'output_not_allowed', message: 'No refunds.' } : { action: 'allow' }),
+    check: (text) =>
+      text.includes('refund')
+        ? { action: 'block', trigger: 'output_not_allowed', message: 'No refunds.' }
+        : { action: 'allow' },
   });
 
   it('blocks input before the first model call with guardrail.input', async () => {
     const model = scriptedModel([{ content: 'never' }]);
     const events: RunEvent[] = [];
-    const result = await agent({ model, guardrails: [noSecrets] }).run('my password is hunter2', { onEvent: (event) => events.push(event) });
+    const result = await agent({ model, guardrails: [noSecrets] }).run('my password is hunter2', {
+      onEvent: (event) => events.push(event),
+    });
     expect(result.status).toBe('failed');
     expect(result.stopReason).toBe('guardrail');
     expect(result.error?.code).toBe('guardrail.input');
@@ -149,12 +162,19 @@ describe('final answer: guardrails', () => {
 
   it('refuses a tool call before it runs, and tells the model as data', async () => {
     let calls = 0;
-    const remove = tool({ name: 'delete_all', description: 'deletes', input: { type: 'object' }, execute: () => calls++ });
+    const remove = tool({
+      name: 'delete_all',
+      description: 'deletes',
+      input: { type: 'object' },
+      execute: () => calls++,
+    });
     const noDeletes = guardrail({
       name: 'no-deletes',
       stage: 'tool-call',
       check: (call) =>
-        call.name.startsWith('delete') ? { action: 'block', trigger: 'input_not_allowed', message: 'Deleting is not allowed.' } : { action: 'allow' },
+        call.name.startsWith('delete')
+          ? { action: 'block', trigger: 'input_not_allowed', message: 'Deleting is not allowed.' }
+          : { action: 'allow' },
     });
     const model = scriptedModel([{ toolCalls: [{ name: 'delete_all' }] }, { content: 'I cannot delete.' }]);
     const result = await agent({ model, tools: [remove], guardrails: [noDeletes] }).run('clean up');

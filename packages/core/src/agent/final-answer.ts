@@ -1,6 +1,6 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import type { ModelResponse } from '../spec/model.js';
-import type { CorrectionKind } from './events.js';
+import type { CorrectionEventKind } from './events.js';
 import { runGuardrails } from './guardrails/guardrail.js';
 import { countCorrection } from './report.js';
 import type { RunContext } from './run-context.js';
@@ -96,7 +96,7 @@ export async function settleFinalAnswer(
 
 function askAgain(
   run: RunContext,
-  kind: CorrectionKind,
+  kind: CorrectionEventKind,
   prompt: string,
   message: string,
 ): FinalAnswerOutcome {

@@ -5,13 +5,17 @@ import { FakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { agent } from './agent.js';
 import { RunAbort, RunRegistry, runRegistry } from './cancellation.js';
+import { guardrail } from './guardrails/guardrail.js';
 import { DEFAULT_LIMITS, resolveLimits } from './limits.js';
 import { tool } from './tool.js';
 
 const emptyInput = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 function loopingModel() {
-  return scriptedModel(() => ({ toolCalls: [{ name: 'noop' }], usage: { inputTokens: 100, outputTokens: 20 } }));
+  return scriptedModel(() => ({
+    toolCalls: [{ name: 'noop' }],
+    usage: { inputTokens: 100, outputTokens: 20 },
+  }));
 }
 
 const noop = tool({ name: 'noop', description: 'does nothing', input: emptyInput, execute: () => 'ok' });
@@ -64,18 +68,38 @@ describe('limits', () => {
   it('times the run out during a retry wait', async () => {
     const clock = new FakeClock();
     const model = scriptedModel([new KeelError('provider.overloaded', 'busy'), { content: 'too late' }]);
-    const pending = agent({ model, clock, limits: { timeoutMs: 1_000 }, retry: { delay: constant(30_000) } }).run('hi');
+    const pending = agent({
+      model,
+      clock,
+      limits: { timeoutMs: 1_000 },
+      retry: { delay: constant(30_000) },
+    }).run('hi');
     await clock.advance(1_000);
     const result = await pending;
     expect(result.error?.code).toBe('run.timeout');
     expect(model.calls).toHaveLength(1);
   });
 
+  it('ends the run at its timeout even when a callback never returns', async () => {
+    const clock = new FakeClock();
+    const stuck = guardrail({ name: 'stuck', stage: 'input', check: () => new Promise(() => {}) });
+    const model = scriptedModel([{ content: 'never' }]);
+    const pending = agent({ model, clock, guardrails: [stuck], limits: { timeoutMs: 2_000 } }).run('hi');
+    await clock.advance(2_000);
+    const result = await pending;
+    expect(result.error?.code).toBe('run.timeout');
+    expect(model.calls).toHaveLength(0);
+  });
+
   it('checks each limit it is given', () => {
     expect(resolveLimits(undefined, 'agent')).toBe(DEFAULT_LIMITS);
     expect(resolveLimits({ maxTurns: 5 }, 'agent')).toEqual({ ...DEFAULT_LIMITS, maxTurns: 5 });
-    expect(() => resolveLimits({ maxParallelToolCalls: 1.5 }, 'agent')).toThrow(/maxParallelToolCalls must be an integer/);
-    expect(() => resolveLimits({ maxTokens: 0 }, 'agent')).toThrow(/maxTokens must be a number of tokens above 0/);
+    expect(() => resolveLimits({ maxParallelToolCalls: 1.5 }, 'agent')).toThrow(
+      /maxParallelToolCalls must be an integer/,
+    );
+    expect(() => resolveLimits({ maxTokens: 0 }, 'agent')).toThrow(
+      /maxTokens must be a number of tokens above 0/,
+    );
     expect(() => resolveLimits(7 as never, 'agent')).toThrow(/limits must be an object/);
   });
 });

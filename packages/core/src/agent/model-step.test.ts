@@ -13,7 +13,8 @@ import { noReduction } from './conversation/manager.js';
 import type { RunEvent } from './events.js';
 import type { RunResult } from './run.js';
 
-const fault = (code: ErrorCode, options: KeelErrorOptions = {}) => new KeelError(code, `simulated ${code}`, options);
+const fault = (code: ErrorCode, options: KeelErrorOptions = {}) =>
+  new KeelError(code, `simulated ${code}`, options);
 
 function model(name: string, script: readonly ScriptedStep[], contextWindowTokens?: number) {
   return scriptedModel(script, { provider: 'test', model: name, contextWindowTokens });
@@ -41,7 +42,11 @@ function build(clock: FakeClock, options: Partial<AgentOptions> & Pick<AgentOpti
 describe('model step: retries', () => {
   it('retries transient faults with the delay, on the clock, within one step', async () => {
     const clock = new FakeClock();
-    const primary = model('primary', [fault('provider.overloaded'), fault('network.connection'), { content: 'done' }]);
+    const primary = model('primary', [
+      fault('provider.overloaded'),
+      fault('network.connection'),
+      { content: 'done' },
+    ]);
     const events: RunEvent[] = [];
     const result = await runOnClock(clock, build(clock, { model: primary }), 'hi', events);
 
@@ -62,7 +67,10 @@ describe('model step: retries', () => {
 
   it('waits what Retry-After asks instead of the computed delay', async () => {
     const clock = new FakeClock();
-    const primary = model('primary', [fault('provider.rate_limited', { retryAfterMs: 3_000 }), { content: 'done' }]);
+    const primary = model('primary', [
+      fault('provider.rate_limited', { retryAfterMs: 3_000 }),
+      { content: 'done' },
+    ]);
     const result = await runOnClock(clock, build(clock, { model: primary }));
     expect(result.status).toBe('completed');
     expect(result.report.waitingMs).toBe(3_000);
@@ -85,26 +93,33 @@ describe('model step: retries', () => {
 });
 
 describe('model step: fallback by error class', () => {
-  it.each(['provider.rate_limited', 'provider.overloaded', 'provider.server_error', 'network.timeout'] as const)(
-    'falls back after %s outlasts the retries, and stays on the fallback',
-    async (code) => {
-      const clock = new FakeClock();
-      const primary = model('primary', [fault(code), fault(code), fault(code)]);
-      const backup = model('backup', [{ toolCalls: [{ name: 'missing_tool' }] }, { content: 'from backup' }]);
-      const events: RunEvent[] = [];
-      const result = await runOnClock(clock, build(clock, { model: primary, fallbacks: [backup] }), 'hi', events);
+  it.each([
+    'provider.rate_limited',
+    'provider.overloaded',
+    'provider.server_error',
+    'network.timeout',
+  ] as const)('falls back after %s outlasts the retries, and stays on the fallback', async (code) => {
+    const clock = new FakeClock();
+    const primary = model('primary', [fault(code), fault(code), fault(code)]);
+    const backup = model('backup', [{ toolCalls: [{ name: 'missing_tool' }] }, { content: 'from backup' }]);
+    const events: RunEvent[] = [];
+    const result = await runOnClock(
+      clock,
+      build(clock, { model: primary, fallbacks: [backup] }),
+      'hi',
+      events,
+    );
 
-      expect(result.status).toBe('completed');
-      expect(result.output).toBe('from backup');
-      expect(result.report.requests.byModel).toEqual({ 'test/primary': 3, 'test/backup': 2 });
-      expect(result.report.fallbacks).toEqual({
-        total: 1,
-        used: [{ step: 1, from: 'test/primary', to: 'test/backup', errorCode: code }],
-      });
-      expect(events.filter((event) => event.type === 'fallback-used')).toHaveLength(1);
-      expect(result.state.modelIndex).toBe(1);
-    },
-  );
+    expect(result.status).toBe('completed');
+    expect(result.output).toBe('from backup');
+    expect(result.report.requests.byModel).toEqual({ 'test/primary': 3, 'test/backup': 2 });
+    expect(result.report.fallbacks).toEqual({
+      total: 1,
+      used: [{ step: 1, from: 'test/primary', to: 'test/backup', errorCode: code }],
+    });
+    expect(events.filter((event) => event.type === 'fallback-used')).toHaveLength(1);
+    expect(result.state.modelIndex).toBe(1);
+  });
 
   it.each(['provider.auth', 'provider.quota_exhausted', 'provider.bad_request'] as const)(
     'never falls back on %s: the run fails with it after one request',
@@ -128,7 +143,10 @@ describe('model step: fallback by error class', () => {
     const clock = new FakeClock();
     const primary = model('primary', [fault('provider.overloaded')]);
     const backup = model('backup', [fault('provider.server_error')]);
-    const result = await runOnClock(clock, build(clock, { model: primary, fallbacks: [backup], retry: { maxAttempts: 1 } }));
+    const result = await runOnClock(
+      clock,
+      build(clock, { model: primary, fallbacks: [backup], retry: { maxAttempts: 1 } }),
+    );
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('provider.server_error');
     expect(result.error?.message).toBe('simulated provider.server_error');
@@ -153,11 +171,37 @@ describe('model step: fallback by error class', () => {
 
     expect([first.output, second.output, third.output]).toEqual(['one', 'two', 'three']);
     expect(primary.calls).toHaveLength(2);
-    expect(second.report.breakerTransitions).toMatchObject([{ target: 'model', name: 'test/primary', to: 'open' }]);
-    expect(secondEvents.filter((event) => event.type === 'breaker-opened')).toMatchObject([{ name: 'test/primary' }]);
+    expect(second.report.breakerTransitions).toMatchObject([
+      { target: 'model', name: 'test/primary', to: 'open' },
+    ]);
+    expect(secondEvents.filter((event) => event.type === 'breaker-opened')).toMatchObject([
+      { name: 'test/primary' },
+    ]);
     expect(third.report.requests.byModel).toEqual({ 'test/backup': 1 });
     expect(third.report.fallbacks.used).toMatchObject([{ errorCode: 'policy.circuit_open' }]);
     expect(assistant.breakers.get('test/primary')?.state).toBe('open');
+  });
+});
+
+describe('model step: breakers and auth', () => {
+  it('does not let auth errors open the breaker, so later runs never fall back on them', async () => {
+    const clock = new FakeClock();
+    const primary = model(
+      'primary',
+      Array.from({ length: 6 }, () => fault('provider.auth')),
+    );
+    const backup = model('backup', [{ content: 'should not be asked' }]);
+    const assistant = build(clock, {
+      model: primary,
+      fallbacks: [backup],
+      breaker: { strategy: consecutive({ threshold: 2 }) },
+    });
+    for (let run = 0; run < 6; run++) {
+      const result = await runOnClock(clock, assistant);
+      expect(result.error?.code).toBe('provider.auth');
+    }
+    expect(assistant.breakers.get('test/primary')?.state).toBe('closed');
+    expect(backup.calls).toHaveLength(0);
   });
 });
 
@@ -192,10 +236,16 @@ describe('model step: context overflow', () => {
     expect(result.status).toBe('completed');
     expect(reductions).toEqual([1]);
     expect(primary.calls[0]!.messages).toHaveLength(5);
-    expect(primary.calls[1]!.messages.map((message) => message.content)).toEqual(['task', 'another answer', 'latest question']);
+    expect(primary.calls[1]!.messages.map((message) => message.content)).toEqual([
+      'task',
+      'another answer',
+      'latest question',
+    ]);
     expect(result.report.contextReductions).toBe(1);
     expect(result.report.retries.total).toBe(0);
-    expect(events.filter((event) => event.type === 'context-reduced')).toMatchObject([{ messagesBefore: 5, messagesAfter: 3 }]);
+    expect(events.filter((event) => event.type === 'context-reduced')).toMatchObject([
+      { messagesBefore: 5, messagesAfter: 3 },
+    ]);
   });
 
   it('moves to a fallback with a larger context window when nothing can be removed', async () => {
@@ -203,18 +253,28 @@ describe('model step: context overflow', () => {
     const primary = model('small', [fault('provider.context_overflow')], 8_000);
     const smaller = model('smaller', [{ content: 'not asked' }], 4_000);
     const larger = model('larger', [{ content: 'plenty of room' }], 128_000);
-    const assistant = build(clock, { model: primary, fallbacks: [smaller, larger], conversationManager: noReduction() });
+    const assistant = build(clock, {
+      model: primary,
+      fallbacks: [smaller, larger],
+      conversationManager: noReduction(),
+    });
     const result = await runOnClock(clock, assistant, conversation);
 
     expect(result.output).toBe('plenty of room');
     expect(smaller.calls).toHaveLength(0);
-    expect(result.report.fallbacks.used).toMatchObject([{ from: 'test/small', to: 'test/larger', errorCode: 'provider.context_overflow' }]);
+    expect(result.report.fallbacks.used).toMatchObject([
+      { from: 'test/small', to: 'test/larger', errorCode: 'provider.context_overflow' },
+    ]);
   });
 
   it('fails with provider.context_overflow when no reduction and no larger model help', async () => {
     const clock = new FakeClock();
     const reductions: number[] = [];
-    const primary = model('primary', [fault('provider.context_overflow'), fault('provider.context_overflow'), fault('provider.context_overflow')]);
+    const primary = model('primary', [
+      fault('provider.context_overflow'),
+      fault('provider.context_overflow'),
+      fault('provider.context_overflow'),
+    ]);
     const assistant = build(clock, { model: primary, conversationManager: dropOldest(reductions) });
     const result = await runOnClock(clock, assistant, conversation);
 
@@ -237,7 +297,11 @@ describe('model step: context overflow', () => {
       },
     };
     const primary = model('primary', [fault('provider.context_overflow')]);
-    const result = await runOnClock(clock, build(clock, { model: primary, conversationManager: stubborn }), conversation);
+    const result = await runOnClock(
+      clock,
+      build(clock, { model: primary, conversationManager: stubborn }),
+      conversation,
+    );
     expect(result.error?.code).toBe('provider.context_overflow');
     expect(calls).toBe(1);
     expect(primary.calls).toHaveLength(1);
@@ -255,10 +319,11 @@ describe('model step: streaming', () => {
     });
     expect(result.output).toBe('Hello there');
     expect(deltas).toEqual(['Hello', ' there']);
-    expect(events.filter((event) => event.type === 'text-delta').map((event) => (event as { delta: string }).delta)).toEqual([
-      'Hello',
-      ' there',
-    ]);
+    expect(
+      events
+        .filter((event) => event.type === 'text-delta')
+        .map((event) => (event as { delta: string }).delta),
+    ).toEqual(['Hello', ' there']);
   });
 
   it('never replays a call whose text reached the caller: the run fails with the partial output', async () => {

@@ -1,9 +1,9 @@
 import type { ErrorCode } from '../errors/codes.js';
 import type { Usage } from '../spec/model.js';
-import type { CorrectionKind, DependencyKind } from './events.js';
+import type { CorrectionEventKind, DependencyKind } from './events.js';
 
 /** A breaker's move, as the report lists it. */
-export interface BreakerTransition {
+export interface BreakerMove {
   readonly atMs: number;
   readonly target: DependencyKind;
   /** `provider/model` or the tool's name. */
@@ -32,8 +32,8 @@ export interface RunReport {
   requests: { total: number; byModel: Record<string, number> };
   retries: { total: number; model: number; tool: number };
   fallbacks: { total: number; used: FallbackRecord[] };
-  breakerTransitions: BreakerTransition[];
-  corrections: { total: number; byKind: Partial<Record<CorrectionKind, number>> };
+  breakerTransitions: BreakerMove[];
+  corrections: { total: number; byKind: Partial<Record<CorrectionEventKind, number>> };
   contextReductions: number;
   toolCalls: {
     total: number;
@@ -94,7 +94,7 @@ export function countRetry(report: RunReport, target: DependencyKind, delayMs: n
 }
 
 /** Counts one self-correction the loop asked of the model. */
-export function countCorrection(report: RunReport, kind: CorrectionKind): void {
+export function countCorrection(report: RunReport, kind: CorrectionEventKind): void {
   report.corrections.total++;
   report.corrections.byKind[kind] = (report.corrections.byKind[kind] ?? 0) + 1;
 }

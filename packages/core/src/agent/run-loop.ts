@@ -36,12 +36,35 @@ export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEndin
   let ending: RunEnding;
   try {
     if (fresh) await start(run);
-    ending = await advance(run);
+    ending = await untilAborted(advance(run), run);
   } catch (thrown) {
     ending = endingOf(run, thrown);
   }
   await finish(run, ending);
   return ending;
+}
+
+/**
+ * Settles as `work` does, or rejects with the run's abort reason as soon as the run is cancelled or times out, so that
+ * a callback that never returns (a hung validator, guardrail or tool that ignores its signal) cannot hold the run.
+ */
+function untilAborted<T>(work: Promise<T>, run: RunContext): Promise<T> {
+  const signal = run.abort.signal;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 async function start(run: RunContext): Promise<void> {

@@ -60,7 +60,13 @@ describe('run state and checkpoints', () => {
       'model-response-received',
       'run-ended',
     ]);
-    expect(saved[0]).toMatchObject({ schemaVersion: RUN_STATE_SCHEMA_VERSION, runId: 'checkpointed', status: 'running', phase: 'model', step: 0 });
+    expect(saved[0]).toMatchObject({
+      schemaVersion: RUN_STATE_SCHEMA_VERSION,
+      runId: 'checkpointed',
+      status: 'running',
+      phase: 'model',
+      step: 0,
+    });
     expect(saved[2]!.pendingToolCalls.map((call) => call.status)).toEqual(['started', 'pending']);
     expect(saved[3]!.pendingToolCalls[0]).toMatchObject({
       idempotencyKey: 'checkpointed:1:0',
@@ -78,7 +84,8 @@ describe('run state and checkpoints', () => {
       tools: [lookupTool(firstRun)],
       limits: { maxParallelToolCalls: 1 },
       checkpoint: (transition, state) => {
-        if (transition.kind === 'tool-call-completed' && transition.callIndex === 0) saved.push(JSON.parse(JSON.stringify(state)));
+        if (transition.kind === 'tool-call-completed' && transition.callIndex === 0)
+          saved.push(JSON.parse(JSON.stringify(state)));
       },
     }).run('Paris and Rome?', { runId: 'crashed' });
     expect(firstRun).toEqual(['Paris', 'Rome']);
@@ -91,13 +98,22 @@ describe('run state and checkpoints', () => {
     const state = saved[0]!;
     const abort = new RunAbort(state.runId, clock);
     const sink = new RunEventSink(new EventEmitter<RunEvent>(), undefined);
-    const run = new RunContext(runtime, state, abort, sink, retryBudget({ maxRetries: 10, ratio: false, clock }), undefined);
+    const run = new RunContext(
+      runtime,
+      state,
+      abort,
+      sink,
+      retryBudget({ maxRetries: 10, ratio: false, clock }),
+      undefined,
+    );
     const ending = await runLoop(run, false);
     run.dispose();
 
     expect(ending).toMatchObject({ status: 'completed', output: 'Paris and Rome are sunny.' });
     expect(resumed).toEqual(['Rome']);
-    expect(model.calls[0]!.messages.filter((message) => message.role === 'tool').map((message) => message.content)).toEqual([
+    expect(
+      model.calls[0]!.messages.filter((message) => message.role === 'tool').map((message) => message.content),
+    ).toEqual([
       '{"status":"success","content":"Paris: sunny"}',
       '{"status":"success","content":"Rome: sunny"}',
     ]);

@@ -60,31 +60,41 @@ export async function executeRun<Output>(
   checkOptions(options);
   const messages = initialMessages(runtime, input);
   const { clock, limits } = runtime;
-  const runId = options.runId ?? randomUUID();
-  const abort = new RunAbort(runId, clock);
-  registry.register(abort);
-  agentRuns.set(runId, abort);
   const startedAtMs = clock.now();
   const state = createRunState({
-    runId,
+    runId: options.runId ?? randomUUID(),
     agentName: runtime.name,
     messages,
     startedAtMs,
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
+  return driveRun<Output>(runtime, registry, agentRuns, state, options, true);
+}
+
+/**
+ * Drives a run's state to its end: a new run's (`fresh`), or one restored from a checkpoint, which goes on from its
+ * phase, keeping its deadline. Registers the run for cancellation while it runs.
+ */
+export async function driveRun<Output>(
+  runtime: AgentRuntime,
+  registry: RunRegistry,
+  agentRuns: Map<string, RunAbort>,
+  state: RunState,
+  options: RunOptions,
+  fresh: boolean,
+): Promise<RunResult<Output>> {
+  const { clock, limits } = runtime;
+  const runId = state.runId;
+  const abort = new RunAbort(runId, clock);
+  registry.register(abort);
+  agentRuns.set(runId, abort);
   const budget = combineBudgets(runtime.retry.createRunBudget(clock), runtime.retry.sharedBudget);
-  const run = new RunContext(
-    runtime,
-    state,
-    abort,
-    new RunEventSink(runtime.events, options.onEvent),
-    budget,
-    options.onTextDelta,
-  );
+  const events = new RunEventSink(runtime.events, options.onEvent);
+  const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta);
   try {
     abort.follow(options.signal);
     abort.deadline(state.deadlineAtMs, limits.timeoutMs);
-    const ending = await runLoop(run, true);
+    const ending = await runLoop(run, fresh);
     return {
       runId,
       status: ending.status,

@@ -6,7 +6,7 @@ import type { PolicyContext } from '../policies/policy.js';
 import { type RetryPolicy, retry } from '../policies/retry.js';
 import type { ToolContext } from '../spec/tool.js';
 import { isDirective } from './directives.js';
-import { underlyingError } from './model-step.js';
+import { underlyingError } from './model-recovery.js';
 import { countRetry } from './report.js';
 import type { RunContext, ToolSlot } from './run-context.js';
 import type { PendingToolCall } from './run-state.js';

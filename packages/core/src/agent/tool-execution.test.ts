@@ -54,19 +54,36 @@ describe('tool execution: failures are data', () => {
         return new Promise(() => {});
       },
     });
-    const { model, assistant } = build(clock, [{ toolCalls: [{ name: 'slow' }] }, { content: 'gave up on it' }], { tools: [slow] });
+    const { model, assistant } = build(
+      clock,
+      [{ toolCalls: [{ name: 'slow' }] }, { content: 'gave up on it' }],
+      { tools: [slow] },
+    );
     const result = await runOnClock(clock, assistant);
 
     expect(result.status).toBe('completed');
     expect(signals).toHaveLength(1);
     expect(signals[0]!.aborted).toBe(true);
     expect(toolResults(model.calls[1]!.messages)).toEqual([
-      { status: 'error', error: { code: 'tool.timeout', message: 'Timed out after 1000 ms', retryable: true, data: { timeoutMs: 1000 } } },
+      {
+        status: 'error',
+        error: {
+          code: 'tool.timeout',
+          message: 'Timed out after 1000 ms',
+          retryable: true,
+          data: { timeoutMs: 1000 },
+        },
+      },
     ]);
     expect(model.calls[1]!.messages.at(-1)).toMatchObject({ role: 'tool', isError: true });
     // Not idempotent: a call that may have run is not run again.
     expect(result.report.retries.tool).toBe(0);
-    expect(result.report.toolCalls).toEqual({ total: 1, errors: 1, byTool: { slow: 1 }, errorsByCode: { 'tool.timeout': 1 } });
+    expect(result.report.toolCalls).toEqual({
+      total: 1,
+      errors: 1,
+      byTool: { slow: 1 },
+      errorsByCode: { 'tool.timeout': 1 },
+    });
     expect(result.report.errors.byCode).toEqual({ 'tool.timeout': 1 });
   });
 
@@ -80,7 +97,9 @@ describe('tool execution: failures are data', () => {
         throw new Error('disk on fire');
       },
     });
-    const { model, assistant } = build(clock, [{ toolCalls: [{ name: 'broken' }] }, { content: 'sorry' }], { tools: [broken] });
+    const { model, assistant } = build(clock, [{ toolCalls: [{ name: 'broken' }] }, { content: 'sorry' }], {
+      tools: [broken],
+    });
     const result = await runOnClock(clock, assistant);
     expect(result.status).toBe('completed');
     expect(toolResults(model.calls[1]!.messages)).toMatchObject([
@@ -103,11 +122,15 @@ describe('tool execution: failures are data', () => {
       },
     });
     const events: RunEvent[] = [];
-    const { assistant } = build(clock, [{ toolCalls: [{ name: 'flaky' }] }, { content: 'done' }], { tools: [flaky] });
+    const { assistant } = build(clock, [{ toolCalls: [{ name: 'flaky' }] }, { content: 'done' }], {
+      tools: [flaky],
+    });
     const result = await runOnClock(clock, assistant, events);
 
     expect(contexts.map((context) => context.attempt)).toEqual([1, 2, 3]);
-    expect(new Set(contexts.map((context) => context.idempotencyKey))).toEqual(new Set([`${result.runId}:1:0`]));
+    expect(new Set(contexts.map((context) => context.idempotencyKey))).toEqual(
+      new Set([`${result.runId}:1:0`]),
+    );
     expect(result.report.retries).toEqual({ total: 2, model: 0, tool: 2 });
     expect(result.report.waitingMs).toBe(200);
     expect(result.report.toolCalls.errors).toBe(0);
@@ -131,10 +154,14 @@ describe('tool execution: failures are data', () => {
         return 'charged';
       },
     });
-    const { model, assistant } = build(clock, [{ toolCalls: [{ name: 'pay' }] }, { content: 'done' }], { tools: [payment] });
+    const { model, assistant } = build(clock, [{ toolCalls: [{ name: 'pay' }] }, { content: 'done' }], {
+      tools: [payment],
+    });
     const result = await runOnClock(clock, assistant);
     expect(calls).toBe(2);
-    expect(toolResults(model.calls[1]!.messages)).toMatchObject([{ status: 'error', error: { code: 'network.timeout' } }]);
+    expect(toolResults(model.calls[1]!.messages)).toMatchObject([
+      { status: 'error', error: { code: 'network.timeout' } },
+    ]);
     expect(result.report.retries.tool).toBe(1);
   });
 
@@ -161,7 +188,10 @@ describe('tool execution: failures are data', () => {
     const third = await runOnClock(clock, assistant);
     expect(calls).toBe(2);
     expect(second.report.breakerTransitions).toMatchObject([{ target: 'tool', name: 'down', to: 'open' }]);
-    expect(toolResults(model.calls[5]!.messages).at(-1)).toMatchObject({ status: 'error', error: { code: 'policy.circuit_open' } });
+    expect(toolResults(model.calls[5]!.messages).at(-1)).toMatchObject({
+      status: 'error',
+      error: { code: 'policy.circuit_open' },
+    });
     expect(third.report.toolCalls.errorsByCode).toEqual({ 'policy.circuit_open': 1 });
   });
 });
@@ -193,10 +223,14 @@ describe('tool execution: parallel calls', () => {
     const result = await runOnClock(clock, assistant);
     expect(result.status).toBe('completed');
     expect(mostRunning).toBe(2);
-    expect(toolResults(model.calls[1]!.messages)).toEqual(delays.map((value) => ({ status: 'success', content: value })));
-    expect(model.calls[1]!.messages.filter((message) => message.role === 'tool').map((message) => (message as { toolCallId: string }).toolCallId)).toEqual(
-      ['call_0_0', 'call_0_1', 'call_0_2', 'call_0_3', 'call_0_4'],
+    expect(toolResults(model.calls[1]!.messages)).toEqual(
+      delays.map((value) => ({ status: 'success', content: value })),
     );
+    expect(
+      model.calls[1]!.messages.filter((message) => message.role === 'tool').map(
+        (message) => (message as { toolCallId: string }).toolCallId,
+      ),
+    ).toEqual(['call_0_0', 'call_0_1', 'call_0_2', 'call_0_3', 'call_0_4']);
   });
 });
 
@@ -225,10 +259,16 @@ describe('tool execution: self-correction', () => {
     const result = await runOnClock(clock, assistant, events);
 
     expect(result.status).toBe('completed');
-    const [unknown] = toolResults(model.calls[1]!.messages).slice(-1) as { guidance: string; error: { code: string } }[];
+    const [unknown] = toolResults(model.calls[1]!.messages).slice(-1) as {
+      guidance: string;
+      error: { code: string };
+    }[];
     expect(unknown!.error.code).toBe('tool.not_found');
     expect(unknown!.guidance).toContain('Did you mean "add_one"?');
-    const [malformed] = toolResults(model.calls[2]!.messages).slice(-1) as { guidance: string; error: { code: string } }[];
+    const [malformed] = toolResults(model.calls[2]!.messages).slice(-1) as {
+      guidance: string;
+      error: { code: string };
+    }[];
     expect(malformed!.error.code).toBe('tool.invalid_input');
     expect(malformed!.guidance).toContain('not valid JSON');
     const [invalid] = toolResults(model.calls[3]!.messages).slice(-1) as { guidance: string }[];
@@ -239,11 +279,9 @@ describe('tool execution: self-correction', () => {
       byKind: { unknown_tool: 1, malformed_json: 1, invalid_arguments: 1 },
     });
     expect(result.report.toolCalls.total).toBe(1);
-    expect(events.filter((event) => event.type === 'correction').map((event) => (event as { kind: string }).kind)).toEqual([
-      'unknown_tool',
-      'malformed_json',
-      'invalid_arguments',
-    ]);
+    expect(
+      events.filter((event) => event.type === 'correction').map((event) => (event as { kind: string }).kind),
+    ).toEqual(['unknown_tool', 'malformed_json', 'invalid_arguments']);
     expect(result.state.corrections?.invalidInRun).toBe(3);
   });
 
@@ -277,10 +315,14 @@ describe('tool execution: directives pass through every policy', () => {
         throw stopRun('order placed', { orderId: 7 });
       },
     });
-    const { model, assistant } = build(clock, [{ toolCalls: [{ name: 'finish' }] }, { content: 'not asked' }], {
-      tools: [finish],
-      toolBreaker: { strategy: consecutive({ threshold: 1 }) },
-    });
+    const { model, assistant } = build(
+      clock,
+      [{ toolCalls: [{ name: 'finish' }] }, { content: 'not asked' }],
+      {
+        tools: [finish],
+        toolBreaker: { strategy: consecutive({ threshold: 1 }) },
+      },
+    );
     const result = await runOnClock(clock, assistant);
 
     expect(result.status).toBe('completed');
@@ -297,8 +339,18 @@ describe('tool execution: directives pass through every policy', () => {
   it('honours a returned stopRun, and stops the calls not yet started', async () => {
     const clock = new FakeClock();
     const ran: string[] = [];
-    const finish = tool({ name: 'finish', description: 'ends', input: emptyInput, execute: () => stopRun('enough') });
-    const other = tool({ name: 'other', description: 'other', input: emptyInput, execute: () => ran.push('other') });
+    const finish = tool({
+      name: 'finish',
+      description: 'ends',
+      input: emptyInput,
+      execute: () => stopRun('enough'),
+    });
+    const other = tool({
+      name: 'other',
+      description: 'other',
+      input: emptyInput,
+      execute: () => ran.push('other'),
+    });
     const { assistant } = build(clock, [{ toolCalls: [{ name: 'finish' }, { name: 'other' }] }], {
       tools: [finish, other],
       limits: { maxParallelToolCalls: 1 },
@@ -322,11 +374,17 @@ describe('tool execution: directives pass through every policy', () => {
         throw retryStep('The query is too short: ask for a longer one.');
       },
     });
-    const { model, assistant } = build(clock, [{ toolCalls: [{ name: 'search' }] }, { content: 'asked the user' }], { tools: [search] });
+    const { model, assistant } = build(
+      clock,
+      [{ toolCalls: [{ name: 'search' }] }, { content: 'asked the user' }],
+      { tools: [search] },
+    );
     const result = await runOnClock(clock, assistant);
     expect(result.status).toBe('completed');
     expect(calls).toBe(1);
-    expect(toolResults(model.calls[1]!.messages)).toMatchObject([{ status: 'error', guidance: 'The query is too short: ask for a longer one.' }]);
+    expect(toolResults(model.calls[1]!.messages)).toMatchObject([
+      { status: 'error', guidance: 'The query is too short: ask for a longer one.' },
+    ]);
     expect(result.report.corrections.byKind).toEqual({ retry_step: 1 });
     expect(result.report.retries.total).toBe(0);
     // A directive is a control signal, not a failure.
@@ -337,7 +395,13 @@ describe('tool execution: directives pass through every policy', () => {
   it('interrupts the run before a tool that needs approval', async () => {
     const clock = new FakeClock();
     let calls = 0;
-    const wire = tool({ name: 'wire', description: 'moves money', input: emptyInput, needsApproval: true, execute: () => calls++ });
+    const wire = tool({
+      name: 'wire',
+      description: 'moves money',
+      input: emptyInput,
+      needsApproval: true,
+      execute: () => calls++,
+    });
     const { assistant } = build(clock, [{ toolCalls: [{ name: 'wire' }] }], { tools: [wire] });
     const result = await runOnClock(clock, assistant);
     expect(result.status).toBe('interrupted');

@@ -5,7 +5,7 @@ import type { ToolResult } from '../spec/tool.js';
 import { invalidArgumentsError, parseToolArguments, unknownToolError } from './correction.js';
 import { CorrectionTracker } from './correction-tracker.js';
 import { isRetryStep, isStopRun, type StopRun } from './directives.js';
-import type { CorrectionKind } from './events.js';
+import type { CorrectionEventKind } from './events.js';
 import { runToolCallGuardrails } from './guardrails/guardrail.js';
 import { countCorrection, countToolCall } from './report.js';
 import type { RunContext } from './run-context.js';
@@ -195,7 +195,7 @@ async function complete(
 async function correct(
   run: RunContext,
   pending: PendingToolCall,
-  kind: CorrectionKind,
+  kind: CorrectionEventKind,
   error: KeelError,
 ): Promise<ToolStepOutcome> {
   run.countError(error);
@@ -236,7 +236,7 @@ function approvalRequired(pending: PendingToolCall): ToolStepOutcome {
   };
 }
 
-function emitCorrection(run: RunContext, kind: CorrectionKind, toolName: string, message: string): void {
+function emitCorrection(run: RunContext, kind: CorrectionEventKind, toolName: string, message: string): void {
   if (!run.events.active) return;
   run.events.emit({
     type: 'correction',
