@@ -10,8 +10,10 @@ export interface HeapSeries {
   readonly growthBytes: number;
 }
 
-function heapAfterCollection(collectGarbage: () => void): number {
-  // Two passes: the first may only queue finalisers or move survivors, the second settles the figure.
+async function heapAfterCollection(collectGarbage: () => void): Promise<number> {
+  // Back to the event loop first: objects held for the current job (WeakRef targets) and pending finalisers are let
+  // go only there. Then two passes: the first may only queue finalisers or move survivors, the second settles it.
+  await new Promise((resolve) => setImmediate(resolve));
   collectGarbage();
   collectGarbage();
   return process.memoryUsage().heapUsed;
@@ -28,14 +30,14 @@ export async function heapSeries(
   checkpoints: number,
   collectGarbage: () => void,
 ): Promise<HeapSeries> {
-  const points: Array<readonly [number, number]> = [[0, heapAfterCollection(collectGarbage)]];
+  const points: Array<readonly [number, number]> = [[0, await heapAfterCollection(collectGarbage)]];
   const perCheckpoint = Math.ceil(calls / checkpoints);
   let made = 0;
   while (made < calls) {
     const batch = Math.min(perCheckpoint, calls - made);
     for (let index = 0; index < batch; index++) await run();
     made += batch;
-    points.push([made, heapAfterCollection(collectGarbage)]);
+    points.push([made, await heapAfterCollection(collectGarbage)]);
   }
   return { label, calls, points, growthBytes: points.at(-1)![1] - points[0]![1] };
 }

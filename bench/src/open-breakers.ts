@@ -1,7 +1,7 @@
 // The reject path: what a call costs while the breaker is open. Each breaker is opened by real failures, with an
 // open period far longer than the benchmark so that it stays open throughout (checked again at the end).
 import { circuitBreaker, consecutive } from '@keel/core';
-import { ConsecutiveBreaker, CircuitState, circuitBreaker as cockatielBreaker, handleAll } from 'cockatiel';
+import { CircuitState, ConsecutiveBreaker, circuitBreaker as cockatielBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import type { BenchCase } from './harness.js';
 import { bare, failing } from './subjects.js';
@@ -58,7 +58,12 @@ export async function openBreakers(): Promise<OpenBreakers> {
 
   return {
     cases: [
-      { id: 'keel.breaker.open', label: 'keel circuit breaker', section: OPEN, run: () => keel.execute(bare) },
+      {
+        id: 'keel.breaker.open',
+        label: 'keel circuit breaker',
+        section: OPEN,
+        run: () => keel.execute(bare),
+      },
       {
         id: 'cockatiel.breaker.open',
         label: 'cockatiel circuitBreaker',

@@ -46,13 +46,22 @@ export function peerCases(): PeerCases {
   const limit = bulkhead(10);
   const wrapped = cockatielWrap();
   const callerSignal = new AbortController().signal;
-  const opossum = new CircuitBreaker(bare, { timeout: false, errorThresholdPercentage: 50, resetTimeout: 10_000 });
+  const opossum = new CircuitBreaker(bare, {
+    timeout: false,
+    errorThresholdPercentage: 50,
+    resetTimeout: 10_000,
+  });
   // Opossum's default arms a 10 s timeout timer on every call; users who keep the default pay for it.
   const opossumDefault = new CircuitBreaker(bare, { errorThresholdPercentage: 50, resetTimeout: 10_000 });
 
   const cases: BenchCase[] = [
     { id: 'cockatiel.retry', label: 'cockatiel retry', section: PEERS, run: () => retryPolicy.execute(bare) },
-    { id: 'cockatiel.breaker', label: 'cockatiel circuitBreaker', section: PEERS, run: () => breaker.execute(bare) },
+    {
+      id: 'cockatiel.breaker',
+      label: 'cockatiel circuitBreaker',
+      section: PEERS,
+      run: () => breaker.execute(bare),
+    },
     {
       id: 'cockatiel.timeout.cooperative',
       label: 'cockatiel timeout (Cooperative)',

@@ -88,6 +88,44 @@ export function checkTargets(
   return results;
 }
 
+/**
+ * Figures outside the targets that a reader of the verdict should see next to them: the targets are stated for a
+ * function that ignores its signal, and real calls read it.
+ */
+export function observations(measurements: ReadonlyMap<string, Measurement>): string[] {
+  const medianOf = (id: string): number => measurements.get(id)?.medianNs ?? Number.NaN;
+  const lines: string[] = [];
+  const compare = (keelId: string, peerId: string, what: string, peer: string): void => {
+    const keelNs = medianOf(keelId);
+    const peerNs = medianOf(peerId);
+    const speed =
+      peerNs >= keelNs
+        ? `keel ${(peerNs / keelNs).toFixed(1)}x faster`
+        : `keel ${(keelNs / peerNs).toFixed(1)}x slower`;
+    lines.push(`${what}: ${ns(keelNs)} per call; ${peer}: ${ns(peerNs)} (${speed})`);
+  };
+  const composedReadsNs = medianOf('keel.composed.reads');
+  lines.push(
+    `the composed pipeline when the function reads its signal takes ${ns(composedReadsNs)} per call, ` +
+      `${composedReadsNs <= COMPOSED_LIMIT_NS ? 'within' : 'over'} the ${ns(COMPOSED_LIMIT_NS)} figure ` +
+      '(an AbortSignal, a timer and a listener on the caller signal are made per call)',
+  );
+  compare(
+    'keel.composed.reads',
+    'cockatiel.wrap.reads',
+    'composed, function reads its signal',
+    'cockatiel wrap',
+  );
+  compare(
+    'keel.timeout.cooperative.reads',
+    'cockatiel.timeout.cooperative.reads',
+    'timeout, function reads its signal',
+    'cockatiel timeout',
+  );
+  compare('keel.breaker.open', 'cockatiel.breaker.open', 'open breaker', 'cockatiel');
+  return lines;
+}
+
 export function formatBytes(bytes: number): string {
   const sign = bytes < 0 ? '-' : '';
   const size = Math.abs(bytes);

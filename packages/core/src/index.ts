@@ -8,7 +8,11 @@ export {
   createClassifier,
   type RuleContext,
 } from './errors/classify.js';
-export { classifyResponse, MAX_ERROR_BODY_BYTES } from './errors/classify-response.js';
+export {
+  type ClassifyResponseOptions,
+  classifyResponse,
+  MAX_ERROR_BODY_BYTES,
+} from './errors/classify-response.js';
 export { type ErrorCategory, type ErrorCode, ERROR_CODES, isErrorCode } from './errors/codes.js';
 export { CONTROL_SIGNAL, type ControlSignal, isControlSignal } from './errors/control.js';
 export { type JsonValue, KeelError, type KeelErrorOptions } from './errors/keel-error.js';
@@ -81,7 +85,7 @@ export {
 export {
   type BulkheadOptions,
   type BulkheadPolicy,
-  type BulkheadRejectEvent,
+  type BulkheadRejectedEvent,
   bulkhead,
 } from './policies/bulkhead.js';
 export {
@@ -103,7 +107,7 @@ export { type HedgeEvent, type HedgeOptions, type HedgePolicy, hedge } from './p
 export {
   type RateLimiterOptions,
   type RateLimiterPolicy,
-  type RateLimitRejectEvent,
+  type RateLimiterRejectedEvent,
   rateLimiter,
 } from './policies/rate-limiter.js';
 // end policies: bulkhead ... compose
@@ -121,15 +125,15 @@ export {
   type BreakerTransition,
   type BreakerTransitionReason,
   type ClosedTicket,
-  InMemoryBreakerStore,
-  inMemoryBreakerStore,
   type MaybePromise,
   type OpenDuration,
+  openPeriodMs,
   type ProbeTicket,
 } from './policies/breaker/breaker-store.js';
 export { type ConsecutiveOptions, consecutive } from './policies/breaker/consecutive.js';
 export { type CountWindowOptions, countWindow } from './policies/breaker/count-window.js';
 export { CALLER_FAULT_CODES, isDependencyFailure } from './policies/breaker/failures.js';
+export { InMemoryBreakerStore, inMemoryBreakerStore } from './policies/breaker/in-memory-breaker-store.js';
 export {
   type BreakerSnapshot,
   type BreakerState,

@@ -34,6 +34,8 @@ interface RunRow {
   state?: string;
   created_at_ms: string;
   updated_at_ms: string;
+  cancel_reason: string | null;
+  cancel_requested_at_ms: string | null;
 }
 
 interface LedgerRow {
@@ -48,7 +50,8 @@ interface LedgerRow {
   completed_at_ms: string | null;
 }
 
-const SUMMARY_COLUMNS = 'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms';
+const SUMMARY_COLUMNS =
+  'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms, cancel_reason, cancel_requested_at_ms';
 
 /**
  * A RunStore in PostgreSQL, for fleets of workers sharing runs. Leases and checkpoints are single conditional
@@ -86,7 +89,7 @@ export class PostgresRunStore implements RunStore {
     this.pool.on('error', () => undefined);
   }
 
-  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs'>): Promise<RunRecord> {
+  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
     await this.query(
       `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
        VALUES ($1, $2, $3, 1, $4, $5, $6, $6)`,
@@ -226,6 +229,24 @@ export class PostgresRunStore implements RunStore {
     });
   }
 
+  async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
+    // The CASE reads the row as it was before the update: a live lease keeps a running run running.
+    const updated = await this.query<{ status: RunStatus }>(
+      `UPDATE keel_runs SET cancel_reason = $2, cancel_requested_at_ms = $3, version = version + 1, updated_at_ms = $4,
+         status = CASE WHEN status = 'running' AND lease_owner IS NOT NULL AND lease_expires_at_ms > $3
+                       THEN status ELSE 'cancelled' END
+       WHERE run_id = $1 AND status NOT IN ('completed', 'failed', 'cancelled')
+       RETURNING status`,
+      [runId, reason, nowMs, Date.now()],
+    );
+    const row = updated.rows[0];
+    if (row !== undefined) return row.status;
+    const current = await this.query<{ status: RunStatus }>('SELECT status FROM keel_runs WHERE run_id = $1', [runId]);
+    const existing = current.rows[0];
+    if (existing === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    return existing.status;
+  }
+
   async close(): Promise<void> {
     if (this.ownsPool && !this.pool.ended) await this.pool.end();
   }
@@ -257,7 +278,7 @@ export class PostgresRunStore implements RunStore {
 }
 
 function toSummary(row: RunRow): RunSummary {
-  return {
+  const summary: RunSummary = {
     runId: row.run_id,
     agentName: row.agent_name,
     status: row.status,
@@ -266,6 +287,10 @@ function toSummary(row: RunRow): RunSummary {
     createdAtMs: Number(row.created_at_ms),
     updatedAtMs: Number(row.updated_at_ms),
   };
+  if (row.cancel_reason !== null && row.cancel_requested_at_ms !== null) {
+    summary.cancellation = { reason: row.cancel_reason, requestedAtMs: Number(row.cancel_requested_at_ms) };
+  }
+  return summary;
 }
 
 /** Classifies a pg or socket failure: lost races are conflicts, everything about reaching the server is unavailable. */

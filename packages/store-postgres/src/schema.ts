@@ -28,6 +28,8 @@ const MIGRATIONS: readonly string[] = [
      completed_at_ms BIGINT,
      PRIMARY KEY (run_id, idempotency_key)
    );`,
+  // 2: cancellation requested from another process (RunStore.requestCancellation).
+  `ALTER TABLE keel_runs ADD COLUMN cancel_reason TEXT, ADD COLUMN cancel_requested_at_ms BIGINT;`,
 ];
 
 // Any fixed number: serialises migrations across processes that start at the same moment.

@@ -28,6 +28,9 @@ const MIGRATIONS: readonly string[] = [
      completed_at_ms INTEGER,
      PRIMARY KEY (run_id, idempotency_key)
    );`,
+  // 2: cancellation requested from another process (RunStore.requestCancellation).
+  `ALTER TABLE runs ADD COLUMN cancel_reason TEXT;
+   ALTER TABLE runs ADD COLUMN cancel_requested_at_ms INTEGER;`,
 ];
 
 /** Brings the database to the newest schema, in one transaction per step; safe to run from several processes. */

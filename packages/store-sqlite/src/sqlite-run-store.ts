@@ -33,6 +33,8 @@ interface RunRow {
   state?: string;
   created_at_ms: number;
   updated_at_ms: number;
+  cancel_reason: string | null;
+  cancel_requested_at_ms: number | null;
 }
 
 interface LedgerRow {
@@ -47,7 +49,8 @@ interface LedgerRow {
   completed_at_ms: number | null;
 }
 
-const SUMMARY_COLUMNS = 'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms';
+const SUMMARY_COLUMNS =
+  'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms, cancel_reason, cancel_requested_at_ms';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
@@ -112,12 +115,21 @@ export class SqliteRunStore implements RunStore {
         `UPDATE ledger SET status = 'completed', result = @result, completed_at_ms = @completedAtMs
          WHERE run_id = @runId AND idempotency_key = @idempotencyKey AND status = 'started'`,
       ),
+      requestCancellation: database.prepare(
+        `UPDATE runs SET cancel_reason = @reason, cancel_requested_at_ms = @nowMs, version = version + 1,
+           updated_at_ms = @updatedAtMs,
+           status = CASE WHEN status = 'running' AND lease_owner IS NOT NULL AND lease_expires_at_ms > @nowMs
+                         THEN status ELSE 'cancelled' END
+         WHERE run_id = @runId AND status NOT IN ('completed', 'failed', 'cancelled')
+         RETURNING status`,
+      ),
+      runStatus: database.prepare('SELECT status FROM runs WHERE run_id = ?'),
       ledgerEntry: database.prepare('SELECT status FROM ledger WHERE run_id = ? AND idempotency_key = ?'),
       ledger: database.prepare('SELECT * FROM ledger WHERE run_id = ? ORDER BY step, call_index'),
     };
   }
 
-  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs'>): Promise<RunRecord> {
+  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
     this.guard(() =>
       this.statements.insertRun.run({
         runId: run.runId,
@@ -234,6 +246,19 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
+  async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
+    const updated = this.guard(
+      () =>
+        this.statements.requestCancellation.get({ runId, reason, nowMs, updatedAtMs: Date.now() }) as
+          | { status: RunStatus }
+          | undefined,
+    );
+    if (updated !== undefined) return updated.status;
+    const current = this.guard(() => this.statements.runStatus.get(runId) as { status: RunStatus } | undefined);
+    if (current === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    return current.status;
+  }
+
   async close(): Promise<void> {
     if (this.database.open) this.database.close();
   }
@@ -248,7 +273,7 @@ export class SqliteRunStore implements RunStore {
 }
 
 function toSummary(row: RunRow): RunSummary {
-  return {
+  const summary: RunSummary = {
     runId: row.run_id,
     agentName: row.agent_name,
     status: row.status,
@@ -257,6 +282,10 @@ function toSummary(row: RunRow): RunSummary {
     createdAtMs: row.created_at_ms,
     updatedAtMs: row.updated_at_ms,
   };
+  if (row.cancel_reason !== null && row.cancel_requested_at_ms !== null) {
+    summary.cancellation = { reason: row.cancel_reason, requestedAtMs: row.cancel_requested_at_ms };
+  }
+  return summary;
 }
 
 function toRecord(row: RunRow): RunRecord {

@@ -1,8 +1,11 @@
 import { KeelError } from '../errors/keel-error.js';
 import type { Clock, TimerHandle } from '../policies/clock.js';
 
-/** Why a run's signal aborted: the caller cancelled it, or its run timeout elapsed. */
-export type AbortCause = 'cancelled' | 'timeout';
+/**
+ * Why a run's signal aborted: the caller cancelled it, its run timeout elapsed, or its run store failed or another
+ * process took the run over (`halted`: the run pauses, to be resumed).
+ */
+export type AbortCause = 'cancelled' | 'timeout' | 'halted';
 
 /**
  * One run's abort switch. Its signal reaches every model call and every tool the run makes; it aborts when the
@@ -67,6 +70,17 @@ export class RunAbort {
         ...(reason === undefined ? {} : { cause: reason }),
       }),
     );
+    return true;
+  }
+
+  /**
+   * Stops the run because it can no longer be saved (its store failed, or another process took its lease): running
+   * calls are told through their signal, and no further call starts. `error` becomes the signal's reason.
+   */
+  halt(error: KeelError): boolean {
+    if (this.aborted) return false;
+    this.cause = 'halted';
+    this.controller.abort(error);
     return true;
   }
 

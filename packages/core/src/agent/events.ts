@@ -12,8 +12,8 @@ interface RunEventBase {
   readonly atMs: number;
 }
 
-/** Which kind of dependency a retry, breaker or error concerns. */
-export type DependencyKind = 'model' | 'tool';
+/** Which kind of dependency a retry, breaker or error concerns (`store`: the run store of a durable run). */
+export type DependencyKind = 'model' | 'tool' | 'store';
 
 /** Kinds of self-correction the loop asks of the model. */
 export type CorrectionEventKind =
@@ -30,6 +30,12 @@ export type CorrectionEventKind =
  */
 export type RunEvent =
   | (RunEventBase & { readonly type: 'run-start'; readonly agentName: string })
+  | (RunEventBase & {
+      /** A run restored from its last checkpoint goes on (in place of `run-start`). */
+      readonly type: 'run-resumed';
+      readonly agentName: string;
+      readonly step: number;
+    })
   | (RunEventBase & {
       readonly type: 'run-end';
       readonly status: TerminalStatus;

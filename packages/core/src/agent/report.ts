@@ -30,7 +30,8 @@ export interface RunReport {
   /** Model calls started (steps), corrections and continuations included. */
   steps: number;
   requests: { total: number; byModel: Record<string, number> };
-  retries: { total: number; model: number; tool: number };
+  /** Retries by what was retried; `store` counts retried writes to the run store. */
+  retries: { total: number; model: number; tool: number; store: number };
   fallbacks: { total: number; used: FallbackRecord[] };
   breakerTransitions: BreakerMove[];
   corrections: { total: number; byKind: Partial<Record<CorrectionEventKind, number>> };
@@ -55,7 +56,7 @@ export function createReport(): RunReport {
   return {
     steps: 0,
     requests: { total: 0, byModel: {} },
-    retries: { total: 0, model: 0, tool: 0 },
+    retries: { total: 0, model: 0, tool: 0, store: 0 },
     fallbacks: { total: 0, used: [] },
     breakerTransitions: [],
     corrections: { total: 0, byKind: {} },

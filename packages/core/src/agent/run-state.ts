@@ -1,25 +1,35 @@
 import type { ErrorCode } from '../errors/codes.js';
 import type { JsonValue } from '../errors/keel-error.js';
 import type { SerializedError } from '../errors/serialize.js';
-import type { Message, ModelResponse, ToolCall, Usage } from '../spec/model.js';
+import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../spec/model.js';
 import type { ToolResult } from '../spec/tool.js';
 import type { CorrectionTrackerState } from './correction-tracker.js';
+import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
 import { createReport, type RunReport } from './report.js';
 
-/** The version of {@link RunState}'s shape. Raised with every incompatible change; stores keep it for migrations. */
-export const RUN_STATE_SCHEMA_VERSION = 1;
+/**
+ * The version of {@link RunState}'s shape. Raised with every incompatible change; stores keep it for migrations (see
+ * `migrateRunState`). Version 2 added the durable fields: the `answer` phase, `finishReason`, each call's `attempts`,
+ * `approval` and `decision`, `pendingDecisions` and `checkpointedAtMs`.
+ */
+export const RUN_STATE_SCHEMA_VERSION = 2;
 
 /** How a run ended. */
 export type TerminalStatus = 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 /**
  * Why a run stopped. `completed` runs stop with `final_answer` or `stop_requested` (a tool's `stopRun`); failed runs
- * name the limit or fault (their `error.code` says more); `approval_required` interrupts a run for a human decision.
+ * name the limit or fault (their `error.code` says more). Interrupted runs stop with `approval_required` (a tool call
+ * awaits a human's approval), `decision_required` (a call may or may not have run: execute it again or abandon it?),
+ * `store_unavailable` (the run store failed: the run paused) or `lease_lost` (another process took the run over).
  */
 export type StopReason =
   | 'final_answer'
   | 'stop_requested'
   | 'approval_required'
+  | 'decision_required'
+  | 'store_unavailable'
+  | 'lease_lost'
   | 'cancelled'
   | 'max_turns'
   | 'timeout'
@@ -32,8 +42,11 @@ export type StopReason =
   | 'tool_error'
   | 'internal_error';
 
-/** What the loop does next: ask the model, run the pending tool calls, or nothing (the run has ended). */
-export type RunPhase = 'model' | 'tools' | 'ended';
+/**
+ * What the loop does next: ask the model, settle the answer it gave (no tool calls: the final answer, or a cut one to
+ * continue), run the pending tool calls, or nothing (the run has ended).
+ */
+export type RunPhase = 'model' | 'answer' | 'tools' | 'ended';
 
 /** One tool call of the current step, with its result once it completed. */
 export interface PendingToolCall {
@@ -44,6 +57,12 @@ export interface PendingToolCall {
   /** `started` without `completed` means the call may or may not have run (what resume must decide about). */
   status: 'pending' | 'started' | 'completed';
   result?: ToolResult;
+  /** Executions of the call begun so far, retries and executions before a resume included. */
+  attempts: number;
+  /** A human's answer, for a tool that needs approval. */
+  approval?: ApprovalAnswer;
+  /** `execute`: the user chose to run again a call that may already have run (see `resume`'s `decisions`). */
+  decision?: 'execute';
 }
 
 /**
@@ -64,6 +83,10 @@ export interface RunState {
   messages: Message[];
   /** The current step's tool calls, in the model's order (empty outside the `tools` phase). */
   pendingToolCalls: PendingToolCall[];
+  /** Why the last model response stopped; the `answer` phase settles the answer by it. */
+  finishReason?: FinishReason;
+  /** What an `interrupted` run waits for: approvals, and decisions about calls that may have run. */
+  pendingDecisions: PendingDecision[];
   /** Which model of the chain (0 is the primary) answers; a run that fell back stays on its fallback. */
   modelIndex: number;
   usage: Usage;
@@ -85,12 +108,15 @@ export interface RunState {
   /** When the run timeout elapses (ms since the epoch); kept so a resumed run keeps its deadline. */
   deadlineAtMs: number;
   endedAtMs?: number;
+  /** When the state was last saved to a run store (the agent's clock); time since then does not count on resume. */
+  checkpointedAtMs?: number;
   report: RunReport;
 }
 
 /** A move of the run's state, handed to the checkpoint hook right after it happened. */
 export type RunTransition =
   | { readonly kind: 'run-started' }
+  | { readonly kind: 'run-resumed'; readonly step: number }
   | { readonly kind: 'model-response-received'; readonly step: number }
   | { readonly kind: 'context-reduced'; readonly step: number }
   | {
@@ -129,6 +155,7 @@ export function createRunState(options: {
     step: 0,
     messages: options.messages,
     pendingToolCalls: [],
+    pendingDecisions: [],
     modelIndex: 0,
     usage: { inputTokens: 0, outputTokens: 0 },
     partialOutput: '',
@@ -153,7 +180,8 @@ export function beginStep(state: RunState): void {
 
 /**
  * Transition `model-response-received`: the assistant's message joins the conversation and its tool calls become the
- * step's pending calls (phase `tools`), or the phase stays `model` for the loop to decide how the run ends.
+ * step's pending calls (phase `tools`), or the phase becomes `answer` for the loop to settle the answer. Either way a
+ * resumed run goes on from the response: a checkpointed response is never requested again.
  */
 export function recordModelResponse(state: RunState, response: ModelResponse): void {
   state.usage.inputTokens += response.usage.inputTokens;
@@ -165,7 +193,11 @@ export function recordModelResponse(state: RunState, response: ModelResponse): v
       ? { role: 'assistant', content: response.content, toolCalls: response.toolCalls }
       : { role: 'assistant', content: response.content };
   state.messages.push(message);
-  if (response.toolCalls.length === 0) return;
+  state.finishReason = response.finishReason;
+  if (response.toolCalls.length === 0) {
+    state.phase = 'answer';
+    return;
+  }
   const pending: PendingToolCall[] = new Array(response.toolCalls.length);
   for (let callIndex = 0; callIndex < response.toolCalls.length; callIndex++) {
     pending[callIndex] = {
@@ -173,6 +205,7 @@ export function recordModelResponse(state: RunState, response: ModelResponse): v
       call: response.toolCalls[callIndex]!,
       idempotencyKey: idempotencyKeyOf(state.runId, state.step, callIndex),
       status: 'pending',
+      attempts: 0,
     };
   }
   state.pendingToolCalls = pending;
@@ -205,7 +238,10 @@ export function endStep(
   state.phase = 'model';
 }
 
-/** Transition `run-ended`: the terminal status, stop reason, output or error, and the report's final figures. */
+/**
+ * Transition `run-ended`: the terminal status, stop reason, output or error, and the report's final figures. An
+ * interrupted run keeps its phase and pending calls, and records what it waits for, so that it can be resumed.
+ */
 export function endRun(
   state: RunState,
   ending: {
@@ -214,13 +250,19 @@ export function endRun(
     stopDetail?: string;
     output?: JsonValue;
     error?: SerializedError;
+    pending?: readonly PendingDecision[];
   },
   nowMs: number,
 ): void {
   state.status = ending.status;
   state.stopReason = ending.stopReason;
-  state.phase = 'ended';
-  state.pendingToolCalls = [];
+  if (ending.status === 'interrupted') {
+    state.pendingDecisions = ending.pending === undefined ? [] : [...ending.pending];
+  } else {
+    state.phase = 'ended';
+    state.pendingToolCalls = [];
+    state.pendingDecisions = [];
+  }
   if (ending.stopDetail !== undefined) state.stopDetail = ending.stopDetail;
   if (ending.output !== undefined) state.output = ending.output;
   if (ending.error !== undefined) state.error = ending.error;
@@ -243,6 +285,10 @@ export function stopReasonOf(code: ErrorCode): StopReason {
       return 'no_progress';
     case 'run.interrupted':
       return 'approval_required';
+    case 'store.unavailable':
+      return 'store_unavailable';
+    case 'store.conflict':
+      return 'lease_lost';
     case 'guardrail.input':
     case 'guardrail.output':
       return 'guardrail';

@@ -26,11 +26,11 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 describe('bulkhead', () => {
   it('validates its options with messages naming the option', () => {
     const bad = [
-      [undefined, /options must be an object/],
-      [{ maxConcurrent: 0 }, /maxConcurrent must be a positive integer, got 0/],
-      [{ maxConcurrent: 1.5 }, /maxConcurrent must be a positive integer/],
-      [{}, /maxConcurrent must be a positive integer, got undefined/],
-      [{ maxConcurrent: 1, maxQueued: -1 }, /maxQueued must be a non-negative integer/],
+      [undefined, /options must be an object such as \{ maxConcurrent: 4 \}, got undefined/],
+      [{ maxConcurrent: 0 }, /maxConcurrent must be an integer >= 1, got 0/],
+      [{ maxConcurrent: 1.5 }, /maxConcurrent must be an integer >= 1, got 1.5/],
+      [{}, /maxConcurrent must be an integer >= 1, got undefined/],
+      [{ maxConcurrent: 1, maxQueued: -1 }, /maxQueued must be an integer >= 0 \(or Infinity\), got -1/],
       [{ maxConcurrent: 1, maxQueued: Number.NaN }, /maxQueued/],
     ] as const;
     for (const [options, message] of bad) {
@@ -44,6 +44,18 @@ describe('bulkhead', () => {
       expect((caught as Error).message).toMatch(message);
     }
     expect(bulkhead({ maxConcurrent: 1, maxQueued: Number.POSITIVE_INFINITY }).queued).toBe(0);
+  });
+
+  it('rejects an unknown option, naming it and the known ones', () => {
+    let caught: unknown;
+    try {
+      bulkhead({ maxConcurrent: 4, maxQueue: 10 } as never);
+    } catch (error) {
+      caught = error;
+    }
+    expect(KeelError.isInstance(caught) && caught.code).toBe('config.invalid');
+    expect((caught as KeelError).message).toBe('Unknown bulkhead option maxQueue (known: maxConcurrent, maxQueued)');
+    expect((caught as KeelError).data).toEqual({ option: 'maxQueue' });
   });
 
   it('runs up to maxConcurrent calls and rejects the next with policy.bulkhead_full', async () => {
@@ -103,10 +115,10 @@ describe('bulkhead', () => {
     expect(policy.queued).toBe(0);
   });
 
-  it('rejects when the queue is full and reports it to onReject listeners', async () => {
+  it('rejects when the queue is full and reports it to onRejected listeners', async () => {
     const policy = bulkhead({ maxConcurrent: 1, maxQueued: 1 });
     const events: unknown[] = [];
-    const subscription = policy.onReject((event) => events.push(event));
+    const subscription = policy.onRejected((event) => events.push(event));
     const gate = deferred();
     const running = policy.execute(() => gate.promise);
     const waiting = policy.execute(() => 'queued');

@@ -1,8 +1,13 @@
-import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
-import { NEVER_ABORTED_SIGNAL, toContext } from './context.js';
+import { NEVER_ABORTED_SIGNAL, runInContext, toContext } from './context.js';
 import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import {
+  rejectUnknownOptions,
+  requireNonNegativeInteger,
+  requireOptionsObject,
+  requirePositiveInteger,
+} from './validate.js';
 
 /** Options of {@link bulkhead}. */
 export interface BulkheadOptions {
@@ -13,7 +18,7 @@ export interface BulkheadOptions {
 }
 
 /** Emitted when a call is turned away because every slot and queue place is taken. */
-export interface BulkheadRejectEvent {
+export interface BulkheadRejectedEvent {
   readonly maxConcurrent: number;
   readonly maxQueued: number;
 }
@@ -25,7 +30,7 @@ export interface BulkheadPolicy extends Policy {
   /** Calls waiting for a slot now. */
   readonly queued: number;
   /** Fires when a call is rejected with `policy.bulkhead_full`. */
-  readonly onReject: Event<BulkheadRejectEvent>;
+  readonly onRejected: Event<BulkheadRejectedEvent>;
 }
 
 interface Waiter {
@@ -48,7 +53,7 @@ interface Waiter {
  */
 export function bulkhead(options: BulkheadOptions): BulkheadPolicy {
   const { maxConcurrent, maxQueued } = validate(options);
-  const rejects = new EventEmitter<BulkheadRejectEvent>();
+  const rejections = new EventEmitter<BulkheadRejectedEvent>();
   // A Set keeps arrival order and removes an aborted waiter in O(1), wherever it sits.
   const queue = new Set<Waiter>();
   let executing = 0;
@@ -66,7 +71,7 @@ export function bulkhead(options: BulkheadOptions): BulkheadPolicy {
 
   const enqueue = (context: PolicyContext): Promise<void> => {
     if (queue.size >= maxQueued) {
-      if (rejects.hasListeners) rejects.emit({ maxConcurrent, maxQueued });
+      if (rejections.hasListeners) rejections.emit({ maxConcurrent, maxQueued });
       return Promise.reject(
         new KeelError(
           'policy.bulkhead_full',
@@ -91,24 +96,13 @@ export function bulkhead(options: BulkheadOptions): BulkheadPolicy {
     });
   };
 
-  const run = async <T>(fn: PolicyFunction<T>, context: PolicyContext): Promise<T> => {
-    try {
-      return await fn(context);
-    } catch (error) {
-      if (!isControlSignal(error) && context.aborted) throw context.signal.reason;
-      throw error;
-    } finally {
-      release();
-    }
-  };
-
   return {
     execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> {
       const context = toContext(signal);
       if (context.aborted) return Promise.reject(context.signal.reason);
       if (executing < maxConcurrent) {
         executing++;
-        return run(fn, context);
+        return runInContext(fn, context, release);
       }
       return enqueue(context).then(() => {
         // Aborted between the hand-off and this callback: pass the slot on rather than start doomed work.
@@ -116,7 +110,7 @@ export function bulkhead(options: BulkheadOptions): BulkheadPolicy {
           release();
           throw context.signal.reason;
         }
-        return run(fn, context);
+        return runInContext(fn, context, release);
       });
     },
     get executing() {
@@ -125,26 +119,17 @@ export function bulkhead(options: BulkheadOptions): BulkheadPolicy {
     get queued() {
       return queue.size;
     },
-    onReject: rejects.event,
+    onRejected: rejections.event,
   };
 }
 
+const FACTORY = 'bulkhead';
+
 function validate(options: BulkheadOptions): { maxConcurrent: number; maxQueued: number } {
-  if (typeof options !== 'object' || options === null) {
-    throw new KeelError('config.invalid', 'bulkhead: options must be an object such as { maxConcurrent: 4 }');
-  }
-  const { maxConcurrent, maxQueued = 0 } = options;
-  if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) {
-    throw new KeelError(
-      'config.invalid',
-      `bulkhead: maxConcurrent must be a positive integer, got ${String(maxConcurrent)}`,
-    );
-  }
-  if (!(Number.isInteger(maxQueued) || maxQueued === Number.POSITIVE_INFINITY) || maxQueued < 0) {
-    throw new KeelError(
-      'config.invalid',
-      `bulkhead: maxQueued must be a non-negative integer (or Infinity), got ${String(maxQueued)}`,
-    );
-  }
-  return { maxConcurrent, maxQueued };
+  requireOptionsObject(options, FACTORY, '{ maxConcurrent: 4 }');
+  rejectUnknownOptions(options, ['maxConcurrent', 'maxQueued'], FACTORY);
+  return {
+    maxConcurrent: requirePositiveInteger(options.maxConcurrent, 'maxConcurrent', FACTORY),
+    maxQueued: requireNonNegativeInteger(options.maxQueued ?? 0, 'maxQueued', FACTORY, { allowInfinity: true }),
+  };
 }

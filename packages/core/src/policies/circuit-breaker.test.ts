@@ -1,13 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 import { FakeClock } from '../testing/fake-clock.js';
-import {
-  type BreakerStore,
-  type BreakerStoreFactory,
-  type BreakerTransition,
-  InMemoryBreakerStore,
-} from './breaker/breaker-store.js';
+import type { BreakerStore, BreakerStoreFactory, BreakerTransition } from './breaker/breaker-store.js';
 import { consecutive } from './breaker/consecutive.js';
+import { InMemoryBreakerStore } from './breaker/in-memory-breaker-store.js';
+import { parseBreakerSnapshot } from './breaker/snapshot.js';
 import { timeWindow } from './breaker/time-window.js';
 import { type CircuitBreakerOptions, circuitBreaker } from './circuit-breaker.js';
 import { toContext } from './context.js';
@@ -316,6 +313,27 @@ describe('circuitBreaker: which errors count', () => {
     for (const _ of [1, 2]) await breaker.execute(fail(new TypeError('fetch failed'))).catch(() => undefined);
     expect(breaker.state).toBe('open');
   });
+
+  it.each([
+    ['a DOMException AbortError', () => new DOMException('This operation was aborted', 'AbortError')],
+    ['an Error named AbortError', () => Object.assign(new Error('aborted'), { name: 'AbortError' })],
+    [
+      'a fetch failure caused by an abort',
+      () => new TypeError('fetch failed', { cause: new DOMException('aborted', 'AbortError') }),
+    ],
+  ])('does not count %s, whoever aborted', async (_label, makeError) => {
+    const { breaker } = setup();
+    const error = makeError();
+    for (const _ of [1, 2, 3]) await expect(breaker.execute(fail(error))).rejects.toBe(error);
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('counts a TimeoutError, which says the dependency was too slow', async () => {
+    const { breaker } = setup();
+    const error = new DOMException('The operation timed out', 'TimeoutError');
+    for (const _ of [1, 2]) await breaker.execute(fail(error)).catch(() => undefined);
+    expect(breaker.state).toBe('open');
+  });
 });
 
 describe('circuitBreaker: slow calls', () => {
@@ -426,6 +444,57 @@ describe('circuitBreaker: serialisation', () => {
     expect(restored.toJSON()).toMatchObject({ state: 'open', consecutiveOpens: 3, openUntilMs: 7_000 });
   });
 
+  it('stays serialisable and leaves open on time after thousands of opens in a row from an open period of 0', async () => {
+    const clock = new FakeClock(0);
+    // 5,000 opens in a row: 2^5000 is Infinity, and 0 × Infinity was NaN, a deadline that never passed.
+    const breaker = circuitBreaker({
+      clock,
+      strategy: consecutive({ threshold: 1 }),
+      halfOpenAfterMs: { initialMs: 0, factor: 2 },
+      initialState: {
+        version: 1,
+        state: 'half-open',
+        openUntilMs: null,
+        consecutiveOpens: 5_000,
+        probeSuccesses: 0,
+        strategy: 'consecutive',
+        window: null,
+      },
+    });
+    const reopened: Array<number | undefined> = [];
+    breaker.onBreak((transition) => reopened.push(transition.openForMs));
+    await breaker.execute(fail(serverError())).catch(() => undefined);
+    expect(reopened).toEqual([0]);
+    const saved = breaker.toJSON();
+    expect(saved.consecutiveOpens).toBe(5_001);
+    expect(() => parseBreakerSnapshot(JSON.parse(JSON.stringify(saved)))).not.toThrow();
+    await clock.advance(1);
+    expect(breaker.state).toBe('half-open');
+    await expect(breaker.execute(succeed)).resolves.toBe('ok');
+  });
+
+  it('caps the open period at maxMs after thousands of opens in a row', async () => {
+    const clock = new FakeClock(0);
+    const breaker = circuitBreaker({
+      clock,
+      strategy: consecutive({ threshold: 1 }),
+      halfOpenAfterMs: { initialMs: 10, factor: 3, maxMs: 60_000 },
+      initialState: {
+        version: 1,
+        state: 'half-open',
+        openUntilMs: null,
+        consecutiveOpens: 5_000,
+        probeSuccesses: 0,
+        strategy: 'consecutive',
+        window: null,
+      },
+    });
+    await breaker.execute(fail(serverError())).catch(() => undefined);
+    expect(breaker.toJSON()).toMatchObject({ state: 'open', openUntilMs: 60_000 });
+    await clock.advance(60_000);
+    expect(breaker.state).toBe('half-open');
+  });
+
   it('rejects a malformed initialState with config.invalid', () => {
     expect(() => circuitBreaker({ initialState: { version: 1, state: 'open' } as never })).toThrow(
       /initialState.openUntilMs must be a number of epoch milliseconds/,
@@ -500,7 +569,7 @@ describe('circuitBreaker: options', () => {
       { halfOpenAfterMs: { initialMs: 1_000, maxMs: 10 } },
       /halfOpenAfterMs.maxMs must be .* >= 1000, got 10/,
     ],
-    [{ halfOpenAfterMs: { initial: 1 } }, /halfOpenAfterMs: unknown option "initial"/],
+    [{ halfOpenAfterMs: { initial: 1 } }, /Unknown circuitBreaker halfOpenAfterMs option initial \(known: initialMs, factor, maxMs\)/],
     [{ halfOpenMaxProbes: 0 }, /halfOpenMaxProbes must be an integer >= 1, got 0/],
     [{ probeSuccessesToClose: 1.5 }, /probeSuccessesToClose must be an integer >= 1/],
     [{ probeTimeoutMs: 0 }, /probeTimeoutMs must be a finite number of milliseconds >= 1, got 0/],
@@ -508,7 +577,7 @@ describe('circuitBreaker: options', () => {
     [{ isFailure: true }, /isFailure must be a function/],
     [{ store: {} }, /store must be a store factory/],
     [{ clock: {} }, /clock must be a Clock/],
-    [{ threshold: 5 }, /unknown option "threshold"; known options: name, strategy/],
+    [{ threshold: 5 }, /Unknown circuitBreaker option threshold \(known: name, strategy, /],
   ])('rejects %j with config.invalid', (options, message) => {
     const create = () => circuitBreaker(options as never);
     expect(create).toThrow(message);

@@ -15,6 +15,7 @@ import type { Clock } from './clock.js';
 import { toContext } from './context.js';
 import { EventEmitter } from './events.js';
 import type { Disposable, Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import { isPromiseLike } from './promise.js';
 
 /** An open period that grows with each open in a row (a probe failed again). */
 export interface OpenDurationOptions {
@@ -61,7 +62,7 @@ export interface CircuitBreakerOptions {
   isFailure?: (error: unknown) => boolean;
   /** A snapshot from `breaker.toJSON()` to continue from. Defaults to a new closed breaker. */
   initialState?: BreakerSnapshot;
-  /** Where the state lives. Defaults to {@link inMemoryBreakerStore}. */
+  /** Where the state lives. Defaults to `inMemoryBreakerStore`, state in this process. */
   store?: BreakerStoreFactory;
   /** Where time comes from. Defaults to the system clock. */
   clock?: Clock;
@@ -239,8 +240,4 @@ class CircuitBreakerPolicy implements CircuitBreaker {
       transition.to === 'closed' ? this.resets : transition.to === 'half-open' ? this.halfOpens : this.breaks;
     if (target.hasListeners) target.emit(transition);
   }
-}
-
-function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown }).then === 'function';
 }

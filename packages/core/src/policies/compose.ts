@@ -1,7 +1,6 @@
-import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
-import { toContext } from './context.js';
-import type { Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import { runInContext, toContext } from './context.js';
+import type { Policy, PolicyFunction, SignalInput } from './policy.js';
 
 /**
  * Anything with a policy's `execute`, including policies that may resolve with an alternative result (a
@@ -38,18 +37,9 @@ export const noop: Policy = {
   execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> {
     const context = toContext(signal);
     if (context.aborted) return Promise.reject(context.signal.reason);
-    return run(fn, context);
+    return runInContext(fn, context);
   },
 };
-
-async function run<T>(fn: PolicyFunction<T>, context: PolicyContext): Promise<T> {
-  try {
-    return await fn(context);
-  } catch (error) {
-    if (!isControlSignal(error) && context.aborted) throw context.signal.reason;
-    throw error;
-  }
-}
 
 /**
  * Runs policies as one, the first outermost: `compose(fallback, retry, timeout)` retries timed calls and falls back
@@ -57,7 +47,7 @@ async function run<T>(fn: PolicyFunction<T>, context: PolicyContext): Promise<T>
  * unless a policy or the function reads a signal. `compose()` is {@link noop}.
  *
  * @example
- *   const resilient = compose(fallback([backup]), retry({ maxAttempts: 3 }), timeout({ timeoutMs: 10_000 }));
+ *   const resilient = compose(fallback([backup]), retry({ maxAttempts: 3 }), timeout(10_000));
  *   const response = await resilient.execute(({ signal }) => model.generate(request, { signal }), callerSignal);
  */
 export function compose(): ComposedPolicy;
@@ -70,6 +60,7 @@ export function compose(...policies: ComposablePolicy[]): ComposedPolicy<unknown
       throw new KeelError(
         'config.invalid',
         `compose: argument ${index + 1} is not a policy (an object with an execute function)`,
+        { data: { option: `policies[${index}]` } },
       );
     }
   });

@@ -1,4 +1,5 @@
-import type { PolicyContext, SignalInput } from './policy.js';
+import { isControlSignal } from '../errors/control.js';
+import type { PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 
 /** A signal that never aborts, shared by every call made without one. */
 export const NEVER_ABORTED_SIGNAL: AbortSignal = new AbortController().signal;
@@ -47,4 +48,24 @@ export function withAttempt(parent: PolicyContext, attempt: number): PolicyConte
 /** Whether `input` is aborted, without creating a signal. */
 export function isAborted(input: SignalInput): boolean {
   return input !== undefined && input.aborted;
+}
+
+/**
+ * Runs `fn` with `context`. A failure after the context aborted becomes the abort's reason (whatever the function
+ * threw because of it, the caller gets their own reason back); a control signal passes as it is. `onSettled` runs
+ * once the function has settled either way, so that a policy frees what it holds without a second promise.
+ */
+export async function runInContext<T>(
+  fn: PolicyFunction<T>,
+  context: PolicyContext,
+  onSettled?: () => void,
+): Promise<T> {
+  try {
+    return await fn(context);
+  } catch (error) {
+    if (!isControlSignal(error) && context.aborted) throw context.signal.reason;
+    throw error;
+  } finally {
+    onSettled?.();
+  }
 }

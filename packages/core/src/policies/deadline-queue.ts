@@ -11,9 +11,10 @@ export interface DeadlineEntry {
 }
 
 /**
- * Deadlines served by one timer, armed for the earliest entry. Entries must be added in deadline order, which holds
- * when every entry waits the same time (one timeout policy) on a clock that does not go back; then adding and
- * removing are O(1). The timer is cleared as soon as the queue empties, so nothing outlives the last entry.
+ * Deadlines served by one timer, armed for the earliest entry, kept in deadline order (ties in arrival order). When
+ * every entry waits the same time (one timeout policy) entries arrive in deadline order, and adding and removing are
+ * O(1); an entry that arrives out of order (a clock that stepped back) is inserted in place, walking back from the
+ * newest. The timer is cleared as soon as the queue empties, so nothing outlives the last entry.
  */
 export class DeadlineQueue {
   private head: DeadlineEntry | undefined;
@@ -24,13 +25,21 @@ export class DeadlineQueue {
 
   add(entry: DeadlineEntry, dueAtMs: number): void {
     entry.dueAtMs = dueAtMs;
-    entry.previous = this.tail;
-    entry.next = undefined;
     entry.queued = true;
-    if (this.tail === undefined) this.head = entry;
-    else this.tail.next = entry;
-    this.tail = entry;
+    let before = this.tail;
+    while (before !== undefined && before.dueAtMs > dueAtMs) before = before.previous;
+    entry.previous = before;
+    entry.next = before === undefined ? this.head : before.next;
+    if (before === undefined) this.head = entry;
+    else before.next = entry;
+    if (entry.next === undefined) this.tail = entry;
+    else entry.next.previous = entry;
     if (this.timer === undefined) this.arm();
+    else if (this.head === entry) {
+      // A new earliest deadline: the armed timer would fire too late.
+      this.clock.clearTimeout(this.timer);
+      this.arm();
+    }
   }
 
   remove(entry: DeadlineEntry): void {
@@ -41,13 +50,6 @@ export class DeadlineQueue {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
     }
-  }
-
-  /** Entries waiting now. */
-  get size(): number {
-    let count = 0;
-    for (let entry = this.head; entry !== undefined; entry = entry.next) count++;
-    return count;
   }
 
   private arm(): void {

@@ -1,4 +1,9 @@
-import { KeelError } from '../errors/keel-error.js';
+import {
+  invalidOption,
+  rejectUnknownOptions,
+  requireNonNegativeNumber,
+  requireOptionsObject,
+} from './validate.js';
 
 /**
  * The longest delay any keel delay yields: 2^31 - 1 ms (about 24.8 days). Node's `setTimeout` fires at once for
@@ -68,12 +73,13 @@ export function constant(delayMs: number): Delay {
  *   retry({ delay: fullJitter(exponential({ initialMs: 200, factor: 2, maxMs: 10_000 })) });
  */
 export function exponential(options: ExponentialOptions = {}): Delay {
-  checkOptions('exponential', options, ['initialMs', 'factor', 'maxMs']);
+  requireOptionsObject(options, 'exponential');
+  rejectUnknownOptions(options, ['initialMs', 'factor', 'maxMs'], 'exponential');
   const initialMs = options.initialMs ?? 500;
   const factor = options.factor ?? 2;
   checkMs('exponential', 'initialMs', initialMs, 0);
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
-    throw invalid('exponential', `factor must be a finite number of at least 1; got ${String(factor)}`);
+    throw invalidOption('exponential', 'factor', `factor must be a finite number >= 1, got ${String(factor)}`);
   }
   const maxMs = options.maxMs ?? Math.max(30_000, initialMs);
   checkMs('exponential', 'maxMs', maxMs, initialMs);
@@ -129,7 +135,8 @@ export function equalJitter(delay: Delay): Delay {
  *   retry({ delay: decorrelatedJitter({ initialMs: 100, maxMs: 20_000 }) });
  */
 export function decorrelatedJitter(options: DecorrelatedJitterOptions = {}): Delay {
-  checkOptions('decorrelatedJitter', options, ['initialMs', 'maxMs']);
+  requireOptionsObject(options, 'decorrelatedJitter');
+  rejectUnknownOptions(options, ['initialMs', 'maxMs'], 'decorrelatedJitter');
   const initialMs = options.initialMs ?? 500;
   checkMs('decorrelatedJitter', 'initialMs', initialMs, Number.MIN_VALUE);
   const maxMs = options.maxMs ?? Math.max(30_000, initialMs);
@@ -161,30 +168,16 @@ function unitRandom(random: RandomSource): number {
   return Math.min(value, 1);
 }
 
-function invalid(where: string, message: string): KeelError {
-  return new KeelError('config.invalid', `${where}: ${message}`, { data: { where } });
-}
-
-function checkOptions(where: string, options: unknown, known: readonly string[]): void {
-  if (typeof options !== 'object' || options === null) throw invalid(where, 'options must be an object');
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key))
-      throw invalid(where, `unknown option "${key}"; known options: ${known.join(', ')}`);
-  }
-}
-
-function checkMs(where: string, name: string, value: unknown, minimum: number): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum || value > MAX_DELAY_MS) {
-    const floor = minimum === Number.MIN_VALUE ? 'above 0' : `at least ${minimum}`;
-    throw invalid(
-      where,
-      `${name} must be a number of milliseconds ${floor} and at most ${MAX_DELAY_MS}; got ${String(value)}`,
-    );
-  }
+function checkMs(factoryName: string, option: string, value: unknown, minimum: number): void {
+  requireNonNegativeNumber(value, option, factoryName, { minimum, maximum: MAX_DELAY_MS });
 }
 
 function checkDelay(where: string, delay: unknown): void {
   if (typeof delay !== 'object' || delay === null || typeof (delay as Delay).next !== 'function') {
-    throw invalid(where, 'expected a Delay (an object with a next(input) method), such as exponential()');
+    throw invalidOption(
+      where,
+      'delay',
+      'expected a Delay (an object with a next(input) method), such as exponential()',
+    );
   }
 }

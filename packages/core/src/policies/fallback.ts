@@ -4,6 +4,7 @@ import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import { toContext } from './context.js';
 import { EventEmitter } from './events.js';
 import type { Event, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import { invalidOption, rejectUnknownOptions, requireOptionsObject } from './validate.js';
 
 /** One alternative of a {@link fallback}: tried, in order, when the previous attempt failed and `when` matches. */
 export interface FallbackAlternative<Result> {
@@ -153,9 +154,7 @@ function chainError(last: KeelError, failures: FallbackFailure[]): KeelError {
   });
 }
 
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', `fallback: ${message}`);
-}
+const FACTORY = 'fallback';
 
 function validate<Alternative>(
   alternatives: ReadonlyArray<
@@ -165,25 +164,37 @@ function validate<Alternative>(
   options: FallbackOptions,
 ): { steps: Step<Alternative>[]; classifyError: (error: unknown) => KeelError } {
   if (!Array.isArray(alternatives) || alternatives.length === 0) {
-    throw invalid('alternatives must be a non-empty array of { name?, when?, run } or functions');
+    throw invalidOption(
+      FACTORY,
+      'alternatives',
+      'alternatives must be a non-empty array of { name?, when?, run } or functions',
+    );
   }
-  if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
+  requireOptionsObject(options, FACTORY, '{ when: (error) => error.retryable }');
+  rejectUnknownOptions(options, ['when', 'classify'], FACTORY);
   const defaultWhen = options.when ?? everyError;
-  if (typeof defaultWhen !== 'function') throw invalid('options.when must be a function (error) => boolean');
+  if (typeof defaultWhen !== 'function') {
+    throw invalidOption(FACTORY, 'when', 'options.when must be a function (error) => boolean');
+  }
   const classifier = options.classify ?? defaultClassify;
-  if (typeof classifier !== 'function')
-    throw invalid('options.classify must be a function (error) => KeelError');
+  if (typeof classifier !== 'function') {
+    throw invalidOption(FACTORY, 'classify', 'options.classify must be a function (error) => KeelError');
+  }
   const steps = alternatives.map((alternative, index): Step<Alternative> => {
     const fallbackName = `fallback ${index + 1}`;
+    const option = `alternatives[${index}]`;
     if (typeof alternative === 'function') return { name: fallbackName, when: defaultWhen, run: alternative };
     if (typeof alternative !== 'object' || alternative === null || typeof alternative.run !== 'function') {
-      throw invalid(`alternatives[${index}] must be a function or an object with a run function`);
+      throw invalidOption(FACTORY, option, `${option} must be a function or an object with a run function`);
     }
+    rejectUnknownOptions(alternative, ['name', 'when', 'run'], `${FACTORY} ${option}`);
     const { name = fallbackName, when = defaultWhen, run } = alternative;
-    if (typeof name !== 'string' || name === '')
-      throw invalid(`alternatives[${index}].name must be a non-empty string`);
-    if (typeof when !== 'function')
-      throw invalid(`alternatives[${index}].when must be a function (error) => boolean`);
+    if (typeof name !== 'string' || name === '') {
+      throw invalidOption(FACTORY, `${option}.name`, `${option}.name must be a non-empty string`);
+    }
+    if (typeof when !== 'function') {
+      throw invalidOption(FACTORY, `${option}.when`, `${option}.when must be a function (error) => boolean`);
+    }
     return { name, when, run };
   });
   return { steps, classifyError: classifier };

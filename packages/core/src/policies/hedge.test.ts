@@ -39,12 +39,15 @@ describe('hedge', () => {
 
   it('validates its options with messages naming the option', () => {
     const bad = [
-      [undefined, /options must be an object/],
-      [{}, /delayMs must be a non-negative number of milliseconds, got undefined/],
-      [{ delayMs: -1 }, /delayMs must be a non-negative number/],
-      [{ delayMs: Number.POSITIVE_INFINITY }, /delayMs must be/],
-      [{ delayMs: 10, maxHedgedAttempts: 1.5 }, /maxHedgedAttempts must be a non-negative integer, got 1.5/],
-      [{ delayMs: 10, clock: { now: () => 0 } }, /clock must have/],
+      [undefined, /options must be an object such as \{ delayMs: 500 \}/],
+      [{}, /delayMs must be a number of milliseconds from 0 to 2147483647, got undefined/],
+      [{ delayMs: -1 }, /delayMs must be a number of milliseconds from 0/],
+      [{ delayMs: Number.POSITIVE_INFINITY }, /delayMs must be .* to 2147483647, got Infinity/],
+      // Node fires a longer timer after 1 ms: every call would be hedged at once.
+      [{ delayMs: 2 ** 31 }, /delayMs must be .* to 2147483647, got 2147483648/],
+      [{ delayMs: 10, maxHedgedAttempts: 1.5 }, /maxHedgedAttempts must be an integer >= 0, got 1.5/],
+      [{ delayMs: 10, clock: { now: () => 0 } }, /clock must be a Clock with now\(\), setTimeout\(\) and clearTimeout\(\)/],
+      [{ delayMs: 10, maxHedges: 2 }, /^Unknown hedge option maxHedges \(known: delayMs, maxHedgedAttempts, clock\)$/],
     ] as const;
     for (const [options, message] of bad) {
       let caught: unknown;

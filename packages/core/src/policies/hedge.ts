@@ -1,13 +1,23 @@
 import { isControlSignal } from '../errors/control.js';
-import { KeelError } from '../errors/keel-error.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { NEVER_ABORTED_SIGNAL, toContext } from './context.js';
+import { MAX_DELAY_MS } from './delays.js';
 import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import {
+  rejectUnknownOptions,
+  requireClock,
+  requireNonNegativeInteger,
+  requireNonNegativeNumber,
+  requireOptionsObject,
+} from './validate.js';
 
 /** Options of {@link hedge}. */
 export interface HedgeOptions {
-  /** How long an attempt may run unsettled before the next one starts. Required: a non-negative number. */
+  /**
+   * How long an attempt may run unsettled before the next one starts, in milliseconds. Required: from 0 to
+   * 2^31 - 1 (`MAX_DELAY_MS`, the longest a timer can wait).
+   */
   delayMs: number;
   /** How many extra attempts may start, each `delayMs` after the previous one. Defaults to 1. 0 disables hedging. */
   maxHedgedAttempts?: number;
@@ -196,23 +206,15 @@ function lostReason(): DOMException {
   return new DOMException('hedged attempt aborted: another attempt settled the call', 'AbortError');
 }
 
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', `hedge: ${message}`);
-}
+const FACTORY = 'hedge';
 
 function validate(options: HedgeOptions): Required<HedgeOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw invalid('options must be an object such as { delayMs: 500 }');
-  }
-  const { delayMs, maxHedgedAttempts = 1, clock = systemClock } = options;
-  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
-    throw invalid(`delayMs must be a non-negative number of milliseconds, got ${String(delayMs)}`);
-  }
-  if (!Number.isInteger(maxHedgedAttempts) || maxHedgedAttempts < 0) {
-    throw invalid(`maxHedgedAttempts must be a non-negative integer, got ${String(maxHedgedAttempts)}`);
-  }
-  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function') {
-    throw invalid('clock must have now(), setTimeout() and clearTimeout()');
-  }
-  return { delayMs, maxHedgedAttempts, clock };
+  requireOptionsObject(options, FACTORY, '{ delayMs: 500 }');
+  rejectUnknownOptions(options, ['delayMs', 'maxHedgedAttempts', 'clock'], FACTORY);
+  return {
+    // Armed as a timer: a longer delay would make Node fire it after 1 ms, hedging every call at once.
+    delayMs: requireNonNegativeNumber(options.delayMs, 'delayMs', FACTORY, { maximum: MAX_DELAY_MS }),
+    maxHedgedAttempts: requireNonNegativeInteger(options.maxHedgedAttempts ?? 1, 'maxHedgedAttempts', FACTORY),
+    clock: requireClock(options.clock ?? systemClock, FACTORY),
+  };
 }

@@ -4,6 +4,15 @@ import { FakeClock, flushMicrotasks } from '../testing/fake-clock.js';
 import type { Clock } from './clock.js';
 import { rateLimiter } from './rate-limiter.js';
 
+function track<T>(promise: Promise<T>) {
+  const state: { settled: boolean; value?: T; error?: unknown } = { settled: false };
+  promise.then(
+    (value) => Object.assign(state, { settled: true, value }),
+    (error) => Object.assign(state, { settled: true, error }),
+  );
+  return state;
+}
+
 async function rejectionOf(promise: Promise<unknown>): Promise<KeelError> {
   return promise.then(
     () => {
@@ -16,17 +25,19 @@ async function rejectionOf(promise: Promise<unknown>): Promise<KeelError> {
 describe('rateLimiter', () => {
   it('validates its options with messages naming the option', () => {
     const bad = [
-      [undefined, /options must be an object/],
+      [undefined, /options must be an object such as \{ ratePerSecond: 5 \}/],
       [{}, /exactly one of ratePerSecond or tokensPerInterval/],
       [{ ratePerSecond: 1, tokensPerInterval: 1 }, /exactly one of ratePerSecond or tokensPerInterval/],
-      [{ ratePerSecond: 0 }, /ratePerSecond must be a positive number, got 0/],
-      [{ ratePerSecond: Number.POSITIVE_INFINITY }, /ratePerSecond must be a positive number/],
-      [{ tokensPerInterval: -2 }, /tokensPerInterval must be a positive number/],
-      [{ tokensPerInterval: 2, intervalMs: 0 }, /intervalMs must be a positive number/],
-      [{ ratePerSecond: 1, bucketSize: 0.5 }, /bucketSize must be a number of at least 1, got 0.5/],
+      [{ ratePerSecond: 0 }, /ratePerSecond must be a finite number above 0, got 0/],
+      [{ ratePerSecond: Number.POSITIVE_INFINITY }, /ratePerSecond must be a finite number above 0/],
+      [{ tokensPerInterval: -2 }, /tokensPerInterval must be a finite number above 0/],
+      [{ tokensPerInterval: 2, intervalMs: 0 }, /intervalMs must be a finite number of milliseconds above 0/],
+      [{ ratePerSecond: 1, bucketSize: 0.5 }, /bucketSize must be a finite number >= 1, got 0.5/],
       [{ ratePerSecond: 1, mode: 'queue' }, /mode must be 'reject' or 'wait', got queue/],
-      [{ ratePerSecond: 1, maxWaitMs: -1 }, /maxWaitMs must be a non-negative number/],
-      [{ ratePerSecond: 1, clock: {} }, /clock must have now\(\), setTimeout\(\) and clearTimeout\(\)/],
+      [{ ratePerSecond: 1, maxWaitMs: -1 }, /maxWaitMs must be a number of milliseconds >= 0, got -1/],
+      [{ ratePerSecond: 1, maxWaitMs: Number.NaN }, /maxWaitMs must be a number of milliseconds >= 0, got NaN/],
+      [{ ratePerSecond: 1, clock: {} }, /clock must be a Clock with now\(\), setTimeout\(\) and clearTimeout\(\)/],
+      [{ ratePerSecond: 1, burst: 5 }, /^Unknown rateLimiter option burst \(known: ratePerSecond, tokensPerInterval/],
     ] as const;
     for (const [options, message] of bad) {
       let caught: unknown;
@@ -96,11 +107,11 @@ describe('rateLimiter', () => {
     expect(limiter.tokens).toBe(2);
   });
 
-  it('reports rejections to onReject listeners', async () => {
+  it('reports rejections to onRejected listeners', async () => {
     const clock = new FakeClock();
     const limiter = rateLimiter({ ratePerSecond: 1, bucketSize: 1, clock });
     const events: unknown[] = [];
-    limiter.onReject((event) => events.push(event));
+    limiter.onRejected((event) => events.push(event));
     await limiter.execute(() => 1);
     await rejectionOf(limiter.execute(() => 1));
     expect(events).toEqual([{ retryAfterMs: 1_000 }]);
@@ -184,6 +195,74 @@ describe('rateLimiter', () => {
       await next;
       expect(startedAt).toEqual([100]);
       expect(abortedRan).toBe(false);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('gives back the token of a waiter aborted between its turn and its start', async () => {
+      // A clock whose timers fire only when the test says, so that two tokens can be due in one turn.
+      let nowMs = 0;
+      const timers: Array<() => void> = [];
+      const clock: Clock = {
+        now: () => nowMs,
+        setTimeout: (callback) => timers.push(callback),
+        clearTimeout: () => {},
+      };
+      const limiter = rateLimiter({ ratePerSecond: 10, bucketSize: 2, mode: 'wait', clock });
+      await limiter.execute(() => 'one');
+      await limiter.execute(() => 'two');
+      const controller = new AbortController();
+      const startedAt: Array<[string, number]> = [];
+      const start = (name: string) => startedAt.push([name, nowMs]);
+      const first = limiter.execute(() => {
+        start('first');
+        controller.abort('second no longer needed');
+      });
+      const second = limiter.execute(() => start('second'), controller.signal);
+      const third = limiter.execute(() => start('third'));
+      // Two tokens are back: `first` and `second` are handed one each in the same turn; `first` runs before `second`
+      // has started, and cancels it. Its token must go to `third` at once, not wait for the next refill.
+      nowMs = 200;
+      timers.shift()!();
+      await first;
+      await expect(second).rejects.toBe('second no longer needed');
+      await flushMicrotasks();
+      expect(startedAt).toEqual([
+        ['first', 200],
+        ['third', 200],
+      ]);
+      await third;
+      expect(limiter.queued).toBe(0);
+    });
+
+    it('waits any time with maxWaitMs Infinity, never arming a timer beyond what a timer can wait', async () => {
+      const clock = new FakeClock(0);
+      let timersArmed = 0;
+      const counting: Clock = {
+        now: () => clock.now(),
+        setTimeout: (callback, delayMs) => {
+          timersArmed++;
+          return clock.setTimeout(callback, delayMs);
+        },
+        clearTimeout: (handle) => clock.clearTimeout(handle),
+      };
+      // One token per 2^32 ms (about 50 days): the next token is further away than a Node timer can wait.
+      const limiter = rateLimiter({
+        tokensPerInterval: 1,
+        intervalMs: 2 ** 32,
+        mode: 'wait',
+        maxWaitMs: Number.POSITIVE_INFINITY,
+        clock: counting,
+      });
+      await limiter.execute(() => 'first');
+      const second = track(limiter.execute(() => 'second'));
+      await clock.advance(1_000);
+      // A timer armed for more than 2^31 - 1 ms fires after 1 ms and would spin once a millisecond.
+      expect(timersArmed).toBe(1);
+      expect(second.settled).toBe(false);
+      await clock.advance(2 ** 32);
+      expect(second.value).toBe('second');
+      // At most one timer per 2^31 - 1 ms of waiting.
+      expect(timersArmed).toBeLessThanOrEqual(3);
       expect(clock.pendingTimers).toBe(0);
     });
 

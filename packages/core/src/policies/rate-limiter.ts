@@ -1,9 +1,16 @@
-import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
-import { NEVER_ABORTED_SIGNAL, toContext } from './context.js';
+import { NEVER_ABORTED_SIGNAL, runInContext, toContext } from './context.js';
+import { MAX_DELAY_MS } from './delays.js';
 import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import {
+  invalidOption,
+  rejectUnknownOptions,
+  requireClock,
+  requireNonNegativeNumber,
+  requireOptionsObject,
+} from './validate.js';
 
 /** Options of {@link rateLimiter}. Give the rate either as `ratePerSecond` or as `tokensPerInterval` + `intervalMs`. */
 export interface RateLimiterOptions {
@@ -25,7 +32,7 @@ export interface RateLimiterOptions {
   mode?: 'reject' | 'wait';
   /**
    * In `'wait'` mode, the longest a call may wait for its token; a call that would wait longer is rejected at once
-   * with `policy.rate_limited`. Defaults to 30_000 ms. Ignored in `'reject'` mode.
+   * with `policy.rate_limited`. `Infinity` means no cap. Defaults to 30_000 ms. Ignored in `'reject'` mode.
    */
   maxWaitMs?: number;
   /** Where time comes from. Defaults to the system clock. */
@@ -33,7 +40,7 @@ export interface RateLimiterOptions {
 }
 
 /** Emitted when a call is rejected with `policy.rate_limited`. */
-export interface RateLimitRejectEvent {
+export interface RateLimiterRejectedEvent {
   /** How long until the call could have had its token. */
   readonly retryAfterMs: number;
 }
@@ -45,7 +52,7 @@ export interface RateLimiterPolicy extends Policy {
   /** Calls waiting for a token now (`'wait'` mode). */
   readonly queued: number;
   /** Fires when a call is rejected with `policy.rate_limited`. */
-  readonly onReject: Event<RateLimitRejectEvent>;
+  readonly onRejected: Event<RateLimiterRejectedEvent>;
 }
 
 interface Waiter {
@@ -68,7 +75,7 @@ const EPSILON = 1e-9;
  */
 export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
   const { ratePerMs, bucketSize, mode, maxWaitMs, clock } = validate(options);
-  const rejects = new EventEmitter<RateLimitRejectEvent>();
+  const rejections = new EventEmitter<RateLimiterRejectedEvent>();
   const queue = new Set<Waiter>();
   let tokens = bucketSize;
   let refilledAtMs = clock.now();
@@ -84,8 +91,13 @@ export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
   const msUntil = (neededTokens: number): number =>
     Math.max(1, Math.ceil((neededTokens - tokens) / ratePerMs));
 
+  // A slow rate can put the next token further away than a timer can wait: wake at the limit and look again.
+  const armQueueTimer = (): void => {
+    timer = clock.setTimeout(serveQueue, Math.min(msUntil(1), MAX_DELAY_MS));
+  };
+
   const reject = (retryAfterMs: number): Promise<never> => {
-    if (rejects.hasListeners) rejects.emit({ retryAfterMs });
+    if (rejections.hasListeners) rejections.emit({ retryAfterMs });
     return Promise.reject(
       new KeelError('policy.rate_limited', `rate limit reached: next call allowed in ${retryAfterMs} ms`, {
         retryAfterMs,
@@ -106,7 +118,17 @@ export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
       if (waiter.signal !== NEVER_ABORTED_SIGNAL) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve();
     }
-    if (queue.size > 0) timer = clock.setTimeout(serveQueue, msUntil(1));
+    if (queue.size > 0) armQueueTimer();
+  };
+
+  /** Gives back the token of a waiter that was served but aborted before its call started. */
+  const refund = (): void => {
+    refill();
+    tokens = Math.min(bucketSize, tokens + 1);
+    if (queue.size === 0) return;
+    // The next waiter need not wait for the refill the armed timer is set for.
+    if (timer !== undefined) clock.clearTimeout(timer);
+    serveQueue();
   };
 
   const wait = (context: PolicyContext): Promise<void> => {
@@ -129,17 +151,8 @@ export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
       };
       queue.add(waiter);
       if (signal !== NEVER_ABORTED_SIGNAL) signal.addEventListener('abort', waiter.onAbort, { once: true });
-      if (timer === undefined) timer = clock.setTimeout(serveQueue, msUntil(1));
+      if (timer === undefined) armQueueTimer();
     });
-  };
-
-  const run = async <T>(fn: PolicyFunction<T>, context: PolicyContext): Promise<T> => {
-    try {
-      return await fn(context);
-    } catch (error) {
-      if (!isControlSignal(error) && context.aborted) throw context.signal.reason;
-      throw error;
-    }
   };
 
   return {
@@ -149,12 +162,16 @@ export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
       refill();
       if (queue.size === 0 && tokens + EPSILON >= 1) {
         tokens = Math.max(0, tokens - 1);
-        return run(fn, context);
+        return runInContext(fn, context);
       }
       if (mode === 'reject') return reject(msUntil(1));
       return wait(context).then(() => {
-        if (context.aborted) throw context.signal.reason;
-        return run(fn, context);
+        // Aborted between the hand-off and this callback: give the token back rather than start doomed work.
+        if (context.aborted) {
+          refund();
+          throw context.signal.reason;
+        }
+        return runInContext(fn, context);
       });
     },
     get tokens() {
@@ -164,7 +181,7 @@ export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
     get queued() {
       return queue.size;
     },
-    onReject: rejects.event,
+    onRejected: rejections.event,
   };
 }
 
@@ -176,49 +193,39 @@ interface ValidOptions {
   clock: Clock;
 }
 
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', `rateLimiter: ${message}`);
-}
+const FACTORY = 'rateLimiter';
 
-function isPositiveFinite(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0;
-}
+const KNOWN_OPTIONS = ['ratePerSecond', 'tokensPerInterval', 'intervalMs', 'bucketSize', 'mode', 'maxWaitMs', 'clock'];
 
 function validate(options: RateLimiterOptions): ValidOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw invalid('options must be an object such as { ratePerSecond: 5 }');
-  }
-  const {
-    ratePerSecond,
-    tokensPerInterval,
-    intervalMs = 1000,
-    mode = 'reject',
-    maxWaitMs = 30_000,
-  } = options;
+  requireOptionsObject(options, FACTORY, '{ ratePerSecond: 5 }');
+  rejectUnknownOptions(options, KNOWN_OPTIONS, FACTORY);
+  const { ratePerSecond, tokensPerInterval, mode = 'reject' } = options;
   if ((ratePerSecond === undefined) === (tokensPerInterval === undefined)) {
-    throw invalid('give exactly one of ratePerSecond or tokensPerInterval (with intervalMs)');
+    throw invalidOption(
+      FACTORY,
+      'ratePerSecond',
+      'give exactly one of ratePerSecond or tokensPerInterval (with intervalMs)',
+    );
   }
-  if (ratePerSecond !== undefined && !isPositiveFinite(ratePerSecond)) {
-    throw invalid(`ratePerSecond must be a positive number, got ${String(ratePerSecond)}`);
+  const positive = { minimum: Number.MIN_VALUE, finite: true };
+  if (ratePerSecond !== undefined) requireNonNegativeNumber(ratePerSecond, 'ratePerSecond', FACTORY, positive);
+  if (tokensPerInterval !== undefined) {
+    requireNonNegativeNumber(tokensPerInterval, 'tokensPerInterval', FACTORY, positive);
   }
-  if (tokensPerInterval !== undefined && !isPositiveFinite(tokensPerInterval)) {
-    throw invalid(`tokensPerInterval must be a positive number, got ${String(tokensPerInterval)}`);
-  }
-  if (!isPositiveFinite(intervalMs))
-    throw invalid(`intervalMs must be a positive number, got ${String(intervalMs)}`);
+  const intervalMs = requireNonNegativeNumber(options.intervalMs ?? 1000, 'intervalMs', FACTORY, positive);
   const ratePerMs = ratePerSecond !== undefined ? ratePerSecond / 1000 : tokensPerInterval! / intervalMs;
-  const bucketSize = options.bucketSize ?? Math.max(1, Math.ceil(ratePerSecond ?? tokensPerInterval!));
-  if (!isPositiveFinite(bucketSize) || bucketSize < 1) {
-    throw invalid(`bucketSize must be a number of at least 1, got ${String(options.bucketSize)}`);
+  const bucketSize = requireNonNegativeNumber(
+    options.bucketSize ?? Math.max(1, Math.ceil(ratePerSecond ?? tokensPerInterval!)),
+    'bucketSize',
+    FACTORY,
+    { minimum: 1, finite: true },
+  );
+  if (mode !== 'reject' && mode !== 'wait') {
+    throw invalidOption(FACTORY, 'mode', `mode must be 'reject' or 'wait', got ${String(mode)}`);
   }
-  if (mode !== 'reject' && mode !== 'wait')
-    throw invalid(`mode must be 'reject' or 'wait', got ${String(mode)}`);
-  if (typeof maxWaitMs !== 'number' || Number.isNaN(maxWaitMs) || maxWaitMs < 0) {
-    throw invalid(`maxWaitMs must be a non-negative number of milliseconds, got ${String(maxWaitMs)}`);
-  }
-  const clock = options.clock ?? systemClock;
-  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function') {
-    throw invalid('clock must have now(), setTimeout() and clearTimeout()');
-  }
+  // Infinity means no cap: maxWaitMs is only ever compared with a computed wait, never armed as a timer.
+  const maxWaitMs = requireNonNegativeNumber(options.maxWaitMs ?? 30_000, 'maxWaitMs', FACTORY);
+  const clock = requireClock(options.clock ?? systemClock, FACTORY);
   return { ratePerMs, bucketSize, mode, maxWaitMs, clock };
 }

@@ -1,7 +1,14 @@
-import { KeelError } from '../errors/keel-error.js';
 import { type Clock, systemClock } from './clock.js';
 import { EventEmitter } from './events.js';
 import type { Event } from './policy.js';
+import {
+  invalidOption,
+  rejectUnknownOptions,
+  requireClock,
+  requireNonNegativeInteger,
+  requireNonNegativeNumber,
+  requireOptionsObject,
+} from './validate.js';
 
 /** Options of {@link retryBudget}. */
 export interface RetryBudgetOptions {
@@ -170,60 +177,43 @@ interface Settings {
   clock: Clock;
 }
 
+const FACTORY = 'retryBudget';
+
 const KNOWN_OPTIONS = ['maxRetries', 'ratio', 'minRetriesPerSecond', 'windowMs', 'initialSpent', 'clock'];
 
 function validate(options: RetryBudgetOptions): Settings {
-  if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) {
-      throw invalid(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
-    }
+  requireOptionsObject(options, FACTORY, '{ maxRetries: 20 }');
+  rejectUnknownOptions(options, KNOWN_OPTIONS, FACTORY);
+  const maxRetries = requireNonNegativeInteger(
+    options.maxRetries ?? Number.POSITIVE_INFINITY,
+    'maxRetries',
+    FACTORY,
+    { allowInfinity: true },
+  );
+  const ratio = options.ratio ?? 0.2;
+  if (ratio !== false) requireNonNegativeNumber(ratio, 'ratio', FACTORY, { finite: true });
+  if (ratio === false && maxRetries === Number.POSITIVE_INFINITY) {
+    throw invalidOption(
+      FACTORY,
+      'ratio',
+      'with ratio: false, set maxRetries: a budget with neither limit would allow every retry',
+    );
   }
-  const settings: Settings = {
-    maxRetries: options.maxRetries ?? Number.POSITIVE_INFINITY,
-    ratio: options.ratio ?? 0.2,
-    minRetriesPerSecond: options.minRetriesPerSecond ?? 1,
-    windowMs: options.windowMs ?? 10_000,
-    initialSpent: options.initialSpent ?? 0,
-    clock: options.clock ?? systemClock,
+  return {
+    maxRetries,
+    ratio,
+    minRetriesPerSecond: requireNonNegativeNumber(
+      options.minRetriesPerSecond ?? 1,
+      'minRetriesPerSecond',
+      FACTORY,
+      { finite: true },
+    ),
+    // One millisecond per slot at least, so that a slot is never shorter than the clock's resolution.
+    windowMs: requireNonNegativeNumber(options.windowMs ?? 10_000, 'windowMs', FACTORY, {
+      minimum: SLOTS,
+      finite: true,
+    }),
+    initialSpent: requireNonNegativeInteger(options.initialSpent ?? 0, 'initialSpent', FACTORY),
+    clock: requireClock(options.clock ?? systemClock, FACTORY),
   };
-  const { maxRetries, ratio, minRetriesPerSecond, windowMs, initialSpent, clock } = settings;
-  if (
-    typeof maxRetries !== 'number' ||
-    !(maxRetries >= 0) ||
-    !(Number.isInteger(maxRetries) || maxRetries === Infinity)
-  ) {
-    throw invalid(`maxRetries must be an integer of at least 0 (or Infinity); got ${String(maxRetries)}`);
-  }
-  if (ratio !== false && (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio < 0)) {
-    throw invalid(
-      `ratio must be a finite number of at least 0, or false to turn the rate limit off; got ${String(ratio)}`,
-    );
-  }
-  if (
-    typeof minRetriesPerSecond !== 'number' ||
-    !Number.isFinite(minRetriesPerSecond) ||
-    minRetriesPerSecond < 0
-  ) {
-    throw invalid(
-      `minRetriesPerSecond must be a finite number of at least 0; got ${String(minRetriesPerSecond)}`,
-    );
-  }
-  if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs < SLOTS) {
-    throw invalid(
-      `windowMs must be a finite number of milliseconds, at least ${SLOTS}; got ${String(windowMs)}`,
-    );
-  }
-  if (typeof initialSpent !== 'number' || !Number.isInteger(initialSpent) || initialSpent < 0) {
-    throw invalid(`initialSpent must be an integer of at least 0; got ${String(initialSpent)}`);
-  }
-  if (ratio === false && maxRetries === Infinity) {
-    throw invalid('with ratio: false, set maxRetries: a budget with neither limit would allow every retry');
-  }
-  if (typeof clock?.now !== 'function') throw invalid('clock must have a now() method');
-  return settings;
-}
-
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', `retryBudget: ${message}`, { data: { where: 'retryBudget' } });
 }

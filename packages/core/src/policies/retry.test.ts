@@ -164,6 +164,25 @@ describe('retry', () => {
     expect(outcome.value).toBe('ok');
   });
 
+  it('reads an HTTP-date Retry-After against its own clock', async () => {
+    // The fake clock is years behind the wall clock: a date read against Date.now() would be long past (no wait).
+    const { clock, policy } = setup({ maxAttempts: 2 });
+    const busy = Object.assign(new Error('Service Unavailable'), {
+      status: 503,
+      headers: { 'retry-after': new Date(clock.now() + 5_000).toUTCString() },
+    });
+    const delays: number[] = [];
+    policy.onRetry((event) => delays.push(event.delayMs));
+    const { fn, calls } = script(clock, [busy]);
+    const outcome = track(policy.execute(fn));
+    await clock.advance(4_999);
+    expect(calls).toHaveLength(1);
+    await clock.advance(1);
+    expect(outcome.value).toBe('ok');
+    expect(delays).toEqual([5_000]);
+    expect(calls.map((call) => call.atMs)).toEqual([0, 5_000]);
+  });
+
   it('gives up at once when a Retry-After exceeds maxRetryAfterMs', async () => {
     const { clock, policy } = setup({ maxRetryAfterMs: 10_000 });
     const cause = overloaded(10_001);
@@ -318,6 +337,33 @@ describe('retry', () => {
     expect(error.code).toBe('policy.budget_exhausted');
     expect(error.data).toEqual({ attempts: 2 });
     expect(error.cause).toBe(errors[1]);
+  });
+
+  it('takes the budget token when the wait ends, so a call cancelled while waiting spends nothing', async () => {
+    const budget = retryBudget({ maxRetries: 5, ratio: false });
+    const { clock, policy } = setup({ maxAttempts: 10, budget });
+    const controller = new AbortController();
+    const { fn, calls } = script(clock, failing(overloaded()));
+    const outcome = track(policy.execute(fn, controller.signal));
+    await clock.advance(500);
+    expect(calls).toHaveLength(1);
+    controller.abort('caller left');
+    await flushMicrotasks();
+    expect(outcome.error).toBe('caller left');
+    expect(budget.snapshot()).toMatchObject({ spent: 0, remaining: 5 });
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('gives up at once, without waiting, when the budget is already spent', async () => {
+    const budget = retryBudget({ maxRetries: 1, ratio: false });
+    expect(budget.tryAcquireRetry()).toBe(true);
+    const { clock, policy } = setup({ maxAttempts: 10, budget });
+    const { fn, calls } = script(clock, failing(overloaded()));
+    const outcome = track(policy.execute(fn));
+    await flushMicrotasks();
+    expect((outcome.error as KeelError).code).toBe('policy.budget_exhausted');
+    expect(calls).toHaveLength(1);
+    expect(clock.pendingTimers).toBe(0);
   });
 
   it('records one request per execution in the budget, none per retry', async () => {

@@ -8,6 +8,15 @@ import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
 import type { RetryBudget } from './retry-budget.js';
 import { sleep } from './sleep.js';
+import {
+  invalidOption,
+  rejectUnknownOptions,
+  requireClock,
+  requireFunction,
+  requireNonNegativeNumber,
+  requireOptionsObject,
+  requirePositiveInteger,
+} from './validate.js';
 
 /** Options of {@link retry}. */
 export interface RetryOptions {
@@ -36,13 +45,16 @@ export interface RetryOptions {
    * `timeout` for that). Defaults to no deadline.
    */
   maxElapsedMs?: number;
-  /** A budget each retry draws one token from; once it is spent, retrying stops with `policy.budget_exhausted`. Defaults to none. */
+  /**
+   * A budget each retry draws one token from, when the wait before it ends (a call cancelled while waiting spends
+   * nothing); once it is spent, retrying stops with `policy.budget_exhausted`. Defaults to none.
+   */
   budget?: RetryBudget;
   /** Where time comes from. Defaults to the system clock. */
   clock?: Clock;
 }
 
-/** Emitted before each wait. */
+/** Emitted before each wait (with a budget, the retry may still be refused when the wait ends). */
 export interface RetryEvent {
   /** The attempt that failed. */
   readonly attempt: number;
@@ -136,6 +148,16 @@ export function retry(options: RetryOptions = {}): RetryPolicy {
     );
   };
 
+  const budgetExhausted = (attempt: number, error: KeelError): unknown => {
+    const message = `Retry budget spent after ${attempt} attempt${attempt === 1 ? '' : 's'}. Last error: ${error.message}`;
+    return giveUp(
+      attempt,
+      'budget',
+      error,
+      new KeelError('policy.budget_exhausted', message, { data: { attempts: attempt }, cause: error }),
+    );
+  };
+
   async function execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> {
     const context = toContext(signal);
     budget?.recordRequest();
@@ -151,7 +173,8 @@ export function retry(options: RetryOptions = {}): RetryPolicy {
         if (isControlSignal(thrown)) throw thrown;
         // Whatever the function threw after the caller cancelled, the caller gets their own reason back.
         if (context.aborted) throw context.signal.reason;
-        const error = classify(thrown);
+        // HTTP-date Retry-After headers are read against the policy's clock, like every other wait here.
+        const error = classify(thrown, { nowMs: clock.now() });
         if (!(retryIf === undefined ? error.retryable : retryIf(error, attempt))) {
           throw giveUp(attempt, 'not_retryable', error, thrown);
         }
@@ -183,19 +206,18 @@ export function retry(options: RetryOptions = {}): RetryPolicy {
             });
           delayMs = Math.min(delayMs, leftMs);
         }
-        if (budget !== undefined && !budget.tryAcquireRetry()) {
-          const message = `Retry budget spent after ${attempt} attempt${attempt === 1 ? '' : 's'}. Last error: ${error.message}`;
-          throw giveUp(
-            attempt,
-            'budget',
-            error,
-            new KeelError('policy.budget_exhausted', message, { data: { attempts: attempt }, cause: error }),
-          );
+        // A budget already spent gives up now rather than after a pointless wait; the token itself is taken once
+        // the wait is over, so that a caller who cancels while waiting spends nothing.
+        let acquired = false;
+        if (budget !== undefined && budget.snapshot().remaining < 1) {
+          if (!budget.tryAcquireRetry()) throw budgetExhausted(attempt, error);
+          acquired = true;
         }
         if (retries.hasListeners) retries.emit({ attempt, delayMs, error });
         // Reading the signal here (a failure path) may create it; waiting on the shared never-aborted one is pointless.
         const waitSignal = context.signal;
         await sleep(delayMs, clock, waitSignal === NEVER_ABORTED_SIGNAL ? undefined : waitSignal);
+        if (budget !== undefined && !acquired && !budget.tryAcquireRetry()) throw budgetExhausted(attempt, error);
       }
     }
   }
@@ -214,6 +236,8 @@ interface Settings {
   clock: Clock;
 }
 
+const FACTORY = 'retry';
+
 const KNOWN_OPTIONS = [
   'maxAttempts',
   'retryIf',
@@ -226,62 +250,41 @@ const KNOWN_OPTIONS = [
 ];
 
 function validate(options: RetryOptions): Settings {
-  if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key))
-      throw invalid(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
+  requireOptionsObject(options, FACTORY, '{ maxAttempts: 3 }');
+  rejectUnknownOptions(options, KNOWN_OPTIONS, FACTORY);
+  const delay = options.delay ?? fullJitter(exponential({ initialMs: 500, factor: 2, maxMs: 30_000 }));
+  if (typeof delay?.next !== 'function') {
+    throw invalidOption(FACTORY, 'delay', 'delay must be a Delay, such as fullJitter(exponential())');
   }
-  const settings: Settings = {
-    maxAttempts: options.maxAttempts ?? 3,
-    retryIf: options.retryIf,
-    delay: options.delay ?? fullJitter(exponential({ initialMs: 500, factor: 2, maxMs: 30_000 })),
-    random: options.random ?? Math.random,
-    maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
-    maxElapsedMs: options.maxElapsedMs ?? Number.POSITIVE_INFINITY,
-    budget: options.budget,
-    clock: options.clock ?? systemClock,
-  };
-  const { maxAttempts, retryIf, delay, random, maxRetryAfterMs, maxElapsedMs, budget, clock } = settings;
-  if (
-    typeof maxAttempts !== 'number' ||
-    !(maxAttempts >= 1) ||
-    !(Number.isInteger(maxAttempts) || maxAttempts === Infinity)
-  ) {
-    throw invalid(
-      `maxAttempts must be an integer of at least 1 (the first call counts), or Infinity; got ${String(maxAttempts)}`,
-    );
-  }
-  if (retryIf !== undefined && typeof retryIf !== 'function')
-    throw invalid('retryIf must be a function (error, attempt) => boolean');
-  if (typeof delay?.next !== 'function')
-    throw invalid('delay must be a Delay, such as fullJitter(exponential())');
-  if (typeof random !== 'function') throw invalid('random must be a function returning a number in [0, 1)');
-  if (typeof maxRetryAfterMs !== 'number' || !(maxRetryAfterMs >= 0) || maxRetryAfterMs > MAX_DELAY_MS) {
-    throw invalid(
-      `maxRetryAfterMs must be a number of milliseconds from 0 to ${MAX_DELAY_MS}; got ${String(maxRetryAfterMs)}`,
-    );
-  }
-  if (typeof maxElapsedMs !== 'number' || !(maxElapsedMs > 0)) {
-    throw invalid(
-      `maxElapsedMs must be a number of milliseconds above 0 (or Infinity); got ${String(maxElapsedMs)}`,
-    );
-  }
+  const budget = options.budget;
   if (
     budget !== undefined &&
-    (typeof budget.tryAcquireRetry !== 'function' || typeof budget.recordRequest !== 'function')
+    (typeof budget?.tryAcquireRetry !== 'function' ||
+      typeof budget.recordRequest !== 'function' ||
+      typeof budget.snapshot !== 'function')
   ) {
-    throw invalid('budget must be a RetryBudget, such as retryBudget()');
+    throw invalidOption(FACTORY, 'budget', 'budget must be a RetryBudget, such as retryBudget()');
   }
-  if (
-    typeof clock?.now !== 'function' ||
-    typeof clock.setTimeout !== 'function' ||
-    typeof clock.clearTimeout !== 'function'
-  ) {
-    throw invalid('clock must have now(), setTimeout() and clearTimeout() methods');
-  }
-  return settings;
-}
-
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', `retry: ${message}`, { data: { where: 'retry' } });
+  return {
+    // The first call counts: 1 means no retry at all.
+    maxAttempts: requirePositiveInteger(options.maxAttempts ?? 3, 'maxAttempts', FACTORY, { allowInfinity: true }),
+    retryIf:
+      options.retryIf === undefined
+        ? undefined
+        : requireFunction(options.retryIf, 'retryIf', FACTORY, '(error, attempt) => boolean'),
+    delay,
+    random: requireFunction(options.random ?? Math.random, 'random', FACTORY, 'returning a number in [0, 1)'),
+    maxRetryAfterMs: requireNonNegativeNumber(options.maxRetryAfterMs ?? 60_000, 'maxRetryAfterMs', FACTORY, {
+      maximum: MAX_DELAY_MS,
+    }),
+    // Infinity: no deadline. Never armed as a timer; waits are cut to the time left.
+    maxElapsedMs: requireNonNegativeNumber(
+      options.maxElapsedMs ?? Number.POSITIVE_INFINITY,
+      'maxElapsedMs',
+      FACTORY,
+      { minimum: Number.MIN_VALUE },
+    ),
+    budget,
+    clock: requireClock(options.clock ?? systemClock, FACTORY),
+  };
 }

@@ -184,6 +184,51 @@ describe('timeout (cooperative)', () => {
     expect(events).toEqual([{ timeoutMs: 10, strategy: 'cooperative' }]);
   });
 
+  it('emits onTimeout, once, when the deadline is noticed lazily through context.aborted', async () => {
+    const clock = new FakeClock();
+    const policy = timeout(100, { clock });
+    const events: TimeoutEvent[] = [];
+    policy.onTimeout((event) => events.push(event));
+    const outcome = track(
+      policy.execute(async (context) => {
+        await later(clock, 200, null);
+        if (context.aborted && context.aborted) throw new Error('gave up');
+        return 'late';
+      }),
+    );
+    await clock.advance(200);
+    expect((outcome.error as KeelError).code).toBe('policy.timeout');
+    expect(events).toEqual([{ timeoutMs: 100, strategy: 'cooperative' }]);
+  });
+
+  it('emits onTimeout, once, when the signal is first read after the deadline', async () => {
+    const clock = new FakeClock();
+    const policy = timeout(100, { clock });
+    const events: TimeoutEvent[] = [];
+    policy.onTimeout((event) => events.push(event));
+    const outcome = track(
+      policy.execute(async (context) => {
+        await later(clock, 150, null);
+        context.signal.throwIfAborted();
+        return 'unreachable';
+      }),
+    );
+    await clock.advance(150);
+    expect((outcome.error as KeelError).code).toBe('policy.timeout');
+    expect(events).toEqual([{ timeoutMs: 100, strategy: 'cooperative' }]);
+  });
+
+  it('emits no onTimeout for a call that finished in time, read its signal or not', async () => {
+    const clock = new FakeClock();
+    const policy = timeout(100, { clock });
+    const events: TimeoutEvent[] = [];
+    policy.onTimeout((event) => events.push(event));
+    await policy.execute((context) => (context.aborted ? 'aborted' : 'in time'));
+    await policy.execute(({ signal }) => (signal.aborted ? 'aborted' : 'in time'));
+    await clock.advance(1_000);
+    expect(events).toEqual([]);
+  });
+
   it('produces a retryable error that retry retries', async () => {
     const clock = new FakeClock();
     const perAttempt = timeout(100, { clock });
@@ -279,18 +324,32 @@ describe('timeout (forced)', () => {
   });
 
   it('rejects with the caller reason when the caller aborted while the function was starting', async () => {
-    const clock = new FakeClock();
-    const policy = timeout(1_000, { clock, strategy: 'forced' });
-    const controller = new AbortController();
-    const outcome = track(
-      policy.execute(() => {
-        controller.abort('changed my mind');
-        return new Promise(() => {});
-      }, controller.signal),
-    );
-    await flushMicrotasks();
-    expect(outcome).toEqual({ settled: true, error: 'changed my mind' });
-    expect(clock.pendingTimers).toBe(0);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const clock = new FakeClock();
+      const policy = timeout(1_000, { clock, strategy: 'forced' });
+      const controller = new AbortController();
+      let rejectLate!: (error: unknown) => void;
+      const outcome = track(
+        policy.execute(() => {
+          controller.abort('changed my mind');
+          return new Promise((_, reject) => {
+            rejectLate = reject;
+          });
+        }, controller.signal),
+      );
+      await flushMicrotasks();
+      expect(outcome).toEqual({ settled: true, error: 'changed my mind' });
+      expect(clock.pendingTimers).toBe(0);
+      // Nobody waits for the abandoned function any more: its late failure must not surface as unhandled.
+      rejectLate(new Error('late failure'));
+      await flushMicrotasks();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   it('emits onTimeout with its strategy', async () => {
@@ -326,19 +385,26 @@ describe('timeout: no leaks', () => {
       expect(clock.pendingTimers).toBe(0);
     });
 
-    // 1,000 rather than 10,000: the fake clock sorts its timers on every firing, which is quadratic.
-    it(`${strategy}: 1,000 timed-out calls leave nothing behind either`, async () => {
+    it(`${strategy}: 10,000 timed-out calls leave nothing behind either`, async () => {
       const clock = new FakeClock();
       const policy = timeout(10, { clock, strategy });
       const controller = new AbortController();
       const outcomes = [];
-      for (let index = 0; index < 1_000; index++) {
-        outcomes.push(track(policy.execute(obedient(clock, 20), controller.signal)));
+      // Alternate: functions that read their signal at once and listen to it, and functions that await past the
+      // deadline before their first read (the signal is then born aborted).
+      const readsLate = async (context: PolicyContext) => {
+        await later(clock, 20, null);
+        context.signal.throwIfAborted();
+        return 'unreachable';
+      };
+      for (let index = 0; index < 10_000; index++) {
+        const fn = index % 2 === 0 ? obedient(clock, 20) : readsLate;
+        outcomes.push(track(policy.execute(fn, controller.signal)));
       }
       await clock.advance(20);
       expect(
         outcomes.filter((outcome) => (outcome.error as KeelError)?.code === 'policy.timeout'),
-      ).toHaveLength(1_000);
+      ).toHaveLength(10_000);
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
       expect(clock.pendingTimers).toBe(0);
     });

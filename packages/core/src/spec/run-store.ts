@@ -14,6 +14,18 @@ export interface RunRecord {
   state: JsonValue;
   createdAtMs: number;
   updatedAtMs: number;
+  /**
+   * Set by {@link RunStore.requestCancellation}: another process asked for the run to be cancelled. The run's owner
+   * finds it at its next checkpoint (which fails with `store.conflict`, the version having moved) and ends the run
+   * as `cancelled`; a resume finds it before anything runs.
+   */
+  cancellation?: CancellationRequest;
+}
+
+/** A request, recorded in the store, to cancel a run. */
+export interface CancellationRequest {
+  reason: string;
+  requestedAtMs: number;
 }
 
 /** A summary row for listings. */
@@ -47,7 +59,7 @@ export interface LedgerEntry {
  * run id), `store.unavailable` when the backend cannot be reached, `store.not_found` for an unknown run.
  */
 export interface RunStore {
-  createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs'>): Promise<RunRecord>;
+  createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord>;
   loadRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Writes a checkpoint if the stored version is `expectedVersion` and `owner` holds the lease; returns the new
@@ -65,5 +77,14 @@ export interface RunStore {
   recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void>;
   recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number): Promise<void>;
   ledger(runId: string): Promise<LedgerEntry[]>;
+  /**
+   * Asks for a run to be cancelled, from any process. A run that is not running (`interrupted`, `paused`, or
+   * `running` with no live lease at `nowMs`: its process died) becomes `cancelled` at once. A running run keeps its
+   * status: the request is recorded (`RunRecord.cancellation`) and the version is bumped, so that the owner's next
+   * checkpoint fails with `store.conflict` and the owner, reloading the run, ends it as `cancelled`. A run that has
+   * already ended is left as it is. Resolves with the run's stored status afterwards; `store.not_found` for an
+   * unknown run.
+   */
+  requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus>;
   close(): Promise<void>;
 }

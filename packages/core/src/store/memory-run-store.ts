@@ -15,20 +15,29 @@ export class MemoryRunStore implements RunStore {
   private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
   private closed = false;
 
-  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs'>): Promise<RunRecord> {
+  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
     this.assertOpen();
     if (this.runs.has(run.runId)) {
       throw new KeelError('store.conflict', `Run ${run.runId} already exists`, { data: { runId: run.runId } });
     }
-    const record: RunRecord = { ...run, state: copy(run.state), version: 1, updatedAtMs: run.createdAtMs };
+    const record: RunRecord = {
+      runId: run.runId,
+      agentName: run.agentName,
+      status: run.status,
+      version: 1,
+      schemaVersion: run.schemaVersion,
+      state: copy(run.state),
+      createdAtMs: run.createdAtMs,
+      updatedAtMs: run.createdAtMs,
+    };
     this.runs.set(run.runId, record);
-    return { ...record, state: copy(record.state) };
+    return copyRecord(record);
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     this.assertOpen();
     const record = this.runs.get(runId);
-    return record === undefined ? undefined : { ...record, state: copy(record.state) };
+    return record === undefined ? undefined : copyRecord(record);
   }
 
   async saveCheckpoint(
@@ -65,7 +74,10 @@ export class MemoryRunStore implements RunStore {
       .filter((record) => filter.status === undefined || record.status === filter.status)
       .sort((left, right) => right.createdAtMs - left.createdAtMs || right.runId.localeCompare(left.runId))
       .slice(0, filter.limit ?? 100);
-    return rows.map(({ state: _state, ...summary }) => summary);
+    return rows.map((record) => {
+      const { state: _state, ...summary } = copyRecord(record);
+      return summary;
+    });
   }
 
   async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
@@ -120,6 +132,22 @@ export class MemoryRunStore implements RunStore {
       .map((entry) => ({ ...entry, ...(entry.result === undefined ? {} : { result: copy(entry.result) }) }));
   }
 
+  async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
+    this.assertOpen();
+    const record = this.runs.get(runId);
+    if (record === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (record.status === 'completed' || record.status === 'failed' || record.status === 'cancelled') {
+      return record.status;
+    }
+    const lease = this.leases.get(runId);
+    const live = record.status === 'running' && lease !== undefined && lease.expiresAtMs > nowMs;
+    record.cancellation = { reason, requestedAtMs: nowMs };
+    if (!live) record.status = 'cancelled';
+    record.version += 1;
+    record.updatedAtMs = Math.max(record.updatedAtMs, Date.now());
+    return record.status;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -127,6 +155,12 @@ export class MemoryRunStore implements RunStore {
   private assertOpen(): void {
     if (this.closed) throw new KeelError('store.unavailable', 'The memory run store is closed');
   }
+}
+
+function copyRecord(record: RunRecord): RunRecord {
+  const copied: RunRecord = { ...record, state: copy(record.state) };
+  if (record.cancellation !== undefined) copied.cancellation = { ...record.cancellation };
+  return copied;
 }
 
 function copy(value: JsonValue): JsonValue {

@@ -177,6 +177,79 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect((await store.listRuns({ limit: 1 })).length).toBe(1);
     });
 
+    it('cancels a run that is not running at once, and reports unknown runs as store.not_found', async () => {
+      const interrupted = newRunId();
+      await createRun(interrupted);
+      await store.acquireLease(interrupted, 'owner-a', 60_000, NOW_MS);
+      await store.saveCheckpoint(interrupted, {
+        owner: 'owner-a',
+        expectedVersion: 1,
+        status: 'interrupted',
+        schemaVersion: 1,
+        state: { step: 1 },
+      });
+      await store.releaseLease(interrupted, 'owner-a');
+      expect(await store.requestCancellation(interrupted, 'no longer needed', NOW_MS + 1)).toBe('cancelled');
+      const loaded = await store.loadRun(interrupted);
+      expect(loaded).toMatchObject({
+        status: 'cancelled',
+        version: 3,
+        cancellation: { reason: 'no longer needed', requestedAtMs: NOW_MS + 1 },
+      });
+      expect(loaded?.state).toEqual({ step: 1 });
+      const listed = (await store.listRuns({ status: 'cancelled' })).find((run) => run.runId === interrupted);
+      expect(listed?.cancellation).toEqual({ reason: 'no longer needed', requestedAtMs: NOW_MS + 1 });
+      expect(await codeOf(store.requestCancellation(`${interrupted}-missing`, 'x', NOW_MS))).toBe('store.not_found');
+    });
+
+    it('cancels a running run whose lease is gone or expired at once', async () => {
+      const unleased = newRunId();
+      await createRun(unleased);
+      expect(await store.requestCancellation(unleased, 'stop', NOW_MS)).toBe('cancelled');
+      const expired = newRunId();
+      await createRun(expired);
+      await store.acquireLease(expired, 'owner-a', 1_000, NOW_MS);
+      expect(await store.requestCancellation(expired, 'stop', NOW_MS + 1_000)).toBe('cancelled');
+      expect((await store.loadRun(expired))?.status).toBe('cancelled');
+    });
+
+    it('records a cancellation for a running run and makes its owner\'s next checkpoint conflict', async () => {
+      const runId = newRunId();
+      await createRun(runId);
+      await store.acquireLease(runId, 'owner-a', 60_000, NOW_MS);
+      expect(await store.requestCancellation(runId, 'user pressed stop', NOW_MS + 5)).toBe('running');
+      const loaded = await store.loadRun(runId);
+      expect(loaded).toMatchObject({
+        status: 'running',
+        version: 2,
+        cancellation: { reason: 'user pressed stop', requestedAtMs: NOW_MS + 5 },
+      });
+      const checkpoint = { owner: 'owner-a', status: 'running' as const, schemaVersion: 1, state: { step: 1 } };
+      expect(await codeOf(store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 1 }))).toBe('store.conflict');
+      // The owner, having reloaded, ends the run.
+      expect(
+        await store.saveCheckpoint(runId, { ...checkpoint, status: 'cancelled', expectedVersion: 2 }),
+      ).toBe(3);
+      expect((await store.loadRun(runId))?.status).toBe('cancelled');
+    });
+
+    it('leaves a run that has ended as it is when asked to cancel it', async () => {
+      const runId = newRunId();
+      await createRun(runId);
+      await store.acquireLease(runId, 'owner-a', 60_000, NOW_MS);
+      await store.saveCheckpoint(runId, {
+        owner: 'owner-a',
+        expectedVersion: 1,
+        status: 'completed',
+        schemaVersion: 1,
+        state: { done: true },
+      });
+      expect(await store.requestCancellation(runId, 'too late', NOW_MS)).toBe('completed');
+      const loaded = await store.loadRun(runId);
+      expect(loaded).toMatchObject({ status: 'completed', version: 2 });
+      expect(loaded?.cancellation).toBeUndefined();
+    });
+
     it('returns copies: mutating a loaded state changes nothing stored', async () => {
       const runId = newRunId();
       await createRun(runId);

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import { type BreakerSnapshot, type BreakerState, parseBreakerSnapshot } from './snapshot.js';
-import type { BreakerStrategy, BreakerWindow } from './strategy.js';
+import type { BreakerSnapshot, BreakerState } from './snapshot.js';
+import type { BreakerStrategy } from './strategy.js';
 
 /** A value, or a promise of one: the in-memory store answers at once, a shared store may not. */
 export type MaybePromise<T> = T | Promise<T>;
@@ -66,8 +66,10 @@ export interface BreakerRejection {
   readonly remainingMs: number | undefined;
 }
 
-/** What a store answers when asked whether a call may run. */
+/** An admitted call's ticket, handed back to {@link BreakerStore.report} when the call ends. */
 export type BreakerTicket = ClosedTicket | ProbeTicket;
+
+/** What a store answers when asked whether a call may run: a ticket, or a rejection. */
 export type BreakerAdmission = BreakerTicket | BreakerRejection;
 
 /** How long the breaker stays open: `initialMs` after the first open, times `factor` per open in a row, at most `maxMs`. */
@@ -75,6 +77,20 @@ export interface OpenDuration {
   readonly initialMs: number;
   readonly factor: number;
   readonly maxMs: number;
+}
+
+/**
+ * The open period after `consecutiveOpens` opens in a row (1 for the first): `initialMs × factor^(opens - 1)`, at
+ * most `maxMs`. Always a finite number, however many opens: the power is never computed past the cap, and a period
+ * that starts at 0 stays 0 (0 × Infinity would be NaN, and a NaN deadline never passes).
+ */
+export function openPeriodMs(duration: OpenDuration, consecutiveOpens: number): number {
+  const { initialMs, factor, maxMs } = duration;
+  if (initialMs === 0 || factor === 1 || initialMs >= maxMs) return Math.min(initialMs, maxMs);
+  const exponent = Math.max(0, consecutiveOpens - 1);
+  // The exponent at which the period reaches the cap; beyond it no power is computed at all.
+  if (exponent >= Math.log(maxMs / initialMs) / Math.log(factor)) return maxMs;
+  return Math.min(maxMs, initialMs * factor ** exponent);
 }
 
 /** The state machine's parameters, validated by `circuitBreaker`. */
@@ -129,196 +145,4 @@ export interface BreakerStore {
   releaseIsolation(): MaybePromise<void>;
   /** Closes the breaker, drops every isolation hold, forgets every counted outcome. */
   reset(): MaybePromise<void>;
-}
-
-interface ProbeSlot {
-  readonly id: number;
-  readonly deadlineMs: number;
-}
-
-/**
- * The default store: state in this process, every operation synchronous. While closed, `admit` returns a cached
- * ticket and `report` touches only the strategy's window, so a successful call allocates nothing here.
- *
- * @example
- *   circuitBreaker({ store: inMemoryBreakerStore });
- */
-export const inMemoryBreakerStore: BreakerStoreFactory = (options) => new InMemoryBreakerStore(options);
-
-/** The in-memory {@link BreakerStore}; see {@link inMemoryBreakerStore}. */
-export class InMemoryBreakerStore implements BreakerStore {
-  private state: BreakerState = 'closed';
-  private openUntilMs = 0;
-  private consecutiveOpens = 0;
-  private probeSuccesses = 0;
-  private isolationHolds = 0;
-  private probes: ProbeSlot[] = [];
-  private nextProbeId = 1;
-  /** Replaced whenever the breaker leaves closed or resets, so that reports from before are recognised as stale. */
-  private closedTicket: ClosedTicket = { kind: 'closed' };
-  private readonly window: BreakerWindow;
-  private readonly rules: BreakerRules;
-  private readonly clock: Clock;
-  private readonly onTransition: (transition: BreakerTransition) => void;
-
-  constructor(options: BreakerStoreOptions) {
-    this.rules = options.rules;
-    this.clock = options.clock;
-    this.onTransition = options.onTransition;
-    const saved = options.initialState === undefined ? undefined : parseBreakerSnapshot(options.initialState);
-    const sameStrategy = saved !== undefined && saved.strategy === this.rules.strategy.kind;
-    this.window = this.rules.strategy.createWindow(this.clock, sameStrategy ? saved.window : undefined);
-    if (saved !== undefined) {
-      this.state = saved.state;
-      this.openUntilMs = saved.openUntilMs ?? 0;
-      this.consecutiveOpens = saved.consecutiveOpens;
-      this.probeSuccesses = saved.state === 'half-open' ? saved.probeSuccesses : 0;
-    }
-  }
-
-  read(): BreakerSnapshot {
-    this.applyDue(this.clock.now());
-    return {
-      version: 1,
-      state: this.state,
-      openUntilMs: this.state === 'open' ? this.openUntilMs : null,
-      consecutiveOpens: this.consecutiveOpens,
-      probeSuccesses: this.probeSuccesses,
-      strategy: this.rules.strategy.kind,
-      window: this.window.toJSON(),
-    };
-  }
-
-  admit(): BreakerAdmission {
-    return this.state === 'closed' ? this.closedTicket : this.admitWhileNotClosed();
-  }
-
-  report(ticket: BreakerTicket, outcome: BreakerOutcome, error?: unknown): void {
-    if (ticket.kind === 'closed') {
-      if (ticket !== this.closedTicket) return;
-      if (outcome === 'success') this.window.success();
-      else if (outcome === 'failure' && this.window.failure()) {
-        this.open('failure-threshold', this.clock.now(), error);
-      }
-      return;
-    }
-    const nowMs = this.clock.now();
-    // A probe past its deadline has already been counted as failed, whatever it reports now.
-    this.applyDue(nowMs);
-    const index = this.probes.findIndex((probe) => probe.id === ticket.probeId);
-    if (index === -1) return;
-    this.probes.splice(index, 1);
-    if (outcome === 'success') {
-      this.probeSuccesses++;
-      if (this.probeSuccesses >= this.rules.probeSuccessesToClose) this.close('probe-succeeded', nowMs);
-    } else if (outcome === 'failure') {
-      this.open('probe-failed', nowMs, error);
-    }
-  }
-
-  isolate(): void {
-    this.isolationHolds++;
-    if (this.state === 'isolated') return;
-    const from = this.state;
-    this.leave(from);
-    this.state = 'isolated';
-    this.onTransition({ from, to: 'isolated', reason: 'isolated', atMs: this.clock.now() });
-  }
-
-  releaseIsolation(): void {
-    if (this.isolationHolds > 0) this.isolationHolds--;
-    if (this.isolationHolds === 0 && this.state === 'isolated')
-      this.close('isolation-released', this.clock.now());
-  }
-
-  reset(): void {
-    this.isolationHolds = 0;
-    if (this.state !== 'closed') {
-      this.close('reset', this.clock.now());
-      return;
-    }
-    this.window.reset();
-    this.closedTicket = { kind: 'closed' };
-  }
-
-  private admitWhileNotClosed(): BreakerAdmission {
-    const nowMs = this.clock.now();
-    this.applyDue(nowMs);
-    switch (this.state) {
-      case 'closed':
-        return this.closedTicket;
-      case 'open':
-        return { kind: 'rejected', state: 'open', remainingMs: this.openUntilMs - nowMs };
-      case 'isolated':
-        return { kind: 'rejected', state: 'isolated', remainingMs: undefined };
-      case 'half-open': {
-        if (this.probes.length < this.rules.halfOpenMaxProbes) {
-          const probe = { id: this.nextProbeId++, deadlineMs: nowMs + this.rules.probeTimeoutMs };
-          this.probes.push(probe);
-          return { kind: 'probe', probeId: probe.id };
-        }
-        const deadlineMs = this.earliestProbe()!.deadlineMs;
-        return { kind: 'rejected', state: 'half-open', remainingMs: deadlineMs - nowMs };
-      }
-    }
-  }
-
-  /** Applies every time-driven change due by `nowMs`, each at the moment it fell due. */
-  private applyDue(nowMs: number): void {
-    for (;;) {
-      if (this.state === 'open' && nowMs >= this.openUntilMs) {
-        this.state = 'half-open';
-        this.probeSuccesses = 0;
-        this.onTransition({ from: 'open', to: 'half-open', reason: 'open-elapsed', atMs: this.openUntilMs });
-        continue;
-      }
-      const probe = this.state === 'half-open' ? this.earliestProbe() : undefined;
-      if (probe !== undefined && nowMs >= probe.deadlineMs) {
-        // The reopened period counts from the deadline, so it may itself have ended by now: hence the loop.
-        this.open('probe-timed-out', probe.deadlineMs);
-        continue;
-      }
-      return;
-    }
-  }
-
-  private earliestProbe(): ProbeSlot | undefined {
-    let earliest: ProbeSlot | undefined;
-    for (const probe of this.probes)
-      if (earliest === undefined || probe.deadlineMs < earliest.deadlineMs) earliest = probe;
-    return earliest;
-  }
-
-  private open(reason: BreakerTransitionReason, atMs: number, error?: unknown): void {
-    const from = this.state;
-    this.leave(from);
-    this.consecutiveOpens++;
-    const { initialMs, factor, maxMs } = this.rules.openDuration;
-    const openForMs = Math.min(maxMs, initialMs * factor ** (this.consecutiveOpens - 1));
-    this.state = 'open';
-    this.openUntilMs = atMs + openForMs;
-    const transition: BreakerTransition =
-      error === undefined
-        ? { from, to: 'open', reason, atMs, openForMs }
-        : { from, to: 'open', reason, atMs, openForMs, error };
-    this.onTransition(transition);
-  }
-
-  private close(reason: BreakerTransitionReason, atMs: number): void {
-    const from = this.state;
-    this.leave(from);
-    this.state = 'closed';
-    this.consecutiveOpens = 0;
-    this.isolationHolds = 0;
-    this.onTransition({ from, to: 'closed', reason, atMs });
-  }
-
-  /** Clears what belongs to the state being left. */
-  private leave(from: BreakerState): void {
-    this.probes = [];
-    this.probeSuccesses = 0;
-    if (from === 'closed') this.closedTicket = { kind: 'closed' };
-    // Outcomes counted before an open say nothing about the dependency once it closes again.
-    this.window.reset();
-  }
 }

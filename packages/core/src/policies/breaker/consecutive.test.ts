@@ -72,7 +72,7 @@ describe('consecutive', () => {
     [{ threshold: 0 }, /threshold must be an integer >= 1, got 0/],
     [{ threshold: 2.5 }, /threshold must be an integer >= 1, got 2.5/],
     [{ minimumCalls: 0 }, /minimumCalls must be an integer >= 1/],
-    [{ treshold: 3 }, /unknown option "treshold"/],
+    [{ treshold: 3 }, /Unknown consecutive option treshold \(known: threshold, minimumCalls\)/],
   ])('rejects %j with config.invalid', (options, message) => {
     const create = () => consecutive(options as never);
     expect(create).toThrow(KeelError);

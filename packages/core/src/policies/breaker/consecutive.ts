@@ -1,6 +1,12 @@
 import type { JsonValue } from '../../errors/keel-error.js';
 import type { BreakerStrategy, BreakerWindow } from './strategy.js';
-import { isJsonObject, rejectUnknownOptions, requireInteger, requireOptionsObject } from './validate.js';
+import {
+  isCount,
+  isJsonObject,
+  rejectUnknownOptions,
+  requireOptionsObject,
+  requirePositiveInteger,
+} from '../validate.js';
 
 /** Options of {@link consecutive}. */
 export interface ConsecutiveOptions {
@@ -14,7 +20,7 @@ export interface ConsecutiveOptions {
   minimumCalls?: number;
 }
 
-const OWNER = 'consecutive()';
+const FACTORY = 'consecutive';
 
 /**
  * Opens the breaker after `threshold` counted failures in a row; any success starts the count again. The simplest
@@ -24,10 +30,10 @@ const OWNER = 'consecutive()';
  *   circuitBreaker({ strategy: consecutive({ threshold: 5 }) });
  */
 export function consecutive(options: ConsecutiveOptions = {}): BreakerStrategy {
-  requireOptionsObject(OWNER, options);
-  rejectUnknownOptions(OWNER, options, ['threshold', 'minimumCalls']);
-  const threshold = requireInteger(OWNER, 'threshold', options.threshold ?? 5, 1);
-  const minimumCalls = requireInteger(OWNER, 'minimumCalls', options.minimumCalls ?? threshold, 1);
+  requireOptionsObject(options, FACTORY);
+  rejectUnknownOptions(options, ['threshold', 'minimumCalls'], FACTORY);
+  const threshold = requirePositiveInteger(options.threshold ?? 5, 'threshold', FACTORY);
+  const minimumCalls = requirePositiveInteger(options.minimumCalls ?? threshold, 'minimumCalls', FACTORY);
   return {
     kind: 'consecutive',
     options: { threshold, minimumCalls },
@@ -74,5 +80,5 @@ class ConsecutiveWindow implements BreakerWindow {
 
 /** A saved counter, or 0 when it is not a sane count. */
 function clampCount(value: JsonValue | undefined, maximum: number): number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? Math.min(value, maximum) : 0;
+  return isCount(value) ? Math.min(value, maximum) : 0;
 }

@@ -1,12 +1,13 @@
-import { type JsonValue, KeelError } from '../../errors/keel-error.js';
-import type { BreakerStrategy, BreakerWindow } from './strategy.js';
+import type { JsonValue } from '../../errors/keel-error.js';
 import {
+  invalidOption,
   isJsonObject,
   rejectUnknownOptions,
-  requireInteger,
   requireOptionsObject,
+  requirePositiveInteger,
   requireRate,
-} from './validate.js';
+} from '../validate.js';
+import type { BreakerStrategy, BreakerWindow } from './strategy.js';
 
 /** Options of {@link countWindow}. */
 export interface CountWindowOptions {
@@ -21,7 +22,7 @@ export interface CountWindowOptions {
   minimumCalls?: number;
 }
 
-const OWNER = 'countWindow()';
+const FACTORY = 'countWindow';
 
 /**
  * Opens the breaker when at least `failureRateThreshold` of the last `size` counted calls failed, once the window
@@ -31,20 +32,16 @@ const OWNER = 'countWindow()';
  *   circuitBreaker({ strategy: countWindow({ size: 50, failureRateThreshold: 0.25, minimumCalls: 20 }) });
  */
 export function countWindow(options: CountWindowOptions = {}): BreakerStrategy {
-  requireOptionsObject(OWNER, options);
-  rejectUnknownOptions(OWNER, options, ['size', 'failureRateThreshold', 'minimumCalls']);
-  const size = requireInteger(OWNER, 'size', options.size ?? 20, 1);
-  const failureRateThreshold = requireRate(
-    OWNER,
-    'failureRateThreshold',
-    options.failureRateThreshold ?? 0.5,
-  );
-  const minimumCalls = requireInteger(OWNER, 'minimumCalls', options.minimumCalls ?? size, 1);
+  requireOptionsObject(options, FACTORY);
+  rejectUnknownOptions(options, ['size', 'failureRateThreshold', 'minimumCalls'], FACTORY);
+  const size = requirePositiveInteger(options.size ?? 20, 'size', FACTORY);
+  const failureRateThreshold = requireRate(options.failureRateThreshold ?? 0.5, 'failureRateThreshold', FACTORY);
+  const minimumCalls = requirePositiveInteger(options.minimumCalls ?? size, 'minimumCalls', FACTORY);
   if (minimumCalls > size) {
-    throw new KeelError(
-      'config.invalid',
-      `${OWNER}: minimumCalls (${minimumCalls}) cannot exceed size (${size}): the window never holds more calls`,
-      { data: { option: 'minimumCalls' } },
+    throw invalidOption(
+      FACTORY,
+      'minimumCalls',
+      `minimumCalls (${minimumCalls}) cannot exceed size (${size}): the window never holds more calls`,
     );
   }
   return {

@@ -1,3 +1,4 @@
+import { classify } from '../../errors/classify.js';
 import type { ErrorCategory, ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
@@ -34,14 +35,16 @@ const CALLER_FAULTS: ReadonlySet<string> = new Set(CALLER_FAULT_CODES);
 
 /**
  * The breaker's default failure rule: every error counts, except control signals, KeelErrors whose code is in
- * {@link CALLER_FAULT_CODES}, and KeelErrors of the `guardrail`, `config` and `run` categories. Errors that are not
- * KeelErrors count: an unclassified fault is more likely the dependency's than the caller's.
+ * {@link CALLER_FAULT_CODES}, KeelErrors of the `guardrail`, `config` and `run` categories, and aborts (an
+ * `AbortError`, or anything else `classify` calls `run.cancelled`): an abort says someone stopped waiting, not that
+ * the dependency failed. Other errors that are not KeelErrors count: an unclassified fault is more likely the
+ * dependency's than the caller's.
  *
  * @example
  *   circuitBreaker({ isFailure: (error) => isDependencyFailure(error) && !isMyExpectedError(error) });
  */
 export function isDependencyFailure(error: unknown): boolean {
   if (isControlSignal(error)) return false;
-  if (!KeelError.isInstance(error)) return true;
+  if (!KeelError.isInstance(error)) return classify(error).code !== 'run.cancelled';
   return !CALLER_FAULTS.has(error.code) && !CALLER_FAULT_CATEGORIES.has(error.category);
 }

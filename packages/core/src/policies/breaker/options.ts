@@ -1,24 +1,22 @@
 // Validation of circuitBreaker()'s options: every mistake is a `config.invalid` naming the option, and the
 // defaults documented on CircuitBreakerOptions are applied here.
-import { KeelError } from '../../errors/keel-error.js';
 import type { CircuitBreakerOptions, OpenDurationOptions } from '../circuit-breaker.js';
 import { type Clock, systemClock } from '../clock.js';
 import {
-  type BreakerRules,
-  type BreakerStoreFactory,
-  inMemoryBreakerStore,
-  type OpenDuration,
-} from './breaker-store.js';
+  describe,
+  invalidOption,
+  isJsonObject,
+  rejectUnknownOptions,
+  requireClock,
+  requireNonNegativeNumber,
+  requireOptionsObject,
+  requirePositiveInteger,
+} from '../validate.js';
+import type { BreakerRules, BreakerStoreFactory, OpenDuration } from './breaker-store.js';
 import { consecutive } from './consecutive.js';
 import { isDependencyFailure } from './failures.js';
+import { inMemoryBreakerStore } from './in-memory-breaker-store.js';
 import { type BreakerSnapshot, parseBreakerSnapshot } from './snapshot.js';
-import {
-  describe,
-  rejectUnknownOptions,
-  requireInteger,
-  requireMilliseconds,
-  requireOptionsObject,
-} from './validate.js';
 
 const KNOWN_OPTIONS = [
   'name',
@@ -45,11 +43,12 @@ export interface BreakerSettings {
   rules: BreakerRules;
 }
 
-const OWNER = 'circuitBreaker()';
+const FACTORY = 'circuitBreaker';
 
+/** Checks `circuitBreaker()`'s options and fills in the defaults documented on {@link CircuitBreakerOptions}. */
 export function resolveBreakerOptions(options: CircuitBreakerOptions): BreakerSettings {
-  requireOptionsObject(OWNER, options);
-  rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
+  requireOptionsObject(options, FACTORY);
+  rejectUnknownOptions(options, KNOWN_OPTIONS, FACTORY);
   const name = options.name ?? 'circuit-breaker';
   if (typeof name !== 'string' || name.length === 0) invalid('name', 'a non-empty string', name);
   const strategy = options.strategy ?? consecutive();
@@ -57,31 +56,24 @@ export function resolveBreakerOptions(options: CircuitBreakerOptions): BreakerSe
     invalid('strategy', 'a strategy such as consecutive(), countWindow() or timeWindow()', strategy);
   }
   const openDuration = validateOpenDuration(options.halfOpenAfterMs ?? 30_000);
-  const halfOpenMaxProbes = requireInteger(OWNER, 'halfOpenMaxProbes', options.halfOpenMaxProbes ?? 1, 1);
-  const probeSuccessesToClose = requireInteger(
-    OWNER,
-    'probeSuccessesToClose',
+  const halfOpenMaxProbes = requirePositiveInteger(options.halfOpenMaxProbes ?? 1, 'halfOpenMaxProbes', FACTORY);
+  const probeSuccessesToClose = requirePositiveInteger(
     options.probeSuccessesToClose ?? 1,
-    1,
+    'probeSuccessesToClose',
+    FACTORY,
   );
-  const probeTimeoutMs = requireMilliseconds(
-    OWNER,
-    'probeTimeoutMs',
+  const probeTimeoutMs = milliseconds(
     options.probeTimeoutMs ?? Math.max(openDuration.initialMs, 1_000),
+    'probeTimeoutMs',
     1,
   );
   const slowCallMs =
-    options.slowCallMs === undefined
-      ? undefined
-      : requireMilliseconds(OWNER, 'slowCallMs', options.slowCallMs, 0);
+    options.slowCallMs === undefined ? undefined : milliseconds(options.slowCallMs, 'slowCallMs', 0);
   const isFailure = options.isFailure ?? isDependencyFailure;
   if (typeof isFailure !== 'function') invalid('isFailure', 'a function (error) => boolean', isFailure);
   const store = options.store ?? inMemoryBreakerStore;
   if (typeof store !== 'function') invalid('store', 'a store factory such as inMemoryBreakerStore', store);
-  const clock = options.clock ?? systemClock;
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
-    invalid('clock', 'a Clock with now(), setTimeout() and clearTimeout()', clock);
-  }
+  const clock = requireClock(options.clock ?? systemClock, FACTORY);
   const initialState =
     options.initialState === undefined ? undefined : parseBreakerSnapshot(options.initialState);
   return {
@@ -97,29 +89,27 @@ export function resolveBreakerOptions(options: CircuitBreakerOptions): BreakerSe
 
 function validateOpenDuration(value: number | OpenDurationOptions): OpenDuration {
   if (typeof value === 'number') {
-    const initialMs = requireMilliseconds(OWNER, 'halfOpenAfterMs', value, 0);
+    const initialMs = milliseconds(value, 'halfOpenAfterMs', 0);
     return { initialMs, factor: 1, maxMs: initialMs };
   }
-  if (typeof value !== 'object' || value === null) {
+  if (!isJsonObject(value)) {
     return invalid('halfOpenAfterMs', 'milliseconds or { initialMs, factor, maxMs }', value);
   }
-  rejectUnknownOptions(`${OWNER} halfOpenAfterMs`, value, ['initialMs', 'factor', 'maxMs']);
-  const initialMs = requireMilliseconds(OWNER, 'halfOpenAfterMs.initialMs', value.initialMs, 0);
+  rejectUnknownOptions(value, ['initialMs', 'factor', 'maxMs'], `${FACTORY} halfOpenAfterMs`);
+  const initialMs = milliseconds(value.initialMs, 'halfOpenAfterMs.initialMs', 0);
   const factor = value.factor ?? 2;
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
     invalid('halfOpenAfterMs.factor', 'a finite number >= 1', factor);
   }
-  const maxMs = requireMilliseconds(
-    OWNER,
-    'halfOpenAfterMs.maxMs',
-    value.maxMs ?? Math.max(initialMs, 300_000),
-    initialMs,
-  );
+  const maxMs = milliseconds(value.maxMs ?? Math.max(initialMs, 300_000), 'halfOpenAfterMs.maxMs', initialMs);
   return { initialMs, factor, maxMs };
 }
 
+/** Open periods and probe deadlines are compared with the clock, never armed as timers: any finite span will do. */
+function milliseconds(value: unknown, option: string, minimum: number): number {
+  return requireNonNegativeNumber(value, option, FACTORY, { minimum, finite: true });
+}
+
 function invalid(option: string, expected: string, got: unknown): never {
-  throw new KeelError('config.invalid', `${OWNER}: ${option} must be ${expected}, got ${describe(got)}`, {
-    data: { option },
-  });
+  throw invalidOption(FACTORY, option, `${option} must be ${expected}, got ${describe(got)}`);
 }

@@ -1,5 +1,5 @@
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
-import { describe, isJsonObject } from './validate.js';
+import { describe, isCount, isJsonObject } from '../validate.js';
 
 /**
  * Where a breaker stands. `closed`: calls run and outcomes are counted. `open`: calls are rejected until the open
@@ -36,7 +36,7 @@ export function parseBreakerSnapshot(value: unknown): BreakerSnapshot {
   const fail = (field: string, expected: string, got: unknown): never => {
     throw new KeelError(
       'config.invalid',
-      `circuitBreaker(): initialState.${field} must be ${expected}, got ${describe(got)}; ` +
+      `circuitBreaker: initialState.${field} must be ${expected}, got ${describe(got)}; ` +
         'pass a value returned by breaker.toJSON()',
       { data: { option: 'initialState', field } },
     );
@@ -65,8 +65,4 @@ export function parseBreakerSnapshot(value: unknown): BreakerSnapshot {
     strategy: value.strategy as string,
     window: value.window ?? null,
   };
-}
-
-function isCount(value: unknown): boolean {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

@@ -97,11 +97,11 @@ describe('timeWindow', () => {
   });
 
   it.each([
-    [{ windowMs: 5, buckets: 10 }, /windowMs \(at least buckets = 10\) must be an integer >= 10, got 5/],
+    [{ windowMs: 5, buckets: 10 }, /windowMs must be at least buckets \(10\), got 5/],
     [{ buckets: 0 }, /buckets must be an integer >= 1/],
     [{ failureRateThreshold: -1 }, /failureRateThreshold must be a number in \(0, 1\]/],
     [{ minimumCalls: 0 }, /minimumCalls must be an integer >= 1/],
-    [{ size: 5 }, /unknown option "size"/],
+    [{ size: 5 }, /Unknown timeWindow option size \(known: windowMs, buckets/],
   ])('rejects %j with config.invalid', (options, message) => {
     expect(() => timeWindow(options as never)).toThrow(message);
     expect(() => timeWindow(options as never)).toThrow(KeelError);

@@ -1,13 +1,15 @@
 import type { JsonValue } from '../../errors/keel-error.js';
 import type { Clock } from '../clock.js';
-import type { BreakerStrategy, BreakerWindow } from './strategy.js';
 import {
+  invalidOption,
+  isCount,
   isJsonObject,
   rejectUnknownOptions,
-  requireInteger,
   requireOptionsObject,
+  requirePositiveInteger,
   requireRate,
-} from './validate.js';
+} from '../validate.js';
+import type { BreakerStrategy, BreakerWindow } from './strategy.js';
 
 /** Options of {@link timeWindow}. */
 export interface TimeWindowOptions {
@@ -21,7 +23,7 @@ export interface TimeWindowOptions {
   minimumCalls?: number;
 }
 
-const OWNER = 'timeWindow()';
+const FACTORY = 'timeWindow';
 
 /**
  * Opens the breaker when at least `failureRateThreshold` of the counted calls of the last `windowMs` failed, once
@@ -32,22 +34,16 @@ const OWNER = 'timeWindow()';
  *   circuitBreaker({ strategy: timeWindow({ windowMs: 30_000, failureRateThreshold: 0.5, minimumCalls: 20 }) });
  */
 export function timeWindow(options: TimeWindowOptions = {}): BreakerStrategy {
-  requireOptionsObject(OWNER, options);
-  rejectUnknownOptions(OWNER, options, ['windowMs', 'buckets', 'failureRateThreshold', 'minimumCalls']);
-  const buckets = requireInteger(OWNER, 'buckets', options.buckets ?? 10, 1);
+  requireOptionsObject(options, FACTORY);
+  rejectUnknownOptions(options, ['windowMs', 'buckets', 'failureRateThreshold', 'minimumCalls'], FACTORY);
+  const buckets = requirePositiveInteger(options.buckets ?? 10, 'buckets', FACTORY);
   // At least 1 ms per bucket, so that a bucket is never shorter than the clock's resolution.
-  const windowMs = requireInteger(
-    OWNER,
-    `windowMs (at least buckets = ${buckets})`,
-    options.windowMs ?? 60_000,
-    buckets,
-  );
-  const failureRateThreshold = requireRate(
-    OWNER,
-    'failureRateThreshold',
-    options.failureRateThreshold ?? 0.5,
-  );
-  const minimumCalls = requireInteger(OWNER, 'minimumCalls', options.minimumCalls ?? 10, 1);
+  const windowMs = requirePositiveInteger(options.windowMs ?? 60_000, 'windowMs', FACTORY);
+  if (windowMs < buckets) {
+    throw invalidOption(FACTORY, 'windowMs', `windowMs must be at least buckets (${buckets}), got ${windowMs}`);
+  }
+  const failureRateThreshold = requireRate(options.failureRateThreshold ?? 0.5, 'failureRateThreshold', FACTORY);
+  const minimumCalls = requirePositiveInteger(options.minimumCalls ?? 10, 'minimumCalls', FACTORY);
   return {
     kind: 'time-window',
     options: { windowMs, buckets, failureRateThreshold, minimumCalls },
@@ -141,8 +137,4 @@ class TimeWindow implements BreakerWindow {
       this.failures[slot] = failures;
     }
   }
-}
-
-function isCount(value: JsonValue): boolean {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

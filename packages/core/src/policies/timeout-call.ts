@@ -1,0 +1,182 @@
+import type { ErrorCode } from '../errors/codes.js';
+import { isControlSignal } from '../errors/control.js';
+import { KeelError } from '../errors/keel-error.js';
+import type { Clock, TimerHandle } from './clock.js';
+import { NEVER_ABORTED_SIGNAL } from './context.js';
+import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
+import type { EventEmitter } from './events.js';
+import type { PolicyContext } from './policy.js';
+import type { TimeoutEvent, TimeoutStrategy } from './timeout.js';
+
+/** What every call of one timeout policy shares. */
+export interface TimeoutSettings {
+  timeoutMs: number;
+  strategy: TimeoutStrategy;
+  code: ErrorCode;
+  clock: Clock;
+  timeouts: EventEmitter<TimeoutEvent>;
+  /** Forced mode only: the deadlines of running calls, served by one timer. */
+  queue: DeadlineQueue | undefined;
+}
+
+/** The settle callbacks of a forced call's promise. */
+interface ForcedOutcome {
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+/** One call's state, and the context its function receives. */
+export class TimeoutCall implements PolicyContext, DeadlineEntry {
+  readonly startMs: number;
+  private controller: AbortController | undefined;
+  private timer: TimerHandle | undefined;
+  private parentSignal: AbortSignal | undefined;
+  // Made only when a call starts listening, so a call that never does allocates no closure.
+  private parentListener: (() => void) | undefined;
+  private timedOut = false;
+  private released = false;
+  private error: KeelError | undefined;
+  forced: ForcedOutcome | undefined;
+  previous: DeadlineEntry | undefined;
+  next: DeadlineEntry | undefined;
+  dueAtMs = 0;
+  queued = false;
+
+  constructor(
+    private readonly settings: TimeoutSettings,
+    private readonly parent: PolicyContext,
+  ) {
+    this.startMs = settings.clock.now();
+  }
+
+  get attempt(): number {
+    return this.parent.attempt;
+  }
+
+  get aborted(): boolean {
+    if (this.controller !== undefined) return this.controller.signal.aborted;
+    if (this.parent.aborted) return true;
+    // Without a signal nobody is told at the deadline, so the deadline is noticed here, when the function asks.
+    if (!this.timedOut && !this.released && this.pastDeadline()) this.markTimedOut();
+    return this.timedOut;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller?.signal ?? this.createSignal();
+  }
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+
+  private createSignal(): AbortSignal {
+    const controller = new AbortController();
+    this.controller = controller;
+    if (this.released) return controller.signal;
+    if (this.parent.aborted) {
+      controller.abort(this.parent.signal.reason);
+      return controller.signal;
+    }
+    const elapsedMs = this.settings.clock.now() - this.startMs;
+    if (this.timedOut || elapsedMs >= this.settings.timeoutMs) {
+      // First read after the deadline: the signal is born aborted, and this is when the timeout happens.
+      this.markTimedOut();
+      controller.abort(this.timeoutError());
+      return controller.signal;
+    }
+    this.listenToParent();
+    // In forced mode the policy's deadline queue watches the call.
+    if (this.settings.queue === undefined) {
+      this.timer = this.settings.clock.setTimeout(() => this.expire(), this.settings.timeoutMs - elapsedMs);
+    }
+    return controller.signal;
+  }
+
+  /** Follows the caller's signal (once), and acts at once if it has already aborted. */
+  listenToParent(): void {
+    if (this.parentSignal === undefined) {
+      const parentSignal = this.parent.signal;
+      if (parentSignal === NEVER_ABORTED_SIGNAL) return;
+      this.parentSignal = parentSignal;
+      this.parentListener = () => this.onParentAbort();
+      parentSignal.addEventListener('abort', this.parentListener, { once: true });
+    }
+    // A lazy parent's signal can be born aborted, and a forced call may start listening after an abort it missed.
+    if (this.parentSignal.aborted) this.onParentAbort();
+  }
+
+  private onParentAbort(): void {
+    const reason = this.parentSignal!.reason;
+    this.controller?.abort(reason);
+    this.forced?.reject(reason);
+    if (this.forced !== undefined) this.release();
+  }
+
+  /** Called at the deadline, by this call's timer (cooperative) or the policy's deadline queue (forced). */
+  expire(): void {
+    this.timer = undefined;
+    if (this.released) return;
+    this.markTimedOut();
+    const error = this.timeoutError();
+    this.controller?.abort(error);
+    if (this.forced !== undefined) {
+      this.forced.reject(error);
+      this.release();
+    }
+  }
+
+  /** What the caller receives when the function fails with `error`. */
+  failure(error: unknown): unknown {
+    if (isControlSignal(error)) return error;
+    if (this.parent.aborted) return this.parent.signal.reason;
+    return this.timedOut ? this.timeoutError() : error;
+  }
+
+  /** Forced mode: the function settled (first settlement wins; later ones are ignored). */
+  settle(fulfilled: boolean, outcome: unknown): void {
+    if (this.released) return;
+    const forced = this.forced!;
+    if (fulfilled) {
+      this.release();
+      forced.resolve(outcome);
+    } else {
+      const reason = this.failure(outcome);
+      this.release();
+      forced.reject(reason);
+    }
+  }
+
+  /** Drops the timer, the deadline-queue entry and the parent listener. Idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (this.timer !== undefined) {
+      this.settings.clock.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.queued) this.settings.queue!.remove(this);
+    if (this.parentListener !== undefined) this.parentSignal!.removeEventListener('abort', this.parentListener);
+  }
+
+  private pastDeadline(): boolean {
+    return this.settings.clock.now() - this.startMs >= this.settings.timeoutMs;
+  }
+
+  /**
+   * The one place a call times out, however the deadline was noticed (its timer, the deadline queue, or lazily when
+   * the function reads `aborted` or `signal` late): every way tells `onTimeout` listeners, once.
+   */
+  private markTimedOut(): void {
+    if (this.timedOut) return;
+    this.timedOut = true;
+    const { timeouts, timeoutMs, strategy } = this.settings;
+    if (timeouts.hasListeners) timeouts.emit({ timeoutMs, strategy });
+  }
+
+  /** One error per call, so the signal's reason and the rejection are the same object. */
+  private timeoutError(): KeelError {
+    const { code, timeoutMs } = this.settings;
+    this.error ??= new KeelError(code, `Timed out after ${timeoutMs} ms`, { data: { timeoutMs } });
+    return this.error;
+  }
+}

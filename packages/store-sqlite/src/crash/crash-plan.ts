@@ -1,0 +1,61 @@
+import { seededRandom, seedOf } from './prng.js';
+
+/** A tool of the crash test: every call appends one line to the side-effect file. */
+export interface CrashToolSpec {
+  readonly name: string;
+  readonly idempotent: boolean;
+}
+
+/** Three tools whose effect must never happen twice, one that may. */
+export const CRASH_TOOLS: readonly CrashToolSpec[] = [
+  { name: 'charge_card', idempotent: false },
+  { name: 'send_mail', idempotent: false },
+  { name: 'open_ticket', idempotent: false },
+  { name: 'lookup_price', idempotent: true },
+];
+
+/** One planned tool call: `callId` is the model's id, never the idempotency key. */
+export interface PlannedCall {
+  readonly callId: string;
+  readonly toolName: string;
+  readonly idempotent: boolean;
+}
+
+/** What a run's model does: steps 1..steps.length call tools, the next step answers. */
+export interface CrashPlan {
+  readonly runId: string;
+  readonly steps: readonly (readonly PlannedCall[])[];
+}
+
+/**
+ * A run's plan, fixed by its id alone, so the child (which plays the model) and the test (which checks the outcome)
+ * agree without talking: 3 to 5 tool steps of 1 to 3 calls each, then a final answer (4 to 6 model steps).
+ */
+export function crashPlan(runId: string): CrashPlan {
+  const random = seededRandom(seedOf(runId));
+  const stepCount = random.integer(3, 5);
+  const steps: PlannedCall[][] = [];
+  for (let step = 1; step <= stepCount; step++) {
+    const callCount = random.integer(1, 3);
+    const calls: PlannedCall[] = [];
+    for (let callIndex = 0; callIndex < callCount; callIndex++) {
+      const spec = CRASH_TOOLS[random.integer(0, CRASH_TOOLS.length - 1)]!;
+      calls.push({ callId: `call_${step}_${callIndex}`, toolName: spec.name, idempotent: spec.idempotent });
+    }
+    steps.push(calls);
+  }
+  return { runId, steps };
+}
+
+/** The idempotency key keel derives for a call: `${runId}:${step}:${callIndex}` (step from 1, call index from 0). */
+export function expectedKey(runId: string, step: number, callIndex: number): string {
+  return `${runId}:${step}:${callIndex}`;
+}
+
+/** One line of the side-effect file, as a tool appends it. */
+export function effectLine(idempotencyKey: string, toolName: string, idempotent: boolean): string {
+  return `${idempotencyKey}\t${toolName}\t${idempotent ? 'idempotent' : 'non-idempotent'}\n`;
+}
+
+/** The child's exit code when `resume` finds no such run (it was killed before the run was recorded): start it again. */
+export const EXIT_RUN_NOT_FOUND = 3;

@@ -1,0 +1,166 @@
+// Issue 4's crash test: real child processes run durable agents whose tools append their idempotency key to a file;
+// the test SIGKILLs them at seeded moments, resumes every run to its end, and checks the file and the store.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LedgerEntry, Message } from '@keel/core';
+import { describe, expect, it } from 'vitest';
+import { SqliteRunStore } from '../sqlite-run-store.js';
+import { type DriveResult, driveRun, type Effect, readEffects } from './crash-harness.js';
+import { crashPlan, expectedKey } from './crash-plan.js';
+import { seededRandom } from './prng.js';
+
+const CHILD_PATH = fileURLToPath(new URL('../../dist/crash/crash-child.js', import.meta.url));
+const SEED = Number(process.env.KEEL_CRASH_SEED ?? 4_242);
+const RUNS = 40;
+const PARALLEL_CHILDREN = 3;
+const MIN_KILLS = 200;
+
+interface StoredState {
+  messages: Message[];
+  output?: unknown;
+}
+
+/** What is wrong with one finished run: its completed steps that the store or the file lost. */
+function lostSteps(
+  drive: DriveResult,
+  state: StoredState,
+  ledger: readonly LedgerEntry[],
+  effects: ReadonlyMap<string, Effect>,
+): string[] {
+  const { runId } = drive;
+  const problems: string[] = [];
+  const plan = crashPlan(runId);
+  const assistants = state.messages.filter((message) => message.role === 'assistant');
+  if (assistants.length !== plan.steps.length + 1)
+    problems.push(`${runId}: ${assistants.length} model steps, planned ${plan.steps.length + 1}`);
+  const output = String(state.output ?? '');
+  plan.steps.forEach((calls, stepIndex) => {
+    const step = stepIndex + 1;
+    const asked = assistants[stepIndex]?.role === 'assistant' ? (assistants[stepIndex].toolCalls ?? []) : [];
+    calls.forEach((call, callIndex) => {
+      const key = expectedKey(runId, step, callIndex);
+      const where = `${runId} step ${step} call ${callIndex} (${call.toolName})`;
+      if (asked[callIndex]?.id !== call.callId || asked[callIndex]?.name !== call.toolName)
+        problems.push(`${where}: the model's call is missing from the conversation`);
+      const entry = ledger.find((candidate) => candidate.idempotencyKey === key);
+      if (entry?.status !== 'completed')
+        problems.push(`${where}: the ledger says ${entry?.status ?? 'nothing'}`);
+      const message = state.messages.find(
+        (candidate) => candidate.role === 'tool' && candidate.toolCallId === call.callId,
+      );
+      if (message?.role !== 'tool') {
+        problems.push(`${where}: no tool result in the conversation`);
+      } else if (message.isError === true) {
+        if (drive.decisions.get(key) !== 'abandon')
+          problems.push(`${where}: an error result nobody abandoned`);
+      } else if (!message.content.includes(key)) {
+        problems.push(`${where}: the result does not carry its idempotency key`);
+      }
+      if (!effects.has(key)) problems.push(`${where}: completed, but its side effect is not in the file`);
+      if (!output.includes(`${call.callId}=`))
+        problems.push(`${where}: the final answer does not mention it`);
+    });
+  });
+  return problems;
+}
+
+/** Runs `work` over the items, at most `parallel` at once. */
+async function pool<T, R>(
+  items: readonly T[],
+  parallel: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+  return results;
+}
+
+function tally(values: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return [...counts].map(([value, count]) => `${value} ${count}`).join(', ');
+}
+
+describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
+  it('never executes a non-idempotent side effect twice, loses no completed step, ends every run', async () => {
+    expect(existsSync(CHILD_PATH), `build first (npx tsc -b tsconfig.build.json): ${CHILD_PATH}`).toBe(true);
+    const directory = mkdtempSync(join(tmpdir(), 'keel-crash-'));
+    const databasePath = join(directory, 'keel.db');
+    const effectsPath = join(directory, 'effects.log');
+    const startedMs = performance.now();
+    const schedule = seededRandom(SEED);
+    const runs = Array.from({ length: RUNS }, (_, index) => ({
+      runId: `crash-${SEED}-${index}`,
+      // Each run draws its kill moments from its own generator: the schedule does not depend on which run finishes first.
+      random: seededRandom(schedule.integer(0, 2 ** 31)),
+      maxKills: schedule.integer(5, 9),
+    }));
+    const drives = await pool(runs, PARALLEL_CHILDREN, (run) =>
+      driveRun({ childPath: CHILD_PATH, databasePath, effectsPath, maxKillLine: 12, ...run }),
+    );
+
+    const effects = readEffects(effectsPath);
+    const store = new SqliteRunStore(databasePath);
+    const problems: string[] = [];
+    const statuses: string[] = [];
+    let completedCalls = 0;
+    let ledgerWithoutEffect = 0;
+    try {
+      for (const drive of drives) {
+        const record = await store.loadRun(drive.runId);
+        if (record === undefined) {
+          problems.push(`${drive.runId}: not in the store`);
+          continue;
+        }
+        statuses.push(record.status);
+        if (record.status !== drive.result.status)
+          problems.push(`${drive.runId}: stored ${record.status}, the child said ${drive.result.status}`);
+        const ledger = await store.ledger(drive.runId);
+        for (const entry of ledger) {
+          if (entry.status !== 'completed') continue;
+          completedCalls++;
+          if (!effects.has(entry.idempotencyKey)) ledgerWithoutEffect++;
+        }
+        problems.push(...lostSteps(drive, record.state as unknown as StoredState, ledger, effects));
+      }
+    } finally {
+      await store.close();
+    }
+    const duplicates = [...effects].filter(([, effect]) => !effect.idempotent && effect.count > 1);
+    const idempotentRepeats = [...effects].filter(
+      ([, effect]) => effect.idempotent && effect.count > 1,
+    ).length;
+    const kills = drives.reduce((sum, drive) => sum + drive.kills, 0);
+    const decisions = drives.flatMap((drive) => [...drive.decisions.values()]);
+    const terminal = statuses.filter((status) => ['completed', 'failed', 'cancelled'].includes(status));
+    const completed = statuses.filter((status) => status === 'completed').length;
+    const seconds = ((performance.now() - startedMs) / 1_000).toFixed(1);
+
+    console.log(
+      `crash test (seed ${SEED}): ${drives.length} runs, ${kills} kills, ${duplicates.length} duplicate side effects, ` +
+        `${problems.length} lost steps, ${terminal.length} terminal (${completed} completed), ` +
+        `uncertain calls: ${decisions.filter((decision) => decision === 'abandon').length} abandoned, ` +
+        `${decisions.filter((decision) => decision === 'execute').length} re-executed; ` +
+        `${completedCalls} completed calls, ${idempotentRepeats} idempotent calls re-run, ` +
+        `${drives.reduce((sum, drive) => sum + drive.spawns, 0)} children, ` +
+        `${drives.reduce((sum, drive) => sum + drive.restarts, 0)} restarts, ${seconds} s`,
+    );
+    console.log(`crash test: kills after ${tally(drives.flatMap((drive) => drive.killedAfter))}`);
+
+    expect(kills).toBeGreaterThanOrEqual(MIN_KILLS);
+    expect(duplicates, 'non-idempotent side effects executed twice').toEqual([]);
+    expect(problems, 'completed steps lost').toEqual([]);
+    expect(ledgerWithoutEffect, 'completed ledger entries with no side effect').toBe(0);
+    expect(statuses).toEqual(drives.map(() => 'completed'));
+    rmSync(directory, { recursive: true, force: true });
+  }, 240_000);
+});
