@@ -17,6 +17,10 @@ export function combineBudgets(run: RetryBudget, shared: RetryBudget | undefined
       if (!shared.tryAcquireRetry()) return false;
       return run.tryAcquireRetry();
     },
+    releaseRetry(): void {
+      run.releaseRetry?.();
+      shared.releaseRetry?.();
+    },
     snapshot: (): RetryBudgetSnapshot => run.snapshot(),
     onRetryAcquired: run.onRetryAcquired,
     onRetryDenied: run.onRetryDenied,

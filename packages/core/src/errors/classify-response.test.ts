@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushMicrotasks } from '../testing/fake-clock.js';
 import { classifyResponse } from './classify-response.js';
-import { KeelError } from './keel-error.js';
+import type { KeelError } from './keel-error.js';
 
 /** A 500 whose body sends half a JSON document and then nothing, ever; records whether it was cancelled. */
 function stalledResponse() {
@@ -93,11 +93,16 @@ describe('classifyResponse: a body that never ends', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
-  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY, '5000'])('rejects maxBodyWaitMs %s with config.invalid', async (maxBodyWaitMs) => {
-    const response = new Response('{}', { status: 500 });
-    await expect(classifyResponse(response, { maxBodyWaitMs: maxBodyWaitMs as never })).rejects.toMatchObject({
-      code: 'config.invalid',
-      data: { option: 'maxBodyWaitMs' },
-    });
-  });
+  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY, '5000'])(
+    'rejects maxBodyWaitMs %s with config.invalid',
+    async (maxBodyWaitMs) => {
+      const response = new Response('{}', { status: 500 });
+      await expect(
+        classifyResponse(response, { maxBodyWaitMs: maxBodyWaitMs as never }),
+      ).rejects.toMatchObject({
+        code: 'config.invalid',
+        data: { option: 'maxBodyWaitMs' },
+      });
+    },
+  );
 });

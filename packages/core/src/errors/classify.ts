@@ -11,22 +11,35 @@ import { errorChain, messageOf, readProperty } from './error-chain.js';
 import { guidanceFor } from './guidance.js';
 import { type JsonValue, KeelError } from './keel-error.js';
 
-/** What a user rule says about an error. Status, provider and cause are filled in by `classify`. */
+/**
+ * What a user rule says about an error. `classify` builds the KeelError from it, with the classifier's `provider`
+ * and the original error as `cause`.
+ */
 export interface ClassificationMatch {
+  /** The keel error code, such as `provider.overloaded`. Required. */
   code: ErrorCode;
-  /** Defaults to the error's own message. */
+  /** The error's message. Defaults to the original error's own message. */
   message?: string;
-  /** Defaults to the code's retryability. */
+  /** Whether trying again may succeed. Defaults to the code's retryability. */
   retryable?: boolean;
+  /**
+   * How long to wait before trying again, in milliseconds (a finite number >= 0); kept only when the result is
+   * retryable. Defaults to undefined (no ask).
+   */
   retryAfterMs?: number;
+  /** The HTTP status to record. Defaults to undefined. */
   status?: number;
+  /** Text the model or the user can act on. Defaults to keel's guidance for the code, if it has any. */
   guidance?: string;
+  /** Structured facts to record (JSON); `ruleIndex` and `rule` are added. Defaults to `{}`. */
   data?: Record<string, JsonValue>;
 }
 
 /** What a user rule is told besides the error. */
 export interface RuleContext {
+  /** The classifier's `provider` option, if any. */
   provider: string | undefined;
+  /** The time to read HTTP dates and reset timestamps against, in epoch milliseconds (`nowMs`, or `Date.now()`). */
   nowMs: number;
 }
 
@@ -115,24 +128,26 @@ export function createClassifier(
 }
 
 function validateOptions(options: ClassifyOptions, where: string): void {
-  const fail = (what: string) => {
-    throw new KeelError('config.invalid', `${where}: ${what}`);
+  const fail = (option: string, what: string) => {
+    throw new KeelError('config.invalid', `${where}: ${what}`, { data: { option } });
   };
-  if (typeof options !== 'object' || options === null) fail('options must be an object.');
+  if (typeof options !== 'object' || options === null) fail('options', 'options must be an object.');
   if (options.provider !== undefined && typeof options.provider !== 'string')
-    fail('provider must be a string.');
-  if (options.nowMs !== undefined && !Number.isFinite(options.nowMs)) fail('nowMs must be a finite number.');
+    fail('provider', 'provider must be a string.');
+  if (options.nowMs !== undefined && !Number.isFinite(options.nowMs))
+    fail('nowMs', 'nowMs must be a finite number.');
   if (options.rules !== undefined) {
-    if (!Array.isArray(options.rules)) fail('rules must be an array of functions.');
+    if (!Array.isArray(options.rules)) fail('rules', 'rules must be an array of functions.');
     options.rules.forEach((rule, index) => {
-      if (typeof rule !== 'function') fail(`rules[${index}] must be a function, got ${typeof rule}.`);
+      if (typeof rule !== 'function')
+        fail('rules', `rules[${index}] must be a function, got ${typeof rule}.`);
     });
   }
   if (
     options.signal !== undefined &&
     typeof (options.signal as { aborted?: unknown })?.aborted !== 'boolean'
   ) {
-    fail('signal must be an AbortSignal.');
+    fail('signal', 'signal must be an AbortSignal.');
   }
 }
 

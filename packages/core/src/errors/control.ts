@@ -12,5 +12,7 @@ export interface ControlSignal {
 
 /** True when `value` is a control signal (a value branded with {@link CONTROL_SIGNAL}). */
 export function isControlSignal(value: unknown): value is ControlSignal {
-  return typeof value === 'object' && value !== null && (value as Partial<ControlSignal>)[CONTROL_SIGNAL] === true;
+  return (
+    typeof value === 'object' && value !== null && (value as Partial<ControlSignal>)[CONTROL_SIGNAL] === true
+  );
 }

@@ -7,21 +7,21 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 
 const KEEL_ERROR = Symbol.for('keel.error');
 
-/** What a {@link KeelError} is made from. Only `code` and `message` are required. */
+/** What a {@link KeelError} is made from, besides `code` and `message`. Every field is optional. */
 export interface KeelErrorOptions {
-  /** Overrides the code's default retryability. */
+  /** Whether trying again may succeed. Defaults to the code's own retryability (`ERROR_CODES[code].retryable`). */
   retryable?: boolean;
-  /** How long the source asked us to wait before trying again, in milliseconds. */
+  /** How long the source asked us to wait before trying again, in milliseconds. Defaults to undefined (no ask). */
   retryAfterMs?: number;
-  /** The HTTP status that produced the error, if any. */
+  /** The HTTP status that produced the error. Defaults to undefined (not an HTTP error). */
   status?: number;
-  /** The provider (or tool, or store) that produced the error, such as `openai`. */
+  /** The provider (or tool, or store) that produced the error, such as `openai`. Defaults to undefined. */
   provider?: string;
-  /** Structured facts about the error. Must be JSON. */
+  /** Structured facts about the error; must be JSON. Defaults to `{}`. */
   data?: Record<string, JsonValue>;
-  /** Text the model (or the user) can act on to avoid the error. */
+  /** Text the model (or the user) can act on to avoid the error; secrets are redacted. Defaults to undefined. */
   guidance?: string;
-  /** What caused this error. */
+  /** What caused this error, kept as the standard `cause`. Defaults to undefined. */
   cause?: unknown;
 }
 
@@ -58,7 +58,9 @@ export class KeelError extends Error {
 
   /** True when `value` is a KeelError, even one from another copy of keel. */
   static isInstance(value: unknown): value is KeelError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[KEEL_ERROR] === true;
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[KEEL_ERROR] === true
+    );
   }
 
   /**
@@ -67,7 +69,9 @@ export class KeelError extends Error {
    */
   static fromJSON(serialized: SerializedError): KeelError {
     const error = deserializeError(serialized);
-    return KeelError.isInstance(error) ? error : new KeelError('internal.unexpected', error.message, { cause: error });
+    return KeelError.isInstance(error)
+      ? error
+      : new KeelError('internal.unexpected', error.message, { cause: error });
   }
 
   /** The error as JSON: causes serialised recursively (depth-capped, cycle-safe), secrets redacted. */

@@ -63,6 +63,29 @@ describe('redactSecrets', () => {
     ['an AWS access key id', 'AKIAIOSFODNN7EXAMPLE was denied', `${REDACTED} was denied`],
     ['a GitHub token', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', REDACTED],
     ['two secrets in one message', `${OPENAI_KEY} and ${ANTHROPIC_KEY}`, `${REDACTED} and ${REDACTED}`],
+    [
+      'a token query parameter',
+      'GET https://api.example.com/v1?token=abc123def456ghi&q=1',
+      `GET https://api.example.com/v1?token=${REDACTED}&q=1`,
+    ],
+    ['a token parameter in prose', 'retrying with token=s3cr3tvalue', `retrying with token=${REDACTED}`],
+    [
+      'an access_token parameter',
+      '/callback#access_token=ya29.a0AfH6SM&expires_in=3599',
+      `/callback#access_token=${REDACTED}&expires_in=3599`,
+    ],
+    ['a JSON token field', '{"token":"tok_live_123","user":"ann"}', `{"token":"${REDACTED}","user":"ann"}`],
+    [
+      'a Cookie header, every cookie in it',
+      'Cookie: session=abc123def456; theme=dark',
+      `Cookie: ${REDACTED}`,
+    ],
+    [
+      'a Set-Cookie header',
+      'upstream sent Set-Cookie: sid=s%3Aabc.def; Path=/; HttpOnly\nnext line',
+      `upstream sent Set-Cookie: ${REDACTED}\nnext line`,
+    ],
+    ['a JSON cookie field', '{"cookie":"a=1; b=2","status":401}', `{"cookie":"${REDACTED}","status":401}`],
   ];
   it.each(cases)('removes %s', (_label, input, expected) => {
     expect(redactSecrets(input)).toBe(expected);
@@ -78,6 +101,11 @@ describe('redactSecrets', () => {
     'see https://platform.openai.com/docs/guides/error-codes/api-errors for details',
     'postgres://db.local:5432/keel',
     'max_tokens: 4096, temperature: 0.2, stop: null',
+    'max_tokens=4096&temperature=0.2',
+    '{"max_tokens": 4096, "prompt_tokens": 12}',
+    'usage: { tokens: 5, total_tokens: 17 }',
+    'Unexpected token: } in JSON at position 3',
+    'the cookie policy allows it',
     'Unexpected token } in JSON at position 12',
     'the task-1234567890abcdefghij failed',
     '',

@@ -1,16 +1,24 @@
 /** Replacement text for a secret removed from a message or a serialised error. */
 export const REDACTED = '[redacted]';
 
-// Names whose value is a credential, as a header (`x-api-key: ...`), a query parameter (`?api_key=...`), a JSON
-// field (`"password": "..."`) or prose (`client_secret=...`). Prefixes such as `x-goog-` or `client_` are allowed.
+// Names whose value is a credential, as a header (`x-api-key: ...`), a query parameter (`?api_key=...`,
+// `?token=...`), a JSON field (`"password": "..."`) or prose (`client_secret=...`). Prefixes such as `x-goog-`,
+// `access_` or `client_` are allowed. The name must end right before the separator, so counts such as
+// `max_tokens=4096` or `tokens: 5` are never taken for one.
 const CREDENTIAL_NAME =
-  '(?:[a-z0-9]+[-_]){0,3}(?:authorization|api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|id[-_]?token|auth[-_]?token|session[-_]?token|secret|password|passwd|private[-_]?key)';
+  '(?:[a-z0-9]+[-_]){0,3}(?:authorization|api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|id[-_]?token|auth[-_]?token|session[-_]?token|token|secret|password|passwd|private[-_]?key)';
 
 /** `name: value`, `name=value`, `"name": "value"`; an auth scheme before the value (`Bearer ...`) is kept. */
 const NAMED_CREDENTIAL = new RegExp(
   `\\b(${CREDENTIAL_NAME})(["']?\\s*[:=]\\s*["']?)((?:Bearer|Basic|Token|Digest)\\s+)?[^\\s"',;}&]+`,
   'gi',
 );
+
+/**
+ * A `Cookie` or `Set-Cookie` header, or a `cookie` field: its whole value goes (every cookie in it, up to the end of
+ * the line or the closing quote), since any cookie may be a session.
+ */
+const COOKIE = /\b((?:set-)?cookie)(["']?\s*[:=]\s*["']?)[^\r\n"']+/gi;
 
 /** Prefixed keys that name themselves. Each prefix is specific enough that prose never contains one. */
 const SELF_NAMED_KEYS: readonly RegExp[] = [
@@ -36,15 +44,25 @@ const BASIC = /\b(Basic)\s+(?=[A-Za-z0-9+/]*(?:\d|=|[+/]\w)|[A-Za-z0-9+/]{20,})[
 // Passwords in URLs: scheme://user:password@host, and scheme://:password@host (Redis).
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@]*:)[^\s@/]+@/gi;
 
+// A cheap first look: every pattern above needs one of these words or prefixes, so text without any is returned as
+// it is, without running the patterns (most messages hold no secret, and KeelError redacts every message it builds).
+const SECRET_HINT =
+  /authorization|api[-_]?key|apikey|token|secret|passw(?:or)?d|private[-_]?key|cookie|\b[spr]k-|\bA[KS]IA|\bgh[opusr]_|github_pat_|\bAIza|\bxox|\beyJ|bearer|basic|:\/\//i;
+
 /**
  * Returns `text` with credentials replaced by `[redacted]`: provider API keys (OpenAI, Anthropic and other
  * self-naming keys), bearer and basic credentials, the values of credential-named headers, parameters and fields
- * (`Authorization`, `x-api-key`, `api_key`, `password`, `client_secret`, ...), and passwords in URLs. Names, schemes
- * and the rest of the text are kept as they are.
+ * (`Authorization`, `x-api-key`, `api_key`, `token`, `access_token`, `password`, `client_secret`, ...), whole
+ * `Cookie` and `Set-Cookie` values, and passwords in URLs. Names, schemes and the rest of the text are kept as they
+ * are; counts such as `max_tokens=4096` are not credentials.
  */
 export function redactSecrets(text: string): string {
-  if (typeof text !== 'string') return text;
+  if (typeof text !== 'string' || !SECRET_HINT.test(text)) return text;
   let result = text.replace(
+    COOKIE,
+    (_match, name: string, separator: string) => `${name}${separator}${REDACTED}`,
+  );
+  result = result.replace(
     NAMED_CREDENTIAL,
     (_match, name: string, separator: string, scheme: string | undefined) =>
       `${name}${separator}${scheme ?? ''}${REDACTED}`,

@@ -1,4 +1,5 @@
 import { ERROR_CODES, type ErrorCode, isErrorCode } from './codes.js';
+import { readProperty } from './error-chain.js';
 import { type JsonValue, KeelError } from './keel-error.js';
 import { isSecretKey, REDACTED, redactSecrets } from './redact.js';
 
@@ -39,7 +40,7 @@ function serializeAt(error: unknown, depth: number, seen: Set<unknown>): Seriali
     seen.add(error);
   }
   const result = describe(error);
-  const cause = read(error, 'cause');
+  const cause = readProperty(error, 'cause');
   if (cause !== undefined) {
     result.cause =
       depth + 1 >= MAX_CAUSE_DEPTH
@@ -67,20 +68,20 @@ function describe(error: unknown): SerializedError {
     if (error.guidance !== undefined) result.guidance = redactSecrets(String(error.guidance));
     return result;
   }
-  const message = read(error, 'message');
+  const message = readProperty(error, 'message');
   if (
     error instanceof Error ||
     (typeof error === 'object' && error !== null && typeof message === 'string')
   ) {
-    const name = read(error, 'name');
+    const name = readProperty(error, 'name');
     const result: SerializedError = {
       name: typeof name === 'string' && name !== '' ? name : 'Error',
       message: clip(redactSecrets(typeof message === 'string' ? message : '')),
     };
-    const code = read(error, 'code');
+    const code = readProperty(error, 'code');
     if (typeof code === 'string' || typeof code === 'number')
       result.data = { code: redactSecrets(String(code)) };
-    const status = read(error, 'status');
+    const status = readProperty(error, 'status');
     if (typeof status === 'number' && Number.isInteger(status)) result.status = status;
     return result;
   }
@@ -113,22 +114,13 @@ function toSafeJson(value: unknown, depth: number, ancestors: Set<unknown>): Jso
     if (Array.isArray(value)) return value.map((item) => toSafeJson(item, depth + 1, ancestors));
     const result: Record<string, JsonValue> = {};
     for (const key of Object.keys(value)) {
-      const item = read(value, key);
+      const item = readProperty(value, key);
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
       result[key] = isSecretKey(key) ? REDACTED : toSafeJson(item, depth + 1, ancestors);
     }
     return result;
   } finally {
     ancestors.delete(value);
-  }
-}
-
-function read(value: unknown, key: string): unknown {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch {
-    return undefined;
   }
 }
 

@@ -49,7 +49,7 @@ export async function post(request: PostRequest): Promise<Response> {
   }
   if (response.ok) return response;
   // Reads the error body (bounded) so provider codes such as `insufficient_quota` decide, then releases the connection.
-  const error = await classifyResponse(response, { provider });
+  const error = await classifyResponse(response, { provider, signal });
   if (signal.aborted) throw signal.reason;
   throw error;
 }

@@ -54,7 +54,9 @@ describe('bulkhead', () => {
       caught = error;
     }
     expect(KeelError.isInstance(caught) && caught.code).toBe('config.invalid');
-    expect((caught as KeelError).message).toBe('Unknown bulkhead option maxQueue (known: maxConcurrent, maxQueued)');
+    expect((caught as KeelError).message).toBe(
+      'Unknown bulkhead option maxQueue (known: maxConcurrent, maxQueued)',
+    );
     expect((caught as KeelError).data).toEqual({ option: 'maxQueue' });
   });
 

@@ -1,7 +1,7 @@
-import { KeelError } from '../errors/keel-error.js';
 import { NEVER_ABORTED_SIGNAL, runInContext, toContext } from './context.js';
 import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import { rejectionError } from './rejection.js';
 import {
   rejectUnknownOptions,
   requireNonNegativeInteger,
@@ -73,10 +73,12 @@ export function bulkhead(options: BulkheadOptions): BulkheadPolicy {
     if (queue.size >= maxQueued) {
       if (rejections.hasListeners) rejections.emit({ maxConcurrent, maxQueued });
       return Promise.reject(
-        new KeelError(
+        rejectionError(
           'policy.bulkhead_full',
           `bulkhead full: ${maxConcurrent} calls running and ${maxQueued} waiting`,
-          { data: { maxConcurrent, maxQueued } },
+          {
+            data: { maxConcurrent, maxQueued },
+          },
         ),
       );
     }
@@ -130,6 +132,8 @@ function validate(options: BulkheadOptions): { maxConcurrent: number; maxQueued:
   rejectUnknownOptions(options, ['maxConcurrent', 'maxQueued'], FACTORY);
   return {
     maxConcurrent: requirePositiveInteger(options.maxConcurrent, 'maxConcurrent', FACTORY),
-    maxQueued: requireNonNegativeInteger(options.maxQueued ?? 0, 'maxQueued', FACTORY, { allowInfinity: true }),
+    maxQueued: requireNonNegativeInteger(options.maxQueued ?? 0, 'maxQueued', FACTORY, {
+      allowInfinity: true,
+    }),
   };
 }

@@ -569,7 +569,10 @@ describe('circuitBreaker: options', () => {
       { halfOpenAfterMs: { initialMs: 1_000, maxMs: 10 } },
       /halfOpenAfterMs.maxMs must be .* >= 1000, got 10/,
     ],
-    [{ halfOpenAfterMs: { initial: 1 } }, /Unknown circuitBreaker halfOpenAfterMs option initial \(known: initialMs, factor, maxMs\)/],
+    [
+      { halfOpenAfterMs: { initial: 1 } },
+      /Unknown circuitBreaker halfOpenAfterMs option initial \(known: initialMs, factor, maxMs\)/,
+    ],
     [{ halfOpenMaxProbes: 0 }, /halfOpenMaxProbes must be an integer >= 1, got 0/],
     [{ probeSuccessesToClose: 1.5 }, /probeSuccessesToClose must be an integer >= 1/],
     [{ probeTimeoutMs: 0 }, /probeTimeoutMs must be a finite number of milliseconds >= 1, got 0/],

@@ -1,5 +1,5 @@
 import { isControlSignal } from '../errors/control.js';
-import { KeelError } from '../errors/keel-error.js';
+import type { KeelError } from '../errors/keel-error.js';
 import type {
   BreakerOutcome,
   BreakerRejection,
@@ -16,6 +16,7 @@ import { toContext } from './context.js';
 import { EventEmitter } from './events.js';
 import type { Disposable, Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 import { isPromiseLike } from './promise.js';
+import { rejectionError } from './rejection.js';
 
 /** An open period that grows with each open in a row (a probe failed again). */
 export interface OpenDurationOptions {
@@ -228,7 +229,7 @@ class CircuitBreakerPolicy implements CircuitBreaker {
           ? `circuit breaker "${this.name}" is half-open and every probe slot is taken: calls are rejected for ` +
             `up to ${remainingMs} ms while the probes run`
           : `circuit breaker "${this.name}" is open: calls are rejected for another ${remainingMs} ms`;
-    return new KeelError('policy.circuit_open', message, {
+    return rejectionError('policy.circuit_open', message, {
       retryAfterMs: remainingMs,
       data: { breaker: this.name, state, remainingMs: remainingMs ?? null },
     });

@@ -7,7 +7,12 @@ export type TimerHandle = unknown;
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /**
+   * Calls `callback` once, `delayMs` milliseconds from now, and returns a handle for `clearTimeout`. Policies never
+   * pass more than `MAX_DELAY_MS` (2^31 - 1), the longest a Node timer can wait, nor NaN.
+   */
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  /** Cancels a timer from `setTimeout`, if it has not fired yet. A handle that already fired or was cleared is ignored. */
   clearTimeout(handle: TimerHandle): void;
 }
 

@@ -4,7 +4,11 @@ import type { PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 /** A signal that never aborts, shared by every call made without one. */
 export const NEVER_ABORTED_SIGNAL: AbortSignal = new AbortController().signal;
 
-const ROOT_CONTEXT: PolicyContext = Object.freeze({ signal: NEVER_ABORTED_SIGNAL, aborted: false, attempt: 1 });
+const ROOT_CONTEXT: PolicyContext = Object.freeze({
+  signal: NEVER_ABORTED_SIGNAL,
+  aborted: false,
+  attempt: 1,
+});
 
 class SignalContext implements PolicyContext {
   constructor(
@@ -47,7 +51,7 @@ export function withAttempt(parent: PolicyContext, attempt: number): PolicyConte
 
 /** Whether `input` is aborted, without creating a signal. */
 export function isAborted(input: SignalInput): boolean {
-  return input !== undefined && input.aborted;
+  return input?.aborted === true;
 }
 
 /**

@@ -63,7 +63,9 @@ describe('constant', () => {
     configError(() => constant(-1));
     configError(() => constant(Number.NaN));
     configError(() => constant(Number.POSITIVE_INFINITY));
-    expect(configError(() => constant(MAX_DELAY_MS + 1)).message).toMatch(/delayMs must be a number of milliseconds from 0 to 2147483647, got 2147483648/);
+    expect(configError(() => constant(MAX_DELAY_MS + 1)).message).toMatch(
+      /delayMs must be a number of milliseconds from 0 to 2147483647, got 2147483648/,
+    );
   });
 });
 

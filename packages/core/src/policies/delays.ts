@@ -79,7 +79,11 @@ export function exponential(options: ExponentialOptions = {}): Delay {
   const factor = options.factor ?? 2;
   checkMs('exponential', 'initialMs', initialMs, 0);
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
-    throw invalidOption('exponential', 'factor', `factor must be a finite number >= 1, got ${String(factor)}`);
+    throw invalidOption(
+      'exponential',
+      'factor',
+      `factor must be a finite number >= 1, got ${String(factor)}`,
+    );
   }
   const maxMs = options.maxMs ?? Math.max(30_000, initialMs);
   checkMs('exponential', 'maxMs', maxMs, initialMs);

@@ -46,8 +46,14 @@ describe('hedge', () => {
       // Node fires a longer timer after 1 ms: every call would be hedged at once.
       [{ delayMs: 2 ** 31 }, /delayMs must be .* to 2147483647, got 2147483648/],
       [{ delayMs: 10, maxHedgedAttempts: 1.5 }, /maxHedgedAttempts must be an integer >= 0, got 1.5/],
-      [{ delayMs: 10, clock: { now: () => 0 } }, /clock must be a Clock with now\(\), setTimeout\(\) and clearTimeout\(\)/],
-      [{ delayMs: 10, maxHedges: 2 }, /^Unknown hedge option maxHedges \(known: delayMs, maxHedgedAttempts, clock\)$/],
+      [
+        { delayMs: 10, clock: { now: () => 0 } },
+        /clock must be a Clock with now\(\), setTimeout\(\) and clearTimeout\(\)/,
+      ],
+      [
+        { delayMs: 10, maxHedges: 2 },
+        /^Unknown hedge option maxHedges \(known: delayMs, maxHedgedAttempts, clock\)$/,
+      ],
     ] as const;
     for (const [options, message] of bad) {
       let caught: unknown;

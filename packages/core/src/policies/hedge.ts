@@ -214,7 +214,11 @@ function validate(options: HedgeOptions): Required<HedgeOptions> {
   return {
     // Armed as a timer: a longer delay would make Node fire it after 1 ms, hedging every call at once.
     delayMs: requireNonNegativeNumber(options.delayMs, 'delayMs', FACTORY, { maximum: MAX_DELAY_MS }),
-    maxHedgedAttempts: requireNonNegativeInteger(options.maxHedgedAttempts ?? 1, 'maxHedgedAttempts', FACTORY),
+    maxHedgedAttempts: requireNonNegativeInteger(
+      options.maxHedgedAttempts ?? 1,
+      'maxHedgedAttempts',
+      FACTORY,
+    ),
     clock: requireClock(options.clock ?? systemClock, FACTORY),
   };
 }

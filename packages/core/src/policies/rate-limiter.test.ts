@@ -35,9 +35,18 @@ describe('rateLimiter', () => {
       [{ ratePerSecond: 1, bucketSize: 0.5 }, /bucketSize must be a finite number >= 1, got 0.5/],
       [{ ratePerSecond: 1, mode: 'queue' }, /mode must be 'reject' or 'wait', got queue/],
       [{ ratePerSecond: 1, maxWaitMs: -1 }, /maxWaitMs must be a number of milliseconds >= 0, got -1/],
-      [{ ratePerSecond: 1, maxWaitMs: Number.NaN }, /maxWaitMs must be a number of milliseconds >= 0, got NaN/],
-      [{ ratePerSecond: 1, clock: {} }, /clock must be a Clock with now\(\), setTimeout\(\) and clearTimeout\(\)/],
-      [{ ratePerSecond: 1, burst: 5 }, /^Unknown rateLimiter option burst \(known: ratePerSecond, tokensPerInterval/],
+      [
+        { ratePerSecond: 1, maxWaitMs: Number.NaN },
+        /maxWaitMs must be a number of milliseconds >= 0, got NaN/,
+      ],
+      [
+        { ratePerSecond: 1, clock: {} },
+        /clock must be a Clock with now\(\), setTimeout\(\) and clearTimeout\(\)/,
+      ],
+      [
+        { ratePerSecond: 1, burst: 5 },
+        /^Unknown rateLimiter option burst \(known: ratePerSecond, tokensPerInterval/,
+      ],
     ] as const;
     for (const [options, message] of bad) {
       let caught: unknown;

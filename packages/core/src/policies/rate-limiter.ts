@@ -1,9 +1,9 @@
-import { KeelError } from '../errors/keel-error.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { NEVER_ABORTED_SIGNAL, runInContext, toContext } from './context.js';
 import { MAX_DELAY_MS } from './delays.js';
 import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import { rejectionError } from './rejection.js';
 import {
   invalidOption,
   rejectUnknownOptions,
@@ -99,7 +99,7 @@ export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
   const reject = (retryAfterMs: number): Promise<never> => {
     if (rejections.hasListeners) rejections.emit({ retryAfterMs });
     return Promise.reject(
-      new KeelError('policy.rate_limited', `rate limit reached: next call allowed in ${retryAfterMs} ms`, {
+      rejectionError('policy.rate_limited', `rate limit reached: next call allowed in ${retryAfterMs} ms`, {
         retryAfterMs,
         data: { retryAfterMs, bucketSize, ratePerSecond: ratePerMs * 1000 },
       }),
@@ -195,7 +195,15 @@ interface ValidOptions {
 
 const FACTORY = 'rateLimiter';
 
-const KNOWN_OPTIONS = ['ratePerSecond', 'tokensPerInterval', 'intervalMs', 'bucketSize', 'mode', 'maxWaitMs', 'clock'];
+const KNOWN_OPTIONS = [
+  'ratePerSecond',
+  'tokensPerInterval',
+  'intervalMs',
+  'bucketSize',
+  'mode',
+  'maxWaitMs',
+  'clock',
+];
 
 function validate(options: RateLimiterOptions): ValidOptions {
   requireOptionsObject(options, FACTORY, '{ ratePerSecond: 5 }');
@@ -209,7 +217,8 @@ function validate(options: RateLimiterOptions): ValidOptions {
     );
   }
   const positive = { minimum: Number.MIN_VALUE, finite: true };
-  if (ratePerSecond !== undefined) requireNonNegativeNumber(ratePerSecond, 'ratePerSecond', FACTORY, positive);
+  if (ratePerSecond !== undefined)
+    requireNonNegativeNumber(ratePerSecond, 'ratePerSecond', FACTORY, positive);
   if (tokensPerInterval !== undefined) {
     requireNonNegativeNumber(tokensPerInterval, 'tokensPerInterval', FACTORY, positive);
   }

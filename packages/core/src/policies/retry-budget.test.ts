@@ -59,6 +59,24 @@ describe('retryBudget', () => {
     expect(budget.snapshot()).toEqual({ spent: 25, remaining: 0, requestsInWindow: 0, retriesInWindow: 0 });
   });
 
+  it('takes back a released retry from the lifetime count and from the window', async () => {
+    const clock = new FakeClock(0);
+    const budget = retryBudget({ maxRetries: 2, ratio: 0.5, minRetriesPerSecond: 0, windowMs: 1_000, clock });
+    for (let request = 0; request < 4; request++) budget.recordRequest();
+    expect(budget.tryAcquireRetry()).toBe(true);
+    await clock.advance(300);
+    expect(budget.tryAcquireRetry()).toBe(true);
+    expect(budget.snapshot()).toEqual({ spent: 2, remaining: 0, requestsInWindow: 4, retriesInWindow: 2 });
+    budget.releaseRetry!();
+    expect(budget.snapshot()).toEqual({ spent: 1, remaining: 1, requestsInWindow: 4, retriesInWindow: 1 });
+    expect(budget.tryAcquireRetry()).toBe(true);
+    budget.releaseRetry!();
+    budget.releaseRetry!();
+    budget.releaseRetry!();
+    // Never below nothing spent.
+    expect(budget.snapshot()).toMatchObject({ spent: 0, retriesInWindow: 0 });
+  });
+
   it('restores spent retries from a snapshot', () => {
     const budget = retryBudget({ maxRetries: 5, ratio: false, initialSpent: 4 });
     expect(acquireAll(budget)).toBe(1);

@@ -64,6 +64,11 @@ export interface RetryBudget {
   recordRequest(): void;
   /** Takes one retry from the budget: `true` when granted, `false` when spent (nothing is taken then). */
   tryAcquireRetry(): boolean;
+  /**
+   * Gives back one retry granted by `tryAcquireRetry` that never ran (its caller cancelled during the wait before
+   * it). Optional: a budget without it keeps such retries spent.
+   */
+  releaseRetry?(): void;
   snapshot(): RetryBudgetSnapshot;
   /** Fires for every retry granted. */
   readonly onRetryAcquired: Event<RetryBudgetSnapshot>;
@@ -161,6 +166,19 @@ export function retryBudget(options: RetryBudgetOptions = {}): RetryBudget {
       spent += 1;
       if (acquired.hasListeners) acquired.emit(snapshot());
       return true;
+    },
+    releaseRetry(): void {
+      if (spent <= 0) return;
+      spent -= 1;
+      if (ratio === false) return;
+      // The newest slot in the window that counted a retry: where this one was counted, unless the window moved on.
+      const newest = slotIds[currentSlot()]!;
+      let slot = -1;
+      for (let index = 0; index < SLOTS; index++) {
+        const id = slotIds[index]!;
+        if (id > newest - SLOTS && retries[index]! > 0 && (slot === -1 || id > slotIds[slot]!)) slot = index;
+      }
+      if (slot !== -1) retries[slot]! -= 1;
     },
     snapshot,
     onRetryAcquired: acquired.event,

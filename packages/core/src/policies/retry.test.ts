@@ -339,7 +339,7 @@ describe('retry', () => {
     expect(error.cause).toBe(errors[1]);
   });
 
-  it('takes the budget token when the wait ends, so a call cancelled while waiting spends nothing', async () => {
+  it('gives the budget token back when the caller cancels during the wait, so a cancelled retry spends nothing', async () => {
     const budget = retryBudget({ maxRetries: 5, ratio: false });
     const { clock, policy } = setup({ maxAttempts: 10, budget });
     const controller = new AbortController();

@@ -46,15 +46,16 @@ export interface RetryOptions {
    */
   maxElapsedMs?: number;
   /**
-   * A budget each retry draws one token from, when the wait before it ends (a call cancelled while waiting spends
-   * nothing); once it is spent, retrying stops with `policy.budget_exhausted`. Defaults to none.
+   * A budget each retry draws one token from, before its wait (given back through `releaseRetry`, when the budget
+   * has it, if the caller cancels during the wait); once it is spent, retrying stops at once with
+   * `policy.budget_exhausted`. Defaults to none.
    */
   budget?: RetryBudget;
   /** Where time comes from. Defaults to the system clock. */
   clock?: Clock;
 }
 
-/** Emitted before each wait (with a budget, the retry may still be refused when the wait ends). */
+/** Emitted before each wait, once the retry is granted (by the budget too, when there is one). */
 export interface RetryEvent {
   /** The attempt that failed. */
   readonly attempt: number;
@@ -206,18 +207,19 @@ export function retry(options: RetryOptions = {}): RetryPolicy {
             });
           delayMs = Math.min(delayMs, leftMs);
         }
-        // A budget already spent gives up now rather than after a pointless wait; the token itself is taken once
-        // the wait is over, so that a caller who cancels while waiting spends nothing.
-        let acquired = false;
-        if (budget !== undefined && budget.snapshot().remaining < 1) {
-          if (!budget.tryAcquireRetry()) throw budgetExhausted(attempt, error);
-          acquired = true;
-        }
+        // The token is taken before the wait, so that a spent budget gives up at once rather than after a pointless
+        // wait, and `onRetry` only ever announces a retry that was granted.
+        if (budget !== undefined && !budget.tryAcquireRetry()) throw budgetExhausted(attempt, error);
         if (retries.hasListeners) retries.emit({ attempt, delayMs, error });
         // Reading the signal here (a failure path) may create it; waiting on the shared never-aborted one is pointless.
         const waitSignal = context.signal;
-        await sleep(delayMs, clock, waitSignal === NEVER_ABORTED_SIGNAL ? undefined : waitSignal);
-        if (budget !== undefined && !acquired && !budget.tryAcquireRetry()) throw budgetExhausted(attempt, error);
+        try {
+          await sleep(delayMs, clock, waitSignal === NEVER_ABORTED_SIGNAL ? undefined : waitSignal);
+        } catch (reason) {
+          // Cancelled while waiting: the retry never runs, so its token goes back.
+          budget?.releaseRetry?.();
+          throw reason;
+        }
       }
     }
   }
@@ -261,13 +263,15 @@ function validate(options: RetryOptions): Settings {
     budget !== undefined &&
     (typeof budget?.tryAcquireRetry !== 'function' ||
       typeof budget.recordRequest !== 'function' ||
-      typeof budget.snapshot !== 'function')
+      (budget.releaseRetry !== undefined && typeof budget.releaseRetry !== 'function'))
   ) {
     throw invalidOption(FACTORY, 'budget', 'budget must be a RetryBudget, such as retryBudget()');
   }
   return {
     // The first call counts: 1 means no retry at all.
-    maxAttempts: requirePositiveInteger(options.maxAttempts ?? 3, 'maxAttempts', FACTORY, { allowInfinity: true }),
+    maxAttempts: requirePositiveInteger(options.maxAttempts ?? 3, 'maxAttempts', FACTORY, {
+      allowInfinity: true,
+    }),
     retryIf:
       options.retryIf === undefined
         ? undefined

@@ -12,10 +12,13 @@ export function sleep(delayMs: number, clock: Clock, signal?: AbortSignal): Prom
       clock.clearTimeout(handle);
       reject(signal!.reason);
     };
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, delayMs));
+    const handle = clock.setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, delayMs),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -155,7 +155,8 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
       this.timer = undefined;
     }
     if (this.queued) this.settings.queue!.remove(this);
-    if (this.parentListener !== undefined) this.parentSignal!.removeEventListener('abort', this.parentListener);
+    if (this.parentListener !== undefined)
+      this.parentSignal!.removeEventListener('abort', this.parentListener);
   }
 
   private pastDeadline(): boolean {

@@ -1,4 +1,4 @@
-import { getEventListeners } from 'node:events';
+import { getEventListeners, setMaxListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 import { FakeClock, flushMicrotasks } from '../testing/fake-clock.js';
@@ -389,6 +389,8 @@ describe('timeout: no leaks', () => {
       const clock = new FakeClock();
       const policy = timeout(10, { clock, strategy });
       const controller = new AbortController();
+      // 10,000 calls listen to it at once, on purpose.
+      setMaxListeners(0, controller.signal);
       const outcomes = [];
       // Alternate: functions that read their signal at once and listen to it, and functions that await past the
       // deadline before their first read (the signal is then born aborted).

@@ -125,16 +125,27 @@ function validate(
   options: TimeoutOptions,
   timeouts: EventEmitter<TimeoutEvent>,
 ): TimeoutSettings {
-  requireNonNegativeNumber(timeoutMs, 'timeoutMs', FACTORY, { minimum: Number.MIN_VALUE, maximum: MAX_DELAY_MS });
+  requireNonNegativeNumber(timeoutMs, 'timeoutMs', FACTORY, {
+    minimum: Number.MIN_VALUE,
+    maximum: MAX_DELAY_MS,
+  });
   requireOptionsObject(options, FACTORY, "{ strategy: 'forced' }");
   rejectUnknownOptions(options, ['strategy', 'code', 'clock'], FACTORY);
   const strategy = options.strategy ?? 'cooperative';
   if (strategy !== 'cooperative' && strategy !== 'forced') {
-    throw invalidOption(FACTORY, 'strategy', `strategy must be 'cooperative' or 'forced', got ${String(strategy)}`);
+    throw invalidOption(
+      FACTORY,
+      'strategy',
+      `strategy must be 'cooperative' or 'forced', got ${String(strategy)}`,
+    );
   }
   const code = options.code ?? 'policy.timeout';
   if (!isErrorCode(code)) {
-    throw invalidOption(FACTORY, 'code', `code must be a keel error code such as 'tool.timeout', got ${String(code)}`);
+    throw invalidOption(
+      FACTORY,
+      'code',
+      `code must be a keel error code such as 'tool.timeout', got ${String(code)}`,
+    );
   }
   const clock: Clock = requireClock(options.clock ?? systemClock, FACTORY);
   const queue = strategy === 'forced' ? new DeadlineQueue(clock) : undefined;

@@ -83,7 +83,11 @@ export function requireNonNegativeNumber(
     finite = false,
   }: { minimum?: number; maximum?: number; finite?: boolean } = {},
 ): number {
-  if (typeof value !== 'number' || !(value >= minimum && value <= maximum) || (finite && !Number.isFinite(value))) {
+  if (
+    typeof value !== 'number' ||
+    !(value >= minimum && value <= maximum) ||
+    (finite && !Number.isFinite(value))
+  ) {
     const kind = `${finite && maximum === Number.POSITIVE_INFINITY ? 'finite ' : ''}number${option.endsWith('Ms') ? ' of milliseconds' : ''}`;
     const range =
       maximum === Number.POSITIVE_INFINITY
@@ -113,7 +117,11 @@ export function requireRate(value: unknown, option: string, factoryName: string)
 /** Throws unless `value` is a function. `signature` (such as `(error) => boolean`) is shown in the message. */
 export function requireFunction<F>(value: F, option: string, factoryName: string, signature: string): F {
   if (typeof value !== 'function') {
-    throw invalidOption(factoryName, option, `${option} must be a function ${signature}, got ${describe(value)}`);
+    throw invalidOption(
+      factoryName,
+      option,
+      `${option} must be a function ${signature}, got ${describe(value)}`,
+    );
   }
   return value;
 }

@@ -1,5 +1,4 @@
 import type { JsonValue } from '../../errors/keel-error.js';
-import type { BreakerStrategy, BreakerWindow } from './strategy.js';
 import {
   isCount,
   isJsonObject,
@@ -7,6 +6,7 @@ import {
   requireOptionsObject,
   requirePositiveInteger,
 } from '../validate.js';
+import type { BreakerStrategy, BreakerWindow } from './strategy.js';
 
 /** Options of {@link consecutive}. */
 export interface ConsecutiveOptions {

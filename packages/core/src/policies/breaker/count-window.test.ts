@@ -75,7 +75,10 @@ describe('countWindow', () => {
     [{ failureRateThreshold: 0 }, /failureRateThreshold must be a number in \(0, 1\]/],
     [{ failureRateThreshold: 50 }, /failureRateThreshold must be a number in \(0, 1\] such as 0.5/],
     [{ size: 5, minimumCalls: 6 }, /minimumCalls \(6\) cannot exceed size \(5\)/],
-    [{ windowMs: 5 }, /Unknown countWindow option windowMs \(known: size, failureRateThreshold, minimumCalls\)/],
+    [
+      { windowMs: 5 },
+      /Unknown countWindow option windowMs \(known: size, failureRateThreshold, minimumCalls\)/,
+    ],
   ])('rejects %j with config.invalid', (options, message) => {
     expect(() => countWindow(options as never)).toThrow(message);
     expect(() => countWindow(options as never)).toThrow(KeelError);

@@ -35,7 +35,11 @@ export function countWindow(options: CountWindowOptions = {}): BreakerStrategy {
   requireOptionsObject(options, FACTORY);
   rejectUnknownOptions(options, ['size', 'failureRateThreshold', 'minimumCalls'], FACTORY);
   const size = requirePositiveInteger(options.size ?? 20, 'size', FACTORY);
-  const failureRateThreshold = requireRate(options.failureRateThreshold ?? 0.5, 'failureRateThreshold', FACTORY);
+  const failureRateThreshold = requireRate(
+    options.failureRateThreshold ?? 0.5,
+    'failureRateThreshold',
+    FACTORY,
+  );
   const minimumCalls = requirePositiveInteger(options.minimumCalls ?? size, 'minimumCalls', FACTORY);
   if (minimumCalls > size) {
     throw invalidOption(

@@ -56,7 +56,11 @@ export function resolveBreakerOptions(options: CircuitBreakerOptions): BreakerSe
     invalid('strategy', 'a strategy such as consecutive(), countWindow() or timeWindow()', strategy);
   }
   const openDuration = validateOpenDuration(options.halfOpenAfterMs ?? 30_000);
-  const halfOpenMaxProbes = requirePositiveInteger(options.halfOpenMaxProbes ?? 1, 'halfOpenMaxProbes', FACTORY);
+  const halfOpenMaxProbes = requirePositiveInteger(
+    options.halfOpenMaxProbes ?? 1,
+    'halfOpenMaxProbes',
+    FACTORY,
+  );
   const probeSuccessesToClose = requirePositiveInteger(
     options.probeSuccessesToClose ?? 1,
     'probeSuccessesToClose',

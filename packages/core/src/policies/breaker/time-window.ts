@@ -40,9 +40,17 @@ export function timeWindow(options: TimeWindowOptions = {}): BreakerStrategy {
   // At least 1 ms per bucket, so that a bucket is never shorter than the clock's resolution.
   const windowMs = requirePositiveInteger(options.windowMs ?? 60_000, 'windowMs', FACTORY);
   if (windowMs < buckets) {
-    throw invalidOption(FACTORY, 'windowMs', `windowMs must be at least buckets (${buckets}), got ${windowMs}`);
+    throw invalidOption(
+      FACTORY,
+      'windowMs',
+      `windowMs must be at least buckets (${buckets}), got ${windowMs}`,
+    );
   }
-  const failureRateThreshold = requireRate(options.failureRateThreshold ?? 0.5, 'failureRateThreshold', FACTORY);
+  const failureRateThreshold = requireRate(
+    options.failureRateThreshold ?? 0.5,
+    'failureRateThreshold',
+    FACTORY,
+  );
   const minimumCalls = requirePositiveInteger(options.minimumCalls ?? 10, 'minimumCalls', FACTORY);
   return {
     kind: 'time-window',
