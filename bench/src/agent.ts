@@ -49,7 +49,12 @@ async function bareRun(model: ModelProvider): Promise<void> {
         callIndex: 0,
         attempt: 1,
       });
-      messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: JSON.stringify(value) });
+      messages.push({
+        role: 'tool',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: JSON.stringify(value),
+      });
     }
   }
 }
@@ -63,7 +68,8 @@ async function overheadPerStep(): Promise<void> {
     let start = process.hrtime.bigint();
     for (let index = 0; index < RUNS; index++) {
       const result = await assistant.run('go');
-      if (result.status !== 'completed') throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
+      if (result.status !== 'completed')
+        throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
     }
     keelSamples.push(Number(process.hrtime.bigint() - start) / RUNS / STEPS_PER_RUN / 1_000);
     start = process.hrtime.bigint();
@@ -71,11 +77,19 @@ async function overheadPerStep(): Promise<void> {
     bareSamples.push(Number(process.hrtime.bigint() - start) / RUNS / STEPS_PER_RUN / 1_000);
   }
   // The first two rounds warm the JIT.
-  const keel = percentile(keelSamples.slice(2).sort((a, b) => a - b), 0.5);
-  const bare = percentile(bareSamples.slice(2).sort((a, b) => a - b), 0.5);
+  const keel = percentile(
+    keelSamples.slice(2).sort((a, b) => a - b),
+    0.5,
+  );
+  const bare = percentile(
+    bareSamples.slice(2).sort((a, b) => a - b),
+    0.5,
+  );
   const overhead = keel - bare;
   console.log(`per step: keel ${keel.toFixed(2)} µs, model + tool alone ${bare.toFixed(2)} µs`);
-  console.log(`keel overhead per step: ${overhead.toFixed(2)} µs  (target <= 20 µs: ${overhead <= 20 ? 'PASS' : 'FAIL'})`);
+  console.log(
+    `keel overhead per step: ${overhead.toFixed(2)} µs  (target <= 20 µs: ${overhead <= 20 ? 'PASS' : 'FAIL'})`,
+  );
 }
 
 async function memoryPerWaitingRun(): Promise<void> {
@@ -93,7 +107,9 @@ async function memoryPerWaitingRun(): Promise<void> {
   gc();
   const before = process.memoryUsage().heapUsed;
   const controller = new AbortController();
-  const runs = Array.from({ length: CONCURRENT_RUNS }, () => assistant.run('wait for the model', { signal: controller.signal }));
+  const runs = Array.from({ length: CONCURRENT_RUNS }, () =>
+    assistant.run('wait for the model', { signal: controller.signal }),
+  );
   await new Promise((resolve) => setImmediate(resolve));
   gc();
   const during = process.memoryUsage().heapUsed;

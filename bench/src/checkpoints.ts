@@ -16,21 +16,35 @@ const WARMUP_STEPS = 200;
 
 /** A run state of realistic size: a conversation of a few turns with tool results (about 6 KB as JSON). */
 function stateAt(step: number): JsonValue {
-  const messages: JsonValue[] = [{ role: 'user', content: 'Plan a two-day trip to Paris and check the weather.' }];
+  const messages: JsonValue[] = [
+    { role: 'user', content: 'Plan a two-day trip to Paris and check the weather.' },
+  ];
   for (let turn = 0; turn < 6; turn++) {
     messages.push({
       role: 'assistant',
       content: '',
       toolCalls: [{ id: `call_${turn}`, name: 'get_weather', arguments: '{"city":"Paris"}' }],
     });
-    messages.push({ role: 'tool', toolCallId: `call_${turn}`, toolName: 'get_weather', content: 'x'.repeat(700) });
+    messages.push({
+      role: 'tool',
+      toolCallId: `call_${turn}`,
+      toolName: 'get_weather',
+      content: 'x'.repeat(700),
+    });
   }
   return { schemaVersion: 1, step, messages, usage: { inputTokens: step * 100, outputTokens: step * 20 } };
 }
 
 async function measure(label: string, store: RunStore): Promise<void> {
   const runId = `bench-${label}-${Date.now()}`;
-  await store.createRun({ runId, agentName: 'bench', status: 'running', schemaVersion: 1, state: stateAt(0), createdAtMs: Date.now() });
+  await store.createRun({
+    runId,
+    agentName: 'bench',
+    status: 'running',
+    schemaVersion: 1,
+    state: stateAt(0),
+    createdAtMs: Date.now(),
+  });
   await store.acquireLease(runId, 'bench', 3_600_000, Date.now());
   let version = 1;
   const checkpointSamples: number[] = [];
@@ -38,8 +52,20 @@ async function measure(label: string, store: RunStore): Promise<void> {
   for (let step = 1; step <= STEPS + WARMUP_STEPS; step++) {
     const idempotencyKey = `${runId}:${step}:0`;
     // A step with one tool call writes: tool call started, tool call completed, step checkpoint.
-    await store.recordToolStarted({ runId, idempotencyKey, step, callIndex: 0, toolName: 'get_weather', startedAtMs: Date.now() });
-    await store.recordToolCompleted(runId, idempotencyKey, { status: 'success', content: 'sunny' }, Date.now());
+    await store.recordToolStarted({
+      runId,
+      idempotencyKey,
+      step,
+      callIndex: 0,
+      toolName: 'get_weather',
+      startedAtMs: Date.now(),
+    });
+    await store.recordToolCompleted(
+      runId,
+      idempotencyKey,
+      { status: 'success', content: 'sunny' },
+      Date.now(),
+    );
     const checkpointStart = performance.now();
     version = await store.saveCheckpoint(runId, {
       expectedVersion: version,

@@ -61,7 +61,9 @@ export function parseAgentFile(text: string, path: string, knownTools: readonly 
     return `${path}:${position.line}:${position.col}`;
   };
   const fail = (node: Node | null | undefined, field: string, problem: string): never => {
-    throw new KeelError('config.invalid', `${where(node)}: ${field} ${problem}`, { data: { file: path, field } });
+    throw new KeelError('config.invalid', `${where(node)}: ${field} ${problem}`, {
+      data: { file: path, field },
+    });
   };
 
   const syntaxError = document.errors[0];
@@ -87,8 +89,17 @@ export function parseAgentFile(text: string, path: string, knownTools: readonly 
   const readPositiveInteger = (map: YAMLMap, key: string, field: string): number | undefined => {
     const node = map.get(key, true) as Node | undefined;
     if (node === undefined) return undefined;
-    if (!isScalar(node) || typeof node.value !== 'number' || !Number.isInteger(node.value) || node.value <= 0) {
-      return fail(node, field, `must be a positive integer (got ${JSON.stringify(isScalar(node) ? node.value : '…')})`);
+    if (
+      !isScalar(node) ||
+      typeof node.value !== 'number' ||
+      !Number.isInteger(node.value) ||
+      node.value <= 0
+    ) {
+      return fail(
+        node,
+        field,
+        `must be a positive integer (got ${JSON.stringify(isScalar(node) ? node.value : '…')})`,
+      );
     }
     return node.value;
   };
@@ -100,16 +111,25 @@ export function parseAgentFile(text: string, path: string, knownTools: readonly 
       const provider = rest.length === 0 ? 'simulated' : first;
       const name = rest.length === 0 ? first : rest.join(':');
       if (!PROVIDERS.includes(provider as ProviderKind)) {
-        return fail(node, field, `names an unknown provider "${provider}" (use one of: ${PROVIDERS.join(', ')})`);
+        return fail(
+          node,
+          field,
+          `names an unknown provider "${provider}" (use one of: ${PROVIDERS.join(', ')})`,
+        );
       }
       if (!name) return fail(node, field, 'must name a model');
       return { provider: provider as ProviderKind, name };
     }
-    if (!isMap(node)) return fail(node, field, 'must be "provider:model" or a mapping with provider and name');
+    if (!isMap(node))
+      return fail(node, field, 'must be "provider:model" or a mapping with provider and name');
     rejectUnknownFields(node, MODEL_FIELDS, `${field}.`, fail);
     const provider = readString(node, 'provider', `${field}.provider`, false) ?? 'simulated';
     if (!PROVIDERS.includes(provider as ProviderKind)) {
-      fail(node.get('provider', true) as Node, `${field}.provider`, `must be one of: ${PROVIDERS.join(', ')}`);
+      fail(
+        node.get('provider', true) as Node,
+        `${field}.provider`,
+        `must be one of: ${PROVIDERS.join(', ')}`,
+      );
     }
     const entry: ModelEntry = {
       provider: provider as ProviderKind,
@@ -117,12 +137,17 @@ export function parseAgentFile(text: string, path: string, knownTools: readonly 
     };
     const baseUrl = readString(node, 'baseUrl', `${field}.baseUrl`, false);
     if (baseUrl !== undefined) {
-      if (!URL.canParse(baseUrl)) fail(node.get('baseUrl', true) as Node, `${field}.baseUrl`, 'must be a URL');
+      if (!URL.canParse(baseUrl))
+        fail(node.get('baseUrl', true) as Node, `${field}.baseUrl`, 'must be a URL');
       entry.baseUrl = baseUrl;
     }
     const apiKeyEnv = readString(node, 'apiKeyEnv', `${field}.apiKeyEnv`, false);
     if (apiKeyEnv !== undefined) entry.apiKeyEnv = apiKeyEnv;
-    const contextWindowTokens = readPositiveInteger(node, 'contextWindowTokens', `${field}.contextWindowTokens`);
+    const contextWindowTokens = readPositiveInteger(
+      node,
+      'contextWindowTokens',
+      `${field}.contextWindowTokens`,
+    );
     if (contextWindowTokens !== undefined) entry.contextWindowTokens = contextWindowTokens;
     const faults = readString(node, 'faults', `${field}.faults`, false);
     if (faults !== undefined) {
@@ -150,7 +175,10 @@ export function parseAgentFile(text: string, path: string, knownTools: readonly 
   const fallbacksNode = root.get('fallbacks', true) as Node | undefined;
   if (fallbacksNode !== undefined) {
     if (!isSeq(fallbacksNode)) fail(fallbacksNode, 'fallbacks', 'must be a list of models');
-    else result.fallbacks = fallbacksNode.items.map((item, index) => readModel(item as Node, `fallbacks[${index}]`));
+    else
+      result.fallbacks = fallbacksNode.items.map((item, index) =>
+        readModel(item as Node, `fallbacks[${index}]`),
+      );
   }
 
   const toolsNode = root.get('tools', true) as Node | undefined;
@@ -163,7 +191,11 @@ export function parseAgentFile(text: string, path: string, knownTools: readonly 
           return fail(node, `tools[${index}]`, 'must be a tool name');
         }
         if (!knownTools.includes(node.value)) {
-          return fail(node, `tools[${index}]`, `names an unknown tool "${node.value}" (built-in tools: ${knownTools.join(', ')})`);
+          return fail(
+            node,
+            `tools[${index}]`,
+            `names an unknown tool "${node.value}" (built-in tools: ${knownTools.join(', ')})`,
+          );
         }
         return node.value;
       });

@@ -14,7 +14,10 @@ writeFileSync(join(directory, 'secret.txt'), 'do not read');
 symlinkSync(join(directory, 'secret.txt'), join(agentDirectory, 'link.txt'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-const tools = builtinTools({ filesDirectory: agentDirectory, outboxPath: join(directory, '.keel', 'outbox.jsonl') });
+const tools = builtinTools({
+  filesDirectory: agentDirectory,
+  outboxPath: join(directory, '.keel', 'outbox.jsonl'),
+});
 const context: ToolContext = {
   signal: new AbortController().signal,
   idempotencyKey: 'run:1:0',
@@ -52,8 +55,14 @@ describe('built-in tools', () => {
   });
 
   it('gives the same weather for the same city', async () => {
-    const first = (await call('get_weather', { city: 'Paris' })) as { conditions: string; temperatureC: number };
-    const second = (await call('get_weather', { city: 'paris ' })) as { conditions: string; temperatureC: number };
+    const first = (await call('get_weather', { city: 'Paris' })) as {
+      conditions: string;
+      temperatureC: number;
+    };
+    const second = (await call('get_weather', { city: 'paris ' })) as {
+      conditions: string;
+      temperatureC: number;
+    };
     expect([second.conditions, second.temperatureC]).toEqual([first.conditions, first.temperatureC]);
   });
 
@@ -62,7 +71,9 @@ describe('built-in tools', () => {
     const needsApproval = ticket.needsApproval as (input: unknown) => boolean;
     expect(needsApproval({ title: 'x', priority: 'urgent' })).toBe(true);
     expect(needsApproval({ title: 'x' })).toBe(false);
-    expect(await call('create_ticket', { title: 'Printer on fire' })).toMatchObject({ title: 'Printer on fire' });
+    expect(await call('create_ticket', { title: 'Printer on fire' })).toMatchObject({
+      title: 'Printer on fire',
+    });
   });
 });
 
@@ -80,7 +91,9 @@ describe('evaluateArithmetic', () => {
   it.each(['2 +', 'process.exit()', '1 / 0', '((((1', '9 ^ 9 ^ 9', `${'('.repeat(60)}1${')'.repeat(60)}`])(
     'rejects %s with tool.invalid_input',
     (expression) => {
-      expect(() => evaluateArithmetic(expression)).toThrow(expect.objectContaining({ code: 'tool.invalid_input' }));
+      expect(() => evaluateArithmetic(expression)).toThrow(
+        expect.objectContaining({ code: 'tool.invalid_input' }),
+      );
     },
   );
 });

@@ -37,7 +37,11 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
         // The same city always gets the same forecast, however the model spells its case.
         const name = city.trim();
         const digest = createHash('sha256').update(name.toLowerCase()).digest();
-        return { city: name, conditions: WEATHER[digest[0]! % WEATHER.length], temperatureC: (digest[1]! % 35) - 5 };
+        return {
+          city: name,
+          conditions: WEATHER[digest[0]! % WEATHER.length],
+          temperatureC: (digest[1]! % 35) - 5,
+        };
       },
     }),
     tool({
@@ -57,7 +61,9 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
       description: "Reads a text file below the agent file's directory (at most 64 KB).",
       input: {
         type: 'object',
-        properties: { path: { type: 'string', minLength: 1, description: 'A path relative to the agent file' } },
+        properties: {
+          path: { type: 'string', minLength: 1, description: 'A path relative to the agent file' },
+        },
         required: ['path'],
         additionalProperties: false,
       },
@@ -66,9 +72,15 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
         const path = await confine(context.filesDirectory, (input as { path: string }).path);
         const size = (await stat(path)).size;
         if (size > MAX_FILE_BYTES) {
-          throw new KeelError('tool.invalid_input', `The file is ${size} bytes; read_file reads at most ${MAX_FILE_BYTES}`);
+          throw new KeelError(
+            'tool.invalid_input',
+            `The file is ${size} bytes; read_file reads at most ${MAX_FILE_BYTES}`,
+          );
         }
-        return { path: relative(context.filesDirectory, path), content: await readFile(path, { encoding: 'utf8', signal }) };
+        return {
+          path: relative(context.filesDirectory, path),
+          content: await readFile(path, { encoding: 'utf8', signal }),
+        };
       },
     }),
     tool({
@@ -89,7 +101,11 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
         const { title, priority = 'normal' } = input as { title: string; priority?: string };
         await mkdir(join(context.outboxPath, '..'), { recursive: true });
         await appendFile(context.outboxPath, `${JSON.stringify({ idempotencyKey, title, priority })}\n`);
-        return { ticket: `T-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 8)}`, title, priority };
+        return {
+          ticket: `T-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 8)}`,
+          title,
+          priority,
+        };
       },
     }),
   ];
@@ -100,9 +116,13 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
 async function confine(root: string, requested: string): Promise<string> {
   if (requested.includes('\0')) throw new KeelError('tool.invalid_input', 'The path contains a NUL byte');
   if (isAbsolute(requested)) {
-    throw new KeelError('tool.permission_denied', 'Absolute paths are not allowed; give a path relative to the agent file', {
-      guidance: 'Use a relative path such as notes/today.md',
-    });
+    throw new KeelError(
+      'tool.permission_denied',
+      'Absolute paths are not allowed; give a path relative to the agent file',
+      {
+        guidance: 'Use a relative path such as notes/today.md',
+      },
+    );
   }
   const realRoot = await realpath(root);
   const candidate = resolve(realRoot, requested);

@@ -37,7 +37,9 @@ export async function main(
   } catch (error) {
     const keelError = KeelError.isInstance(error)
       ? error
-      : new KeelError('internal.unexpected', error instanceof Error ? error.message : String(error), { cause: error });
+      : new KeelError('internal.unexpected', error instanceof Error ? error.message : String(error), {
+          cause: error,
+        });
     output.error(`${paint(output, 'red', keelError.code)}: ${keelError.message}`);
     if (keelError.guidance !== undefined) output.error(`guidance: ${keelError.guidance}`);
     return keelError.code === 'config.invalid' ? 2 : 1;
@@ -87,7 +89,8 @@ async function dispatch(
           if (values.limit !== undefined) options.limit = integerOption('--limit', values.limit, 1);
           return await listRuns(store, options, output);
         }
-        if (subcommand === 'show' && runId !== undefined) return await showRun(store, runId, { json: values.json === true }, output);
+        if (subcommand === 'show' && runId !== undefined)
+          return await showRun(store, runId, { json: values.json === true }, output);
         throw new KeelError('config.invalid', 'usage: keel runs list | keel runs show <run-id>');
       } finally {
         await store.close();
@@ -122,7 +125,10 @@ function parse(argv: readonly string[]) {
 function integerOption(name: string, value: string, minimum: number): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < minimum) {
-    throw new KeelError('config.invalid', `${name} must be an integer of at least ${minimum}, not "${value}"`);
+    throw new KeelError(
+      'config.invalid',
+      `${name} must be an integer of at least ${minimum}, not "${value}"`,
+    );
   }
   return parsed;
 }

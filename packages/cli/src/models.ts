@@ -1,7 +1,13 @@
 import { KeelError, type ModelProvider } from '@keel/core';
 import { anthropic } from '@keel/anthropic';
 import { openai, openaiCompatible } from '@keel/openai';
-import { type FaultSchedule, parseFaults, type SimulatedProvider, simulated, type SimulatedServer } from '@keel/simulated';
+import {
+  type FaultSchedule,
+  parseFaults,
+  type SimulatedProvider,
+  simulated,
+  type SimulatedServer,
+} from '@keel/simulated';
 import type { AgentFile, ModelEntry } from './agent-file.js';
 
 /** The models of an agent file, made into providers; `close` stops the simulated server if one was started. */
@@ -30,11 +36,13 @@ const DEFAULT_FALLBACK: ModelEntry = { provider: 'simulated', name: 'sim-fallbac
  */
 export function resolveModels(file: AgentFile, options: SimulationOptions): ResolvedModels {
   const primary = file.model ?? DEFAULT_MODEL;
-  const fallbackEntries = file.model === undefined && file.fallbacks.length === 0 ? [DEFAULT_FALLBACK] : file.fallbacks;
+  const fallbackEntries =
+    file.model === undefined && file.fallbacks.length === 0 ? [DEFAULT_FALLBACK] : file.fallbacks;
   const faults = options.faults === undefined ? undefined : parseFaults(options.faults);
   if (faults !== undefined && options.seed !== undefined) {
     faults.default = { ...faults.default, seed: options.seed };
-    for (const name of Object.keys(faults.models)) faults.models[name] = { ...faults.models[name]!, seed: options.seed };
+    for (const name of Object.keys(faults.models))
+      faults.models[name] = { ...faults.models[name]!, seed: options.seed };
   }
   let root: SimulatedProvider | undefined;
   const simulatedModel = (entry: ModelEntry): SimulatedProvider => {
@@ -60,7 +68,9 @@ export function resolveModels(file: AgentFile, options: SimulationOptions): Reso
         return anthropic(entry.name, {
           ...apiKeyOption(entry, options.environment, 'ANTHROPIC_API_KEY'),
           ...(entry.baseUrl === undefined ? {} : { baseUrl: entry.baseUrl }),
-          ...(entry.contextWindowTokens === undefined ? {} : { contextWindowTokens: entry.contextWindowTokens }),
+          ...(entry.contextWindowTokens === undefined
+            ? {}
+            : { contextWindowTokens: entry.contextWindowTokens }),
         });
     }
   };
@@ -95,7 +105,11 @@ function buildOpenAI(entry: ModelEntry, environment: NodeJS.ProcessEnv): ModelPr
   return openai(entry.name, { ...apiKeyOption(entry, environment, 'OPENAI_API_KEY'), ...common });
 }
 
-function apiKeyOption(entry: ModelEntry, environment: NodeJS.ProcessEnv, defaultVariable: string): { apiKey: string } {
+function apiKeyOption(
+  entry: ModelEntry,
+  environment: NodeJS.ProcessEnv,
+  defaultVariable: string,
+): { apiKey: string } {
   const variable = entry.apiKeyEnv ?? defaultVariable;
   const apiKey = environment[variable];
   if (apiKey === undefined || apiKey === '') {

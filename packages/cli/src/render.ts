@@ -7,9 +7,13 @@ export function renderEvent(event: RunEvent, output: Output): void {
   switch (event.type) {
     case 'model-call-end':
       if (event.outcome === 'success') {
-        output.out(`${step}${paint(output, 'green', '✓')} model ${event.model} answered (${event.finishReason}, ${event.durationMs} ms)`);
+        output.out(
+          `${step}${paint(output, 'green', '✓')} model ${event.model} answered (${event.finishReason}, ${event.durationMs} ms)`,
+        );
       } else {
-        output.out(`${step}${paint(output, 'red', '✗')} model ${event.model} failed: ${paint(output, 'red', event.errorCode ?? 'error')}`);
+        output.out(
+          `${step}${paint(output, 'red', '✗')} model ${event.model} failed: ${paint(output, 'red', event.errorCode ?? 'error')}`,
+        );
       }
       return;
     case 'retry-scheduled':
@@ -18,12 +22,16 @@ export function renderEvent(event: RunEvent, output: Output): void {
       );
       return;
     case 'fallback-used':
-      output.out(`${step}${paint(output, 'magenta', '⇢')} fallback ${event.from} → ${event.to} after ${event.errorCode}`);
+      output.out(
+        `${step}${paint(output, 'magenta', '⇢')} fallback ${event.from} → ${event.to} after ${event.errorCode}`,
+      );
       return;
     case 'breaker-opened':
     case 'breaker-half-opened':
     case 'breaker-closed':
-      output.out(`${''.padEnd(8)}${paint(output, 'magenta', '◆')} ${event.type.replace('-', ' ')}: ${event.target} ${event.name}`);
+      output.out(
+        `${''.padEnd(8)}${paint(output, 'magenta', '◆')} ${event.type.replace('-', ' ')}: ${event.target} ${event.name}`,
+      );
       return;
     case 'tool-call-end':
       output.out(
@@ -36,10 +44,14 @@ export function renderEvent(event: RunEvent, output: Output): void {
       output.out(`${step}${paint(output, 'cyan', '✎')} correction (${event.kind}): ${event.message}`);
       return;
     case 'guardrail-tripped':
-      output.out(`${step}${paint(output, 'red', '⛨')} guardrail ${event.guardrail} (${event.stage}) ${event.action}: ${event.trigger}`);
+      output.out(
+        `${step}${paint(output, 'red', '⛨')} guardrail ${event.guardrail} (${event.stage}) ${event.action}: ${event.trigger}`,
+      );
       return;
     case 'context-reduced':
-      output.out(`${step}${paint(output, 'cyan', '⇣')} context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`);
+      output.out(
+        `${step}${paint(output, 'cyan', '⇣')} context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`,
+      );
       return;
     default:
       return;
@@ -50,7 +62,9 @@ export function renderEvent(event: RunEvent, output: Output): void {
 export function renderResult(result: RunResult<unknown>, output: Output): void {
   const colour = result.status === 'completed' ? 'green' : result.status === 'failed' ? 'red' : 'yellow';
   output.out('');
-  output.out(`${paint(output, colour, paint(output, 'bold', result.status))} (stop reason: ${result.stopReason})`);
+  output.out(
+    `${paint(output, colour, paint(output, 'bold', result.status))} (stop reason: ${result.stopReason})`,
+  );
   if (result.error !== undefined) {
     output.out(`${paint(output, 'red', result.error.code)}: ${result.error.message}`);
     if (result.error.guidance !== undefined) output.out(`guidance: ${result.error.guidance}`);
@@ -74,6 +88,7 @@ export function reportLines(report: RunReport): string[] {
     `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${Math.round(report.waitingMs)} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens} · ${report.durationMs} ms`,
   ];
   const errors = Object.entries(report.errors.byCode);
-  if (errors.length > 0) lines.push(`errors   ${errors.map(([code, count]) => `${code} ×${count}`).join(', ')}`);
+  if (errors.length > 0)
+    lines.push(`errors   ${errors.map(([code, count]) => `${code} ×${count}`).join(', ')}`);
   return lines;
 }

@@ -11,10 +11,14 @@ export const DEFAULT_STORE_PATH = join('.keel', 'keel.db');
  * nothing for `./.keel/keel.db`.
  */
 export function openStore(location: string | undefined, workingDirectory: string): RunStore {
-  if (location === undefined || location === '') return new SqliteRunStore(join(workingDirectory, DEFAULT_STORE_PATH));
+  if (location === undefined || location === '')
+    return new SqliteRunStore(join(workingDirectory, DEFAULT_STORE_PATH));
   if (/^postgres(ql)?:\/\//.test(location)) return new PostgresRunStore({ connectionString: location });
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
-    throw new KeelError('config.invalid', `--store must be a postgres:// URL or a SQLite file path, not ${location}`);
+    throw new KeelError(
+      'config.invalid',
+      `--store must be a postgres:// URL or a SQLite file path, not ${location}`,
+    );
   }
   return new SqliteRunStore(location);
 }

@@ -49,11 +49,17 @@ export async function runCommand(options: RunCommandOptions, output: Output): Pr
       ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),
     });
     if (!options.json) {
-      const chain = [models.model, ...models.fallbacks].map((model) => `${model.provider}/${model.model}`).join(' → ');
+      const chain = [models.model, ...models.fallbacks]
+        .map((model) => `${model.provider}/${model.model}`)
+        .join(' → ');
       output.out(`${paint(output, 'bold', `keel run ${file.name}`)}  models ${chain}`);
       if (models.simulated) {
         output.out(
-          paint(output, 'grey', `offline simulated provider · faults ${options.faults ?? 'none'} · seed ${options.seed ?? 1}`),
+          paint(
+            output,
+            'grey',
+            `offline simulated provider · faults ${options.faults ?? 'none'} · seed ${options.seed ?? 1}`,
+          ),
         );
       }
       output.out(paint(output, 'grey', `task: ${options.task}`));

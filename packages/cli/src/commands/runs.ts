@@ -1,7 +1,14 @@
 import { KeelError, type RunStatus, type RunStore } from '@keel/core';
 import { type Output, paint } from '../output.js';
 
-const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted', 'cancelled', 'paused'];
+const STATUSES: readonly RunStatus[] = [
+  'running',
+  'completed',
+  'failed',
+  'interrupted',
+  'cancelled',
+  'paused',
+];
 
 /** `keel runs list [--status S] [--limit N] [--json]`: the newest runs first. */
 export async function listRuns(
@@ -10,7 +17,10 @@ export async function listRuns(
   output: Output,
 ): Promise<number> {
   if (options.status !== undefined && !STATUSES.includes(options.status as RunStatus)) {
-    throw new KeelError('config.invalid', `--status must be one of ${STATUSES.join(', ')}, not ${options.status}`);
+    throw new KeelError(
+      'config.invalid',
+      `--status must be one of ${STATUSES.join(', ')}, not ${options.status}`,
+    );
   }
   const filter: { status?: RunStatus; limit?: number } = { limit: options.limit ?? 20 };
   if (options.status !== undefined) filter.status = options.status as RunStatus;
@@ -23,7 +33,9 @@ export async function listRuns(
     output.out('No runs yet. Start one with: keel run <agent.yaml> "<task>"');
     return 0;
   }
-  output.out(paint(output, 'bold', `${'RUN ID'.padEnd(28)} ${'STATUS'.padEnd(12)} ${'AGENT'.padEnd(20)} UPDATED`));
+  output.out(
+    paint(output, 'bold', `${'RUN ID'.padEnd(28)} ${'STATUS'.padEnd(12)} ${'AGENT'.padEnd(20)} UPDATED`),
+  );
   for (const run of runs) {
     output.out(
       `${run.runId.padEnd(28)} ${run.status.padEnd(12)} ${run.agentName.padEnd(20)} ${new Date(run.updatedAtMs).toISOString()}`,
@@ -33,7 +45,12 @@ export async function listRuns(
 }
 
 /** `keel runs show <id> [--json]`: a run's stored record and its tool ledger. */
-export async function showRun(store: RunStore, runId: string, options: { json: boolean }, output: Output): Promise<number> {
+export async function showRun(
+  store: RunStore,
+  runId: string,
+  options: { json: boolean },
+  output: Output,
+): Promise<number> {
   const run = await store.loadRun(runId);
   if (run === undefined) {
     throw new KeelError('store.not_found', `No run ${runId} in this store (list them with: keel runs list)`, {
@@ -48,10 +65,14 @@ export async function showRun(store: RunStore, runId: string, options: { json: b
   output.out(`${paint(output, 'bold', 'run')}      ${run.runId}`);
   output.out(`agent    ${run.agentName}`);
   output.out(`status   ${run.status}   (version ${run.version}, state schema ${run.schemaVersion})`);
-  output.out(`created  ${new Date(run.createdAtMs).toISOString()}   updated ${new Date(run.updatedAtMs).toISOString()}`);
+  output.out(
+    `created  ${new Date(run.createdAtMs).toISOString()}   updated ${new Date(run.updatedAtMs).toISOString()}`,
+  );
   output.out(paint(output, 'bold', `tool ledger (${ledger.length})`));
   for (const entry of ledger) {
-    output.out(`  step ${entry.step} call ${entry.callIndex}  ${entry.toolName.padEnd(20)} ${entry.status}  ${entry.idempotencyKey}`);
+    output.out(
+      `  step ${entry.step} call ${entry.callIndex}  ${entry.toolName.padEnd(20)} ${entry.status}  ${entry.idempotencyKey}`,
+    );
   }
   return 0;
 }
