@@ -75,6 +75,14 @@ describe('defaultBrain', () => {
     ]);
   });
 
+  it('calls a tool once per entity the task names', async () => {
+    const reply = await think([user('What is the weather in Paris and in Oslo?')]);
+    expect(reply.toolCalls).toEqual([
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_weather', arguments: { city: 'Oslo' } },
+    ]);
+  });
+
   it('fills numbers from the task and honours minimum', async () => {
     const reply = await think([user('Stock price of ACME over the last 0 days')]);
     expect(reply.toolCalls).toEqual([{ name: 'stock_price', arguments: { ticker: 'ACME', days: 1 } }]);

@@ -2,12 +2,13 @@ import type { JsonValue, Message, ToolCall, ToolDefinition } from '@keel/core';
 import type { Brain, BrainReply, BrainRequest, BrainToolCall } from './brain.js';
 import {
   argumentsFromSchema,
+  hasEntityProperty,
   isRecord,
   matchesType,
   valueForProperty,
   valueFromSchema,
 } from './schema-values.js';
-import { identifierWords, keywords } from './words.js';
+import { identifierWords, keywords, properNouns } from './words.js';
 
 type ToolMessage = Extract<Message, { role: 'tool' }>;
 
@@ -57,8 +58,29 @@ function plannedCalls(request: BrainRequest, task: string): BrainToolCall[] {
   if (typeof toolChoice === 'object') chosen = tools.filter((tool) => tool.name === toolChoice.name);
   else chosen = relevantTools(task, tools);
   if (chosen.length === 0 && toolChoice === 'required') chosen = [tools[0]!];
-  return chosen.map((tool) => ({ name: tool.name, arguments: argumentsFromSchema(tool.inputSchema, task) }));
+  // A task naming several entities ("Paris and Oslo") gets one call per entity from tools that take one; a
+  // capitalised word naming the tool itself ("Weather in Paris?") is no entity.
+  const toolWords = keywords(
+    tools.map((tool) => `${identifierWords(tool.name)} ${tool.description}`).join(' '),
+  );
+  const entities = properNouns(task).filter(
+    (noun) => ![...keywords(noun)].every((word) => toolWords.has(word)),
+  ).length;
+  return chosen.flatMap((tool) => {
+    const variants = hasEntityProperty(tool.inputSchema)
+      ? Math.min(MAX_CALLS_PER_TOOL, Math.max(1, entities))
+      : 1;
+    const calls = new Map<string, BrainToolCall>();
+    for (let variant = 0; variant < variants; variant++) {
+      const input = argumentsFromSchema(tool.inputSchema, task, variant);
+      calls.set(JSON.stringify(input), { name: tool.name, arguments: input });
+    }
+    return [...calls.values()];
+  });
 }
+
+/** The most calls one tool gets for one task. */
+const MAX_CALLS_PER_TOOL = 4;
 
 function afterToolResults(request: BrainRequest, task: string, lastUser: number): BrainReply {
   const { messages } = request;

@@ -47,6 +47,16 @@ export function argumentsFromSchema(
   return isRecord(value) ? value : {};
 }
 
+/** Whether a required string property of the object `schema` names an entity (a city, a person, a company...). */
+export function hasEntityProperty(schema: JsonSchema): boolean {
+  const properties = isRecord(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  return required.some((key) => {
+    const property = typeof key === 'string' ? properties[key] : undefined;
+    return isRecord(property) && primaryType(property) === 'string' && ENTITY.test(String(key).toLowerCase());
+  });
+}
+
 /** Whether `value` has the JSON type `schema` asks for (shallow: nested objects are not checked). */
 export function matchesType(schema: JsonSchema, value: JsonValue | undefined): boolean {
   const type = primaryType(schema);
