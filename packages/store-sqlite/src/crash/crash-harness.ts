@@ -9,6 +9,8 @@ import type { Random } from './prng.js';
 export interface ChildLine {
   type: 'event' | 'effect' | 'result' | 'error';
   event?: string;
+  step?: number;
+  callIndex?: number;
   key?: string;
   status?: string;
   stopReason?: string;
@@ -111,8 +113,10 @@ export interface DriveOptions {
   maxKills: number;
   /** A kill lands after one of the first `maxKillLine` lines a child prints (then 0 to 3 ms later). */
   maxKillLine: number;
-  /** A run that needs more children than this fails the test: something loops. */
+  /** A run that needs more children than this fails the test: something loops. Defaults to 100. */
   maxSpawns?: number;
+  /** Called at each kill that landed. Defaults to none. */
+  onKill?: () => void;
 }
 
 /** What happened to one run on its way to a terminal state. */
@@ -130,6 +134,13 @@ export interface DriveResult {
   decisions: Map<string, 'execute' | 'abandon'>;
   /** The last child's result line. */
   result: ChildLine;
+  /**
+   * Model calls a resumed child made for a step its stored state already held a response for (the `run-resumed`
+   * event carries the stored step; every model call after it must be for a later step). Must stay empty.
+   */
+  checkpointedModelCalls: string[];
+  /** One line per child: what it was asked, what it printed, how it ended (printed when a check fails). */
+  trace: string[];
 }
 
 /**
@@ -147,6 +158,8 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
     restarts: 0,
     decisions: new Map(),
     result: { type: 'result' },
+    checkpointedModelCalls: [],
+    trace: [],
   };
   let mode: 'run' | 'resume' = 'run';
   let decisions: Record<string, 'execute' | 'abandon'> | undefined;
@@ -159,8 +172,11 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
     if (decisions !== undefined) args.push(JSON.stringify(decisions));
     drive.spawns++;
     const outcome = await runChild(childPath, args, kill);
+    drive.trace.push(traceOf(mode, decisions, kill, outcome));
+    drive.checkpointedModelCalls.push(...checkpointedModelCalls(outcome.lines));
     if (outcome.killed) {
       drive.kills++;
+      options.onKill?.();
       drive.killedAfter.push(outcome.killedAfter ?? 'spawn');
       mode = 'resume';
       // Whatever the killed child was told, the next one asks the store afresh what is pending.
@@ -196,4 +212,33 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
     return drive;
   }
   throw new Error(`run ${runId}: no terminal state after ${drive.spawns} children`);
+}
+
+function checkpointedModelCalls(lines: readonly ChildLine[]): string[] {
+  const resumed = lines.find((line) => line.type === 'event' && line.event === 'run-resumed');
+  if (resumed?.step === undefined) return [];
+  return lines
+    .filter((line) => line.event === 'model-call-start' && (line.step ?? 0) <= resumed.step!)
+    .map((line) => `model called for step ${line.step} after resuming at step ${resumed.step}`);
+}
+
+function traceOf(
+  mode: string,
+  decisions: Record<string, string> | undefined,
+  kill: KillPlan | undefined,
+  outcome: ChildOutcome,
+): string {
+  const asked = `${mode}${decisions === undefined ? '' : ` ${JSON.stringify(decisions)}`}`;
+  const planned = kill === undefined ? 'no kill' : `kill after line ${kill.afterLine} +${kill.delayMs} ms`;
+  const printed = outcome.lines
+    .map((line) =>
+      line.type === 'event'
+        ? `${line.event}${line.step === undefined ? '' : `@${line.step}`}${line.callIndex === undefined ? '' : `.${line.callIndex}`}`
+        : line.type === 'effect'
+          ? `effect(${line.key})`
+          : JSON.stringify(line),
+    )
+    .join(' ');
+  const ended = outcome.killed ? `KILLED after ${outcome.killedAfter}` : `exit ${outcome.exitCode}`;
+  return `${asked} [${planned}] -> ${printed} -> ${ended}`;
 }

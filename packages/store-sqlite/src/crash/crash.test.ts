@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { SqliteRunStore } from '../sqlite-run-store.js';
 import { type DriveResult, driveRun, type Effect, readEffects } from './crash-harness.js';
 import { crashPlan, expectedKey } from './crash-plan.js';
-import { seededRandom } from './prng.js';
+import { seededRandom, seedOf } from './prng.js';
 
 const CHILD_PATH = fileURLToPath(new URL('../../dist/crash/crash-child.js', import.meta.url));
 const SEED = Number(process.env.KEEL_CRASH_SEED ?? 4_242);
@@ -66,22 +66,34 @@ function lostSteps(
   return problems;
 }
 
-/** Runs `work` over the items, at most `parallel` at once. */
-async function pool<T, R>(
-  items: readonly T[],
-  parallel: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
+/**
+ * Drives RUNS runs, PARALLEL_CHILDREN at once, and more while the kills so far fall short of MIN_KILLS (a run that
+ * ends early leaves some of its kills unspent). A run's plan and kill moments come from the seed and its index alone,
+ * so the schedule does not depend on which run finishes first.
+ */
+async function driveRuns(paths: { databasePath: string; effectsPath: string }): Promise<DriveResult[]> {
+  const drives: DriveResult[] = [];
+  let kills = 0;
   let next = 0;
   const worker = async () => {
-    while (next < items.length) {
+    while (next < RUNS || (kills < MIN_KILLS && next < 2 * RUNS)) {
       const index = next++;
-      results[index] = await work(items[index]!);
+      const random = seededRandom(seedOf(`${SEED}/${index}`));
+      drives[index] = await driveRun({
+        childPath: CHILD_PATH,
+        ...paths,
+        runId: `crash-${SEED}-${index}`,
+        random,
+        maxKills: random.integer(6, 10),
+        maxKillLine: 10,
+        onKill: () => {
+          kills++;
+        },
+      });
     }
   };
-  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
-  return results;
+  await Promise.all(Array.from({ length: PARALLEL_CHILDREN }, worker));
+  return drives;
 }
 
 function tally(values: readonly string[]): string {
@@ -97,16 +109,7 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
     const databasePath = join(directory, 'keel.db');
     const effectsPath = join(directory, 'effects.log');
     const startedMs = performance.now();
-    const schedule = seededRandom(SEED);
-    const runs = Array.from({ length: RUNS }, (_, index) => ({
-      runId: `crash-${SEED}-${index}`,
-      // Each run draws its kill moments from its own generator: the schedule does not depend on which run finishes first.
-      random: seededRandom(schedule.integer(0, 2 ** 31)),
-      maxKills: schedule.integer(5, 9),
-    }));
-    const drives = await pool(runs, PARALLEL_CHILDREN, (run) =>
-      driveRun({ childPath: CHILD_PATH, databasePath, effectsPath, maxKillLine: 12, ...run }),
-    );
+    const drives = await driveRuns({ databasePath, effectsPath });
 
     const effects = readEffects(effectsPath);
     const store = new SqliteRunStore(databasePath);
@@ -114,6 +117,7 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
     const statuses: string[] = [];
     let completedCalls = 0;
     let ledgerWithoutEffect = 0;
+    const ledgerKeys = new Set<string>();
     try {
       for (const drive of drives) {
         const record = await store.loadRun(drive.runId);
@@ -126,6 +130,7 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
           problems.push(`${drive.runId}: stored ${record.status}, the child said ${drive.result.status}`);
         const ledger = await store.ledger(drive.runId);
         for (const entry of ledger) {
+          ledgerKeys.add(entry.idempotencyKey);
           if (entry.status !== 'completed') continue;
           completedCalls++;
           if (!effects.has(entry.idempotencyKey)) ledgerWithoutEffect++;
@@ -139,6 +144,11 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
     const idempotentRepeats = [...effects].filter(
       ([, effect]) => effect.idempotent && effect.count > 1,
     ).length;
+    // A call is recorded as started before it runs: an effect the ledger never heard of ran unrecorded.
+    const effectsWithoutLedger = [...effects.keys()].filter((key) => !ledgerKeys.has(key));
+    const modelRepeats = drives.flatMap((drive) =>
+      drive.checkpointedModelCalls.map((problem) => `${drive.runId}: ${problem}`),
+    );
     const kills = drives.reduce((sum, drive) => sum + drive.kills, 0);
     const decisions = drives.flatMap((drive) => [...drive.decisions.values()]);
     const terminal = statuses.filter((status) => ['completed', 'failed', 'cancelled'].includes(status));
@@ -148,6 +158,7 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
     console.log(
       `crash test (seed ${SEED}): ${drives.length} runs, ${kills} kills, ${duplicates.length} duplicate side effects, ` +
         `${problems.length} lost steps, ${terminal.length} terminal (${completed} completed), ` +
+        `${modelRepeats.length} checkpointed model responses requested again, ` +
         `uncertain calls: ${decisions.filter((decision) => decision === 'abandon').length} abandoned, ` +
         `${decisions.filter((decision) => decision === 'execute').length} re-executed; ` +
         `${completedCalls} completed calls, ${idempotentRepeats} idempotent calls re-run, ` +
@@ -156,11 +167,29 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
     );
     console.log(`crash test: kills after ${tally(drives.flatMap((drive) => drive.killedAfter))}`);
 
+    const suspicious = new Set([
+      ...duplicates.map(([key]) => key.slice(0, key.indexOf(':'))),
+      ...[...problems, ...modelRepeats].map((problem) => problem.slice(0, problem.search(/[: ]/))),
+    ]);
+    if (suspicious.size > 0)
+      console.log(`crash test: the store and the side-effect file are kept in ${directory}`);
+    for (const drive of drives) {
+      if (suspicious.has(drive.runId))
+        console.log(`crash test: ${drive.runId}\n  ${drive.trace.join('\n  ')}`);
+    }
     expect(kills).toBeGreaterThanOrEqual(MIN_KILLS);
     expect(duplicates, 'non-idempotent side effects executed twice').toEqual([]);
     expect(problems, 'completed steps lost').toEqual([]);
     expect(ledgerWithoutEffect, 'completed ledger entries with no side effect').toBe(0);
+    expect(modelRepeats, 'checkpointed model responses requested again').toEqual([]);
+    expect(effectsWithoutLedger, 'side effects the ledger never recorded').toEqual([]);
     expect(statuses).toEqual(drives.map(() => 'completed'));
+    // The schedule reached the moments that matter: inside a call, and between its effect and its completion.
+    const killedAfter = drives.flatMap((drive) => drive.killedAfter);
+    expect(killedAfter.filter((label) => label === 'tool-call-start').length).toBeGreaterThan(0);
+    expect(killedAfter.filter((label) => label === 'effect').length).toBeGreaterThan(0);
+    expect(decisions.filter((decision) => decision === 'abandon').length).toBeGreaterThan(0);
+    expect(decisions.filter((decision) => decision === 'execute').length).toBeGreaterThan(0);
     rmSync(directory, { recursive: true, force: true });
   }, 240_000);
 });
