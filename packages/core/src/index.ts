@@ -13,7 +13,7 @@ export {
   classifyResponse,
   MAX_ERROR_BODY_BYTES,
 } from './errors/classify-response.js';
-export { type ErrorCategory, type ErrorCode, ERROR_CODES, isErrorCode } from './errors/codes.js';
+export { ERROR_CODES, type ErrorCategory, type ErrorCode, isErrorCode } from './errors/codes.js';
 export { CONTROL_SIGNAL, type ControlSignal, isControlSignal } from './errors/control.js';
 export { type JsonValue, KeelError, type KeelErrorOptions } from './errors/keel-error.js';
 export { isSecretKey, REDACTED, redactSecrets } from './errors/redact.js';
@@ -163,7 +163,15 @@ export type {
   ToolDefinition,
   Usage,
 } from './spec/model.js';
-export type { Lease, LedgerEntry, RunRecord, RunStatus, RunStore, RunSummary } from './spec/run-store.js';
+export type {
+  CancellationRequest,
+  Lease,
+  LedgerEntry,
+  RunRecord,
+  RunStatus,
+  RunStore,
+  RunSummary,
+} from './spec/run-store.js';
 export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
 
 // store
@@ -304,3 +312,10 @@ export {
   type TerminalStatus,
 } from './agent/run-state.js';
 // end agent: run loop
+
+// agent: durable runs
+export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability.js';
+export type { ApprovalAnswer, PendingDecision, ToolCallDecision } from './agent/pending-decision.js';
+export type { ResumeOptions } from './agent/resume.js';
+export { migrateRunState } from './agent/run-state-migrations.js';
+// end agent: durable runs

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresRunStore } from './postgres-run-store.js';
 
 const url = process.env.KEEL_TEST_POSTGRES_URL;
-if (url === undefined) throw new Error('KEEL_TEST_POSTGRES_URL is not set: the vitest global setup starts PostgreSQL');
+if (url === undefined)
+  throw new Error('KEEL_TEST_POSTGRES_URL is not set: the vitest global setup starts PostgreSQL');
 
 // Each test file gets a database of its own, so files running in parallel never see each other's rows.
 const databaseName = `keel_store_test_${process.pid}`;
@@ -26,7 +27,10 @@ afterAll(async () => {
   await admin.end();
 });
 
-runStoreContract('PostgresRunStore', () => new PostgresRunStore({ connectionString: databaseUrl, maxConnections: 4 }));
+runStoreContract(
+  'PostgresRunStore',
+  () => new PostgresRunStore({ connectionString: databaseUrl, maxConnections: 4 }),
+);
 
 describe('PostgresRunStore', () => {
   it('migrates safely when several stores start at once', async () => {
@@ -37,7 +41,10 @@ describe('PostgresRunStore', () => {
 
   it('reports an unreachable server as store.unavailable', async () => {
     const port = await closedPort();
-    const store = new PostgresRunStore({ connectionString: `postgres://keel@127.0.0.1:${port}/keel`, connectTimeoutMs: 2_000 });
+    const store = new PostgresRunStore({
+      connectionString: `postgres://keel@127.0.0.1:${port}/keel`,
+      connectTimeoutMs: 2_000,
+    });
     const error = await store.loadRun('x').catch((caught: unknown) => caught);
     expect(KeelError.isInstance(error) && error.code).toBe('store.unavailable');
     expect(KeelError.isInstance(error) && error.retryable).toBe(true);

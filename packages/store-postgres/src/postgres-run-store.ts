@@ -9,6 +9,14 @@ import {
   type RunSummary,
 } from '@keel/core';
 import pg from 'pg';
+import {
+  type LedgerRow,
+  type RunRow,
+  SUMMARY_COLUMNS,
+  toLedgerEntry,
+  toStoreError,
+  toSummary,
+} from './postgres-rows.js';
 import { migrate } from './schema.js';
 
 /** Options of {@link PostgresRunStore}. */
@@ -25,34 +33,6 @@ export interface PostgresRunStoreOptions {
   statementTimeoutMs?: number;
 }
 
-interface RunRow {
-  run_id: string;
-  agent_name: string;
-  status: RunStatus;
-  version: number;
-  schema_version: number;
-  state?: string;
-  created_at_ms: string;
-  updated_at_ms: string;
-  cancel_reason: string | null;
-  cancel_requested_at_ms: string | null;
-}
-
-interface LedgerRow {
-  run_id: string;
-  idempotency_key: string;
-  step: number;
-  call_index: number;
-  tool_name: string;
-  status: 'started' | 'completed';
-  result: string | null;
-  started_at_ms: string;
-  completed_at_ms: string | null;
-}
-
-const SUMMARY_COLUMNS =
-  'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms, cancel_reason, cancel_requested_at_ms';
-
 /**
  * A RunStore in PostgreSQL, for fleets of workers sharing runs. Leases and checkpoints are single conditional
  * statements, so two workers can never both advance one run. Connection failures become `store.unavailable`.
@@ -66,13 +46,22 @@ export class PostgresRunStore implements RunStore {
   private ready: Promise<void> | undefined;
 
   constructor(options: PostgresRunStoreOptions) {
-    if (options.pool === undefined && (typeof options.connectionString !== 'string' || options.connectionString === '')) {
-      throw new KeelError('config.invalid', 'PostgresRunStore needs a connectionString such as postgres://user@host/db');
+    if (
+      options.pool === undefined &&
+      (typeof options.connectionString !== 'string' || options.connectionString === '')
+    ) {
+      throw new KeelError(
+        'config.invalid',
+        'PostgresRunStore needs a connectionString such as postgres://user@host/db',
+      );
     }
     for (const key of ['maxConnections', 'connectTimeoutMs', 'statementTimeoutMs'] as const) {
       const value = options[key];
       if (value !== undefined && (!Number.isInteger(value) || value <= 0)) {
-        throw new KeelError('config.invalid', `PostgresRunStore ${key} must be a positive integer, not ${value}`);
+        throw new KeelError(
+          'config.invalid',
+          `PostgresRunStore ${key} must be a positive integer, not ${value}`,
+        );
       }
     }
     this.ownsPool = options.pool === undefined;
@@ -99,14 +88,23 @@ export class PostgresRunStore implements RunStore {
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
-    const result = await this.query<RunRow>(`SELECT ${SUMMARY_COLUMNS}, state FROM keel_runs WHERE run_id = $1`, [runId]);
+    const result = await this.query<RunRow>(
+      `SELECT ${SUMMARY_COLUMNS}, state FROM keel_runs WHERE run_id = $1`,
+      [runId],
+    );
     const row = result.rows[0];
     return row === undefined ? undefined : { ...toSummary(row), state: JSON.parse(row.state!) as JsonValue };
   }
 
   async saveCheckpoint(
     runId: string,
-    checkpoint: { expectedVersion: number; owner: string; status: RunStatus; schemaVersion: number; state: JsonValue },
+    checkpoint: {
+      expectedVersion: number;
+      owner: string;
+      status: RunStatus;
+      schemaVersion: number;
+      state: JsonValue;
+    },
   ): Promise<number> {
     const result = await this.query(
       `UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7
@@ -127,15 +125,20 @@ export class PostgresRunStore implements RunStore {
       [runId],
     );
     const row = current.rows[0];
-    if (row === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (row === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     if (row.lease_owner !== checkpoint.owner) {
       throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
         data: { runId, owner: checkpoint.owner, holder: row.lease_owner },
       });
     }
-    throw new KeelError('store.conflict', `Run ${runId} is at version ${row.version}, not ${checkpoint.expectedVersion}`, {
-      data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: row.version },
-    });
+    throw new KeelError(
+      'store.conflict',
+      `Run ${runId} is at version ${row.version}, not ${checkpoint.expectedVersion}`,
+      {
+        data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: row.version },
+      },
+    );
   }
 
   async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
@@ -167,7 +170,8 @@ export class PostgresRunStore implements RunStore {
       [runId],
     );
     const row = current.rows[0];
-    if (row === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (row === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     const heldUntilMs = Number(row.lease_expires_at_ms);
     throw new KeelError('store.conflict', `Run ${runId} is leased by another process until ${heldUntilMs}`, {
       data: { runId, holder: row.lease_owner, expiresAtMs: heldUntilMs },
@@ -197,10 +201,10 @@ export class PostgresRunStore implements RunStore {
       [runId, idempotencyKey, JSON.stringify(result), completedAtMs],
     );
     if (update.rowCount === 1) return;
-    const existing = await this.query('SELECT 1 FROM keel_ledger WHERE run_id = $1 AND idempotency_key = $2', [
-      runId,
-      idempotencyKey,
-    ]);
+    const existing = await this.query(
+      'SELECT 1 FROM keel_ledger WHERE run_id = $1 AND idempotency_key = $2',
+      [runId, idempotencyKey],
+    );
     if (existing.rowCount === 0) {
       throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
         data: { runId, idempotencyKey },
@@ -213,20 +217,7 @@ export class PostgresRunStore implements RunStore {
       'SELECT * FROM keel_ledger WHERE run_id = $1 ORDER BY step, call_index',
       [runId],
     );
-    return result.rows.map((row) => {
-      const entry: LedgerEntry = {
-        runId: row.run_id,
-        idempotencyKey: row.idempotency_key,
-        step: row.step,
-        callIndex: row.call_index,
-        toolName: row.tool_name,
-        status: row.status,
-        startedAtMs: Number(row.started_at_ms),
-      };
-      if (row.result !== null) entry.result = JSON.parse(row.result) as JsonValue;
-      if (row.completed_at_ms !== null) entry.completedAtMs = Number(row.completed_at_ms);
-      return entry;
-    });
+    return result.rows.map(toLedgerEntry);
   }
 
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
@@ -241,9 +232,13 @@ export class PostgresRunStore implements RunStore {
     );
     const row = updated.rows[0];
     if (row !== undefined) return row.status;
-    const current = await this.query<{ status: RunStatus }>('SELECT status FROM keel_runs WHERE run_id = $1', [runId]);
+    const current = await this.query<{ status: RunStatus }>(
+      'SELECT status FROM keel_runs WHERE run_id = $1',
+      [runId],
+    );
     const existing = current.rows[0];
-    if (existing === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (existing === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     return existing.status;
   }
 
@@ -251,7 +246,10 @@ export class PostgresRunStore implements RunStore {
     if (this.ownsPool && !this.pool.ended) await this.pool.end();
   }
 
-  private async query<Row extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<Row>> {
+  private async query<Row extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<Row>> {
     try {
       await this.migrateOnce();
       return await this.pool.query<Row>(text, values);
@@ -275,34 +273,4 @@ export class PostgresRunStore implements RunStore {
     });
     return this.ready;
   }
-}
-
-function toSummary(row: RunRow): RunSummary {
-  const summary: RunSummary = {
-    runId: row.run_id,
-    agentName: row.agent_name,
-    status: row.status,
-    version: row.version,
-    schemaVersion: row.schema_version,
-    createdAtMs: Number(row.created_at_ms),
-    updatedAtMs: Number(row.updated_at_ms),
-  };
-  if (row.cancel_reason !== null && row.cancel_requested_at_ms !== null) {
-    summary.cancellation = { reason: row.cancel_reason, requestedAtMs: Number(row.cancel_requested_at_ms) };
-  }
-  return summary;
-}
-
-/** Classifies a pg or socket failure: lost races are conflicts, everything about reaching the server is unavailable. */
-function toStoreError(error: unknown): KeelError {
-  if (KeelError.isInstance(error)) return error;
-  const code = String((error as { code?: unknown }).code ?? '');
-  const message = `PostgreSQL run store: ${(error as Error).message ?? String(error)}`;
-  // 23505 unique_violation; 40001 serialization_failure; 40P01 deadlock.
-  if (code === '23505') return new KeelError('store.conflict', message, { cause: error, data: { sqlState: code } });
-  if (code === '40001' || code === '40P01') {
-    return new KeelError('store.conflict', message, { cause: error, retryable: true, data: { sqlState: code } });
-  }
-  // Class 08 connection exceptions, 57P0x shutdown/cannot connect now, 53xxx resources, and socket-level errors.
-  return new KeelError('store.unavailable', message, { cause: error, data: { sqlState: code } });
 }

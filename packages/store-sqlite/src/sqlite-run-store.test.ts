@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KeelError } from '@keel/core';
-import { runStoreContract } from '@keel/core/testing';
+import { agent, KeelError, tool } from '@keel/core';
+import { FakeClock, FaultyRunStore, runStoreContract, scriptedModel } from '@keel/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteRunStore } from './sqlite-run-store.js';
 
@@ -43,5 +43,94 @@ describe('SqliteRunStore', () => {
 
   it('rejects an empty path with config.invalid', () => {
     expect(() => new SqliteRunStore('')).toThrow(expect.objectContaining({ code: 'config.invalid' }));
+  });
+});
+
+describe('durable runs of agents sharing one SQLite file', () => {
+  const startMs = 1_700_000_000_000;
+  /** An agent as one process would make it: its own connection, owner and clock. */
+  function processAgent(
+    store: SqliteRunStore | FaultyRunStore,
+    owner: string,
+    nowMs: number,
+    effects: string[],
+  ) {
+    const charge = tool({
+      name: 'charge',
+      description: 'Charges the card (not idempotent)',
+      input: {
+        type: 'object',
+        properties: { amountCents: { type: 'integer' } },
+        required: ['amountCents'],
+      } as const,
+      execute: ({ amountCents }: { amountCents: number }, context) => {
+        effects.push(context.idempotencyKey);
+        return { charged: amountCents };
+      },
+    });
+    const model = scriptedModel((request) => {
+      const step = request.messages.filter((message) => message.role === 'assistant').length;
+      return step < 3
+        ? { toolCalls: [{ name: 'charge', arguments: { amountCents: 100 * (step + 1) } }] }
+        : { content: 'done' };
+    });
+    return agent({
+      name: 'shared',
+      model,
+      tools: [charge],
+      clock: new FakeClock(nowMs),
+      store,
+      durability: { owner, leaseTtlMs: 30_000, storeMaxAttempts: 1 },
+    });
+  }
+
+  it('lets another process resume a crashed run once its lease has expired, and only then', async () => {
+    const path = join(directory, 'agents.db');
+    const firstConnection = new SqliteRunStore(path);
+    const secondConnection = new SqliteRunStore(path);
+    const effects: string[] = [];
+    const crashing = new FaultyRunStore(firstConnection);
+    crashing.writeLimit = 9; // dies in the middle of step 2
+    const crashed = await processAgent(crashing, 'process-a', startMs, effects).run('pay', {
+      runId: 'shared-1',
+    });
+    expect(crashed).toMatchObject({ status: 'interrupted', stopReason: 'store_unavailable' });
+    expect(effects).toEqual(['shared-1:1:0']);
+
+    const early = processAgent(secondConnection, 'process-b', startMs + 5_000, effects);
+    await expect(early.resume('shared-1')).rejects.toMatchObject({ code: 'store.conflict' });
+    const late = processAgent(secondConnection, 'process-b', startMs + 31_000, effects);
+    const done = await late.resume('shared-1');
+    expect(done).toMatchObject({ status: 'completed', output: 'done' });
+    expect(effects).toEqual(['shared-1:1:0', 'shared-1:2:0', 'shared-1:3:0']);
+    expect((await firstConnection.loadRun('shared-1'))?.status).toBe('completed');
+    // The first process, back, finds the run ended and calls nothing.
+    const back = await processAgent(firstConnection, 'process-a', startMs + 40_000, effects).resume(
+      'shared-1',
+    );
+    expect(back).toMatchObject({ status: 'completed', output: 'done', resumable: false });
+    expect(effects).toHaveLength(3);
+    await firstConnection.close();
+    await secondConnection.close();
+  });
+
+  it('lets exactly one of two processes that resume a run at once proceed', async () => {
+    const path = join(directory, 'race.db');
+    const connections = [new SqliteRunStore(path), new SqliteRunStore(path)];
+    const effects: string[] = [];
+    const crashing = new FaultyRunStore(connections[0]!);
+    crashing.writeLimit = 4;
+    await processAgent(crashing, 'process-a', startMs, effects).run('pay', { runId: 'race-1' });
+    const outcomes = await Promise.allSettled(
+      connections.map((connection, index) =>
+        processAgent(connection, `process-${index}`, startMs + 60_000, effects).resume('race-1'),
+      ),
+    );
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const rejected = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+    expect(KeelError.isInstance(rejected.reason) && rejected.reason.code).toBe('store.conflict');
+    expect([...new Set(effects)]).toEqual(effects);
+    expect(effects).toEqual(['race-1:1:0', 'race-1:2:0', 'race-1:3:0']);
+    for (const connection of connections) await connection.close();
   });
 });

@@ -12,6 +12,15 @@ import {
 } from '@keel/core';
 import Database from 'better-sqlite3';
 import { migrate } from './schema.js';
+import {
+  type LedgerRow,
+  type RunRow,
+  SUMMARY_COLUMNS,
+  toLedgerEntry,
+  toRecord,
+  toStoreError,
+  toSummary,
+} from './sqlite-rows.js';
 
 /** Options of {@link SqliteRunStore}. */
 export interface SqliteRunStoreOptions {
@@ -23,34 +32,6 @@ export interface SqliteRunStoreOptions {
   /** How long a write waits for another process's lock before failing with `store.unavailable`. Defaults to 5000. */
   busyTimeoutMs?: number;
 }
-
-interface RunRow {
-  run_id: string;
-  agent_name: string;
-  status: RunStatus;
-  version: number;
-  schema_version: number;
-  state?: string;
-  created_at_ms: number;
-  updated_at_ms: number;
-  cancel_reason: string | null;
-  cancel_requested_at_ms: number | null;
-}
-
-interface LedgerRow {
-  run_id: string;
-  idempotency_key: string;
-  step: number;
-  call_index: number;
-  tool_name: string;
-  status: 'started' | 'completed';
-  result: string | null;
-  started_at_ms: number;
-  completed_at_ms: number | null;
-}
-
-const SUMMARY_COLUMNS =
-  'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms, cancel_reason, cancel_requested_at_ms';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
@@ -69,7 +50,10 @@ export class SqliteRunStore implements RunStore {
     }
     const synchronous = options.synchronous ?? 'normal';
     if (synchronous !== 'normal' && synchronous !== 'full') {
-      throw new KeelError('config.invalid', `synchronous must be "normal" or "full", not ${String(synchronous)}`);
+      throw new KeelError(
+        'config.invalid',
+        `synchronous must be "normal" or "full", not ${String(synchronous)}`,
+      );
     }
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -87,7 +71,9 @@ export class SqliteRunStore implements RunStore {
          VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs)`,
       ),
       loadRun: database.prepare(`SELECT ${SUMMARY_COLUMNS}, state FROM runs WHERE run_id = ?`),
-      loadLease: database.prepare('SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?'),
+      loadLease: database.prepare(
+        'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
+      ),
       saveCheckpoint: database.prepare(
         `UPDATE runs SET version = version + 1, status = @status, schema_version = @schemaVersion, state = @state,
            updated_at_ms = @updatedAtMs
@@ -150,7 +136,13 @@ export class SqliteRunStore implements RunStore {
 
   async saveCheckpoint(
     runId: string,
-    checkpoint: { expectedVersion: number; owner: string; status: RunStatus; schemaVersion: number; state: JsonValue },
+    checkpoint: {
+      expectedVersion: number;
+      owner: string;
+      status: RunStatus;
+      schemaVersion: number;
+      state: JsonValue;
+    },
   ): Promise<number> {
     const changes = this.guard(
       () =>
@@ -171,15 +163,20 @@ export class SqliteRunStore implements RunStore {
           | { lease_owner: string | null; lease_expires_at_ms: number | null; version: number }
           | undefined,
     );
-    if (current === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (current === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     if (current.lease_owner !== checkpoint.owner) {
       throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
         data: { runId, owner: checkpoint.owner, holder: current.lease_owner },
       });
     }
-    throw new KeelError('store.conflict', `Run ${runId} is at version ${current.version}, not ${checkpoint.expectedVersion}`, {
-      data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: current.version },
-    });
+    throw new KeelError(
+      'store.conflict',
+      `Run ${runId} is at version ${current.version}, not ${checkpoint.expectedVersion}`,
+      {
+        data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: current.version },
+      },
+    );
   }
 
   async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
@@ -195,16 +192,26 @@ export class SqliteRunStore implements RunStore {
 
   async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
     const expiresAtMs = nowMs + ttlMs;
-    const changes = this.guard(() => this.statements.acquireLease.run({ runId, owner, expiresAtMs, nowMs }).changes);
+    const changes = this.guard(
+      () => this.statements.acquireLease.run({ runId, owner, expiresAtMs, nowMs }).changes,
+    );
     if (changes === 1) return { runId, owner, expiresAtMs };
     const current = this.guard(
-      () => this.statements.loadLease.get(runId) as { lease_owner: string; lease_expires_at_ms: number } | undefined,
+      () =>
+        this.statements.loadLease.get(runId) as
+          | { lease_owner: string; lease_expires_at_ms: number }
+          | undefined,
     );
-    if (current === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
-    throw new KeelError('store.conflict', `Run ${runId} is leased by another process until ${current.lease_expires_at_ms}`, {
-      data: { runId, holder: current.lease_owner, expiresAtMs: current.lease_expires_at_ms },
-      retryAfterMs: Math.max(0, current.lease_expires_at_ms - nowMs),
-    });
+    if (current === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    throw new KeelError(
+      'store.conflict',
+      `Run ${runId} is leased by another process until ${current.lease_expires_at_ms}`,
+      {
+        data: { runId, holder: current.lease_owner, expiresAtMs: current.lease_expires_at_ms },
+        retryAfterMs: Math.max(0, current.lease_expires_at_ms - nowMs),
+      },
+    );
   }
 
   async releaseLease(runId: string, owner: string): Promise<void> {
@@ -218,10 +225,17 @@ export class SqliteRunStore implements RunStore {
   async recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number) {
     const changes = this.guard(
       () =>
-        this.statements.completeTool.run({ runId, idempotencyKey, result: JSON.stringify(result), completedAtMs })
-          .changes,
+        this.statements.completeTool.run({
+          runId,
+          idempotencyKey,
+          result: JSON.stringify(result),
+          completedAtMs,
+        }).changes,
     );
-    if (changes === 0 && this.guard(() => this.statements.ledgerEntry.get(runId, idempotencyKey)) === undefined) {
+    if (
+      changes === 0 &&
+      this.guard(() => this.statements.ledgerEntry.get(runId, idempotencyKey)) === undefined
+    ) {
       throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
         data: { runId, idempotencyKey },
       });
@@ -230,20 +244,7 @@ export class SqliteRunStore implements RunStore {
 
   async ledger(runId: string): Promise<LedgerEntry[]> {
     const rows = this.guard(() => this.statements.ledger.all(runId) as LedgerRow[]);
-    return rows.map((row) => {
-      const entry: LedgerEntry = {
-        runId: row.run_id,
-        idempotencyKey: row.idempotency_key,
-        step: row.step,
-        callIndex: row.call_index,
-        toolName: row.tool_name,
-        status: row.status,
-        startedAtMs: row.started_at_ms,
-      };
-      if (row.result !== null) entry.result = JSON.parse(row.result) as JsonValue;
-      if (row.completed_at_ms !== null) entry.completedAtMs = row.completed_at_ms;
-      return entry;
-    });
+    return rows.map(toLedgerEntry);
   }
 
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
@@ -254,8 +255,11 @@ export class SqliteRunStore implements RunStore {
           | undefined,
     );
     if (updated !== undefined) return updated.status;
-    const current = this.guard(() => this.statements.runStatus.get(runId) as { status: RunStatus } | undefined);
-    if (current === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    const current = this.guard(
+      () => this.statements.runStatus.get(runId) as { status: RunStatus } | undefined,
+    );
+    if (current === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     return current.status;
   }
 
@@ -270,40 +274,4 @@ export class SqliteRunStore implements RunStore {
       throw toStoreError(error, 'SQLite run store operation failed');
     }
   }
-}
-
-function toSummary(row: RunRow): RunSummary {
-  const summary: RunSummary = {
-    runId: row.run_id,
-    agentName: row.agent_name,
-    status: row.status,
-    version: row.version,
-    schemaVersion: row.schema_version,
-    createdAtMs: row.created_at_ms,
-    updatedAtMs: row.updated_at_ms,
-  };
-  if (row.cancel_reason !== null && row.cancel_requested_at_ms !== null) {
-    summary.cancellation = { reason: row.cancel_reason, requestedAtMs: row.cancel_requested_at_ms };
-  }
-  return summary;
-}
-
-function toRecord(row: RunRow): RunRecord {
-  return { ...toSummary(row), state: JSON.parse(row.state ?? 'null') as JsonValue };
-}
-
-function toStoreError(error: unknown, context: string): KeelError {
-  if (KeelError.isInstance(error)) return error;
-  const code = String((error as { code?: unknown }).code ?? '');
-  const message = `${context}: ${(error as Error).message ?? String(error)}`;
-  if (code.startsWith('SQLITE_CONSTRAINT')) {
-    return new KeelError('store.conflict', message, { cause: error, data: { sqliteCode: code } });
-  }
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
-    return new KeelError('store.unavailable', message, { cause: error, data: { sqliteCode: code } });
-  }
-  if ((error as Error).message?.includes('database connection is not open')) {
-    return new KeelError('store.unavailable', message, { cause: error });
-  }
-  return new KeelError('store.unavailable', message, { cause: error, data: { sqliteCode: code } });
 }

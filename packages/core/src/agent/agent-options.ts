@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../policies/clock.js';
 import { EventEmitter } from '../policies/events.js';
 import type { ModelProvider } from '../spec/model.js';
+import type { RunStore } from '../spec/run-store.js';
 import type { Tool } from '../spec/tool.js';
 import {
   type AgentBreakerOptions,
@@ -13,6 +14,7 @@ import {
 import type { ConversationManager } from './conversation/manager.js';
 import { slidingWindow } from './conversation/sliding-window.js';
 import { type CorrectionLimits, CorrectionTracker } from './correction-tracker.js';
+import { type DurabilityOptions, resolveDurability } from './durability.js';
 import type { RunEvent, RunEventListener } from './events.js';
 import type { Guardrail } from './guardrails/guardrail.js';
 import { type RunLimits, resolveLimits } from './limits.js';
@@ -71,8 +73,16 @@ export interface AgentOptions<Output = string> {
   clock?: Clock;
   /** Receives every run's events. Defaults to none. */
   onEvent?: RunEventListener;
-  /** Called after every transition of every run's state (a store saves it there). Defaults to none. */
+  /** Called after every transition of every run's state, before the store saves it. Defaults to none. */
   checkpoint?: CheckpointHook;
+  /**
+   * Makes every run durable: the run is created in the store, leased, checkpointed after every transition, its tool
+   * calls recorded in the store's ledger, and it can be resumed (`agent.resume(runId)`) from another process after a
+   * crash. Defaults to none (runs live in memory only).
+   */
+  store?: RunStore;
+  /** How durable runs use the store (lease, owner, retries). Defaults: see {@link DurabilityOptions}. */
+  durability?: DurabilityOptions;
 }
 
 const KNOWN_OPTIONS = [
@@ -98,6 +108,8 @@ const KNOWN_OPTIONS = [
   'clock',
   'onEvent',
   'checkpoint',
+  'store',
+  'durability',
 ];
 
 /** Checks the options and builds what every run of the agent shares; a bad option throws `config.invalid`. */
@@ -167,6 +179,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     maxOutputTokens: options.maxOutputTokens,
     temperature: options.temperature,
     checkpoint: options.checkpoint,
+    durability: resolveDurability(options.store, options.durability),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Message } from '../spec/model.js';
 import { type AgentOptions, resolveAgent } from './agent-options.js';
 import { type RunAbort, runRegistry } from './cancellation.js';
 import type { RunEvent } from './events.js';
+import { type ResumeOptions, resumeRun } from './resume.js';
 import { executeRun, type RunOptions, type RunResult } from './run.js';
 
 /** An agent: a model, tools and policies, ready to run. */
@@ -15,6 +16,19 @@ export interface Agent<Output = string> {
    * arguments (a bad option, an empty conversation, a run id already in use).
    */
   run(input: string | readonly Message[], options?: RunOptions): Promise<RunResult<Output>>;
+  /**
+   * Continues a stored run (the agent needs a `store`) from its last checkpoint, in this process or another: after a
+   * crash, a store outage, or an interruption for approvals or decisions. A checkpointed model response is never
+   * requested again; a completed tool call is replayed from the ledger, never executed again; a call that may have
+   * run is executed again only if its tool is idempotent (with the same idempotency key), else the run is
+   * interrupted with a pending decision (`decisions` answers it). A run that has already ended resolves with its
+   * stored result, calling nothing.
+   *
+   * Rejects before anything runs with `config.invalid` (no store, bad options, a key that is not pending, a state
+   * from a newer keel), `store.not_found` (unknown run), `store.conflict` (another live process, or this one, runs
+   * it) or `store.unavailable`. From then on it resolves like `run`.
+   */
+  resume(runId: string, options?: ResumeOptions): Promise<RunResult<Output>>;
   /** Cancels one of this agent's runs in progress; false when it has none with this id. */
   cancel(runId: string, reason?: string): boolean;
   /** Subscribes to the events of every run of this agent. */
@@ -33,6 +47,7 @@ export interface Agent<Output = string> {
  *     fallbacks: [anthropic('claude-haiku-4-5')],
  *     tools: [weather],
  *     limits: { maxTurns: 12, timeoutMs: 120_000 },
+ *     store: new SqliteRunStore('.keel/keel.db'),   // optional: makes runs durable and resumable
  *   });
  *   const result = await assistant.run('Weather in Paris?', { signal });
  *   if (result.status === 'completed') console.log(result.output);
@@ -49,6 +64,8 @@ export function agent<Output = string>(options: AgentOptions<Output>): Agent<Out
     name: runtime.name,
     run: (input: string | readonly Message[], runOptions?: RunOptions) =>
       executeRun<Output>(runtime, runRegistry, runs, input, runOptions),
+    resume: (runId: string, resumeOptions?: ResumeOptions) =>
+      resumeRun<Output>(runtime, runRegistry, runs, runId, resumeOptions),
     cancel(runId: string, reason?: string): boolean {
       const run = runs.get(runId);
       return run === undefined ? false : run.cancel(reason);

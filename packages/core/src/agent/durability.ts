@@ -57,7 +57,8 @@ export function resolveDurability(
   durability: DurabilityOptions | undefined,
 ): DurabilitySettings | undefined {
   if (store === undefined) {
-    if (durability !== undefined) fail('durability needs a store: pass store as well, such as new SqliteRunStore(path)');
+    if (durability !== undefined)
+      fail('durability needs a store: pass store as well, such as new SqliteRunStore(path)');
     return undefined;
   }
   const candidate = store as unknown as Record<string, unknown>;
@@ -66,7 +67,8 @@ export function resolveDurability(
     fail(`store must be a RunStore (such as new SqliteRunStore(path)); missing: ${missing.join(', ')}`);
   }
   const options = durability ?? {};
-  if (typeof options !== 'object' || options === null) fail('durability must be an object such as { leaseTtlMs }');
+  if (typeof options !== 'object' || options === null)
+    fail('durability must be an object such as { leaseTtlMs }');
   for (const key of Object.keys(options)) {
     if (!DURABILITY_OPTIONS.includes(key)) {
       fail(`unknown durability option "${key}"; known options: ${DURABILITY_OPTIONS.join(', ')}`);
@@ -95,18 +97,26 @@ export function isStoreOutage(error: unknown): boolean {
 /** A store failure as a KeelError: anything that is not one already counts as the store being unavailable. */
 export function toStoreError(error: unknown): KeelError {
   if (KeelError.isInstance(error)) return error;
-  return new KeelError('store.unavailable', `The run store failed: ${String((error as Error)?.message ?? error)}`, {
-    cause: error,
-  });
+  return new KeelError(
+    'store.unavailable',
+    `The run store failed: ${String((error as Error)?.message ?? error)}`,
+    {
+      cause: error,
+    },
+  );
 }
 
 /**
  * Runs a store operation, retrying outages (`store.unavailable`) up to `maxAttempts` attempts with a short doubling
- * backoff on the clock. `onRetry` hears of each retry before its wait. Rejects with the last failure as a KeelError.
+ * backoff on the clock. `onRetry` hears of each retry (with the attempt that failed) before its wait. Rejects with the last failure as a KeelError.
  */
 export async function withStoreRetries<T>(
   operation: () => Promise<T>,
-  options: { maxAttempts: number; clock: Clock; onRetry?: (error: KeelError, delayMs: number) => void },
+  options: {
+    maxAttempts: number;
+    clock: Clock;
+    onRetry?: (error: KeelError, delayMs: number, attempt: number) => void;
+  },
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -114,7 +124,7 @@ export async function withStoreRetries<T>(
     } catch (error) {
       if (!isStoreOutage(error) || attempt >= options.maxAttempts) throw toStoreError(error);
       const delayMs = Math.min(100 * 2 ** (attempt - 1), 2_000);
-      options.onRetry?.(toStoreError(error), delayMs);
+      options.onRetry?.(toStoreError(error), delayMs, attempt);
       await sleep(delayMs, options.clock);
     }
   }

@@ -53,7 +53,7 @@ describe('model step: retries', () => {
     expect(result.status).toBe('completed');
     expect(result.report.durationMs).toBe(500);
     expect(result.report.requests).toEqual({ total: 3, byModel: { 'test/primary': 3 } });
-    expect(result.report.retries).toEqual({ total: 2, model: 2, tool: 0 });
+    expect(result.report.retries).toEqual({ total: 2, model: 2, tool: 0, store: 0 });
     expect(result.report.waitingMs).toBe(500);
     expect(result.report.errors.byCode).toEqual({ 'provider.overloaded': 1, 'network.connection': 1 });
     expect(result.report.steps).toBe(1);

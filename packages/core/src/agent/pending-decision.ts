@@ -55,7 +55,9 @@ export function interruptionError(runId: string, pending: readonly PendingDecisi
   const uncertain = pending.filter((decision) => decision.kind === 'uncertain');
   const parts: string[] = [];
   if (approvals.length > 0) {
-    parts.push(`${approvals.map((decision) => `"${decision.toolName}"`).join(', ')} needs a human's approval`);
+    parts.push(
+      `${approvals.map((decision) => `"${decision.toolName}"`).join(', ')} needs a human's approval`,
+    );
   }
   if (uncertain.length > 0) {
     parts.push(

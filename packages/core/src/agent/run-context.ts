@@ -12,6 +12,8 @@ import type { Tool } from '../spec/tool.js';
 import type { RunAbort } from './cancellation.js';
 import type { ConversationManager } from './conversation/manager.js';
 import type { CorrectionLimits, CorrectionTracker } from './correction-tracker.js';
+import type { DurabilitySettings } from './durability.js';
+import type { DurableRun } from './durable-run.js';
 import type { DependencyKind, RunEvent, RunEventSink } from './events.js';
 import type { Guardrail, GuardrailFinding } from './guardrails/guardrail.js';
 import type { ResolvedLimits } from './limits.js';
@@ -79,6 +81,8 @@ export interface AgentRuntime {
   readonly maxOutputTokens: number | undefined;
   readonly temperature: number | undefined;
   readonly checkpoint: CheckpointHook | undefined;
+  /** The run store and how runs use it; undefined when runs are not durable. */
+  readonly durability: DurabilitySettings | undefined;
 }
 
 /**
@@ -100,6 +104,8 @@ export class RunContext {
   currentModel: ModelSlot | undefined;
   /** Handed to providers as `onTextDelta` when the caller streams. */
   readonly deltaListener: ((delta: string) => void) | undefined;
+  /** Whether transitions are checkpointed at all (a hook or a store): the loop skips the calls otherwise. */
+  readonly checkpoints: boolean;
   private readonly watching: GuardedSlot[] = [];
   private counted: WeakSet<object> | undefined;
 
@@ -110,7 +116,10 @@ export class RunContext {
     readonly events: RunEventSink,
     readonly budget: RetryBudget,
     readonly onTextDelta: ((delta: string) => void) | undefined,
+    /** Saves the run to its store; undefined when the run is not durable. */
+    readonly durable?: DurableRun,
   ) {
+    this.checkpoints = durable !== undefined || agent.checkpoint !== undefined;
     this.deltaListener =
       onTextDelta === undefined ? undefined : (delta) => this.deliverDelta(onTextDelta, delta);
   }
@@ -142,8 +151,9 @@ export class RunContext {
     return this.agent.clock;
   }
 
-  /** Calls the checkpoint hook, awaiting it only when it returns a promise. */
+  /** Checkpoints a transition: to the store (after the hook) when durable, else through the hook alone. */
   checkpoint(transition: RunTransition): void | PromiseLike<void> {
+    if (this.durable !== undefined) return this.durable.save(transition);
     const hook = this.agent.checkpoint;
     return hook === undefined ? undefined : hook(transition, this.state);
   }

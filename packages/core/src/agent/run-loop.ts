@@ -1,10 +1,12 @@
 import { classify } from '../errors/classify.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import type { ModelResponse } from '../spec/model.js';
 import { isStopRun } from './directives.js';
 import { settleFinalAnswer } from './final-answer.js';
 import { runGuardrails } from './guardrails/guardrail.js';
 import { tokenBudgetError, turnLimitError } from './limits.js';
 import { callModelChain } from './model-step.js';
+import type { PendingDecision } from './pending-decision.js';
 import type { RunContext } from './run-context.js';
 import {
   beginStep,
@@ -18,30 +20,35 @@ import {
 } from './run-state.js';
 import { runToolCalls, toolMessages } from './tool-execution.js';
 
-/** How a run ends. `output` is the run's output (the validated value with an output schema). */
+/**
+ * How a run ends. `output` is the run's output (the validated value with an output schema); `pending`, what an
+ * interrupted run waits for.
+ */
 export interface RunEnding {
   readonly status: TerminalStatus;
   readonly stopReason: StopReason;
   readonly stopDetail?: string;
   readonly output?: unknown;
   readonly error?: KeelError;
+  readonly pending?: readonly PendingDecision[];
 }
 
 /**
  * Drives a run from its state to a terminal state and never throws: every fault, limit and cancellation becomes a
  * {@link RunEnding}. The loop reads `state.phase` to know what comes next, so a run restored from a checkpoint goes on
- * from where it was saved (`fresh` is false then: no `run-start`). Each transition calls the checkpoint hook.
+ * from where it was saved (`fresh` is false then: `run-resumed` instead of `run-start`). Each transition is
+ * checkpointed. Resolves with the ending as it was saved (see `finish`).
  */
 export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEnding> {
   let ending: RunEnding;
   try {
     if (fresh) await start(run);
+    else await resumed(run);
     ending = await untilAborted(advance(run), run);
   } catch (thrown) {
     ending = endingOf(run, thrown);
   }
-  await finish(run, ending);
-  return ending;
+  return finish(run, ending);
 }
 
 /**
@@ -77,7 +84,22 @@ async function start(run: RunContext): Promise<void> {
       agentName: state.agentName,
     });
   }
-  if (run.agent.checkpoint !== undefined) await checkpoint(run, { kind: 'run-started' });
+  if (run.checkpoints) await checkpoint(run, { kind: 'run-started' });
+}
+
+async function resumed(run: RunContext): Promise<void> {
+  const { state } = run;
+  if (run.events.active) {
+    run.events.emit({
+      type: 'run-resumed',
+      runId: state.runId,
+      atMs: run.clock.now(),
+      agentName: state.agentName,
+      step: state.step,
+    });
+  }
+  // A run resumed only to be cancelled goes straight to its end.
+  if (run.checkpoints && !run.abort.aborted) await checkpoint(run, { kind: 'run-resumed', step: state.step });
 }
 
 async function advance(run: RunContext): Promise<RunEnding> {
@@ -95,11 +117,22 @@ async function advance(run: RunContext): Promise<RunEnding> {
         return { status: 'completed', stopReason: 'stop_requested', stopDetail: reason, output };
       }
       if (outcome.kind === 'fail') return failed(outcome.error);
-      if (outcome.kind === 'interrupt')
-        return { status: 'interrupted', stopReason: 'approval_required', error: outcome.error };
+      if (outcome.kind === 'interrupt') {
+        const { stopReason, error, pending } = outcome;
+        return { status: 'interrupted', stopReason, error, pending };
+      }
       const toolCalls = state.pendingToolCalls.length;
       endStep(state, toolMessages(run), []);
       await endOfStep(run, toolCalls);
+      continue;
+    }
+    if (state.phase === 'answer') {
+      const settled = await settleFinalAnswer(run, answerOf(run));
+      if (settled.kind === 'complete')
+        return { status: 'completed', stopReason: 'final_answer', output: settled.output };
+      if (settled.kind === 'fail') return failed(settled.error);
+      state.phase = 'model';
+      await endOfStep(run, 0);
       continue;
     }
     const limitError = tokenBudgetError(state, agent.limits) ?? turnLimitError(state, agent.limits);
@@ -107,22 +140,29 @@ async function advance(run: RunContext): Promise<RunEnding> {
     beginStep(state);
     const response = await callModelChain(run);
     recordModelResponse(state, response);
-    if (agent.checkpoint !== undefined)
-      await checkpoint(run, { kind: 'model-response-received', step: state.step });
+    // Checked before the checkpoint, so that a resumed run never meets tool calls it must not run.
     if (response.toolCalls.length > 0) {
       // Tool calls cut at the token limit may carry truncated arguments: running them would act on half a request.
       if (response.finishReason === 'length') return failed(truncatedCallsError(run));
       // Spent past the budget: no tool runs on the strength of a step the run could not afford.
       const overBudget = tokenBudgetError(state, agent.limits);
       if (overBudget !== undefined) return failed(overBudget);
-      continue;
     }
-    const settled = await settleFinalAnswer(run, response);
-    if (settled.kind === 'complete')
-      return { status: 'completed', stopReason: 'final_answer', output: settled.output };
-    if (settled.kind === 'fail') return failed(settled.error);
-    await endOfStep(run, 0);
+    if (run.checkpoints) await checkpoint(run, { kind: 'model-response-received', step: state.step });
   }
+}
+
+/** The answer the `answer` phase settles: the last assistant message, with the finish reason it came with. */
+function answerOf(run: RunContext): ModelResponse {
+  const { state } = run;
+  const last = state.messages[state.messages.length - 1];
+  return {
+    content: last?.role === 'assistant' ? last.content : '',
+    toolCalls: [],
+    finishReason: state.finishReason ?? 'stop',
+    usage: { inputTokens: 0, outputTokens: 0 },
+    model: run.agent.models[state.modelIndex]?.provider.model ?? '',
+  };
 }
 
 async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
@@ -136,7 +176,7 @@ async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
       toolCalls,
     });
   }
-  if (run.agent.checkpoint !== undefined) await checkpoint(run, { kind: 'step-ended', step: state.step });
+  if (run.checkpoints) await checkpoint(run, { kind: 'step-ended', step: state.step });
 }
 
 function checkpoint(run: RunContext, transition: RunTransition): void | PromiseLike<void> {
@@ -168,6 +208,11 @@ function failed(error: KeelError): RunEnding {
 /** Turns whatever ended the loop by throwing into an ending: cancellation, run timeout, a fault. */
 function endingOf(run: RunContext, thrown: unknown): RunEnding {
   const { abort } = run;
+  if (abort.aborted && abort.cause === 'halted') {
+    const halted = run.durable?.halted;
+    const error = KeelError.isInstance(abort.signal.reason) ? abort.signal.reason : halted?.error;
+    return { status: 'interrupted', stopReason: halted?.stopReason ?? 'store_unavailable', error };
+  }
   if (abort.aborted) {
     const reason: unknown = abort.signal.reason;
     if (abort.cause === 'timeout' && KeelError.isInstance(reason)) return failed(reason);
@@ -188,25 +233,31 @@ function endingOf(run: RunContext, thrown: unknown): RunEnding {
   return failed(KeelError.isInstance(thrown) ? thrown : classify(thrown));
 }
 
-async function finish(run: RunContext, ending: RunEnding): Promise<void> {
+/**
+ * Records the ending in the state and checkpoints it. When a durable run's store cannot save its end, the stored run
+ * stays at its last good checkpoint, so the run ends `interrupted` (to be resumed) rather than claim an end the store
+ * does not hold; a cancelled run stays cancelled. Resolves with the ending as it stands.
+ */
+async function finish(run: RunContext, reached: RunEnding): Promise<RunEnding> {
   const { state } = run;
+  let ending = reached;
   if (ending.error !== undefined) run.countError(ending.error);
-  endRun(
-    state,
-    {
-      status: ending.status,
-      stopReason: ending.stopReason,
-      ...(ending.stopDetail === undefined ? {} : { stopDetail: ending.stopDetail }),
-      ...(ending.output === undefined ? {} : { output: ending.output as JsonValue }),
-      ...(ending.error === undefined ? {} : { error: ending.error.toJSON() }),
-    },
-    run.clock.now(),
-  );
+  recordEnding(run, ending);
   try {
-    await checkpoint(run, { kind: 'run-ended', status: ending.status });
+    if (run.checkpoints) await checkpoint(run, { kind: 'run-ended', status: ending.status });
   } catch (error) {
-    // The run is over either way; a store that failed to save its end is reported, not allowed to change it.
-    process.emitWarning(`keel: the checkpoint of run ${state.runId}'s end failed: ${String(error)}`);
+    const halted = run.durable?.halted;
+    if (halted !== undefined && ending.status !== 'interrupted' && ending.status !== 'cancelled') {
+      ending = { status: 'interrupted', stopReason: halted.stopReason, error: halted.error };
+      run.countError(halted.error);
+      delete state.output;
+      delete state.stopDetail;
+      delete state.error;
+      recordEnding(run, ending);
+    } else {
+      // The run is over either way; a hook that failed to save its end is reported, not allowed to change it.
+      process.emitWarning(`keel: the checkpoint of run ${state.runId}'s end failed: ${String(error)}`);
+    }
   }
   if (run.events.active) {
     run.events.emit({
@@ -219,6 +270,22 @@ async function finish(run: RunContext, ending: RunEnding): Promise<void> {
       ...(state.error === undefined ? {} : { error: state.error }),
     });
   }
+  return ending;
+}
+
+function recordEnding(run: RunContext, ending: RunEnding): void {
+  endRun(
+    run.state,
+    {
+      status: ending.status,
+      stopReason: ending.stopReason,
+      ...(ending.stopDetail === undefined ? {} : { stopDetail: ending.stopDetail }),
+      ...(ending.output === undefined ? {} : { output: ending.output as JsonValue }),
+      ...(ending.error === undefined ? {} : { error: ending.error.toJSON() }),
+      ...(ending.pending === undefined ? {} : { pending: ending.pending }),
+    },
+    run.clock.now(),
+  );
 }
 
 function truncatedCallsError(run: RunContext): KeelError {

@@ -212,9 +212,14 @@ export function recordModelResponse(state: RunState, response: ModelResponse): v
   state.phase = 'tools';
 }
 
-/** Transition `tool-call-started`: from here on the call may have run. */
+/**
+ * Transition `tool-call-started`: from here on the call may have run (an execution begins). A user's `execute`
+ * decision is spent by the execution it allowed: should this one be cut short too, the call is uncertain again.
+ */
 export function recordToolCallStarted(call: PendingToolCall): void {
   call.status = 'started';
+  call.attempts++;
+  if (call.decision !== undefined) delete call.decision;
 }
 
 /** Transition `tool-call-completed`: the call's result is known (success or error, as data). */

@@ -3,17 +3,20 @@ import { KeelError } from '../errors/keel-error.js';
 import type { Message, Usage } from '../spec/model.js';
 import { combineBudgets } from './budget.js';
 import { RunAbort, type RunRegistry } from './cancellation.js';
+import type { DurableRun } from './durable-run.js';
+import { startDurableRun } from './durable-start.js';
 import { type RunEventListener, RunEventSink } from './events.js';
+import type { PendingDecision } from './pending-decision.js';
 import type { RunReport } from './report.js';
 import { type AgentRuntime, RunContext } from './run-context.js';
-import { runLoop } from './run-loop.js';
+import { type RunEnding, runLoop } from './run-loop.js';
 import { createRunState, type RunState, type StopReason, type TerminalStatus } from './run-state.js';
 
 /** Options of one run. */
 export interface RunOptions {
   /** Cancels the run when it aborts: the run ends as `cancelled` with `run.cancelled`. Defaults to none. */
   signal?: AbortSignal;
-  /** The run's id, for `cancel(runId)`, events and stores; must not be in use. Defaults to a random UUID. */
+  /** The run's id, for `cancel(runId)`, `resume(runId)`, events and stores; must not be in use. Defaults to a random UUID. */
   runId?: string;
   /** Receives this run's events (besides the agent's subscribers). Defaults to none. */
   onEvent?: RunEventListener;
@@ -42,6 +45,23 @@ export interface RunResult<Output = string> {
   readonly report: RunReport;
   /** The run's final state, as a checkpoint would hold it (plain JSON). */
   readonly state: RunState;
+  /**
+   * What an interrupted run waits for: approvals of tool calls (`approval`), and decisions about calls that may or
+   * may not have run (`uncertain`), each keyed by the call's idempotency key. Absent when there are none.
+   */
+  readonly pending?: PendingDecision[];
+  /**
+   * Whether `agent.resume(runId)` can go on with the run: true when it is `interrupted` (decisions pending, its store
+   * failed, or another process took it over) and stored.
+   */
+  readonly resumable: boolean;
+}
+
+/** What `driveRun` is handed when the run was set up before it (a durable run): its abort switch and store. */
+export interface PreparedRun {
+  /** Already registered in the registry. */
+  readonly abort: RunAbort;
+  readonly durable: DurableRun;
 }
 
 const RUN_OPTIONS = ['signal', 'runId', 'onEvent', 'onTextDelta'];
@@ -68,12 +88,16 @@ export async function executeRun<Output>(
     startedAtMs,
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
+  if (runtime.durability !== undefined) {
+    return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
+  }
   return driveRun<Output>(runtime, registry, agentRuns, state, options, true);
 }
 
 /**
  * Drives a run's state to its end: a new run's (`fresh`), or one restored from a checkpoint, which goes on from its
- * phase, keeping its deadline. Registers the run for cancellation while it runs.
+ * phase, keeping its deadline. Registers the run for cancellation while it runs (a `prepared` run is registered
+ * already). A durable run's lease is released at the end.
  */
 export async function driveRun<Output>(
   runtime: AgentRuntime,
@@ -82,53 +106,74 @@ export async function driveRun<Output>(
   state: RunState,
   options: RunOptions,
   fresh: boolean,
+  prepared?: PreparedRun,
 ): Promise<RunResult<Output>> {
   const { clock, limits } = runtime;
   const runId = state.runId;
-  const abort = new RunAbort(runId, clock);
-  registry.register(abort);
+  const abort = prepared?.abort ?? new RunAbort(runId, clock);
+  if (prepared === undefined) registry.register(abort);
   agentRuns.set(runId, abort);
+  const durable = prepared?.durable;
   const budget = combineBudgets(runtime.retry.createRunBudget(clock), runtime.retry.sharedBudget);
   const events = new RunEventSink(runtime.events, options.onEvent);
-  const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta);
+  const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta, durable);
   try {
+    durable?.attach(run);
     abort.follow(options.signal);
     abort.deadline(state.deadlineAtMs, limits.timeoutMs);
     const ending = await runLoop(run, fresh);
-    return {
-      runId,
-      status: ending.status,
-      stopReason: ending.stopReason,
-      ...(ending.stopDetail === undefined ? {} : { stopDetail: ending.stopDetail }),
-      output: ending.output as Output | undefined,
-      messages: state.messages,
-      usage: { ...state.usage },
-      ...(ending.error === undefined ? {} : { error: ending.error }),
-      report: state.report,
-      state,
-    };
+    await durable?.close();
+    return resultOf<Output>(state, ending, durable !== undefined);
   } finally {
+    durable?.stopHeartbeat();
     run.dispose();
     registry.unregister(abort);
     if (agentRuns.get(runId) === abort) agentRuns.delete(runId);
   }
 }
 
-function checkOptions(options: RunOptions): void {
-  if (typeof options !== 'object' || options === null)
-    invalid('options must be an object such as { signal }');
+/** A run's result from its state and ending. */
+export function resultOf<Output>(state: RunState, ending: RunEnding, durable: boolean): RunResult<Output> {
+  const pending = ending.pending;
+  return {
+    runId: state.runId,
+    status: ending.status,
+    stopReason: ending.stopReason,
+    ...(ending.stopDetail === undefined ? {} : { stopDetail: ending.stopDetail }),
+    output: ending.output as Output | undefined,
+    messages: state.messages,
+    usage: { ...state.usage },
+    ...(ending.error === undefined ? {} : { error: ending.error }),
+    report: state.report,
+    state,
+    ...(pending === undefined || pending.length === 0 ? {} : { pending: [...pending] }),
+    resumable: durable && ending.status === 'interrupted',
+  };
+}
+
+/** Checks the options of `run` (or, with its own `known` list and `where`, of `resume`): `config.invalid` says what to fix. */
+export function checkOptions(
+  options: RunOptions,
+  known: readonly string[] = RUN_OPTIONS,
+  where = 'run',
+): void {
+  const fail = (message: string) => invalid(message, where);
+  if (typeof options !== 'object' || options === null) fail('options must be an object such as { signal }');
   for (const key of Object.keys(options)) {
-    if (!RUN_OPTIONS.includes(key))
-      invalid(`unknown option "${key}"; known options: ${RUN_OPTIONS.join(', ')}`);
+    if (!known.includes(key)) fail(`unknown option "${key}"; known options: ${known.join(', ')}`);
   }
   const { signal, runId, onEvent, onTextDelta } = options;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) invalid('signal must be an AbortSignal');
-  if (runId !== undefined && (typeof runId !== 'string' || runId.trim() === '' || runId.length > 200)) {
-    invalid('runId must be a non-empty string of at most 200 characters');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal must be an AbortSignal');
+  if (runId !== undefined) checkRunId(runId, where);
+  if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function');
+  if (onTextDelta !== undefined && typeof onTextDelta !== 'function') fail('onTextDelta must be a function');
+}
+
+/** A run id must be a non-empty string of at most 200 characters. */
+export function checkRunId(runId: unknown, where = 'run'): void {
+  if (typeof runId !== 'string' || runId.trim() === '' || runId.length > 200) {
+    invalid('runId must be a non-empty string of at most 200 characters', where);
   }
-  if (onEvent !== undefined && typeof onEvent !== 'function') invalid('onEvent must be a function');
-  if (onTextDelta !== undefined && typeof onTextDelta !== 'function')
-    invalid('onTextDelta must be a function');
 }
 
 /** The conversation a run starts from: the instructions, then the input (a prompt, or earlier messages). */
@@ -160,6 +205,6 @@ function initialMessages(runtime: AgentRuntime, input: string | readonly Message
   return messages;
 }
 
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `run: ${message}`, { data: { where: 'run' } });
+function invalid(message: string, where = 'run'): never {
+  throw new KeelError('config.invalid', `${where}: ${message}`, { data: { where } });
 }

@@ -67,6 +67,9 @@ function invoke(
   context: PolicyContext,
 ): Promise<unknown> {
   return slot.timeout.execute(async (timed) => {
+    // The first attempt was counted when the call started (and checkpointed): a resumed execution is told it is not
+    // the first.
+    if (context.attempt > 1) pending.attempts++;
     const toolContext: ToolContext = {
       get signal() {
         return timed.signal;
@@ -75,7 +78,7 @@ function invoke(
       runId: run.runId,
       step: run.state.step,
       callIndex: pending.callIndex,
-      attempt: context.attempt,
+      attempt: pending.attempts,
     };
     let value: unknown;
     try {

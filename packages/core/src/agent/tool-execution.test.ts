@@ -131,7 +131,7 @@ describe('tool execution: failures are data', () => {
     expect(new Set(contexts.map((context) => context.idempotencyKey))).toEqual(
       new Set([`${result.runId}:1:0`]),
     );
-    expect(result.report.retries).toEqual({ total: 2, model: 0, tool: 2 });
+    expect(result.report.retries).toEqual({ total: 2, model: 0, tool: 2, store: 0 });
     expect(result.report.waitingMs).toBe(200);
     expect(result.report.toolCalls.errors).toBe(0);
     expect(events.filter((event) => event.type === 'retry-scheduled')).toMatchObject([

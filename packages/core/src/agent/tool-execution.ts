@@ -7,18 +7,32 @@ import { CorrectionTracker } from './correction-tracker.js';
 import { isRetryStep, isStopRun, type StopRun } from './directives.js';
 import type { CorrectionEventKind } from './events.js';
 import { runToolCallGuardrails } from './guardrails/guardrail.js';
+import {
+  interruptionError,
+  type PendingDecision,
+  pendingDecisionOf,
+  rejectedResult,
+} from './pending-decision.js';
 import { countCorrection, countToolCall } from './report.js';
 import type { RunContext } from './run-context.js';
 import { type PendingToolCall, recordToolCallCompleted, recordToolCallStarted } from './run-state.js';
 import { executeTool, toolFailure } from './tool-call.js';
 import { renderToolResult, toolError, toolSuccess } from './tool-result.js';
 
-/** How a step's tool calls ended for the loop: go on, stop as asked, or end the run (failed or interrupted). */
+/**
+ * How a step's tool calls ended for the loop: go on, stop as asked, or end the run (failed, or interrupted for
+ * decisions: approvals, or calls that may have run).
+ */
 export type ToolStepOutcome =
   | { readonly kind: 'continue' }
   | { readonly kind: 'stop'; readonly directive: StopRun }
   | { readonly kind: 'fail'; readonly error: KeelError }
-  | { readonly kind: 'interrupt'; readonly error: KeelError };
+  | {
+      readonly kind: 'interrupt';
+      readonly stopReason: 'approval_required' | 'decision_required';
+      readonly error: KeelError;
+      readonly pending: readonly PendingDecision[];
+    };
 
 const CONTINUE: ToolStepOutcome = Object.freeze({ kind: 'continue' });
 
@@ -27,9 +41,15 @@ const CONTINUE: ToolStepOutcome = Object.freeze({ kind: 'continue' });
  * its pending entry (so results keep the model's order whatever order calls finish in). Calls already completed (a
  * resumed step) are skipped. Once a call stops, fails or interrupts the run, no further call starts; calls already
  * running finish (each is bounded by its timeout). Cancellation rejects with the run's abort reason.
+ *
+ * A resumed step may hold calls that started and never completed: they may or may not have run. Those of idempotent
+ * tools (or that the user chose to `execute`) run again, with the same idempotency key; if any other is left, the run
+ * is interrupted before anything runs, with a decision pending for each.
  */
 export async function runToolCalls(run: RunContext): Promise<ToolStepOutcome> {
   const calls = run.state.pendingToolCalls;
+  const uncertain = undecidedCalls(run, calls);
+  if (uncertain !== undefined) return uncertain;
   const parallel = run.agent.limits.maxParallelToolCalls;
   if (calls.length === 1 || parallel === 1) {
     for (const call of calls) {
@@ -53,6 +73,24 @@ export async function runToolCalls(run: RunContext): Promise<ToolStepOutcome> {
   for (let index = 0; index < Math.min(parallel, calls.length); index++) workers.push(worker());
   await Promise.all(workers);
   return ending;
+}
+
+/** Calls that may have run and cannot run again without the user's say, as an interruption; undefined if none. */
+function undecidedCalls(run: RunContext, calls: readonly PendingToolCall[]): ToolStepOutcome | undefined {
+  let pending: PendingDecision[] | undefined;
+  for (const call of calls) {
+    if (call.status !== 'started' || call.decision === 'execute') continue;
+    if (run.agent.tools.get(call.call.name)?.tool.idempotent === true) continue;
+    pending ??= [];
+    pending.push(pendingDecisionOf('uncertain', call, run.state.step));
+  }
+  if (pending === undefined) return undefined;
+  return {
+    kind: 'interrupt',
+    stopReason: 'decision_required',
+    error: interruptionError(run.runId, pending),
+    pending,
+  };
 }
 
 /** The step's tool messages, in the model's call order. */
@@ -111,12 +149,18 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
 
   if (slot.tool.needsApproval !== undefined && slot.tool.needsApproval !== false) {
     const needed = slot.tool.needsApproval === true || (await slot.tool.needsApproval(validation.value));
-    if (needed) return approvalRequired(pending);
+    if (needed) {
+      const answer = pending.approval;
+      if (answer === undefined) return approvalRequired(run, pending);
+      if (!answer.approved) {
+        run.countError({ code: 'tool.rejected' });
+        return complete(run, pending, rejectedResult(call.name, answer.reason));
+      }
+    }
   }
 
   recordToolCallStarted(pending);
-  if (run.agent.checkpoint !== undefined)
-    await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
+  if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
   if (abort.aborted) throw abort.signal.reason;
   const startedMs = run.events.active ? run.clock.now() : 0;
   if (run.events.active) {
@@ -186,8 +230,7 @@ async function complete(
   result: ToolResult,
 ): Promise<ToolStepOutcome> {
   recordToolCallCompleted(pending, result);
-  if (run.agent.checkpoint !== undefined)
-    await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
+  if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
   return CONTINUE;
 }
 
@@ -218,21 +261,14 @@ function forgetFailures(run: RunContext, toolName: string): void {
   run.state.corrections = run.tracker.toJSON();
 }
 
-function approvalRequired(pending: PendingToolCall): ToolStepOutcome {
+/** A call that needs a human's approval, and has none yet: the run is interrupted before it runs. */
+function approvalRequired(run: RunContext, pending: PendingToolCall): ToolStepOutcome {
+  const decisions = [pendingDecisionOf('approval', pending, run.state.step)];
   return {
     kind: 'interrupt',
-    error: new KeelError(
-      'run.interrupted',
-      `Tool call "${pending.call.name}" needs a human's approval before it runs`,
-      {
-        data: {
-          toolName: pending.call.name,
-          idempotencyKey: pending.idempotencyKey,
-          callIndex: pending.callIndex,
-        },
-        guidance: 'Approve or reject the call, then resume the run.',
-      },
-    ),
+    stopReason: 'approval_required',
+    error: interruptionError(run.runId, decisions),
+    pending: decisions,
   };
 }
 

@@ -67,7 +67,13 @@ export interface RunStore {
    */
   saveCheckpoint(
     runId: string,
-    checkpoint: { expectedVersion: number; owner: string; status: RunStatus; schemaVersion: number; state: JsonValue },
+    checkpoint: {
+      expectedVersion: number;
+      owner: string;
+      status: RunStatus;
+      schemaVersion: number;
+      state: JsonValue;
+    },
   ): Promise<number>;
   listRuns(filter?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]>;
   /** Takes the lease if it is free, expired or already `owner`'s; otherwise throws `store.conflict`. */
@@ -75,7 +81,12 @@ export interface RunStore {
   releaseLease(runId: string, owner: string): Promise<void>;
   /** Records a call as started; a second start of the same key keeps the first entry. */
   recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void>;
-  recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number): Promise<void>;
+  recordToolCompleted(
+    runId: string,
+    idempotencyKey: string,
+    result: JsonValue,
+    completedAtMs: number,
+  ): Promise<void>;
   ledger(runId: string): Promise<LedgerEntry[]>;
   /**
    * Asks for a run to be cancelled, from any process. A run that is not running (`interrupted`, `paused`, or

@@ -18,7 +18,9 @@ export class MemoryRunStore implements RunStore {
   async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
     this.assertOpen();
     if (this.runs.has(run.runId)) {
-      throw new KeelError('store.conflict', `Run ${run.runId} already exists`, { data: { runId: run.runId } });
+      throw new KeelError('store.conflict', `Run ${run.runId} already exists`, {
+        data: { runId: run.runId },
+      });
     }
     const record: RunRecord = {
       runId: run.runId,
@@ -42,11 +44,18 @@ export class MemoryRunStore implements RunStore {
 
   async saveCheckpoint(
     runId: string,
-    checkpoint: { expectedVersion: number; owner: string; status: RunStatus; schemaVersion: number; state: JsonValue },
+    checkpoint: {
+      expectedVersion: number;
+      owner: string;
+      status: RunStatus;
+      schemaVersion: number;
+      state: JsonValue;
+    },
   ): Promise<number> {
     this.assertOpen();
     const record = this.runs.get(runId);
-    if (record === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (record === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     const lease = this.leases.get(runId);
     if (lease === undefined || lease.owner !== checkpoint.owner) {
       throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
@@ -82,13 +91,18 @@ export class MemoryRunStore implements RunStore {
 
   async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
     this.assertOpen();
-    if (!this.runs.has(runId)) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (!this.runs.has(runId))
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     const current = this.leases.get(runId);
     if (current !== undefined && current.owner !== owner && current.expiresAtMs > nowMs) {
-      throw new KeelError('store.conflict', `Run ${runId} is leased by another process until ${current.expiresAtMs}`, {
-        data: { runId, holder: current.owner, expiresAtMs: current.expiresAtMs },
-        retryAfterMs: current.expiresAtMs - nowMs,
-      });
+      throw new KeelError(
+        'store.conflict',
+        `Run ${runId} is leased by another process until ${current.expiresAtMs}`,
+        {
+          data: { runId, holder: current.owner, expiresAtMs: current.expiresAtMs },
+          retryAfterMs: current.expiresAtMs - nowMs,
+        },
+      );
     }
     const lease = { runId, owner, expiresAtMs: nowMs + ttlMs };
     this.leases.set(runId, lease);
@@ -135,7 +149,8 @@ export class MemoryRunStore implements RunStore {
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
     this.assertOpen();
     const record = this.runs.get(runId);
-    if (record === undefined) throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (record === undefined)
+      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     if (record.status === 'completed' || record.status === 'failed' || record.status === 'cancelled') {
       return record.status;
     }

@@ -1,5 +1,6 @@
 // Test helpers for keel and for users' own tests. Explicit exports only.
 export { FakeClock, flushMicrotasks } from './fake-clock.js';
+export { FaultyRunStore } from './faulty-run-store.js';
 export {
   closedPort,
   type HttpTestServer,

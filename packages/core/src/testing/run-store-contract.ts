@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 import type { RunStore } from '../spec/run-store.js';
+import { durableCrashScenarios } from './durable-crash-scenarios.js';
+import { durableRunScenarios } from './durable-run-scenarios.js';
 
 const NOW_MS = 1_700_000_000_000;
 
@@ -15,7 +17,9 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 }
 
 /**
- * The behaviour every RunStore must have. Call it from a test file with a factory that returns a fresh, empty store.
+ * The behaviour every RunStore must have, down to durable runs of an agent on it (crashes at every write, approvals,
+ * an outage, cancellation from another process, leases). Call it from a test file with a factory that returns a
+ * fresh store.
  *
  * @example
  *   runStoreContract('SqliteRunStore', () => new SqliteRunStore(':memory:'));
@@ -47,7 +51,13 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       const created = await createRun(runId);
       expect(created.version).toBe(1);
       const loaded = await store.loadRun(runId);
-      expect(loaded).toMatchObject({ runId, agentName: 'contract', status: 'running', version: 1, schemaVersion: 1 });
+      expect(loaded).toMatchObject({
+        runId,
+        agentName: 'contract',
+        status: 'running',
+        version: 1,
+        schemaVersion: 1,
+      });
       expect(loaded?.state).toEqual({ step: 0, messages: [{ role: 'user', content: 'héllo ✓' }] });
       expect(await store.loadRun(`${runId}-missing`)).toBeUndefined();
     });
@@ -63,8 +73,12 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       await createRun(runId);
       await store.acquireLease(runId, 'owner-a', 60_000, NOW_MS);
       const checkpoint = { owner: 'owner-a', status: 'running' as const, schemaVersion: 1 };
-      expect(await store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 1, state: { step: 1 } })).toBe(2);
-      expect(await store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 2, state: { step: 2 } })).toBe(3);
+      expect(
+        await store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 1, state: { step: 1 } }),
+      ).toBe(2);
+      expect(
+        await store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 2, state: { step: 2 } }),
+      ).toBe(3);
       const stale = store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 2, state: { step: 99 } });
       expect(await codeOf(stale)).toBe('store.conflict');
       const loaded = await store.loadRun(runId);
@@ -91,12 +105,18 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       await createRun(runId);
       const lease = await store.acquireLease(runId, 'owner-a', 10_000, NOW_MS);
       expect(lease).toEqual({ runId, owner: 'owner-a', expiresAtMs: NOW_MS + 10_000 });
-      expect(await codeOf(store.acquireLease(runId, 'owner-b', 10_000, NOW_MS + 5_000))).toBe('store.conflict');
+      expect(await codeOf(store.acquireLease(runId, 'owner-b', 10_000, NOW_MS + 5_000))).toBe(
+        'store.conflict',
+      );
       // The holder may renew.
-      expect((await store.acquireLease(runId, 'owner-a', 10_000, NOW_MS + 5_000)).expiresAtMs).toBe(NOW_MS + 15_000);
+      expect((await store.acquireLease(runId, 'owner-a', 10_000, NOW_MS + 5_000)).expiresAtMs).toBe(
+        NOW_MS + 15_000,
+      );
       // After expiry another owner may take it.
       expect((await store.acquireLease(runId, 'owner-b', 10_000, NOW_MS + 15_001)).owner).toBe('owner-b');
-      expect(await codeOf(store.acquireLease(runId, 'owner-a', 10_000, NOW_MS + 15_002))).toBe('store.conflict');
+      expect(await codeOf(store.acquireLease(runId, 'owner-a', 10_000, NOW_MS + 15_002))).toBe(
+        'store.conflict',
+      );
     });
 
     it('lets exactly one of many concurrent claimants take the lease', async () => {
@@ -130,15 +150,31 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       const started = { runId, idempotencyKey: `${runId}:1:0`, step: 1, callIndex: 0, toolName: 'send_mail' };
       await store.recordToolStarted({ ...started, startedAtMs: NOW_MS });
       await store.recordToolStarted({ ...started, startedAtMs: NOW_MS + 5 });
-      await store.recordToolStarted({ ...started, idempotencyKey: `${runId}:0:1`, step: 0, callIndex: 1, startedAtMs: NOW_MS });
+      await store.recordToolStarted({
+        ...started,
+        idempotencyKey: `${runId}:0:1`,
+        step: 0,
+        callIndex: 1,
+        startedAtMs: NOW_MS,
+      });
       let ledger = await store.ledger(runId);
       expect(ledger.map((entry) => [entry.idempotencyKey, entry.status])).toEqual([
         [`${runId}:0:1`, 'started'],
         [`${runId}:1:0`, 'started'],
       ]);
       expect(ledger[1]?.startedAtMs).toBe(NOW_MS);
-      await store.recordToolCompleted(runId, `${runId}:1:0`, { status: 'success', content: 'sent' }, NOW_MS + 10);
-      await store.recordToolCompleted(runId, `${runId}:1:0`, { status: 'success', content: 'again' }, NOW_MS + 20);
+      await store.recordToolCompleted(
+        runId,
+        `${runId}:1:0`,
+        { status: 'success', content: 'sent' },
+        NOW_MS + 10,
+      );
+      await store.recordToolCompleted(
+        runId,
+        `${runId}:1:0`,
+        { status: 'success', content: 'again' },
+        NOW_MS + 20,
+      );
       ledger = await store.ledger(runId);
       expect(ledger[1]).toMatchObject({
         status: 'completed',
@@ -199,7 +235,9 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect(loaded?.state).toEqual({ step: 1 });
       const listed = (await store.listRuns({ status: 'cancelled' })).find((run) => run.runId === interrupted);
       expect(listed?.cancellation).toEqual({ reason: 'no longer needed', requestedAtMs: NOW_MS + 1 });
-      expect(await codeOf(store.requestCancellation(`${interrupted}-missing`, 'x', NOW_MS))).toBe('store.not_found');
+      expect(await codeOf(store.requestCancellation(`${interrupted}-missing`, 'x', NOW_MS))).toBe(
+        'store.not_found',
+      );
     });
 
     it('cancels a running run whose lease is gone or expired at once', async () => {
@@ -213,7 +251,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect((await store.loadRun(expired))?.status).toBe('cancelled');
     });
 
-    it('records a cancellation for a running run and makes its owner\'s next checkpoint conflict', async () => {
+    it("records a cancellation for a running run and makes its owner's next checkpoint conflict", async () => {
       const runId = newRunId();
       await createRun(runId);
       await store.acquireLease(runId, 'owner-a', 60_000, NOW_MS);
@@ -224,8 +262,15 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
         version: 2,
         cancellation: { reason: 'user pressed stop', requestedAtMs: NOW_MS + 5 },
       });
-      const checkpoint = { owner: 'owner-a', status: 'running' as const, schemaVersion: 1, state: { step: 1 } };
-      expect(await codeOf(store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 1 }))).toBe('store.conflict');
+      const checkpoint = {
+        owner: 'owner-a',
+        status: 'running' as const,
+        schemaVersion: 1,
+        state: { step: 1 },
+      };
+      expect(await codeOf(store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 1 }))).toBe(
+        'store.conflict',
+      );
       // The owner, having reloaded, ends the run.
       expect(
         await store.saveCheckpoint(runId, { ...checkpoint, status: 'cancelled', expectedVersion: 2 }),
@@ -258,4 +303,6 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect(((await store.loadRun(runId))!.state as { step: number }).step).toBe(0);
     });
   });
+  durableCrashScenarios(name, createStore);
+  durableRunScenarios(name, createStore);
 }
