@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { KeelError } from '@keel/core';
+import { KeelError, type RunStore } from '@keel/core';
+import { cancelCommand } from './commands/cancel.js';
+import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
 import { type Output, paint, processOutput } from './output.js';
@@ -8,16 +10,26 @@ import { openStore } from './store.js';
 const USAGE = `keel: run AI agents that survive failure
 
 usage:
-  keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--json]
+  keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--json] [--store URL|PATH]
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
+  keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
+              [--agent <agent.yaml>] [--json] [--store URL|PATH]
+  keel cancel <run-id> [--reason TEXT] [--store URL|PATH]
 
 options:
   --faults SPEC   fault schedule of the simulated provider: a preset (none, demo, flaky, chaos) or entries such as
                   "rate_limit=0.2,server_error=0.1,reset=0.05" (default: none)
   --seed N        seed of the fault schedule (default: 1)
   --json          print the result as JSON
-  --store         postgres://... or a SQLite file (default: ./.keel/keel.db)`;
+  --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
+  --approve KEY   run a call that waits for approval (KEY is its idempotency key, printed by keel run)
+  --reject KEY=R  refuse it; the model sees a tool error with the reason R
+  --execute KEY   run again a call that may or may not have run before a crash (its effect may happen twice)
+  --abandon KEY   give up on such a call; the model is told its outcome is unknown
+  --agent FILE    the agent file, for a run started in another directory or machine
+
+exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled`;
 
 /**
  * The CLI's entry: parses `argv`, runs the command, and returns the exit code. Every failure is printed as a
@@ -77,27 +89,63 @@ async function dispatch(
       };
       if (values.faults !== undefined) options.faults = values.faults;
       if (values.seed !== undefined) options.seed = integerOption('--seed', values.seed, 0);
-      return runCommand(options, output);
+      return withStore(values.store, workingDirectory, (store) => runCommand(options, store, output));
+    }
+    case 'resume': {
+      const [runId, ...extra] = rest;
+      if (runId === undefined || extra.length > 0)
+        throw new KeelError('config.invalid', 'usage: keel resume <run-id> [options]');
+      const options: Parameters<typeof resumeCommand>[0] = {
+        runId,
+        approve: values.approve ?? [],
+        reject: values.reject ?? [],
+        execute: values.execute ?? [],
+        abandon: values.abandon ?? [],
+        json: values.json === true,
+        workingDirectory,
+        environment,
+        signal,
+      };
+      if (values.agent !== undefined) options.agentFile = values.agent;
+      return withStore(values.store, workingDirectory, (store) => resumeCommand(options, store, output));
+    }
+    case 'cancel': {
+      const [runId, ...extra] = rest;
+      if (runId === undefined || extra.length > 0)
+        throw new KeelError('config.invalid', 'usage: keel cancel <run-id>');
+      return withStore(values.store, workingDirectory, (store) =>
+        cancelCommand(store, runId, values.reason, output),
+      );
     }
     case 'runs': {
       const [subcommand, runId] = rest;
-      const store = openStore(values.store, workingDirectory);
-      try {
+      return withStore(values.store, workingDirectory, async (store) => {
         if (subcommand === 'list') {
           const options: Parameters<typeof listRuns>[1] = { json: values.json === true };
           if (values.status !== undefined) options.status = values.status;
           if (values.limit !== undefined) options.limit = integerOption('--limit', values.limit, 1);
-          return await listRuns(store, options, output);
+          return listRuns(store, options, output);
         }
         if (subcommand === 'show' && runId !== undefined)
-          return await showRun(store, runId, { json: values.json === true }, output);
+          return showRun(store, runId, { json: values.json === true }, output);
         throw new KeelError('config.invalid', 'usage: keel runs list | keel runs show <run-id>');
-      } finally {
-        await store.close();
-      }
+      });
     }
     default:
       throw new KeelError('config.invalid', `Unknown command "${command}"; run keel --help for the commands`);
+  }
+}
+
+async function withStore(
+  location: string | undefined,
+  workingDirectory: string,
+  command: (store: RunStore) => Promise<number>,
+): Promise<number> {
+  const store = openStore(location, workingDirectory);
+  try {
+    return await command(store);
+  } finally {
+    await store.close();
   }
 }
 
@@ -114,6 +162,12 @@ function parse(argv: readonly string[]) {
         store: { type: 'string' },
         status: { type: 'string' },
         limit: { type: 'string' },
+        approve: { type: 'string', multiple: true },
+        reject: { type: 'string', multiple: true },
+        execute: { type: 'string', multiple: true },
+        abandon: { type: 'string', multiple: true },
+        agent: { type: 'string' },
+        reason: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });

@@ -69,12 +69,52 @@ export function renderResult(result: RunResult<unknown>, output: Output): void {
     output.out(`${paint(output, 'red', result.error.code)}: ${result.error.message}`);
     if (result.error.guidance !== undefined) output.out(`guidance: ${result.error.guidance}`);
   }
+  for (const decision of result.pending ?? []) {
+    const what = decision.kind === 'approval' ? 'needs approval' : 'may or may not have run';
+    output.out(
+      `${paint(output, 'yellow', 'waiting')}  ${decision.toolName} ${JSON.stringify(decision.arguments)} ${what}  (key ${decision.idempotencyKey})`,
+    );
+  }
   if (result.output !== undefined) {
     output.out('');
     output.out(typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2));
   }
   output.out('');
   for (const line of reportLines(result.report)) output.out(line);
+  output.out(
+    paint(
+      output,
+      'grey',
+      `run id ${result.runId}${result.resumable ? ` · resumable: ${resumeHint(result)}` : ' · not resumable'}`,
+    ),
+  );
+}
+
+/** The command that continues an interrupted run, with a flag for each decision it waits for. */
+export function resumeHint(result: RunResult<unknown>): string {
+  const flags = (result.pending ?? []).map((decision) =>
+    decision.kind === 'approval'
+      ? `--approve ${decision.idempotencyKey} (or --reject ${decision.idempotencyKey}=reason)`
+      : `--execute ${decision.idempotencyKey} (or --abandon ${decision.idempotencyKey})`,
+  );
+  return ['keel resume', result.runId, ...flags].join(' ');
+}
+
+/** The result as JSON: the error serialised (redacted), the state left out (it repeats the messages). */
+export function resultJson(result: RunResult<unknown>): Record<string, unknown> {
+  return {
+    runId: result.runId,
+    status: result.status,
+    stopReason: result.stopReason,
+    ...(result.stopDetail === undefined ? {} : { stopDetail: result.stopDetail }),
+    resumable: result.resumable,
+    pending: result.pending ?? [],
+    output: result.output ?? null,
+    error: result.error?.toJSON() ?? null,
+    usage: result.usage,
+    report: result.report,
+    messages: result.messages,
+  };
 }
 
 /** The report as a few lines of text. */

@@ -83,6 +83,31 @@ describe('defaultBrain', () => {
     ]);
   });
 
+  it('fills an optional enum field only when the task names one of its values', async () => {
+    const ticket = {
+      name: 'create_ticket',
+      description: 'Opens a support ticket',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          priority: { type: 'string', enum: ['low', 'normal', 'urgent'] },
+        },
+        required: ['title'],
+      },
+    };
+    const urgent = await defaultBrain({
+      ...request([user('Open an urgent ticket: printer on fire')]),
+      tools: [ticket],
+    });
+    expect(urgent.toolCalls?.[0]?.arguments).toMatchObject({ priority: 'urgent' });
+    const plain = await defaultBrain({
+      ...request([user('Open a ticket: printer on fire')]),
+      tools: [ticket],
+    });
+    expect(plain.toolCalls?.[0]?.arguments).not.toHaveProperty('priority');
+  });
+
   it('fills numbers from the task and honours minimum', async () => {
     const reply = await think([user('Stock price of ACME over the last 0 days')]);
     expect(reply.toolCalls).toEqual([{ name: 'stock_price', arguments: { ticker: 'ACME', days: 1 } }]);

@@ -137,6 +137,12 @@ function build(
   }
 }
 
+function namesEnumValue(schema: JsonSchema, task: string): boolean {
+  if (!Array.isArray(schema.enum)) return false;
+  const taskWords = new Set(words(task));
+  return schema.enum.some((option) => typeof option === 'string' && taskWords.has(option.toLowerCase()));
+}
+
 function buildObject(
   schema: JsonSchema,
   context: SchemaValueContext,
@@ -149,8 +155,10 @@ function buildObject(
     : [];
   const result: Record<string, JsonValue> = {};
   for (const [key, propertySchema] of Object.entries(properties)) {
-    if (!context.allProperties && !required.includes(key)) continue;
     if (!isRecord(propertySchema)) continue;
+    // An optional field is filled only when the task names one of its allowed values ("an urgent ticket").
+    if (!context.allProperties && !required.includes(key) && !namesEnumValue(propertySchema, context.task))
+      continue;
     result[key] = build(propertySchema, context, root, key, depth + 1);
   }
   for (const key of required) {

@@ -34,11 +34,11 @@ export async function listRuns(
     return 0;
   }
   output.out(
-    paint(output, 'bold', `${'RUN ID'.padEnd(28)} ${'STATUS'.padEnd(12)} ${'AGENT'.padEnd(20)} UPDATED`),
+    paint(output, 'bold', `${'RUN ID'.padEnd(37)} ${'STATUS'.padEnd(12)} ${'AGENT'.padEnd(20)} UPDATED`),
   );
   for (const run of runs) {
     output.out(
-      `${run.runId.padEnd(28)} ${run.status.padEnd(12)} ${run.agentName.padEnd(20)} ${new Date(run.updatedAtMs).toISOString()}`,
+      `${run.runId.padEnd(37)} ${run.status.padEnd(12)} ${run.agentName.padEnd(20)} ${new Date(run.updatedAtMs).toISOString()}`,
     );
   }
   return 0;

@@ -1,0 +1,173 @@
+// The `keel` binary as users run it: a real child process on the built packages, in a scratch directory with its
+// own SQLite store. Agent files here disable retries so no run waits on a real backoff timer.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const binary = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
+const directory = mkdtempSync(join(tmpdir(), 'keel-cli-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+writeFileSync(
+  join(directory, 'weather.yaml'),
+  [
+    'name: weather',
+    'model: { provider: simulated, name: sim-primary, faults: "sequence=invalid_tool_arguments>overloaded" }',
+    'fallbacks: [simulated:sim-fallback]',
+    'tools: [get_weather]',
+    'retry: { maxAttempts: 1 }',
+  ].join('\n'),
+);
+writeFileSync(
+  join(directory, 'support.yaml'),
+  [
+    'name: support',
+    'model: simulated:sim-primary',
+    'tools: [create_ticket]',
+    'retry: { maxAttempts: 1 }',
+  ].join('\n'),
+);
+writeFileSync(join(directory, 'broken.yaml'), 'name: broken\nlimits:\n  maxTurns: lots\n');
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function keel(...args: string[]): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
+      cwd: directory,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe('keel (the binary)', () => {
+  it('runs an agent file offline: corrects a broken tool call, falls back on overload, reports it all', async () => {
+    const outcome = await keel('run', 'weather.yaml', 'Weather in Paris and in Oslo?', '--json');
+    expect(outcome.stderr).toBe('');
+    expect(outcome.code).toBe(0);
+    const result = JSON.parse(outcome.stdout);
+    expect(result.status).toBe('completed');
+    expect(result.report.corrections.byKind).toEqual({ malformed_json: 1 });
+    expect(result.report.fallbacks.used).toEqual([
+      expect.objectContaining({
+        from: 'simulated/sim-primary',
+        to: 'simulated/sim-fallback',
+        errorCode: 'provider.overloaded',
+      }),
+    ]);
+    expect(result.report.toolCalls.byTool).toEqual({ get_weather: 2 });
+    expect(result.output).toMatch(/Paris/);
+    expect(result.output).toMatch(/Oslo/);
+  });
+
+  it('prints events live and the report', async () => {
+    const outcome = await keel('run', 'weather.yaml', 'Weather in Paris?');
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toMatch(/correction \(malformed_json\)/);
+    expect(outcome.stdout).toMatch(
+      /fallback simulated\/sim-primary → simulated\/sim-fallback after provider\.overloaded/,
+    );
+    expect(outcome.stdout).toMatch(/^report {3}steps/m);
+    expect(outcome.stdout).toMatch(/run id [0-9a-f-]{36} · not resumable/);
+  });
+
+  it('interrupts for approval, resumes with --approve, and opens the ticket exactly once', async () => {
+    const first = await keel(
+      'run',
+      'support.yaml',
+      'Open an urgent ticket: the printer is on fire',
+      '--json',
+    );
+    expect(first.code).toBe(3);
+    const interrupted = JSON.parse(first.stdout);
+    expect(interrupted).toMatchObject({ status: 'interrupted', resumable: true });
+    const [pending] = interrupted.pending;
+    expect(pending).toMatchObject({
+      kind: 'approval',
+      toolName: 'create_ticket',
+      arguments: { priority: 'urgent' },
+    });
+
+    const listed = await keel('runs', 'list', '--status', 'interrupted', '--json');
+    expect(JSON.parse(listed.stdout).map((run: { runId: string }) => run.runId)).toContain(interrupted.runId);
+
+    const resumed = await keel('resume', interrupted.runId, '--approve', pending.idempotencyKey, '--json');
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout).status).toBe('completed');
+    const again = await keel('resume', interrupted.runId, '--json');
+    expect(JSON.parse(again.stdout).status).toBe('completed');
+
+    const tickets = readFileSync(join(directory, '.keel', 'outbox.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((ticket) => ticket.idempotencyKey === pending.idempotencyKey);
+    expect(tickets).toHaveLength(1);
+
+    const shown = await keel('runs', 'show', interrupted.runId);
+    expect(shown.stdout).toMatch(/status {3}completed/);
+    expect(shown.stdout).toMatch(new RegExp(`create_ticket +completed +${pending.idempotencyKey}`));
+  });
+
+  it('sends a rejection to the model as a tool error with the reason', async () => {
+    const first = JSON.parse(
+      (await keel('run', 'support.yaml', 'Open an urgent ticket: no coffee', '--json')).stdout,
+    );
+    const key = first.pending[0].idempotencyKey;
+    const resumed = JSON.parse(
+      (await keel('resume', first.runId, '--reject', `${key}=not urgent`, '--json')).stdout,
+    );
+    expect(resumed.status).toBe('completed');
+    const toolMessage = resumed.messages.find((message: { role: string }) => message.role === 'tool');
+    expect(toolMessage.content).toMatch(/tool\.rejected/);
+    expect(toolMessage.content).toMatch(/not urgent/);
+  });
+
+  it('cancels an interrupted run', async () => {
+    const first = JSON.parse(
+      (await keel('run', 'support.yaml', 'Open an urgent ticket: door stuck', '--json')).stdout,
+    );
+    const cancelled = await keel('cancel', first.runId);
+    expect(cancelled.stdout).toMatch(/cancelled/);
+    const shown = await keel('runs', 'show', first.runId, '--json');
+    expect(JSON.parse(shown.stdout).run.status).toBe('cancelled');
+    expect((await keel('cancel', first.runId)).stdout).toMatch(/already ended cancelled|cancelled/);
+  });
+
+  it.each([
+    [
+      ['run', 'broken.yaml', 'x'],
+      2,
+      /config\.invalid: .*broken\.yaml:3:13: limits\.maxTurns must be a positive integer/,
+    ],
+    [['run', 'missing.yaml', 'x'], 2, /config\.invalid: Cannot read agent file/],
+    [['run', 'weather.yaml'], 2, /usage: keel run/],
+    [['run', 'weather.yaml', 'x', '--faults', 'meteor=1'], 2, /config\.invalid/],
+    [['run', 'weather.yaml', 'x', '--seed', 'abc'], 2, /--seed must be an integer/],
+    [
+      ['resume', 'no-such-run'],
+      2,
+      /config\.invalid: This directory has no record of how run no-such-run was started/,
+    ],
+    [['runs', 'show', 'no-such-run'], 1, /store\.not_found/],
+    [['frobnicate'], 2, /Unknown command "frobnicate"/],
+    [['run', 'weather.yaml', 'x', '--colour'], 2, /Unknown option '--colour'/],
+  ])('rejects %j with exit %i and a clear message', async (args, code, pattern) => {
+    const outcome = await keel(...args);
+    expect(outcome.code).toBe(code);
+    expect(outcome.stderr).toMatch(pattern);
+    expect(outcome.stderr).not.toMatch(/\n\s+at /);
+  });
+});
