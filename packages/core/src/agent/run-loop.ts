@@ -44,6 +44,8 @@ export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEndin
   try {
     if (fresh) await start(run);
     else await resumed(run);
+    // A run cancelled before its loop starts never starts it: `advance` would fail with nobody left to listen.
+    if (run.abort.signal.aborted) throw run.abort.signal.reason;
     ending = await untilAborted(advance(run), run);
   } catch (thrown) {
     ending = endingOf(run, thrown);
@@ -57,7 +59,11 @@ export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEndin
  */
 function untilAborted<T>(work: Promise<T>, run: RunContext): Promise<T> {
   const signal = run.abort.signal;
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // The work goes on after the run has ended; its late failure has nobody to report to.
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
