@@ -1,36 +1,12 @@
 // keel's own overhead per agent step (an in-process model and tool that do almost nothing), and the memory per run
 // while 10,000 runs wait on their model. Run: npm run bench:agent
-import { agent, type ModelProvider, type ModelRequest, type ModelResponse, tool } from '@keel/core';
+import { agent, type ModelProvider, type ModelRequest } from '@keel/core';
+import { lookupTool, stepModel } from './step-agent.js';
 import { percentile } from './statistics.js';
 
 const STEPS_PER_RUN = 10;
 const RUNS = Number(process.env.KEEL_BENCH_RUNS ?? 3_000);
 const CONCURRENT_RUNS = 10_000;
-
-const echo = tool({
-  name: 'lookup',
-  description: 'Looks a key up',
-  input: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
-  idempotent: true,
-  execute: (input) => ({ value: (input as { key: string }).key }),
-});
-
-/** A model that calls `lookup` until the conversation holds STEPS_PER_RUN - 1 tool results, then answers. */
-function stepModel(): ModelProvider {
-  const usage = { inputTokens: 10, outputTokens: 5 };
-  return {
-    provider: 'bench',
-    model: 'steps',
-    async generate(request: ModelRequest): Promise<ModelResponse> {
-      const toolResults = request.messages.filter((message) => message.role === 'tool').length;
-      if (toolResults >= STEPS_PER_RUN - 1) {
-        return { content: 'done', toolCalls: [], finishReason: 'stop', usage, model: 'steps' };
-      }
-      const call = { id: `call_${toolResults}`, name: 'lookup', arguments: `{"key":"k${toolResults}"}` };
-      return { content: '', toolCalls: [call], finishReason: 'tool_calls', usage, model: 'steps' };
-    },
-  };
-}
 
 /** The same work without keel: the model and tool called directly, for the baseline. */
 async function bareRun(model: ModelProvider): Promise<void> {
@@ -41,7 +17,7 @@ async function bareRun(model: ModelProvider): Promise<void> {
     if (response.toolCalls.length === 0) return;
     messages.push({ role: 'assistant', content: response.content, toolCalls: response.toolCalls });
     for (const call of response.toolCalls) {
-      const value = await echo.execute(JSON.parse(call.arguments), {
+      const value = await lookupTool.execute(JSON.parse(call.arguments), {
         signal,
         idempotencyKey: 'k',
         runId: 'r',
@@ -60,8 +36,8 @@ async function bareRun(model: ModelProvider): Promise<void> {
 }
 
 async function overheadPerStep(): Promise<void> {
-  const model = stepModel();
-  const assistant = agent({ model, tools: [echo], limits: { maxTurns: STEPS_PER_RUN + 2 } });
+  const model = stepModel(STEPS_PER_RUN);
+  const assistant = agent({ model, tools: [lookupTool], limits: { maxTurns: STEPS_PER_RUN + 2 } });
   const keelSamples: number[] = [];
   const bareSamples: number[] = [];
   for (let round = 0; round < 7; round++) {
@@ -101,7 +77,7 @@ async function memoryPerWaitingRun(): Promise<void> {
         request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true });
       }),
   };
-  const assistant = agent({ model: waiting, tools: [echo] });
+  const assistant = agent({ model: waiting, tools: [lookupTool] });
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) throw new Error('run with node --expose-gc');
   gc();

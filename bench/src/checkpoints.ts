@@ -1,109 +1,117 @@
-// Measures the cost of a checkpoint per step for the SQLite and PostgreSQL run stores: p50 and p99 latency of one
-// saveCheckpoint (with the tool ledger writes a step makes), and the steps per second one run sustains.
-// Run: npm run bench:checkpoints  (starts a private PostgreSQL on 127.0.0.1 through scripts/postgres.sh)
+// The cost of durability per step, measured through the run loop: agents run 10-step runs (an in-process model and
+// tool) on SQLite and PostgreSQL stores; every checkpoint the loop writes is timed (p50, p99), and the steps per
+// second one run sustains are compared with the same runs without a store.
+// Run: npm run bench:checkpoints  (starts a private PostgreSQL on 127.0.0.1 through scripts/postgres.sh, then stops it)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { JsonValue, RunStore } from '@keel/core';
+import { agent, type RunStore } from '@keel/core';
 import { PostgresRunStore } from '@keel/store-postgres';
 import { SqliteRunStore } from '@keel/store-sqlite';
 import { formatMs, percentile } from './statistics.js';
+import { lookupTool, stepModel } from './step-agent.js';
 
-const STEPS = Number(process.env.KEEL_BENCH_STEPS ?? 2_000);
-const WARMUP_STEPS = 200;
+const STEPS_PER_RUN = 10;
+const RUNS = Number(process.env.KEEL_BENCH_RUNS ?? 300);
+const WARMUP_RUNS = 200;
 
-/** A run state of realistic size: a conversation of a few turns with tool results (about 6 KB as JSON). */
-function stateAt(step: number): JsonValue {
-  const messages: JsonValue[] = [
-    { role: 'user', content: 'Plan a two-day trip to Paris and check the weather.' },
-  ];
-  for (let turn = 0; turn < 6; turn++) {
-    messages.push({
-      role: 'assistant',
-      content: '',
-      toolCalls: [{ id: `call_${turn}`, name: 'get_weather', arguments: '{"city":"Paris"}' }],
-    });
-    messages.push({
-      role: 'tool',
-      toolCallId: `call_${turn}`,
-      toolName: 'get_weather',
-      content: 'x'.repeat(700),
-    });
-  }
-  return { schemaVersion: 1, step, messages, usage: { inputTokens: step * 100, outputTokens: step * 20 } };
+interface Measurement {
+  label: string;
+  checkpointSamplesMs: number[];
+  checkpointsPerStep: number;
+  stepsPerSecond: number;
 }
 
-async function measure(label: string, store: RunStore): Promise<void> {
-  const runId = `bench-${label}-${Date.now()}`;
-  await store.createRun({
-    runId,
-    agentName: 'bench',
-    status: 'running',
-    schemaVersion: 1,
-    state: stateAt(0),
-    createdAtMs: Date.now(),
+/** The store, with every saveCheckpoint timed into `samples`. */
+function timed(store: RunStore, samples: number[]): RunStore {
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (key !== 'saveCheckpoint') return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: Parameters<RunStore['saveCheckpoint']>) => {
+        const start = performance.now();
+        try {
+          return await target.saveCheckpoint(...args);
+        } finally {
+          samples.push(performance.now() - start);
+        }
+      };
+    },
   });
-  await store.acquireLease(runId, 'bench', 3_600_000, Date.now());
-  let version = 1;
-  const checkpointSamples: number[] = [];
-  const started = performance.now();
-  for (let step = 1; step <= STEPS + WARMUP_STEPS; step++) {
-    const idempotencyKey = `${runId}:${step}:0`;
-    // A step with one tool call writes: tool call started, tool call completed, step checkpoint.
-    await store.recordToolStarted({
-      runId,
-      idempotencyKey,
-      step,
-      callIndex: 0,
-      toolName: 'get_weather',
-      startedAtMs: Date.now(),
-    });
-    await store.recordToolCompleted(
-      runId,
-      idempotencyKey,
-      { status: 'success', content: 'sunny' },
-      Date.now(),
-    );
-    const checkpointStart = performance.now();
-    version = await store.saveCheckpoint(runId, {
-      expectedVersion: version,
-      owner: 'bench',
-      status: 'running',
-      schemaVersion: 1,
-      state: stateAt(step),
-    });
-    const end = performance.now();
-    if (step > WARMUP_STEPS) checkpointSamples.push(end - checkpointStart);
+}
+
+async function stepsPerSecond(store: RunStore | undefined, samples: number[], runs: number): Promise<number> {
+  const assistant = agent({
+    model: stepModel(STEPS_PER_RUN),
+    tools: [lookupTool],
+    limits: { maxTurns: STEPS_PER_RUN + 2 },
+    ...(store === undefined ? {} : { store: timed(store, samples) }),
+  });
+  const start = performance.now();
+  for (let index = 0; index < runs; index++) {
+    const result = await assistant.run('go');
+    if (result.status !== 'completed')
+      throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
   }
-  const totalMs = performance.now() - started;
-  checkpointSamples.sort((left, right) => left - right);
-  const stepsPerSecond = ((STEPS + WARMUP_STEPS) / totalMs) * 1_000;
+  return (runs * STEPS_PER_RUN * 1_000) / (performance.now() - start);
+}
+
+async function measure(label: string, store: RunStore | undefined): Promise<Measurement> {
+  const warmup: number[] = [];
+  await stepsPerSecond(store, warmup, WARMUP_RUNS);
+  const samples: number[] = [];
+  const rate = await stepsPerSecond(store, samples, RUNS);
+  await store?.close();
+  samples.sort((left, right) => left - right);
+  return {
+    label,
+    checkpointSamplesMs: samples,
+    checkpointsPerStep: samples.length / (RUNS * STEPS_PER_RUN),
+    stepsPerSecond: rate,
+  };
+}
+
+function print(measurement: Measurement, targetMs?: number): void {
+  const p50 = percentile(measurement.checkpointSamplesMs, 0.5);
+  const checkpoint =
+    measurement.checkpointSamplesMs.length === 0
+      ? 'no checkpoints'.padEnd(58)
+      : `checkpoint p50 ${formatMs(p50)}  p99 ${formatMs(percentile(measurement.checkpointSamplesMs, 0.99))}  ` +
+        `(${measurement.checkpointsPerStep.toFixed(1)} a step)`;
+  const verdict =
+    targetMs === undefined ? '' : `  target p50 <= ${targetMs} ms: ${p50 <= targetMs ? 'PASS' : 'FAIL'}`;
   console.log(
-    `${label.padEnd(22)} checkpoint p50 ${formatMs(percentile(checkpointSamples, 0.5))}  p99 ${formatMs(
-      percentile(checkpointSamples, 0.99),
-    )}  steps/s (3 writes a step) ${stepsPerSecond.toFixed(0)}`,
+    `${measurement.label.padEnd(26)} ${checkpoint}  ${measurement.stepsPerSecond.toFixed(0).padStart(6)} steps/s${verdict}`,
   );
 }
 
 async function main(): Promise<void> {
-  console.log(`checkpoint cost per step, ${STEPS} steps after ${WARMUP_STEPS} warm-up, state ~6 KB`);
+  console.log(
+    `durable runs: ${RUNS} runs of ${STEPS_PER_RUN} steps per store (after ${WARMUP_RUNS} warm-up runs)`,
+  );
+  print(await measure('no store', undefined));
   const directory = mkdtempSync(join(tmpdir(), 'keel-bench-'));
-  const sqlite = new SqliteRunStore(join(directory, 'bench.db'));
-  await measure('sqlite (WAL, normal)', sqlite);
-  await sqlite.close();
-  const sqliteFull = new SqliteRunStore(join(directory, 'bench-full.db'), { synchronous: 'full' });
-  await measure('sqlite (WAL, full)', sqliteFull);
-  await sqliteFull.close();
-  rmSync(directory, { recursive: true, force: true });
-
+  try {
+    print(await measure('sqlite (WAL, normal)', new SqliteRunStore(join(directory, 'normal.db'))), 0.3);
+    print(
+      await measure(
+        'sqlite (WAL, full fsync)',
+        new SqliteRunStore(join(directory, 'full.db'), { synchronous: 'full' }),
+      ),
+    );
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
   const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
-  const port = process.env.KEEL_POSTGRES_PORT ?? '54329';
+  const port = process.env.KEEL_POSTGRES_PORT ?? '54339';
   const url = execFileSync('bash', [script, 'start', port], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
-  const postgres = new PostgresRunStore({ connectionString: url });
-  await measure('postgres (loopback)', postgres);
-  await postgres.close();
+  try {
+    print(await measure('postgres (loopback)', new PostgresRunStore({ connectionString: url })), 2);
+  } finally {
+    execFileSync('bash', [script, 'stop', port]);
+  }
 }
 
 await main();

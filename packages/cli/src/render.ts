@@ -1,4 +1,4 @@
-import type { RunEvent, RunReport, RunResult } from '@keel/core';
+import type { RunEvent, RunEventListener, RunReport, RunResult } from '@keel/core';
 import { type Output, paint } from './output.js';
 
 /** Prints run events as they happen, one line each: what a person watching a run wants to see. */
@@ -131,4 +131,21 @@ export function reportLines(report: RunReport): string[] {
   if (errors.length > 0)
     lines.push(`errors   ${errors.map(([code, count]) => `${code} ×${count}`).join(', ')}`);
   return lines;
+}
+
+/** Exit codes of `keel run` and `keel resume`: 0 completed, 1 failed, 3 interrupted (resumable), 130 cancelled. */
+export function exitCodeOf(result: RunResult<unknown>): number {
+  return { completed: 0, failed: 1, interrupted: 3, cancelled: 130 }[result.status];
+}
+
+/** The run options that show events live, unless the output is JSON (printed once, at the end). */
+export function liveEvents(json: boolean, output: Output): { onEvent?: RunEventListener } {
+  return json ? {} : { onEvent: (event) => renderEvent(event, output) };
+}
+
+/** Prints a run's result (as JSON or as text) and returns the command's exit code. */
+export function presentResult(result: RunResult<unknown>, json: boolean, output: Output): number {
+  if (json) output.out(JSON.stringify(resultJson(result), null, 2));
+  else renderResult(result, output);
+  return exitCodeOf(result);
 }

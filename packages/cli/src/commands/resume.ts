@@ -2,8 +2,7 @@ import { type ApprovalAnswer, KeelError, type RunStore, type ToolCallDecision } 
 import { buildAgent } from '../build-agent.js';
 import { loadInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
-import { renderEvent, renderResult, resultJson } from '../render.js';
-import { exitCodeOf } from './run.js';
+import { liveEvents, presentResult } from '../render.js';
 
 /** What `keel resume` is given. */
 export interface ResumeCommandOptions {
@@ -63,11 +62,9 @@ export async function resumeCommand(
       approvals,
       decisions,
       signal: options.signal,
-      ...(options.json ? {} : { onEvent: (event) => renderEvent(event, output) }),
+      ...liveEvents(options.json, output),
     });
-    if (options.json) output.out(JSON.stringify(resultJson(result), null, 2));
-    else renderResult(result, output);
-    return exitCodeOf(result);
+    return presentResult(result, options.json, output);
   } finally {
     await built.models.close();
   }

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import type { RunResult, RunStore } from '@keel/core';
+import type { RunStore } from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { saveInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
-import { renderEvent, renderResult, resultJson } from '../render.js';
+import { liveEvents, presentResult } from '../render.js';
 
 /** What `keel run` is given. */
 export interface RunCommandOptions {
@@ -15,11 +15,6 @@ export interface RunCommandOptions {
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
-}
-
-/** Exit codes of `keel run` and `keel resume`: 0 completed, 1 failed, 3 interrupted (resumable), 130 cancelled. */
-export function exitCodeOf(result: RunResult<unknown>): number {
-  return { completed: 0, failed: 1, interrupted: 3, cancelled: 130 }[result.status];
 }
 
 /** `keel run <agent.yaml> "<task>"`: runs an agent file durably, showing live what happens, then the report. */
@@ -64,11 +59,9 @@ export async function runCommand(
     const result = await built.agent.run(options.task, {
       runId,
       signal: options.signal,
-      ...(options.json ? {} : { onEvent: (event) => renderEvent(event, output) }),
+      ...liveEvents(options.json, output),
     });
-    if (options.json) output.out(JSON.stringify(resultJson(result), null, 2));
-    else renderResult(result, output);
-    return exitCodeOf(result);
+    return presentResult(result, options.json, output);
   } finally {
     await built.models.close();
   }

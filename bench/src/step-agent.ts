@@ -1,0 +1,27 @@
+import type { ModelProvider, ModelRequest, ModelResponse } from '@keel/core';
+import { tool } from '@keel/core';
+
+/** An in-process tool that does almost nothing, so a benchmark measures keel rather than the tool. */
+export const lookupTool = tool({
+  name: 'lookup',
+  description: 'Looks a key up',
+  input: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+  idempotent: true,
+  execute: (input) => ({ value: (input as { key: string }).key }),
+});
+
+/** A model that calls `lookup` once a step until the conversation holds `steps - 1` tool results, then answers. */
+export function stepModel(steps: number): ModelProvider {
+  const usage = { inputTokens: 10, outputTokens: 5 };
+  return {
+    provider: 'bench',
+    model: 'steps',
+    async generate(request: ModelRequest): Promise<ModelResponse> {
+      const toolResults = request.messages.filter((message) => message.role === 'tool').length;
+      if (toolResults >= steps - 1)
+        return { content: 'done', toolCalls: [], finishReason: 'stop', usage, model: 'steps' };
+      const call = { id: `call_${toolResults}`, name: 'lookup', arguments: `{"key":"k${toolResults}"}` };
+      return { content: '', toolCalls: [call], finishReason: 'tool_calls', usage, model: 'steps' };
+    },
+  };
+}
