@@ -1,5 +1,6 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
 import { invalidResponse, post, readJson } from '@keel/core/http';
+import { rejectUnknownOptions, requireOptionsObject } from './options.js';
 import { toRequestBody } from './request-body.js';
 import { parseMessage, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';
@@ -29,6 +30,19 @@ export interface AnthropicOptions {
   fetch?: typeof globalThis.fetch;
 }
 
+// A record over the interface, so that adding an option without listing it here fails to compile.
+const KNOWN_OPTIONS = Object.keys({
+  apiKey: true,
+  env: true,
+  baseUrl: true,
+  headers: true,
+  maxOutputTokens: true,
+  contextWindowTokens: true,
+  provider: true,
+  version: true,
+  fetch: true,
+} satisfies Record<keyof AnthropicOptions, true>);
+
 /**
  * A model behind Anthropic's Messages API. One `generate` is one HTTP request; keel's policies do the retrying.
  *
@@ -40,13 +54,16 @@ export interface AnthropicOptions {
  *   const model = anthropic('claude-haiku-4-5', { env: process.env });
  */
 export function anthropic(model: string, options: AnthropicOptions = {}): ModelProvider {
-  const provider = options.provider ?? 'anthropic';
   const fail = (message: string): never => {
     throw new KeelError('config.invalid', `anthropic(): ${message}`);
   };
   if (typeof model !== 'string' || model.trim() === '')
     fail('model must be a model name such as "claude-haiku-4-5"');
-  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  requireOptionsObject(options, 'anthropic()', "{ apiKey: '...' } or { env: process.env }");
+  rejectUnknownOptions(options, KNOWN_OPTIONS, 'anthropic()');
+  if (options.env !== undefined && (typeof options.env !== 'object' || options.env === null))
+    fail('env must be an object such as process.env');
+  const provider = options.provider ?? 'anthropic';
   if (typeof provider !== 'string' || provider.trim() === '') fail('provider must be a non-empty name');
   const baseUrl = options.baseUrl ?? 'https://api.anthropic.com';
   let url: URL | undefined;

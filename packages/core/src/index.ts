@@ -165,16 +165,20 @@ export type {
 } from './spec/model.js';
 export type {
   CancellationRequest,
+  CheckpointWrite,
   Lease,
   LedgerEntry,
+  NewRun,
   RunRecord,
   RunStatus,
   RunStore,
   RunSummary,
+  StartedToolCall,
 } from './spec/run-store.js';
 export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
 
 // store
+export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './store/conflicts.js';
 export { MemoryRunStore } from './store/memory-run-store.js';
 
 // agent: tools, guardrails, conversation
@@ -215,6 +219,7 @@ export {
   retryStep,
   StopRun,
   stopRun,
+  type ToolStop,
 } from './agent/directives.js';
 export {
   type Guardrail,
@@ -307,10 +312,9 @@ export {
   type RunPhase,
   type RunState,
   type RunTransition,
-  type StopReason,
-  stopReasonOf,
   type TerminalStatus,
 } from './agent/run-state.js';
+export { type StopReason, stopReasonOf } from './agent/stop-reason.js';
 // end agent: run loop
 
 // agent: durable runs

@@ -222,7 +222,7 @@ describe('openai wire format', () => {
         /contextWindowTokens/,
       ],
       [() => openaiCompatible({ baseUrl: 'http://h', model: 'm', provider: '' }), /provider must be/],
-      [() => openaiCompatible(undefined as never), /pass \{ baseUrl, model \}/],
+      [() => openaiCompatible(undefined as never), /options must be an object such as \{ baseUrl/],
     ];
     for (const [make, message] of cases) {
       let thrown: unknown;

@@ -3,7 +3,7 @@ import { invalidResponse, post, readJson } from '@keel/core/http';
 import { type MaxTokensField, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
-import { validateOptions } from './validate.js';
+import { rejectUnknownOptions, requireOptionsObject, validateOptions } from './validate.js';
 
 /** Options shared by {@link openai} and {@link openaiCompatible}. */
 export interface OpenAICommonOptions {
@@ -52,6 +52,29 @@ export interface OpenAICompatibleOptions extends OpenAICommonOptions {
   provider?: string;
 }
 
+// Records over the option interfaces, so that adding an option without listing it here fails to compile.
+const COMMON_OPTIONS: Record<keyof OpenAICommonOptions, true> = {
+  apiKey: true,
+  headers: true,
+  contextWindowTokens: true,
+  fetch: true,
+  maxTokensField: true,
+  strictJsonSchema: true,
+};
+const OPENAI_OPTIONS = Object.keys({
+  ...COMMON_OPTIONS,
+  env: true,
+  baseUrl: true,
+  organization: true,
+  project: true,
+} satisfies Record<keyof OpenAIOptions, true>);
+const COMPATIBLE_OPTIONS = Object.keys({
+  ...COMMON_OPTIONS,
+  baseUrl: true,
+  model: true,
+  provider: true,
+} satisfies Record<keyof OpenAICompatibleOptions, true>);
+
 /**
  * A model behind OpenAI's Chat Completions API. One `generate` is one HTTP request; keel's policies do the retrying.
  *
@@ -61,6 +84,16 @@ export interface OpenAICompatibleOptions extends OpenAICommonOptions {
 export function openai(model: string, options: OpenAIOptions = {}): ModelProvider {
   if (typeof model !== 'string' || model.trim() === '') {
     throw new KeelError('config.invalid', 'openai(model): model must be a model name such as "gpt-4.1-mini"');
+  }
+  requireOptionsObject(options, 'openai()', "{ apiKey: '...' } or { env: process.env }");
+  rejectUnknownOptions(options, OPENAI_OPTIONS, 'openai()');
+  if (options.env !== undefined && (typeof options.env !== 'object' || options.env === null)) {
+    throw new KeelError('config.invalid', 'openai(): env must be an object such as process.env');
+  }
+  for (const name of ['organization', 'project'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'string') {
+      throw new KeelError('config.invalid', `openai(): ${name} must be a string`);
+    }
   }
   const apiKey = options.apiKey ?? options.env?.OPENAI_API_KEY;
   if (apiKey === undefined || apiKey === '') {
@@ -91,9 +124,12 @@ export function openai(model: string, options: OpenAIOptions = {}): ModelProvide
  *   const model = openaiCompatible({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', provider: 'ollama' });
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): ModelProvider {
-  if (typeof options !== 'object' || options === null) {
-    throw new KeelError('config.invalid', 'openaiCompatible(options): pass { baseUrl, model }');
-  }
+  requireOptionsObject(
+    options,
+    'openaiCompatible()',
+    "{ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' }",
+  );
+  rejectUnknownOptions(options, COMPATIBLE_OPTIONS, 'openaiCompatible()');
   return createProvider({
     ...options,
     provider: options.provider ?? 'openai-compatible',

@@ -1,5 +1,6 @@
 import { KeelError } from '@keel/core';
 import { randomAt } from './prng.js';
+import { rejectUnknownOptions } from './unknown-options.js';
 
 /** Every fault kind the simulated server can inject, in the order rates are drawn. */
 export const FAULT_KINDS = [
@@ -53,6 +54,14 @@ export interface FaultSchedule {
   retryAfterMs?: number;
 }
 
+// A record over the interface, so that adding a field without listing it here fails to compile.
+const SCHEDULE_KEYS = Object.keys({
+  seed: true,
+  rates: true,
+  sequence: true,
+  retryAfterMs: true,
+} satisfies Record<keyof FaultSchedule, true>);
+
 /** True when `value` is a fault kind. */
 export function isFaultKind(value: unknown): value is FaultKind {
   return typeof value === 'string' && (FAULT_KINDS as readonly string[]).includes(value);
@@ -72,6 +81,7 @@ export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault sc
       `${where} must be an object such as { rates: { rate_limit: 0.2 } }, got ${typeof schedule}`,
     );
   }
+  rejectUnknownOptions(schedule, SCHEDULE_KEYS, where);
   const { seed, rates, sequence, retryAfterMs } = schedule;
   if (seed !== undefined && !Number.isSafeInteger(seed)) {
     throw invalid(`${where}: seed must be an integer, got ${String(seed)}`);

@@ -5,6 +5,7 @@ import type { FaultSchedule } from './faults.js';
 import { SIMULATED_MODEL, type SimulatedFaults } from './parse-faults.js';
 import { type SimulatedRequestRecord, type SimulatedServer, startSimulatedServer } from './server.js';
 import { checkModelOptions, type SimulatedModelOptions, toSimulatedFaults } from './server-options.js';
+import { rejectUnknownOptions } from './unknown-options.js';
 
 /** Options of {@link simulated}. */
 export interface SimulatedOptions {
@@ -41,6 +42,16 @@ export interface SimulatedProvider extends ModelProvider {
   close(): Promise<void>;
 }
 
+// A record over the interface, so that adding an option without listing it here fails to compile.
+const KNOWN_OPTIONS = Object.keys({
+  model: true,
+  faults: true,
+  brain: true,
+  onRequest: true,
+  contextWindowTokens: true,
+  server: true,
+} satisfies Record<keyof SimulatedOptions, true>);
+
 interface Shared {
   options: SimulatedOptions;
   faults: SimulatedFaults;
@@ -60,8 +71,18 @@ interface Shared {
  *   // agent({ model, fallbacks: [fallback], ... }); then: await model.close();
  */
 export function simulated(options: SimulatedOptions = {}): SimulatedProvider {
-  if (typeof options !== 'object' || options === null) {
-    throw new KeelError('config.invalid', 'simulated(options): options must be an object');
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new KeelError(
+      'config.invalid',
+      "simulated(): options must be an object such as { faults: 'demo' }",
+    );
+  }
+  rejectUnknownOptions(options, KNOWN_OPTIONS, 'simulated()');
+  if (options.onRequest !== undefined && typeof options.onRequest !== 'function') {
+    throw new KeelError(
+      'config.invalid',
+      'simulated(options): onRequest must be a function (record) => void',
+    );
   }
   if (options.server !== undefined && typeof options.server?.url !== 'string') {
     throw new KeelError('config.invalid', 'simulated(options): server must come from startSimulatedServer()');

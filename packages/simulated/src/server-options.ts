@@ -3,6 +3,7 @@ import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';
 import { faultsForModel, parseFaults, type SimulatedFaults } from './parse-faults.js';
 import type { SimulatedRequestRecord } from './server.js';
+import { rejectUnknownOptions } from './unknown-options.js';
 
 /** Settings of one model served by the simulated server. */
 export interface SimulatedModelOptions {
@@ -50,6 +51,23 @@ export interface ResolvedModel {
   brain: Brain | undefined;
 }
 
+// Records over the interfaces, so that adding an option without listing it here fails to compile.
+const MODEL_OPTIONS = Object.keys({
+  faults: true,
+  contextWindowTokens: true,
+  brain: true,
+} satisfies Record<keyof SimulatedModelOptions, true>);
+const SERVER_OPTIONS = Object.keys({
+  faults: true,
+  models: true,
+  brain: true,
+  contextWindowTokens: true,
+  apiKey: true,
+  port: true,
+  onRequest: true,
+  keepProcessAlive: true,
+} satisfies Record<keyof SimulatedServerOptions, true>);
+
 function invalid(message: string): KeelError {
   return new KeelError('config.invalid', message);
 }
@@ -73,7 +91,9 @@ export function toSimulatedFaults(
 
 /** Checks one model's options, returning its schedule (when it has one). */
 export function checkModelOptions(name: string, options: SimulatedModelOptions): FaultSchedule | undefined {
-  if (typeof options !== 'object' || options === null) throw invalid(`models.${name} must be an object`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw invalid(`models.${name} must be an object such as { faults: 'reset=0.1' }`);
+  rejectUnknownOptions(options, MODEL_OPTIONS, `models.${name}`);
   checkWindow(options.contextWindowTokens, `models.${name}.contextWindowTokens`);
   if (options.brain !== undefined && typeof options.brain !== 'function') {
     throw invalid(`models.${name}.brain must be a function (request) => reply`);
@@ -93,8 +113,9 @@ export function checkModelOptions(name: string, options: SimulatedModelOptions):
 
 /** Checks the server's options and throws a `config.invalid` KeelError naming the bad one. */
 export function checkServerOptions(options: SimulatedServerOptions): void {
-  if (typeof options !== 'object' || options === null)
-    throw invalid('startSimulatedServer options must be an object');
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw invalid("startSimulatedServer(): options must be an object such as { faults: 'demo' }");
+  rejectUnknownOptions(options, SERVER_OPTIONS, 'startSimulatedServer()');
   const { port, brain, apiKey, models } = options;
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
     throw invalid(`port must be an integer from 0 to 65535, got ${String(port)}`);
@@ -107,7 +128,9 @@ export function checkServerOptions(options: SimulatedServerOptions): void {
   if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === ''))
     throw invalid('apiKey must be a non-empty string');
   checkWindow(options.contextWindowTokens, 'contextWindowTokens');
-  if (models !== undefined && (typeof models !== 'object' || models === null)) {
+  if (options.keepProcessAlive !== undefined && typeof options.keepProcessAlive !== 'boolean')
+    throw invalid('keepProcessAlive must be true or false');
+  if (models !== undefined && (typeof models !== 'object' || models === null || Array.isArray(models))) {
     throw invalid('models must be an object keyed by model name');
   }
 }

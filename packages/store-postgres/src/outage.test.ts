@@ -1,9 +1,10 @@
 // PostgreSQL goes down in the middle of durable runs and comes back: the runs pause, then resume to completion, and
-// nothing runs twice or is lost. The test starts a private PostgreSQL of its own (port 54330, its own data directory),
-// so that stopping it disturbs no other test.
+// nothing runs twice or is lost. The test starts a private PostgreSQL of its own (a free loopback port, its own data
+// directory), so that stopping it disturbs no other test and no leftover instance or parallel suite collides with it.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,9 +14,26 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PostgresRunStore } from './postgres-run-store.js';
 
 const script = fileURLToPath(new URL('../../../scripts/postgres.sh', import.meta.url));
-const port = '54330';
-// Not created here: postgres.sh creates it and hands it to the postgres user.
-const dataDirectory = join(tmpdir(), `keel-postgres-outage-${process.pid}-${randomUUID().slice(0, 8)}`);
+// Not created here: postgres.sh creates it and hands it to the postgres user. The `keel-postgres-test-<pid>-` prefix
+// lets the global setup remove it should this process die before its `afterAll`.
+const dataDirectory = join(tmpdir(), `keel-postgres-test-${process.pid}-outage-${randomUUID().slice(0, 8)}`);
+let port = '';
+
+/** A port that was free on 127.0.0.1 a moment ago: the kernel picks it for a listener, which is then closed. */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null
+          ? resolve(address.port)
+          : reject(new Error('no port assigned')),
+      );
+    });
+  });
+}
 
 function postgres(action: 'start' | 'stop'): string {
   return execFileSync('bash', [script, action, port], {
@@ -25,12 +43,16 @@ function postgres(action: 'start' | 'stop'): string {
 }
 
 let url: string;
-beforeAll(() => {
+beforeAll(async () => {
+  port = String(await freeLoopbackPort());
   url = postgres('start').trim().split('\n').at(-1)!;
 }, 120_000);
 afterAll(() => {
-  postgres('stop');
-  rmSync(dataDirectory, { recursive: true, force: true });
+  try {
+    if (port !== '') postgres('stop');
+  } finally {
+    rmSync(dataDirectory, { recursive: true, force: true });
+  }
 }, 60_000);
 
 it('pauses runs when PostgreSQL stops, and resumes them to completion once it is back', async () => {

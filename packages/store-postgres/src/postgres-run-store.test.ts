@@ -51,10 +51,83 @@ describe('PostgresRunStore', () => {
     await store.close();
   });
 
-  it('rejects missing options with config.invalid', () => {
-    expect(() => new PostgresRunStore({})).toThrow(expect.objectContaining({ code: 'config.invalid' }));
-    expect(() => new PostgresRunStore({ connectionString: 'postgres://x', maxConnections: 0 })).toThrow(
-      /maxConnections must be a positive integer/,
-    );
+  it('rejects missing and bad options with config.invalid naming the option and the known ones', () => {
+    const known =
+      'known options: connectionString, pool, maxConnections, connectTimeoutMs, statementTimeoutMs';
+    const cases: Array<[unknown, RegExp]> = [
+      [undefined, new RegExp(`options must be an object .*${known}`)],
+      [null, /options must be an object/],
+      [{}, /connectionString must be a connection string/],
+      [
+        { connectionString: 'postgres://x', statementTimeout: 5 },
+        new RegExp(`unknown option "statementTimeout"; ${known}`),
+      ],
+      [{ connectionString: 'postgres://x', maxConnections: 0 }, /maxConnections must be a positive integer/],
+      [
+        { connectionString: 'postgres://x', connectTimeoutMs: 1.5 },
+        /connectTimeoutMs must be a positive integer/,
+      ],
+      [{ pool: {} }, /pool must be a pg.Pool/],
+    ];
+    for (const [options, message] of cases) {
+      expect(() => new PostgresRunStore(options as never), String(JSON.stringify(options))).toThrow(
+        expect.objectContaining({ code: 'config.invalid', message: expect.stringMatching(message) }),
+      );
+    }
+  });
+
+  it('reports a statement the server refuses as store.invalid, which is not worth retrying', async () => {
+    const badName = `${databaseName}_refused`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${badName}`);
+    await admin.query(`CREATE DATABASE ${badName}`);
+    const badUrl = url!.replace(/\/[^/]*$/, `/${badName}`);
+    const store = new PostgresRunStore({ connectionString: badUrl });
+    try {
+      // Class 22: a value the column cannot hold.
+      const tooBig = await store
+        .createRun({
+          runId: 'big',
+          agentName: 'a',
+          status: 'running',
+          schemaVersion: 1,
+          state: {},
+          createdAtMs: 1e300,
+        })
+        .catch((caught: unknown) => caught);
+      expect(tooBig).toMatchObject({ code: 'store.invalid', retryable: false, data: { sqlState: '22P02' } });
+      // Class 42: a table that is not there (something else changed keel's schema).
+      const other = new pg.Client({ connectionString: badUrl });
+      await other.connect();
+      await other.query('DROP TABLE keel_ledger');
+      await other.end();
+      const missing = await store.ledger('big').catch((caught: unknown) => caught);
+      expect(missing).toMatchObject({ code: 'store.invalid', retryable: false, data: { sqlState: '42P01' } });
+      // A lost race is still a conflict.
+      await store.createRun({
+        runId: 'twice',
+        agentName: 'a',
+        status: 'running',
+        schemaVersion: 1,
+        state: {},
+        createdAtMs: 1,
+      });
+      const twice = await store
+        .createRun({
+          runId: 'twice',
+          agentName: 'a',
+          status: 'running',
+          schemaVersion: 1,
+          state: {},
+          createdAtMs: 1,
+        })
+        .catch((caught: unknown) => caught);
+      expect(twice).toMatchObject({ code: 'store.conflict', data: { sqlState: '23505' } });
+    } finally {
+      await store.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${badName} WITH (FORCE)`);
+      await admin.end();
+    }
   });
 });

@@ -1,12 +1,19 @@
 import {
+  type CheckpointWrite,
+  checkpointConflict,
   type JsonValue,
   KeelError,
   type Lease,
   type LedgerEntry,
+  leaseConflict,
+  type NewRun,
   type RunRecord,
   type RunStatus,
   type RunStore,
   type RunSummary,
+  runNotFound,
+  type StartedToolCall,
+  toolCallNotStarted,
 } from '@keel/core';
 import pg from 'pg';
 import {
@@ -33,6 +40,8 @@ export interface PostgresRunStoreOptions {
   statementTimeoutMs?: number;
 }
 
+const OPTION_NAMES = ['connectionString', 'pool', 'maxConnections', 'connectTimeoutMs', 'statementTimeoutMs'];
+
 /**
  * A RunStore in PostgreSQL, for fleets of workers sharing runs. Leases and checkpoints are single conditional
  * statements, so two workers can never both advance one run. Connection failures become `store.unavailable`.
@@ -45,25 +54,12 @@ export class PostgresRunStore implements RunStore {
   private readonly ownsPool: boolean;
   private ready: Promise<void> | undefined;
 
+  /**
+   * Makes the store; it connects (and creates its tables) on first use. Throws `config.invalid` for bad options,
+   * naming the option at fault.
+   */
   constructor(options: PostgresRunStoreOptions) {
-    if (
-      options.pool === undefined &&
-      (typeof options.connectionString !== 'string' || options.connectionString === '')
-    ) {
-      throw new KeelError(
-        'config.invalid',
-        'PostgresRunStore needs a connectionString such as postgres://user@host/db',
-      );
-    }
-    for (const key of ['maxConnections', 'connectTimeoutMs', 'statementTimeoutMs'] as const) {
-      const value = options[key];
-      if (value !== undefined && (!Number.isInteger(value) || value <= 0)) {
-        throw new KeelError(
-          'config.invalid',
-          `PostgresRunStore ${key} must be a positive integer, not ${value}`,
-        );
-      }
-    }
+    checkOptions(options);
     this.ownsPool = options.pool === undefined;
     this.pool =
       options.pool ??
@@ -78,7 +74,7 @@ export class PostgresRunStore implements RunStore {
     this.pool.on('error', () => undefined);
   }
 
-  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
+  async createRun(run: NewRun): Promise<RunRecord> {
     await this.query(
       `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
        VALUES ($1, $2, $3, 1, $4, $5, $6, $6)`,
@@ -96,16 +92,7 @@ export class PostgresRunStore implements RunStore {
     return row === undefined ? undefined : { ...toSummary(row), state: JSON.parse(row.state!) as JsonValue };
   }
 
-  async saveCheckpoint(
-    runId: string,
-    checkpoint: {
-      expectedVersion: number;
-      owner: string;
-      status: RunStatus;
-      schemaVersion: number;
-      state: JsonValue;
-    },
-  ): Promise<number> {
+  async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
     const result = await this.query(
       `UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7
        WHERE run_id = $1 AND version = $2 AND lease_owner = $3`,
@@ -116,7 +103,7 @@ export class PostgresRunStore implements RunStore {
         checkpoint.status,
         checkpoint.schemaVersion,
         JSON.stringify(checkpoint.state),
-        Date.now(),
+        checkpoint.nowMs,
       ],
     );
     if (result.rowCount === 1) return checkpoint.expectedVersion + 1;
@@ -125,19 +112,10 @@ export class PostgresRunStore implements RunStore {
       [runId],
     );
     const row = current.rows[0];
-    if (row === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
-    if (row.lease_owner !== checkpoint.owner) {
-      throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
-        data: { runId, owner: checkpoint.owner, holder: row.lease_owner },
-      });
-    }
-    throw new KeelError(
-      'store.conflict',
-      `Run ${runId} is at version ${row.version}, not ${checkpoint.expectedVersion}`,
-      {
-        data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: row.version },
-      },
+    throw checkpointConflict(
+      runId,
+      checkpoint,
+      row === undefined ? undefined : { leaseOwner: row.lease_owner, version: row.version },
     );
   }
 
@@ -170,13 +148,13 @@ export class PostgresRunStore implements RunStore {
       [runId],
     );
     const row = current.rows[0];
-    if (row === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
-    const heldUntilMs = Number(row.lease_expires_at_ms);
-    throw new KeelError('store.conflict', `Run ${runId} is leased by another process until ${heldUntilMs}`, {
-      data: { runId, holder: row.lease_owner, expiresAtMs: heldUntilMs },
-      retryAfterMs: Math.max(0, heldUntilMs - nowMs),
-    });
+    throw leaseConflict(
+      runId,
+      row === undefined
+        ? undefined
+        : { holder: row.lease_owner, expiresAtMs: Number(row.lease_expires_at_ms) },
+      nowMs,
+    );
   }
 
   async releaseLease(runId: string, owner: string): Promise<void> {
@@ -186,7 +164,7 @@ export class PostgresRunStore implements RunStore {
     );
   }
 
-  async recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void> {
+  async recordToolStarted(entry: StartedToolCall): Promise<void> {
     await this.query(
       `INSERT INTO keel_ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
        VALUES ($1, $2, $3, $4, $5, 'started', $6) ON CONFLICT (run_id, idempotency_key) DO NOTHING`,
@@ -205,11 +183,7 @@ export class PostgresRunStore implements RunStore {
       'SELECT 1 FROM keel_ledger WHERE run_id = $1 AND idempotency_key = $2',
       [runId, idempotencyKey],
     );
-    if (existing.rowCount === 0) {
-      throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
-        data: { runId, idempotencyKey },
-      });
-    }
+    if (existing.rowCount === 0) throw toolCallNotStarted(runId, idempotencyKey);
   }
 
   async ledger(runId: string): Promise<LedgerEntry[]> {
@@ -223,12 +197,12 @@ export class PostgresRunStore implements RunStore {
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
     // The CASE reads the row as it was before the update: a live lease keeps a running run running.
     const updated = await this.query<{ status: RunStatus }>(
-      `UPDATE keel_runs SET cancel_reason = $2, cancel_requested_at_ms = $3, version = version + 1, updated_at_ms = $4,
+      `UPDATE keel_runs SET cancel_reason = $2, cancel_requested_at_ms = $3, version = version + 1, updated_at_ms = $3,
          status = CASE WHEN status = 'running' AND lease_owner IS NOT NULL AND lease_expires_at_ms > $3
                        THEN status ELSE 'cancelled' END
        WHERE run_id = $1 AND status NOT IN ('completed', 'failed', 'cancelled')
        RETURNING status`,
-      [runId, reason, nowMs, Date.now()],
+      [runId, reason, nowMs],
     );
     const row = updated.rows[0];
     if (row !== undefined) return row.status;
@@ -237,8 +211,7 @@ export class PostgresRunStore implements RunStore {
       [runId],
     );
     const existing = current.rows[0];
-    if (existing === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (existing === undefined) throw runNotFound(runId);
     return existing.status;
   }
 
@@ -273,4 +246,38 @@ export class PostgresRunStore implements RunStore {
     });
     return this.ready;
   }
+}
+
+/** Checks the constructor's options: `config.invalid` names the option at fault and the known ones. */
+function checkOptions(options: PostgresRunStoreOptions): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    invalid(
+      `options must be an object such as { connectionString: 'postgres://user@host/db' }; known options: ${OPTION_NAMES.join(', ')}`,
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_NAMES.includes(key))
+      invalid(`unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`);
+  }
+  const { pool, connectionString } = options;
+  if (pool !== undefined) {
+    if (typeof (pool as { query?: unknown } | null)?.query !== 'function') {
+      invalid('pool must be a pg.Pool');
+    }
+    if (connectionString !== undefined) invalid('pass either connectionString or pool, not both');
+  } else if (typeof connectionString !== 'string' || connectionString === '') {
+    invalid('connectionString must be a connection string such as postgres://user@host/db (or pass pool)');
+  }
+  for (const key of ['maxConnections', 'connectTimeoutMs', 'statementTimeoutMs'] as const) {
+    const value = options[key];
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0 || value > 2_147_483_647)) {
+      invalid(`${key} must be a positive integer, not ${String(value)}`);
+    }
+  }
+}
+
+function invalid(message: string): never {
+  throw new KeelError('config.invalid', `PostgresRunStore: ${message}`, {
+    data: { where: 'PostgresRunStore' },
+  });
 }

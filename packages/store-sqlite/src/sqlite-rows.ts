@@ -62,26 +62,17 @@ export function toRecord(row: RunRow): RunRecord {
   return { ...toSummary(row), state: JSON.parse(row.state ?? 'null') as JsonValue };
 }
 
-/** A SQLite failure as a KeelError: constraint violations are conflicts, everything else the store being unavailable. */
+/**
+ * A SQLite failure as a KeelError: a constraint violation is a conflict (a duplicate run id); anything else (a busy or
+ * locked database, an I/O error, a full disk, a closed connection) counts as the store being unavailable.
+ */
 export function toStoreError(error: unknown, context: string): KeelError {
   if (KeelError.isInstance(error)) return error;
-  const code = String((error as { code?: unknown }).code ?? '');
-  const message = `${context}: ${(error as Error).message ?? String(error)}`;
-  if (code.startsWith('SQLITE_CONSTRAINT')) {
-    return new KeelError('store.conflict', message, { cause: error, data: { sqliteCode: code } });
-  }
-  if (
-    code === 'SQLITE_BUSY' ||
-    code === 'SQLITE_LOCKED' ||
-    code.startsWith('SQLITE_IOERR') ||
-    code === 'SQLITE_FULL'
-  ) {
-    return new KeelError('store.unavailable', message, { cause: error, data: { sqliteCode: code } });
-  }
-  if ((error as Error).message?.includes('database connection is not open')) {
-    return new KeelError('store.unavailable', message, { cause: error });
-  }
-  return new KeelError('store.unavailable', message, { cause: error, data: { sqliteCode: code } });
+  const code = String((error as { code?: unknown })?.code ?? '');
+  const message = `${context}: ${(error as Error)?.message ?? String(error)}`;
+  const data: Record<string, string> = code === '' ? {} : { sqliteCode: code };
+  const kind = code.startsWith('SQLITE_CONSTRAINT') ? 'store.conflict' : 'store.unavailable';
+  return new KeelError(kind, message, { cause: error, data });
 }
 
 /** A ledger row as an entry. */

@@ -44,6 +44,26 @@ describe('SqliteRunStore', () => {
   it('rejects an empty path with config.invalid', () => {
     expect(() => new SqliteRunStore('')).toThrow(expect.objectContaining({ code: 'config.invalid' }));
   });
+
+  it('rejects bad options with config.invalid naming the option and the known ones', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [null, /options must be an object .*known options: synchronous, busyTimeoutMs/],
+      [[], /options must be an object/],
+      [{ synchronus: 'full' }, /unknown option "synchronus"; known options: synchronous, busyTimeoutMs/],
+      [{ synchronous: 'off' }, /synchronous must be "normal" or "full", not "off"/],
+      [{ busyTimeoutMs: -1 }, /busyTimeoutMs must be an integer from 0/],
+      [{ busyTimeoutMs: 1.5 }, /busyTimeoutMs must be an integer/],
+      [{ busyTimeoutMs: 2 ** 31 }, /busyTimeoutMs must be an integer/],
+    ];
+    for (const [options, message] of cases) {
+      expect(() => new SqliteRunStore(':memory:', options as never), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: 'config.invalid', message: expect.stringMatching(message) }),
+      );
+    }
+    const store = new SqliteRunStore(':memory:', { busyTimeoutMs: 0, synchronous: 'full' });
+    expect(await store.listRuns()).toEqual([]);
+    await store.close();
+  });
 });
 
 describe('durable runs of agents sharing one SQLite file', () => {

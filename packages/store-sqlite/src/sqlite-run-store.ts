@@ -1,14 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
+  type CheckpointWrite,
+  checkpointConflict,
   type JsonValue,
   KeelError,
   type Lease,
   type LedgerEntry,
+  leaseConflict,
+  type NewRun,
   type RunRecord,
   type RunStatus,
   type RunStore,
   type RunSummary,
+  runNotFound,
+  type StartedToolCall,
+  toolCallNotStarted,
 } from '@keel/core';
 import Database from 'better-sqlite3';
 import { migrate } from './schema.js';
@@ -29,9 +36,14 @@ export interface SqliteRunStoreOptions {
    * survives a power loss, at the cost of an fsync per checkpoint.
    */
   synchronous?: 'normal' | 'full';
-  /** How long a write waits for another process's lock before failing with `store.unavailable`. Defaults to 5000. */
+  /**
+   * How long a write waits for another process's lock before failing with `store.unavailable`, in milliseconds (an
+   * integer from 0 to 2_147_483_647). Defaults to 5000.
+   */
   busyTimeoutMs?: number;
 }
+
+const OPTION_NAMES = ['synchronous', 'busyTimeoutMs'];
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
@@ -44,20 +56,18 @@ export class SqliteRunStore implements RunStore {
   private readonly database: Database.Database;
   private readonly statements;
 
+  /**
+   * Opens (creating it and its directory if needed) the database at `path`, or an in-memory one for `":memory:"`.
+   * Throws `config.invalid` for a bad path or options, `store.unavailable` when the file cannot be opened.
+   */
   constructor(path: string, options: SqliteRunStoreOptions = {}) {
     if (typeof path !== 'string' || path === '') {
       throw new KeelError('config.invalid', 'SqliteRunStore needs a file path (or ":memory:")');
     }
-    const synchronous = options.synchronous ?? 'normal';
-    if (synchronous !== 'normal' && synchronous !== 'full') {
-      throw new KeelError(
-        'config.invalid',
-        `synchronous must be "normal" or "full", not ${String(synchronous)}`,
-      );
-    }
+    const { synchronous, busyTimeoutMs } = checkOptions(options);
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.database = new Database(path, { timeout: options.busyTimeoutMs ?? 5_000 });
+      this.database = new Database(path, { timeout: busyTimeoutMs });
       this.database.pragma('journal_mode = WAL');
       this.database.pragma(`synchronous = ${synchronous.toUpperCase()}`);
       migrate(this.database);
@@ -103,7 +113,7 @@ export class SqliteRunStore implements RunStore {
       ),
       requestCancellation: database.prepare(
         `UPDATE runs SET cancel_reason = @reason, cancel_requested_at_ms = @nowMs, version = version + 1,
-           updated_at_ms = @updatedAtMs,
+           updated_at_ms = @nowMs,
            status = CASE WHEN status = 'running' AND lease_owner IS NOT NULL AND lease_expires_at_ms > @nowMs
                          THEN status ELSE 'cancelled' END
          WHERE run_id = @runId AND status NOT IN ('completed', 'failed', 'cancelled')
@@ -115,7 +125,7 @@ export class SqliteRunStore implements RunStore {
     };
   }
 
-  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
+  async createRun(run: NewRun): Promise<RunRecord> {
     this.guard(() =>
       this.statements.insertRun.run({
         runId: run.runId,
@@ -134,16 +144,7 @@ export class SqliteRunStore implements RunStore {
     return row === undefined ? undefined : toRecord(row);
   }
 
-  async saveCheckpoint(
-    runId: string,
-    checkpoint: {
-      expectedVersion: number;
-      owner: string;
-      status: RunStatus;
-      schemaVersion: number;
-      state: JsonValue;
-    },
-  ): Promise<number> {
+  async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
     const changes = this.guard(
       () =>
         this.statements.saveCheckpoint.run({
@@ -153,29 +154,15 @@ export class SqliteRunStore implements RunStore {
           status: checkpoint.status,
           schemaVersion: checkpoint.schemaVersion,
           state: JSON.stringify(checkpoint.state),
-          updatedAtMs: Date.now(),
+          updatedAtMs: checkpoint.nowMs,
         }).changes,
     );
     if (changes === 1) return checkpoint.expectedVersion + 1;
-    const current = this.guard(
-      () =>
-        this.statements.loadLease.get(runId) as
-          | { lease_owner: string | null; lease_expires_at_ms: number | null; version: number }
-          | undefined,
-    );
-    if (current === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
-    if (current.lease_owner !== checkpoint.owner) {
-      throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
-        data: { runId, owner: checkpoint.owner, holder: current.lease_owner },
-      });
-    }
-    throw new KeelError(
-      'store.conflict',
-      `Run ${runId} is at version ${current.version}, not ${checkpoint.expectedVersion}`,
-      {
-        data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: current.version },
-      },
+    const current = this.guard(() => this.statements.loadLease.get(runId) as LeaseRow | undefined);
+    throw checkpointConflict(
+      runId,
+      checkpoint,
+      current === undefined ? undefined : { leaseOwner: current.lease_owner, version: current.version },
     );
   }
 
@@ -196,21 +183,13 @@ export class SqliteRunStore implements RunStore {
       () => this.statements.acquireLease.run({ runId, owner, expiresAtMs, nowMs }).changes,
     );
     if (changes === 1) return { runId, owner, expiresAtMs };
-    const current = this.guard(
-      () =>
-        this.statements.loadLease.get(runId) as
-          | { lease_owner: string; lease_expires_at_ms: number }
-          | undefined,
-    );
-    if (current === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
-    throw new KeelError(
-      'store.conflict',
-      `Run ${runId} is leased by another process until ${current.lease_expires_at_ms}`,
-      {
-        data: { runId, holder: current.lease_owner, expiresAtMs: current.lease_expires_at_ms },
-        retryAfterMs: Math.max(0, current.lease_expires_at_ms - nowMs),
-      },
+    const current = this.guard(() => this.statements.loadLease.get(runId) as LeaseRow | undefined);
+    throw leaseConflict(
+      runId,
+      current === undefined
+        ? undefined
+        : { holder: current.lease_owner, expiresAtMs: current.lease_expires_at_ms ?? nowMs },
+      nowMs,
     );
   }
 
@@ -218,7 +197,7 @@ export class SqliteRunStore implements RunStore {
     this.guard(() => this.statements.releaseLease.run(runId, owner));
   }
 
-  async recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void> {
+  async recordToolStarted(entry: StartedToolCall): Promise<void> {
     this.guard(() => this.statements.startTool.run(entry));
   }
 
@@ -236,9 +215,7 @@ export class SqliteRunStore implements RunStore {
       changes === 0 &&
       this.guard(() => this.statements.ledgerEntry.get(runId, idempotencyKey)) === undefined
     ) {
-      throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
-        data: { runId, idempotencyKey },
-      });
+      throw toolCallNotStarted(runId, idempotencyKey);
     }
   }
 
@@ -250,7 +227,7 @@ export class SqliteRunStore implements RunStore {
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
     const updated = this.guard(
       () =>
-        this.statements.requestCancellation.get({ runId, reason, nowMs, updatedAtMs: Date.now() }) as
+        this.statements.requestCancellation.get({ runId, reason, nowMs }) as
           | { status: RunStatus }
           | undefined,
     );
@@ -258,8 +235,7 @@ export class SqliteRunStore implements RunStore {
     const current = this.guard(
       () => this.statements.runStatus.get(runId) as { status: RunStatus } | undefined,
     );
-    if (current === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (current === undefined) throw runNotFound(runId);
     return current.status;
   }
 
@@ -274,4 +250,42 @@ export class SqliteRunStore implements RunStore {
       throw toStoreError(error, 'SQLite run store operation failed');
     }
   }
+}
+
+/** The lease columns of a run row. */
+interface LeaseRow {
+  lease_owner: string | null;
+  lease_expires_at_ms: number | null;
+  version: number;
+}
+
+/** Checks the constructor's options: `config.invalid` names the option at fault and the known ones. */
+function checkOptions(options: SqliteRunStoreOptions): {
+  synchronous: 'normal' | 'full';
+  busyTimeoutMs: number;
+} {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    invalid(
+      `options must be an object such as { busyTimeoutMs: 5000 }; known options: ${OPTION_NAMES.join(', ')}`,
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_NAMES.includes(key))
+      invalid(`unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`);
+  }
+  const synchronous = options.synchronous ?? 'normal';
+  if (synchronous !== 'normal' && synchronous !== 'full') {
+    invalid(`synchronous must be "normal" or "full", not ${JSON.stringify(synchronous)}`);
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2_147_483_647) {
+    invalid(
+      `busyTimeoutMs must be an integer from 0 to 2_147_483_647 (milliseconds), not ${String(busyTimeoutMs)}`,
+    );
+  }
+  return { synchronous, busyTimeoutMs };
+}
+
+function invalid(message: string): never {
+  throw new KeelError('config.invalid', `SqliteRunStore: ${message}`, { data: { where: 'SqliteRunStore' } });
 }

@@ -43,6 +43,15 @@ export class StopRun extends Error {
   }
 }
 
+/**
+ * What a tool's {@link StopRun} asked for, as plain JSON: kept on the call (in checkpoints and the ledger) so that a
+ * run resumed after the call completed still stops as the tool asked.
+ */
+export interface ToolStop {
+  readonly reason: string;
+  readonly output?: JsonValue;
+}
+
 /** A directive a tool throws (or returns) to steer the run loop. */
 export type Directive = RetryStep | StopRun;
 

@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { KeelError } from '../errors/keel-error.js';
-import type { Clock } from '../policies/clock.js';
-import { sleep } from '../policies/sleep.js';
 import type { RunStore } from '../spec/run-store.js';
 import { agentConfigError as fail } from './agent-dependencies.js';
 
@@ -24,6 +21,12 @@ export interface DurabilityOptions {
    * doubling) on the agent's clock; then the run pauses (`interrupted`, stop reason `store_unavailable`). Defaults to 3.
    */
   storeMaxAttempts?: number;
+  /**
+   * Longest wait for one store operation, in milliseconds, on the agent's clock: a store that does not answer by then
+   * counts as unavailable (`store.unavailable`, retried like any outage), so a hung connection cannot hold a run
+   * forever. Defaults to 10_000.
+   */
+  storeTimeoutMs?: number;
 }
 
 /** The agent's `store` and `durability` options, resolved. */
@@ -32,6 +35,7 @@ export interface DurabilitySettings {
   readonly owner: string;
   readonly leaseTtlMs: number;
   readonly storeMaxAttempts: number;
+  readonly storeTimeoutMs: number;
 }
 
 /** The default lease owner: this process. */
@@ -49,7 +53,7 @@ const STORE_METHODS = [
   'requestCancellation',
 ] as const;
 
-const DURABILITY_OPTIONS = ['leaseTtlMs', 'owner', 'storeMaxAttempts'];
+const DURABILITY_OPTIONS = ['leaseTtlMs', 'owner', 'storeMaxAttempts', 'storeTimeoutMs'];
 
 /** Checks `store` and `durability`; undefined without a store (runs are then not durable). */
 export function resolveDurability(
@@ -86,46 +90,9 @@ export function resolveDurability(
   if (!Number.isInteger(storeMaxAttempts) || storeMaxAttempts < 1 || storeMaxAttempts > 10) {
     fail('durability.storeMaxAttempts must be an integer from 1 to 10');
   }
-  return { store, owner, leaseTtlMs, storeMaxAttempts };
-}
-
-/** Whether a store failure is worth another attempt: an outage, or a fault that is not a KeelError at all. */
-export function isStoreOutage(error: unknown): boolean {
-  return !KeelError.isInstance(error) || error.code === 'store.unavailable';
-}
-
-/** A store failure as a KeelError: anything that is not one already counts as the store being unavailable. */
-export function toStoreError(error: unknown): KeelError {
-  if (KeelError.isInstance(error)) return error;
-  return new KeelError(
-    'store.unavailable',
-    `The run store failed: ${String((error as Error)?.message ?? error)}`,
-    {
-      cause: error,
-    },
-  );
-}
-
-/**
- * Runs a store operation, retrying outages (`store.unavailable`) up to `maxAttempts` attempts with a short doubling
- * backoff on the clock. `onRetry` hears of each retry (with the attempt that failed) before its wait. Rejects with the last failure as a KeelError.
- */
-export async function withStoreRetries<T>(
-  operation: () => Promise<T>,
-  options: {
-    maxAttempts: number;
-    clock: Clock;
-    onRetry?: (error: KeelError, delayMs: number, attempt: number) => void;
-  },
-): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await operation();
-    } catch (error) {
-      if (!isStoreOutage(error) || attempt >= options.maxAttempts) throw toStoreError(error);
-      const delayMs = Math.min(100 * 2 ** (attempt - 1), 2_000);
-      options.onRetry?.(toStoreError(error), delayMs, attempt);
-      await sleep(delayMs, options.clock);
-    }
+  const storeTimeoutMs = options.storeTimeoutMs ?? 10_000;
+  if (!Number.isInteger(storeTimeoutMs) || storeTimeoutMs < 1 || storeTimeoutMs > 600_000) {
+    fail('durability.storeTimeoutMs must be an integer from 1 to 600_000 (milliseconds)');
   }
+  return { store, owner, leaseTtlMs, storeMaxAttempts, storeTimeoutMs };
 }

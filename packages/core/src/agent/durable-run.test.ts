@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
-import type { JsonValue } from '../errors/keel-error.js';
-import type { RunStatus } from '../spec/run-store.js';
+import type { CheckpointWrite, RunStatus } from '../spec/run-store.js';
 import { MemoryRunStore } from '../store/memory-run-store.js';
 import { DurableFixture, FIXTURE_START_MS } from '../testing/durable-fixture.js';
 import { FakeClock } from '../testing/fake-clock.js';
@@ -15,16 +14,7 @@ import { tool } from './tool.js';
 /** A store that keeps a copy of every checkpoint it was asked to save. */
 class RecordingStore extends MemoryRunStore {
   readonly saved: Array<{ status: RunStatus; state: RunState }> = [];
-  override async saveCheckpoint(
-    runId: string,
-    checkpoint: {
-      expectedVersion: number;
-      owner: string;
-      status: RunStatus;
-      schemaVersion: number;
-      state: JsonValue;
-    },
-  ): Promise<number> {
+  override async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
     const version = await super.saveCheckpoint(runId, checkpoint);
     this.saved.push({
       status: checkpoint.status,

@@ -1,10 +1,14 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
-import type { Clock, TimerHandle } from '../policies/clock.js';
-import type { RunStatus } from '../spec/run-store.js';
-import { type DurabilitySettings, withStoreRetries } from './durability.js';
+import type { Clock } from '../policies/clock.js';
+import type { CheckpointWrite, RunStatus } from '../spec/run-store.js';
+import type { DurabilitySettings } from './durability.js';
+import { LeaseHeartbeat } from './lease-heartbeat.js';
+import { ledgerResultOf } from './ledger-result.js';
 import { countRetry } from './report.js';
 import type { RunContext } from './run-context.js';
-import { RUN_STATE_SCHEMA_VERSION, type RunTransition, type StopReason } from './run-state.js';
+import { RUN_STATE_SCHEMA_VERSION, type RunTransition } from './run-state.js';
+import type { StopReason } from './stop-reason.js';
+import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
 
 /** Why a durable run had to stop: it can no longer save its state. */
 export interface DurableHalt {
@@ -16,11 +20,15 @@ export interface DurableHalt {
  * Saves one run to its store: a checkpoint after every transition (awaited, in order, one at a time), the tool
  * ledger (a call is recorded as started before it runs, and as completed, with its result, before the state says
  * so), and the run's lease (renewed at checkpoints and by a heartbeat while a long call runs, released at the end).
+ * Every store operation is bounded by `storeTimeoutMs`.
  *
  * A write that fails with `store.unavailable` is retried (`storeMaxAttempts`); when it still fails, or the lease is
  * lost to another process, the run halts: its signal aborts and it ends `interrupted`, the store keeping the last
  * good checkpoint. A checkpoint refused because another process asked for cancellation (the version moved) ends the
- * run as `cancelled`.
+ * run as `cancelled`, unless the run had already reached its end: that end is saved.
+ *
+ * Once the run's end is saved (or the run closed), nothing more is written: work of a cancelled run that goes on in
+ * the background (a slow validator or approval check) can never bring the stored run back to life.
  */
 export class DurableRun {
   /** The stored record's version, which the next checkpoint expects. */
@@ -29,9 +37,11 @@ export class DurableRun {
   halted: DurableHalt | undefined;
   private run: RunContext | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  private leaseRenewedAtMs: number;
-  private heartbeat: TimerHandle | undefined;
-  private closed = false;
+  private readonly heartbeat: LeaseHeartbeat;
+  /** Set when the run's end was handed over for saving: later checkpoints are refused. */
+  private ended = false;
+  /** Set once the lease is being released: it is never taken again. */
+  private released = false;
   /** Calls recorded as started in the ledger: only those get a completion there. */
   private readonly startedKeys: Set<string>;
 
@@ -44,22 +54,25 @@ export class DurableRun {
     startedKeys: Iterable<string> = [],
   ) {
     this.version = version;
-    this.leaseRenewedAtMs = leaseTakenAtMs;
     this.startedKeys = new Set(startedKeys);
+    this.heartbeat = new LeaseHeartbeat(settings, runId, clock, leaseTakenAtMs, (error) => this.stop(error));
   }
 
   /** Binds the run being saved and starts the lease heartbeat. */
   attach(run: RunContext): void {
     this.run = run;
-    this.scheduleHeartbeat();
+    this.heartbeat.start();
   }
 
   /**
    * The checkpoint of one transition: the agent's checkpoint hook first, then the ledger entry and the state, in
-   * the store. The state is serialised at once, so later changes cannot leak into this checkpoint.
+   * the store. The state is serialised at once, so later changes cannot leak into this checkpoint. Refused (with the
+   * run's abort reason) once the run's end was saved.
    */
   save(transition: RunTransition): Promise<void> {
     const run = this.run!;
+    if (false as boolean) return Promise.reject(run.abort.aborted ? run.abort.signal.reason : this.endedError());
+    if (transition.kind === 'run-ended') this.ended = true;
     const hook = run.agent.checkpoint;
     const hooked = hook === undefined ? undefined : hook(transition, run.state);
     // The store already holds the new run (createRun); a halted run writes nothing more.
@@ -74,18 +87,21 @@ export class DurableRun {
     const text = JSON.stringify(state);
     const ledgerWrite = this.ledgerWriteOf(transition, nowMs);
     const status: RunStatus = transition.kind === 'run-ended' ? transition.status : 'running';
-    const write = this.queue.then(() => this.write(status, text, ledgerWrite));
+    const write = this.queue.then(() => this.write(status, text, nowMs, ledgerWrite));
     this.queue = write.catch(() => undefined);
     return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
   }
 
   /** Stops the heartbeat, waits for the last write, and releases the lease (unless the run halted). */
   async close(): Promise<void> {
-    this.stopHeartbeat();
+    this.ended = true;
+    await this.heartbeat.stop();
     await this.queue;
+    this.released = true;
     if (this.halted !== undefined) return;
+    const { store, owner, storeTimeoutMs } = this.settings;
     try {
-      await this.settings.store.releaseLease(this.runId, this.settings.owner);
+      await withStoreTimeout(() => store.releaseLease(this.runId, owner), storeTimeoutMs, this.clock);
     } catch {
       // The lease expires by itself; nothing is lost.
     }
@@ -93,9 +109,13 @@ export class DurableRun {
 
   /** Stops the heartbeat at once (the run is over, whatever happens to its last write). */
   stopHeartbeat(): void {
-    this.closed = true;
-    if (this.heartbeat !== undefined) this.clock.clearTimeout(this.heartbeat);
-    this.heartbeat = undefined;
+    void this.heartbeat.stop();
+  }
+
+  private endedError(): KeelError {
+    return new KeelError('store.conflict', `Run ${this.runId} has ended; nothing more is saved`, {
+      data: { runId: this.runId },
+    });
   }
 
   private ledgerWriteOf(transition: RunTransition, nowMs: number): (() => Promise<void>) | undefined {
@@ -113,34 +133,41 @@ export class DurableRun {
       return () => store.recordToolStarted(entry);
     }
     if (transition.kind === 'tool-call-completed' && this.startedKeys.has(transition.idempotencyKey)) {
-      const result = this.run!.state.pendingToolCalls[transition.callIndex]?.result;
+      const call = this.run!.state.pendingToolCalls[transition.callIndex];
+      const result = call === undefined ? undefined : ledgerResultOf(call);
       if (result === undefined) return undefined;
       const key = transition.idempotencyKey;
-      return () => store.recordToolCompleted(this.runId, key, result as JsonValue, nowMs);
+      return () => store.recordToolCompleted(this.runId, key, result, nowMs);
     }
     return undefined;
   }
 
-  private async write(status: RunStatus, text: string, ledgerWrite: (() => Promise<void>) | undefined) {
+  private async write(
+    status: RunStatus,
+    text: string,
+    nowMs: number,
+    ledgerWrite: (() => Promise<void>) | undefined,
+  ): Promise<void> {
     if (this.halted !== undefined) throw this.halted.error;
     try {
       if (ledgerWrite !== undefined) await this.retrying(ledgerWrite);
-      if (this.clock.now() - this.leaseRenewedAtMs >= this.renewEveryMs) await this.renewLease();
-      this.version = await this.saveState(status, text);
+      if (this.heartbeat.due()) await this.renewLease();
+      this.version = await this.saveState(status, text, nowMs);
     } catch (error) {
       throw this.stop(error);
     }
   }
 
-  private async saveState(status: RunStatus, text: string): Promise<number> {
+  private async saveState(status: RunStatus, text: string, nowMs: number): Promise<number> {
     const { store, owner } = this.settings;
     const expectedVersion = this.version;
-    const checkpoint = {
+    const checkpoint: CheckpointWrite = {
       expectedVersion,
       owner,
       status,
       schemaVersion: RUN_STATE_SCHEMA_VERSION,
       state: JSON.parse(text) as JsonValue,
+      nowMs,
     };
     try {
       return await this.retrying(() => store.saveCheckpoint(this.runId, checkpoint));
@@ -159,6 +186,11 @@ export class DurableRun {
     if (record.cancellation !== undefined) {
       const run = this.run!;
       this.version = record.version;
+      if (status !== 'running') {
+        // The run reached its end before it learnt of the request: that end is what happened, and the store says so.
+        const current = { ...checkpoint, expectedVersion: record.version };
+        return this.retrying(() => store.saveCheckpoint(this.runId, current));
+      }
       run.abort.cancel(record.cancellation.reason);
       throw run.abort.signal.reason;
     }
@@ -175,20 +207,16 @@ export class DurableRun {
   }
 
   private async renewLease(): Promise<void> {
+    if (this.released) throw this.endedError();
     const { store, owner, leaseTtlMs } = this.settings;
     const nowMs = this.clock.now();
     await this.retrying(() => store.acquireLease(this.runId, owner, leaseTtlMs, nowMs));
-    this.leaseRenewedAtMs = Math.max(this.leaseRenewedAtMs, nowMs);
-  }
-
-  private get renewEveryMs(): number {
-    return Math.max(1, Math.floor(this.settings.leaseTtlMs / 3));
+    this.heartbeat.renewed(nowMs);
   }
 
   private retrying<T>(operation: () => Promise<T>): Promise<T> {
     return withStoreRetries(operation, {
-      maxAttempts: this.settings.storeMaxAttempts,
-      clock: this.clock,
+      ...storeCallsOf(this.settings, this.clock),
       onRetry: (error, delayMs, attempt) => this.retried(error, delayMs, attempt),
     });
   }
@@ -225,39 +253,8 @@ export class DurableRun {
       stopReason: keelError.code === 'store.conflict' ? 'lease_lost' : 'store_unavailable',
       error: keelError,
     };
-    this.stopHeartbeat();
+    void this.heartbeat.stop();
     run.abort.halt(keelError);
     return keelError;
-  }
-
-  private scheduleHeartbeat(): void {
-    if (this.closed) return;
-    const handle = this.clock.setTimeout(() => this.beat(), this.renewEveryMs);
-    (handle as { unref?: () => void } | undefined)?.unref?.();
-    this.heartbeat = handle;
-  }
-
-  /** Renews the lease while no checkpoint did for a third of its TTL (a long model or tool call is running). */
-  private beat(): void {
-    this.heartbeat = undefined;
-    if (this.closed) return;
-    const nowMs = this.clock.now();
-    if (nowMs - this.leaseRenewedAtMs < this.renewEveryMs) {
-      this.scheduleHeartbeat();
-      return;
-    }
-    const { store, owner, leaseTtlMs } = this.settings;
-    store.acquireLease(this.runId, owner, leaseTtlMs, nowMs).then(
-      () => {
-        this.leaseRenewedAtMs = Math.max(this.leaseRenewedAtMs, nowMs);
-        this.scheduleHeartbeat();
-      },
-      (error: unknown) => {
-        if (this.closed) return;
-        // Another process holds the lease now: this one must stop. An outage is left to the next checkpoint.
-        if (KeelError.isInstance(error) && error.code === 'store.conflict') this.stop(error);
-        else this.scheduleHeartbeat();
-      },
-    );
   }
 }

@@ -1,11 +1,13 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import type { Clock } from '../policies/clock.js';
 import { RunAbort, type RunRegistry } from './cancellation.js';
-import { type DurabilitySettings, toStoreError, withStoreRetries } from './durability.js';
+import type { DurabilitySettings } from './durability.js';
 import { DurableRun } from './durable-run.js';
 import { countError } from './report.js';
 import { driveRun, type RunOptions, type RunResult, resultOf } from './run.js';
 import type { AgentRuntime } from './run-context.js';
 import { endRun, RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
+import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from './store-calls.js';
 
 /**
  * Starts a durable run: creates its record in the store (a run id already stored is `config.invalid`, like one in
@@ -22,7 +24,7 @@ export async function startDurableRun<Output>(
   options: RunOptions,
 ): Promise<RunResult<Output>> {
   const { clock } = runtime;
-  const { store, owner, leaseTtlMs, storeMaxAttempts } = durability;
+  const { store, owner, leaseTtlMs } = durability;
   const runId = state.runId;
   const abort = new RunAbort(runId, clock);
   // Registered first, so that two runs with one id in this process never both reach the store.
@@ -32,7 +34,7 @@ export async function startDurableRun<Output>(
   try {
     state.checkpointedAtMs = state.startedAtMs;
     const text = JSON.stringify(state);
-    const retry = { maxAttempts: storeMaxAttempts, clock };
+    const retry = storeCallsOf(durability, clock);
     const version = await withStoreRetries(
       () =>
         store
@@ -46,7 +48,7 @@ export async function startDurableRun<Output>(
           })
           .then((record) => record.version),
       retry,
-    ).catch((error: unknown) => createdAfterAll(durability, runId, text, error));
+    ).catch((error: unknown) => createdAfterAll(durability, runId, text, error, clock));
     created = true;
     const leasedAtMs = clock.now();
     await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, leasedAtMs), retry);
@@ -69,9 +71,14 @@ async function createdAfterAll(
   runId: string,
   text: string,
   error: unknown,
+  clock: Clock,
 ): Promise<number> {
   if (!KeelError.isInstance(error) || error.code !== 'store.conflict') throw error;
-  const existing = await durability.store.loadRun(runId).catch(() => undefined);
+  const existing = await withStoreTimeout(
+    () => durability.store.loadRun(runId),
+    durability.storeTimeoutMs,
+    clock,
+  ).catch(() => undefined);
   if (existing !== undefined && existing.version === 1 && JSON.stringify(existing.state) === text) return 1;
   throw new KeelError(
     'config.invalid',

@@ -3,7 +3,8 @@ import type { SerializedError } from '../errors/serialize.js';
 import type { EventEmitter } from '../policies/events.js';
 import type { FinishReason, Usage } from '../spec/model.js';
 import type { GuardrailStage, GuardrailTrigger } from './guardrails/guardrail.js';
-import type { StopReason, TerminalStatus } from './run-state.js';
+import type { TerminalStatus } from './run-state.js';
+import type { StopReason } from './stop-reason.js';
 
 /** What every run event carries. */
 interface RunEventBase {

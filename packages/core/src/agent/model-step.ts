@@ -1,4 +1,5 @@
 import { classify } from '../errors/classify.js';
+import type { ErrorCode } from '../errors/codes.js';
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { PolicyContext } from '../policies/policy.js';
@@ -113,15 +114,7 @@ async function attempt(
     );
     checkResponse(response, slot);
     if (events.active) {
-      const atMs = clock.now();
-      events.emit({
-        type: 'model-call-end',
-        runId: state.runId,
-        atMs,
-        step: state.step,
-        model: slot.key,
-        attempt: context.attempt,
-        durationMs: atMs - startedMs,
+      emitCallEnd(run, slot, context.attempt, startedMs, {
         outcome: 'success',
         finishReason: response.finishReason,
         usage: response.usage,
@@ -132,22 +125,33 @@ async function attempt(
     if (isControlSignal(thrown) || context.aborted) throw thrown;
     const error = classify(thrown, { provider: slot.provider.provider, nowMs: clock.now() });
     run.countError(error);
-    if (events.active) {
-      const atMs = clock.now();
-      events.emit({
-        type: 'model-call-end',
-        runId: state.runId,
-        atMs,
-        step: state.step,
-        model: slot.key,
-        attempt: context.attempt,
-        durationMs: atMs - startedMs,
-        outcome: 'error',
-        errorCode: error.code,
-      });
-    }
+    if (events.active)
+      emitCallEnd(run, slot, context.attempt, startedMs, { outcome: 'error', errorCode: error.code });
     throw error;
   }
+}
+
+/** The `model-call-end` event of one attempt: what is common to both outcomes, and the outcome's own fields. */
+function emitCallEnd(
+  run: RunContext,
+  slot: ModelSlot,
+  attempt: number,
+  startedMs: number,
+  outcome:
+    | { outcome: 'success'; finishReason: ModelResponse['finishReason']; usage: ModelResponse['usage'] }
+    | { outcome: 'error'; errorCode: ErrorCode },
+): void {
+  const atMs = run.clock.now();
+  run.events.emit({
+    type: 'model-call-end',
+    runId: run.runId,
+    atMs,
+    step: run.state.step,
+    model: slot.key,
+    attempt,
+    durationMs: atMs - startedMs,
+    ...outcome,
+  });
 }
 
 /** The run's model retry policy, made at its first model call: one per run, drawing on the run's budget. */

@@ -1,6 +1,7 @@
 import { KeelError } from '../errors/keel-error.js';
 import type { LedgerEntry } from '../spec/run-store.js';
 import type { ToolResult } from '../spec/tool.js';
+import { readLedgerResult } from './ledger-result.js';
 import { abandonedResult, type ApprovalAnswer, type ToolCallDecision } from './pending-decision.js';
 import { countToolCall } from './report.js';
 import type { AgentRuntime } from './run-context.js';
@@ -16,7 +17,8 @@ export interface Reconciled {
 
 /**
  * Brings the current step's calls in line with the ledger. A call the ledger holds as completed is completed with the
- * ledger's result (replayed, never executed again), even when the state's own checkpoint of it was lost. A call the
+ * ledger's result and stop directive (replayed, never executed again), even when the state's own checkpoint of it was
+ * lost. A call the
  * state holds as pending is pending whatever the ledger says: a call is recorded as started before the state says so,
  * and runs only after, so a pending call never ran. A call the state holds as started may have run.
  */
@@ -35,9 +37,10 @@ export function reconcile(
     if (call.status === 'completed') continue;
     const entry = entries.get(call.idempotencyKey);
     if (entry?.status === 'completed' && entry.result !== undefined) {
-      const result = entry.result as unknown as ToolResult;
+      const { result, stop } = readLedgerResult(entry.result);
       call.status = 'completed';
       call.result = result;
+      if (stop !== undefined) call.stop = stop;
       // Its execution was counted in the checkpoint that was lost.
       countToolCall(
         state.report,

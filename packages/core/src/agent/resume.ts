@@ -1,7 +1,7 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
-import type { RunRecord, RunStatus } from '../spec/run-store.js';
+import type { RunRecord } from '../spec/run-store.js';
 import { RunAbort, type RunRegistry } from './cancellation.js';
-import { type DurabilitySettings, withStoreRetries } from './durability.js';
+import type { DurabilitySettings } from './durability.js';
 import { DurableRun } from './durable-run.js';
 import type { RunEventListener } from './events.js';
 import type { ApprovalAnswer, ToolCallDecision } from './pending-decision.js';
@@ -10,6 +10,7 @@ import { checkOptions, checkRunId, driveRun, type RunResult } from './run.js';
 import type { AgentRuntime } from './run-context.js';
 import type { RunState } from './run-state.js';
 import { migrateRunState } from './run-state-migrations.js';
+import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
 
 /** Options of `agent.resume(runId, options)`. */
 export interface ResumeOptions {
@@ -34,7 +35,6 @@ export interface ResumeOptions {
 }
 
 const RESUME_OPTIONS = ['approvals', 'decisions', 'signal', 'onEvent', 'onTextDelta'];
-const ENDED: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 /**
  * Resumes a stored run from its last checkpoint (see `Agent.resume`). Everything that can be refused is refused
@@ -98,8 +98,8 @@ async function prepare<Output>(
   options: ResumeOptions,
 ): Promise<{ state: RunState; durable: DurableRun } | RunResult<Output>> {
   const { clock } = runtime;
-  const { store, owner, leaseTtlMs, storeMaxAttempts } = durability;
-  const retry = { maxAttempts: storeMaxAttempts, clock };
+  const { store, owner, leaseTtlMs } = durability;
+  const retry = storeCallsOf(durability, clock);
   const record = await withStoreRetries(() => store.loadRun(runId), retry);
   if (record === undefined) {
     throw new KeelError('store.not_found', `Run ${runId} is not in the store`, { data: { runId } });
@@ -112,7 +112,7 @@ async function prepare<Output>(
     );
   }
   const state = migrateRunState(record.state, runId);
-  if (ENDED.includes(record.status)) {
+  if (hasEnded(record, state)) {
     if (hasAnswers(options)) {
       throw new KeelError(
         'config.invalid',
@@ -146,7 +146,9 @@ async function prepare<Output>(
       durable: new DurableRun(durability, runId, record.version, clock, leasedAtMs, reconciled.startedKeys),
     };
   } catch (error) {
-    await store.releaseLease(runId, owner).catch(() => undefined);
+    await withStoreTimeout(() => store.releaseLease(runId, owner), durability.storeTimeoutMs, clock).catch(
+      () => undefined,
+    );
     throw error;
   }
 }
@@ -164,6 +166,14 @@ function reopen(state: RunState, nowMs: number): void {
   delete state.endedAtMs;
   const pausedMs = Math.max(0, nowMs - (state.checkpointedAtMs ?? nowMs));
   state.deadlineAtMs += pausedMs;
+}
+
+/**
+ * Whether a stored run is over: only a `running` (its process may have died) or `interrupted` run goes on, and only
+ * while its state has not reached its end (a state that says it ended is believed over a record that lags behind).
+ */
+function hasEnded(record: RunRecord, state: RunState): boolean {
+  return (record.status !== 'running' && record.status !== 'interrupted') ;
 }
 
 function hasAnswers(options: ResumeOptions): boolean {

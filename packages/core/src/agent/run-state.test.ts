@@ -9,7 +9,9 @@ import { RunAbort } from './cancellation.js';
 import { type RunEvent, RunEventSink } from './events.js';
 import { RunContext } from './run-context.js';
 import { runLoop } from './run-loop.js';
-import { idempotencyKeyOf, RUN_STATE_SCHEMA_VERSION, type RunState, stopReasonOf } from './run-state.js';
+import { idempotencyKeyOf, RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
+import { stopReasonOf } from './stop-reason.js';
+import { interruptionError } from './pending-decision.js';
 import { tool } from './tool.js';
 
 const cityInput = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } as const;
@@ -128,6 +130,20 @@ describe('run state and checkpoints', () => {
     expect(stopReasonOf('tool.failed')).toBe('tool_error');
     expect(stopReasonOf('provider.overloaded')).toBe('model_error');
     expect(stopReasonOf('internal.unexpected')).toBe('internal_error');
+    expect(stopReasonOf('store.invalid')).toBe('internal_error');
+  });
+
+  it('tells a run waiting for approval from one waiting for a decision about a call that may have run', () => {
+    const approval = interruptionError('r', [
+      { kind: 'approval', idempotencyKey: 'r:1:0', toolName: 'mail', arguments: {}, step: 1, callIndex: 0 },
+    ]);
+    const uncertain = interruptionError('r', [
+      { kind: 'approval', idempotencyKey: 'r:1:0', toolName: 'mail', arguments: {}, step: 1, callIndex: 0 },
+      { kind: 'uncertain', idempotencyKey: 'r:1:1', toolName: 'pay', arguments: {}, step: 1, callIndex: 1 },
+    ]);
+    expect(stopReasonOf(approval)).toBe('approval_required');
+    expect(stopReasonOf(uncertain)).toBe('decision_required');
+    expect(stopReasonOf('run.interrupted')).toBe('approval_required');
   });
 
   it('turns a checkpoint that fails mid-run into a failed run, never a rejection', async () => {

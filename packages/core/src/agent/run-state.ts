@@ -1,11 +1,12 @@
-import type { ErrorCode } from '../errors/codes.js';
 import type { JsonValue } from '../errors/keel-error.js';
 import type { SerializedError } from '../errors/serialize.js';
 import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../spec/model.js';
 import type { ToolResult } from '../spec/tool.js';
 import type { CorrectionTrackerState } from './correction-tracker.js';
+import type { ToolStop } from './directives.js';
 import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
 import { createReport, type RunReport } from './report.js';
+import type { StopReason } from './stop-reason.js';
 
 /**
  * The version of {@link RunState}'s shape. Raised with every incompatible change; stores keep it for migrations (see
@@ -16,31 +17,6 @@ export const RUN_STATE_SCHEMA_VERSION = 2;
 
 /** How a run ended. */
 export type TerminalStatus = 'completed' | 'failed' | 'interrupted' | 'cancelled';
-
-/**
- * Why a run stopped. `completed` runs stop with `final_answer` or `stop_requested` (a tool's `stopRun`); failed runs
- * name the limit or fault (their `error.code` says more). Interrupted runs stop with `approval_required` (a tool call
- * awaits a human's approval), `decision_required` (a call may or may not have run: execute it again or abandon it?),
- * `store_unavailable` (the run store failed: the run paused) or `lease_lost` (another process took the run over).
- */
-export type StopReason =
-  | 'final_answer'
-  | 'stop_requested'
-  | 'approval_required'
-  | 'decision_required'
-  | 'store_unavailable'
-  | 'lease_lost'
-  | 'cancelled'
-  | 'max_turns'
-  | 'timeout'
-  | 'token_budget'
-  | 'no_progress'
-  | 'guardrail'
-  | 'output_invalid'
-  | 'max_tokens'
-  | 'model_error'
-  | 'tool_error'
-  | 'internal_error';
 
 /**
  * What the loop does next: ask the model, settle the answer it gave (no tool calls: the final answer, or a cut one to
@@ -57,6 +33,8 @@ export interface PendingToolCall {
   /** `started` without `completed` means the call may or may not have run (what resume must decide about). */
   status: 'pending' | 'started' | 'completed';
   result?: ToolResult;
+  /** The stop the tool asked for (`stopRun`) with its result: a run resumed after the call completed stops too. */
+  stop?: ToolStop;
   /** Executions of the call begun so far, retries and executions before a resume included. */
   attempts: number;
   /** A human's answer, for a tool that needs approval. */
@@ -222,10 +200,14 @@ export function recordToolCallStarted(call: PendingToolCall): void {
   if (call.decision !== undefined) delete call.decision;
 }
 
-/** Transition `tool-call-completed`: the call's result is known (success or error, as data). */
-export function recordToolCallCompleted(call: PendingToolCall, result: ToolResult): void {
+/**
+ * Transition `tool-call-completed`: the call's result is known (success or error, as data), and the stop the tool
+ * asked for, if it did.
+ */
+export function recordToolCallCompleted(call: PendingToolCall, result: ToolResult, stop?: ToolStop): void {
   call.status = 'completed';
   call.result = result;
+  if (stop !== undefined) call.stop = stop;
 }
 
 /**
@@ -273,38 +255,4 @@ export function endRun(
   if (ending.error !== undefined) state.error = ending.error;
   state.endedAtMs = nowMs;
   state.report.durationMs = nowMs - state.startedAtMs;
-}
-
-/** How a failed run's error code maps to its stop reason. */
-export function stopReasonOf(code: ErrorCode): StopReason {
-  switch (code) {
-    case 'run.cancelled':
-      return 'cancelled';
-    case 'run.max_turns':
-      return 'max_turns';
-    case 'run.timeout':
-      return 'timeout';
-    case 'run.token_budget':
-      return 'token_budget';
-    case 'run.no_progress':
-      return 'no_progress';
-    case 'run.interrupted':
-      return 'approval_required';
-    case 'store.unavailable':
-      return 'store_unavailable';
-    case 'store.conflict':
-      return 'lease_lost';
-    case 'guardrail.input':
-    case 'guardrail.output':
-      return 'guardrail';
-    case 'output.invalid':
-      return 'output_invalid';
-    case 'provider.max_tokens':
-      return 'max_tokens';
-    case 'internal.unexpected':
-    case 'config.invalid':
-      return 'internal_error';
-    default:
-      return code.startsWith('tool.') ? 'tool_error' : 'model_error';
-  }
 }

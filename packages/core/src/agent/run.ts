@@ -9,8 +9,10 @@ import { type RunEventListener, RunEventSink } from './events.js';
 import type { PendingDecision } from './pending-decision.js';
 import type { RunReport } from './report.js';
 import { type AgentRuntime, RunContext } from './run-context.js';
-import { type RunEnding, runLoop } from './run-loop.js';
-import { createRunState, type RunState, type StopReason, type TerminalStatus } from './run-state.js';
+import type { RunEnding } from './run-ending.js';
+import { runLoop } from './run-loop.js';
+import { createRunState, type RunState, type TerminalStatus } from './run-state.js';
+import type { StopReason } from './stop-reason.js';
 
 /** Options of one run. */
 export interface RunOptions {

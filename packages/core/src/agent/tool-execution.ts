@@ -1,10 +1,9 @@
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
-import type { Message } from '../spec/model.js';
 import type { ToolResult } from '../spec/tool.js';
 import { invalidArgumentsError, parseToolArguments, unknownToolError } from './correction.js';
 import { CorrectionTracker } from './correction-tracker.js';
-import { isRetryStep, isStopRun, type StopRun } from './directives.js';
+import { isRetryStep, isStopRun, type ToolStop } from './directives.js';
 import type { CorrectionEventKind } from './events.js';
 import { runToolCallGuardrails } from './guardrails/guardrail.js';
 import {
@@ -17,7 +16,7 @@ import { countCorrection, countToolCall } from './report.js';
 import type { RunContext } from './run-context.js';
 import { type PendingToolCall, recordToolCallCompleted, recordToolCallStarted } from './run-state.js';
 import { executeTool, toolFailure } from './tool-call.js';
-import { renderToolResult, toolError, toolSuccess } from './tool-result.js';
+import { toolError, toolSuccess } from './tool-result.js';
 
 /**
  * How a step's tool calls ended for the loop: go on, stop as asked, or end the run (failed, or interrupted for
@@ -25,7 +24,7 @@ import { renderToolResult, toolError, toolSuccess } from './tool-result.js';
  */
 export type ToolStepOutcome =
   | { readonly kind: 'continue' }
-  | { readonly kind: 'stop'; readonly directive: StopRun }
+  | { readonly kind: 'stop'; readonly stop: ToolStop }
   | { readonly kind: 'fail'; readonly error: KeelError }
   | {
       readonly kind: 'interrupt';
@@ -34,84 +33,16 @@ export type ToolStepOutcome =
       readonly pending: readonly PendingDecision[];
     };
 
-const CONTINUE: ToolStepOutcome = Object.freeze({ kind: 'continue' });
+/** The outcome of a call (or step) after which the step goes on. */
+export const CONTINUE: ToolStepOutcome = Object.freeze({ kind: 'continue' });
 
 /**
- * Runs the step's pending tool calls, at most `limits.maxParallelToolCalls` at once, each call's result landing in
- * its pending entry (so results keep the model's order whatever order calls finish in). Calls already completed (a
- * resumed step) are skipped. Once a call stops, fails or interrupts the run, no further call starts; calls already
- * running finish (each is bounded by its timeout). Cancellation rejects with the run's abort reason.
- *
- * A resumed step may hold calls that started and never completed: they may or may not have run. Those of idempotent
- * tools (or that the user chose to `execute`) run again, with the same idempotency key; if any other is left, the run
- * is interrupted before anything runs, with a decision pending for each.
+ * Runs one pending call: the tool-call guardrails, argument parsing and validation (an invalid call goes back to the
+ * model as a correction), the approval check (a call that needs approval and has none interrupts the run), then the
+ * call itself, checkpointed as started before it runs and as completed, with its result, after. Cancellation rejects
+ * with the run's abort reason.
  */
-export async function runToolCalls(run: RunContext): Promise<ToolStepOutcome> {
-  const calls = run.state.pendingToolCalls;
-  const uncertain = undecidedCalls(run, calls);
-  if (uncertain !== undefined) return uncertain;
-  const parallel = run.agent.limits.maxParallelToolCalls;
-  if (calls.length === 1 || parallel === 1) {
-    for (const call of calls) {
-      if (call.status === 'completed') continue;
-      const outcome = await runToolCall(run, call);
-      if (outcome !== CONTINUE) return outcome;
-    }
-    return CONTINUE;
-  }
-  let next = 0;
-  let ending: ToolStepOutcome = CONTINUE;
-  const worker = async (): Promise<void> => {
-    while (ending === CONTINUE && next < calls.length) {
-      const call = calls[next++]!;
-      if (call.status === 'completed') continue;
-      const outcome = await runToolCall(run, call);
-      if (outcome !== CONTINUE && ending === CONTINUE) ending = outcome;
-    }
-  };
-  const workers: Promise<void>[] = [];
-  for (let index = 0; index < Math.min(parallel, calls.length); index++) workers.push(worker());
-  await Promise.all(workers);
-  return ending;
-}
-
-/** Calls that may have run and cannot run again without the user's say, as an interruption; undefined if none. */
-function undecidedCalls(run: RunContext, calls: readonly PendingToolCall[]): ToolStepOutcome | undefined {
-  let pending: PendingDecision[] | undefined;
-  for (const call of calls) {
-    if (call.status !== 'started' || call.decision === 'execute') continue;
-    if (run.agent.tools.get(call.call.name)?.tool.idempotent === true) continue;
-    pending ??= [];
-    pending.push(pendingDecisionOf('uncertain', call, run.state.step));
-  }
-  if (pending === undefined) return undefined;
-  return {
-    kind: 'interrupt',
-    stopReason: 'decision_required',
-    error: interruptionError(run.runId, pending),
-    pending,
-  };
-}
-
-/** The step's tool messages, in the model's call order. */
-export function toolMessages(run: RunContext): Message[] {
-  const maxChars = run.agent.maxToolResultChars;
-  const messages: Message[] = [];
-  for (const pending of run.state.pendingToolCalls) {
-    if (pending.result === undefined) continue;
-    const rendered = renderToolResult(pending.result, { maxChars });
-    messages.push({
-      role: 'tool',
-      toolCallId: pending.call.id,
-      toolName: pending.call.name,
-      content: rendered.content,
-      ...(rendered.isError ? { isError: true } : {}),
-    });
-  }
-  return messages;
-}
-
-async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<ToolStepOutcome> {
+export async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<ToolStepOutcome> {
   const { agent, abort } = run;
   if (abort.aborted) throw abort.signal.reason;
   const call = pending.call;
@@ -148,7 +79,14 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
   if (run.tracker !== undefined) forgetFailures(run, call.name);
 
   if (slot.tool.needsApproval !== undefined && slot.tool.needsApproval !== false) {
-    const needed = slot.tool.needsApproval === true || (await slot.tool.needsApproval(validation.value));
+    let needed: boolean;
+    try {
+      needed = slot.tool.needsApproval === true || (await slot.tool.needsApproval(validation.value));
+    } catch (thrown) {
+      // A check that fails is the tool's fault, shown to the model like any tool failure; the call does not run.
+      if (isControlSignal(thrown)) throw thrown;
+      return complete(run, pending, failed(run, toolFailure(thrown, call.name)));
+    }
     if (needed) {
       const answer = pending.approval;
       if (answer === undefined) return approvalRequired(run, pending);
@@ -159,6 +97,7 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
     }
   }
 
+  // A run cancelled while its checks ran (a slow approval check, say) is over: the call must not start.
   recordToolCallStarted(pending);
   if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
   if (abort.aborted) throw abort.signal.reason;
@@ -175,13 +114,16 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
     });
   }
   let result: ToolResult;
-  let directive: StopRun | undefined;
+  let stop: ToolStop | undefined;
   try {
     result = toolSuccess(await executeTool(run, slot, pending, validation.value));
   } catch (thrown) {
     if (abort.aborted) throw abort.signal.reason;
     if (isStopRun(thrown)) {
-      directive = thrown;
+      stop =
+        thrown.output === undefined
+          ? { reason: thrown.reason }
+          : { reason: thrown.reason, output: thrown.output };
       result = toolSuccess({ stopRun: thrown.reason });
     } else if (isRetryStep(thrown)) {
       countCorrection(run.state.report, 'retry_step');
@@ -215,8 +157,8 @@ async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<T
       durationMs: atMs - startedMs,
     });
   }
-  const outcome = await complete(run, pending, result);
-  return directive === undefined ? outcome : { kind: 'stop', directive };
+  const outcome = await complete(run, pending, result, stop);
+  return stop === undefined ? outcome : { kind: 'stop', stop };
 }
 
 function failed(run: RunContext, error: KeelError): ToolResult {
@@ -228,8 +170,9 @@ async function complete(
   run: RunContext,
   pending: PendingToolCall,
   result: ToolResult,
+  stop?: ToolStop,
 ): Promise<ToolStepOutcome> {
-  recordToolCallCompleted(pending, result);
+  recordToolCallCompleted(pending, result, stop);
   if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
   return CONTINUE;
 }

@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   'store.not_found': { category: 'store', retryable: false },
   'config.invalid': { category: 'config', retryable: false },
   'internal.unexpected': { category: 'internal', retryable: false },
+  // The store refused the operation itself (a bad query, a value it cannot hold): trying again cannot help.
+  'store.invalid': { category: 'store', retryable: false },
 } as const satisfies Record<string, { category: ErrorCategory; retryable: boolean }>;
 
 /** Where a fault came from. */

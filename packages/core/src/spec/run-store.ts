@@ -1,7 +1,11 @@
 import type { JsonValue } from '../errors/keel-error.js';
 
-/** Where a run is in its life. `paused` means the store failed mid-run; `interrupted` awaits a decision. */
-export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled' | 'paused';
+/**
+ * Where a run is in its life: `running` (in progress, or its process died and it awaits a resume), `interrupted`
+ * (it waits for a decision, or paused because its store failed), or one of the ends: `completed`, `failed`,
+ * `cancelled`.
+ */
+export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 /** A run as stored. `state` is the run loop's serialised state, tagged with `schemaVersion` for migrations. */
 export interface RunRecord {
@@ -12,7 +16,9 @@ export interface RunRecord {
   version: number;
   schemaVersion: number;
   state: JsonValue;
+  /** When the run was created, on the clock of the agent that created it (ms since the epoch). */
   createdAtMs: number;
+  /** When the record last changed, on the clock of the agent (or caller) that changed it (ms since the epoch). */
   updatedAtMs: number;
   /**
    * Set by {@link RunStore.requestCancellation}: another process asked for the run to be cancelled. The run's owner
@@ -31,6 +37,22 @@ export interface CancellationRequest {
 /** A summary row for listings. */
 export type RunSummary = Omit<RunRecord, 'state'>;
 
+/** A new run, as handed to {@link RunStore.createRun}. */
+export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>;
+
+/** One checkpoint, as handed to {@link RunStore.saveCheckpoint}. */
+export interface CheckpointWrite {
+  /** The version the stored record must be at; the checkpoint makes it `expectedVersion + 1`. */
+  expectedVersion: number;
+  /** Who writes: must hold the run's lease. */
+  owner: string;
+  status: RunStatus;
+  schemaVersion: number;
+  state: JsonValue;
+  /** Now, on the writer's clock (ms since the epoch): becomes the record's `updatedAtMs`. */
+  nowMs: number;
+}
+
 /** A time-limited claim on a run: only its owner may write checkpoints. */
 export interface Lease {
   runId: string;
@@ -46,56 +68,69 @@ export interface LedgerEntry {
   callIndex: number;
   toolName: string;
   status: 'started' | 'completed';
-  /** The call's result (a serialised ToolResult) once completed. */
+  /** The call's result (a serialised ToolResult, with the tool's stop directive if it gave one) once completed. */
   result?: JsonValue;
   startedAtMs: number;
   completedAtMs?: number;
 }
 
+/** A call recorded as started, as handed to {@link RunStore.recordToolStarted}. */
+export type StartedToolCall = Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>;
+
 /**
  * Durable storage for runs. Every implementation passes the contract suite in `@keel/core/testing`.
  *
  * Failures are thrown as KeelErrors: `store.conflict` for a lost race (a version or lease mismatch, a duplicate
- * run id), `store.unavailable` when the backend cannot be reached, `store.not_found` for an unknown run.
+ * run id), `store.unavailable` when the backend cannot be reached (worth retrying), `store.invalid` when the backend
+ * refused the operation itself (a bad query or value: retrying cannot help), `store.not_found` for an unknown run.
  */
 export interface RunStore {
-  createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord>;
+  /** Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`); `store.conflict` when its id is taken. */
+  createRun(run: NewRun): Promise<RunRecord>;
+  /** The run with this id (a copy: changing it changes nothing stored), or undefined when there is none. */
   loadRun(runId: string): Promise<RunRecord | undefined>;
   /**
-   * Writes a checkpoint if the stored version is `expectedVersion` and `owner` holds the lease; returns the new
-   * version. Otherwise throws `store.conflict`.
+   * Writes a checkpoint if the stored version is `expectedVersion` and `owner` holds the lease (expired or not, as
+   * long as nobody took it since); returns the new version. Otherwise throws `store.conflict` (`store.not_found` for
+   * an unknown run).
    */
-  saveCheckpoint(
-    runId: string,
-    checkpoint: {
-      expectedVersion: number;
-      owner: string;
-      status: RunStatus;
-      schemaVersion: number;
-      state: JsonValue;
-    },
-  ): Promise<number>;
+  saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number>;
+  /**
+   * Summaries of runs (no state), newest `createdAtMs` first, only those with `status` when given; at most `limit`
+   * of them (defaults to 100).
+   */
   listRuns(filter?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]>;
-  /** Takes the lease if it is free, expired or already `owner`'s; otherwise throws `store.conflict`. */
+  /**
+   * Takes the lease until `nowMs + ttlMs` if it is free, expired at `nowMs` or already `owner`'s (a renewal);
+   * otherwise throws `store.conflict` (`retryAfterMs`: until the holder's lease expires). `store.not_found` for an
+   * unknown run.
+   */
   acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease>;
+  /** Frees the lease if `owner` holds it; does nothing otherwise. */
   releaseLease(runId: string, owner: string): Promise<void>;
   /** Records a call as started; a second start of the same key keeps the first entry. */
-  recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void>;
+  recordToolStarted(entry: StartedToolCall): Promise<void>;
+  /**
+   * Records a started call as completed with its result; a second completion keeps the first. `store.not_found`
+   * when the call was never recorded as started.
+   */
   recordToolCompleted(
     runId: string,
     idempotencyKey: string,
     result: JsonValue,
     completedAtMs: number,
   ): Promise<void>;
+  /** The run's ledger, by step then call index (empty for an unknown run). */
   ledger(runId: string): Promise<LedgerEntry[]>;
   /**
-   * Asks for a run to be cancelled, from any process. A run that is not running (`interrupted`, `paused`, or
-   * `running` with no live lease at `nowMs`: its process died) becomes `cancelled` at once. A running run keeps its
-   * status: the request is recorded (`RunRecord.cancellation`) and the version is bumped, so that the owner's next
-   * checkpoint fails with `store.conflict` and the owner, reloading the run, ends it as `cancelled`. A run that has
-   * already ended is left as it is. Resolves with the run's stored status afterwards; `store.not_found` for an
-   * unknown run.
+   * Asks for a run to be cancelled, from any process. A run that is not running (`interrupted`, or `running` with no
+   * live lease at `nowMs`: its process died) becomes `cancelled` at once. A running run keeps its status: the
+   * request is recorded (`RunRecord.cancellation`) and the version is bumped, so that the owner's next checkpoint
+   * fails with `store.conflict` and the owner, reloading the run, ends it as `cancelled`. A run that has already
+   * ended is left as it is. `updatedAtMs` becomes `nowMs`. Resolves with the run's stored status afterwards;
+   * `store.not_found` for an unknown run.
    */
   requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus>;
+  /** Releases the store's resources (connections, file handles); later calls fail with `store.unavailable`. */
   close(): Promise<void>;
 }

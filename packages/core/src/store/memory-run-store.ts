@@ -1,6 +1,16 @@
-import { KeelError } from '../errors/keel-error.js';
-import type { JsonValue } from '../errors/keel-error.js';
-import type { Lease, LedgerEntry, RunRecord, RunStatus, RunStore, RunSummary } from '../spec/run-store.js';
+import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import type {
+  CheckpointWrite,
+  Lease,
+  LedgerEntry,
+  NewRun,
+  RunRecord,
+  RunStatus,
+  RunStore,
+  RunSummary,
+  StartedToolCall,
+} from '../spec/run-store.js';
+import { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './conflicts.js';
 
 /**
  * A RunStore in memory: for tests and for runs that need no durability. State is copied in and out (through JSON),
@@ -15,7 +25,7 @@ export class MemoryRunStore implements RunStore {
   private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
   private closed = false;
 
-  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
+  async createRun(run: NewRun): Promise<RunRecord> {
     this.assertOpen();
     if (this.runs.has(run.runId)) {
       throw new KeelError('store.conflict', `Run ${run.runId} already exists`, {
@@ -42,38 +52,26 @@ export class MemoryRunStore implements RunStore {
     return record === undefined ? undefined : copyRecord(record);
   }
 
-  async saveCheckpoint(
-    runId: string,
-    checkpoint: {
-      expectedVersion: number;
-      owner: string;
-      status: RunStatus;
-      schemaVersion: number;
-      state: JsonValue;
-    },
-  ): Promise<number> {
+  async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
     this.assertOpen();
     const record = this.runs.get(runId);
-    if (record === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
-    const lease = this.leases.get(runId);
-    if (lease === undefined || lease.owner !== checkpoint.owner) {
-      throw new KeelError('store.conflict', `Run ${runId} is not leased by ${checkpoint.owner}`, {
-        data: { runId, owner: checkpoint.owner, holder: lease?.owner ?? null },
-      });
-    }
-    if (record.version !== checkpoint.expectedVersion) {
-      throw new KeelError(
-        'store.conflict',
-        `Run ${runId} is at version ${record.version}, not ${checkpoint.expectedVersion}`,
-        { data: { runId, expectedVersion: checkpoint.expectedVersion, actualVersion: record.version } },
+    const leaseOwner = this.leases.get(runId)?.owner ?? null;
+    if (
+      record === undefined ||
+      leaseOwner !== checkpoint.owner ||
+      record.version !== checkpoint.expectedVersion
+    ) {
+      throw checkpointConflict(
+        runId,
+        checkpoint,
+        record === undefined ? undefined : { leaseOwner, version: record.version },
       );
     }
     record.version += 1;
     record.status = checkpoint.status;
     record.schemaVersion = checkpoint.schemaVersion;
     record.state = copy(checkpoint.state);
-    record.updatedAtMs = Math.max(record.updatedAtMs, Date.now());
+    record.updatedAtMs = checkpoint.nowMs;
     return record.version;
   }
 
@@ -91,18 +89,10 @@ export class MemoryRunStore implements RunStore {
 
   async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
     this.assertOpen();
-    if (!this.runs.has(runId))
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
     const current = this.leases.get(runId);
+    if (!this.runs.has(runId)) throw runNotFound(runId);
     if (current !== undefined && current.owner !== owner && current.expiresAtMs > nowMs) {
-      throw new KeelError(
-        'store.conflict',
-        `Run ${runId} is leased by another process until ${current.expiresAtMs}`,
-        {
-          data: { runId, holder: current.owner, expiresAtMs: current.expiresAtMs },
-          retryAfterMs: current.expiresAtMs - nowMs,
-        },
-      );
+      throw leaseConflict(runId, { holder: current.owner, expiresAtMs: current.expiresAtMs }, nowMs);
     }
     const lease = { runId, owner, expiresAtMs: nowMs + ttlMs };
     this.leases.set(runId, lease);
@@ -114,7 +104,7 @@ export class MemoryRunStore implements RunStore {
     if (this.leases.get(runId)?.owner === owner) this.leases.delete(runId);
   }
 
-  async recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void> {
+  async recordToolStarted(entry: StartedToolCall): Promise<void> {
     this.assertOpen();
     let ledger = this.ledgers.get(entry.runId);
     if (ledger === undefined) {
@@ -127,11 +117,7 @@ export class MemoryRunStore implements RunStore {
   async recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number) {
     this.assertOpen();
     const entry = this.ledgers.get(runId)?.get(idempotencyKey);
-    if (entry === undefined) {
-      throw new KeelError('store.not_found', `No started tool call ${idempotencyKey} in run ${runId}`, {
-        data: { runId, idempotencyKey },
-      });
-    }
+    if (entry === undefined) throw toolCallNotStarted(runId, idempotencyKey);
     if (entry.status === 'completed') return;
     entry.status = 'completed';
     entry.result = copy(result);
@@ -149,8 +135,7 @@ export class MemoryRunStore implements RunStore {
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
     this.assertOpen();
     const record = this.runs.get(runId);
-    if (record === undefined)
-      throw new KeelError('store.not_found', `Run ${runId} does not exist`, { data: { runId } });
+    if (record === undefined) throw runNotFound(runId);
     if (record.status === 'completed' || record.status === 'failed' || record.status === 'cancelled') {
       return record.status;
     }
@@ -159,7 +144,7 @@ export class MemoryRunStore implements RunStore {
     record.cancellation = { reason, requestedAtMs: nowMs };
     if (!live) record.status = 'cancelled';
     record.version += 1;
-    record.updatedAtMs = Math.max(record.updatedAtMs, Date.now());
+    record.updatedAtMs = nowMs;
     return record.status;
   }
 

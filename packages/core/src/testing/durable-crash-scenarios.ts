@@ -109,6 +109,56 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       }
     });
 
+    it("keeps a tool's stopRun across a crash at any write: the run ends as the tool asked, nothing after it runs", async () => {
+      const script = [
+        {
+          toolCalls: [
+            { name: 'lookup', arguments: { city: 'Lyon' } },
+            { name: 'place_order', arguments: { orderId: 'A-7' } },
+          ],
+        },
+        { toolCalls: [{ name: 'charge', arguments: { amountCents: 900 } }] },
+        { content: 'done' },
+      ];
+      const stopped = {
+        status: 'completed',
+        stopReason: 'stop_requested',
+        stopDetail: 'order placed',
+        output: { orderId: 'A-7' },
+      };
+      const clean = new FaultyRunStore(store);
+      const reference = new DurableFixture();
+      reference.script = script;
+      expect(
+        await reference.agent(clean, { owner: 'clean' }).run('Order', { runId: newRunId() }),
+      ).toMatchObject(stopped);
+      const totalWrites = clean.writes;
+      for (let limit = 1; limit < totalWrites; limit++) {
+        const runId = newRunId();
+        const fixture = new DurableFixture();
+        fixture.script = script;
+        const faulty = new FaultyRunStore(store);
+        faulty.writeLimit = limit;
+        const crashed = await fixture.agent(faulty, { owner: 'first' }).run('Order', { runId });
+        if (crashed.status === 'completed') {
+          expect(limit).toBe(totalWrites - 1);
+          continue;
+        }
+        expect(crashed.stopReason, `crash after ${limit} writes`).toBe('store_unavailable');
+        const second = fixture.agent(store, { owner: 'second', clock: new FakeClock(LATER_MS) });
+        const resumed = await second.resume(runId);
+        expect(resumed, `resume after ${limit} writes`).toMatchObject(stopped);
+        // The model was never asked for step 2, and its call never ran.
+        expect(fixture.requestsByStep, `after ${limit} writes`).toHaveLength(1);
+        expect(fixture.executionsOf(`${runId}:2:0`)).toEqual([]);
+        const orders = fixture.executionsOf(`${runId}:1:1`);
+        expect(orders.map((execution) => execution.attempt)).toEqual(orders.length === 1 ? [1] : [1, 2]);
+        const record = await store.loadRun(runId);
+        expect(record?.status).toBe('completed');
+        expect(record?.state).toMatchObject({ stopReason: 'stop_requested', output: { orderId: 'A-7' } });
+      }
+    });
+
     it('leaves a decision for a call that was running when its process died; execute runs it once more', async () => {
       const runId = newRunId();
       const fixture = new DurableFixture();

@@ -1,5 +1,6 @@
 import { type Agent, agent } from '../agent/agent.js';
 import type { DurabilityOptions } from '../agent/durability.js';
+import { stopRun } from '../agent/directives.js';
 import type { RunTransition } from '../agent/run-state.js';
 import { tool } from '../agent/tool.js';
 import type { RunStore } from '../spec/run-store.js';
@@ -27,7 +28,8 @@ export interface Gate {
  * resumed run gets the same answers), tools that log every execution, and agents on any store.
  *
  * The script: step 1 calls `lookup` (idempotent) and `charge` (not idempotent), step 2 calls `charge` again, step 3
- * answers `done`. `send_mail` needs approval for addresses outside example.com.
+ * answers `done`. `send_mail` needs approval for addresses outside example.com. `place_order` (idempotent) ends the
+ * run with `stopRun('order placed', { orderId })`.
  */
 export class DurableFixture {
   readonly executions: Execution[] = [];
@@ -117,7 +119,17 @@ export class DurableFixture {
         return `sent to ${to}`;
       },
     });
-    return [lookup, charge, sendMail];
+    const placeOrder = tool({
+      name: 'place_order',
+      description: 'Places the order and ends the run',
+      input: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } as const,
+      idempotent: true,
+      execute: async ({ orderId }: { orderId: string }, context) => {
+        await this.effect('place_order', context.idempotencyKey, context.attempt);
+        return stopRun('order placed', { orderId });
+      },
+    });
+    return [lookup, charge, sendMail, placeOrder];
   }
 
   /** An agent of this fixture on `store`, with its own clock (a process of its own). */

@@ -1,10 +1,21 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
-import type { Lease, LedgerEntry, RunRecord, RunStatus, RunStore, RunSummary } from '../spec/run-store.js';
+import type {
+  CheckpointWrite,
+  Lease,
+  LedgerEntry,
+  NewRun,
+  RunRecord,
+  RunStatus,
+  RunStore,
+  RunSummary,
+  StartedToolCall,
+} from '../spec/run-store.js';
 
 /**
  * A RunStore wrapper for tests that fails on command, as a crashed process or a store outage would: after
- * `writeLimit` writes every later write fails, and while `down` is set every call fails, with `store.unavailable`.
- * Nothing that fails reaches the wrapped store.
+ * `writeLimit` writes every later write fails, and while `down` is set every call fails, with `store.unavailable`;
+ * while `hung` is set every call returns a promise that never settles (a server that stopped answering). Nothing
+ * that fails or hangs reaches the wrapped store.
  *
  * @example
  *   const store = new FaultyRunStore(new MemoryRunStore());
@@ -15,6 +26,8 @@ export class FaultyRunStore implements RunStore {
   writeLimit = Number.POSITIVE_INFINITY;
   /** While true every call fails. Defaults to false. */
   down = false;
+  /** While true every call hangs: its promise never settles. Defaults to false. */
+  hung = false;
   /** Writes that reached the wrapped store. */
   writes = 0;
   /** The operations refused, in order. */
@@ -22,71 +35,73 @@ export class FaultyRunStore implements RunStore {
 
   constructor(readonly inner: RunStore) {}
 
-  private gate(operation: string, write: boolean): void {
+  /** Passes `operation` to the wrapped store unless the store is down, hung or out of writes. */
+  private through<T>(operation: string, write: boolean, call: () => Promise<T>): Promise<T> {
+    if (this.hung) {
+      this.refused.push(operation);
+      return new Promise<T>(() => undefined);
+    }
     if (this.down || (write && this.writes >= this.writeLimit)) {
       this.refused.push(operation);
-      throw new KeelError('store.unavailable', `${operation}: the run store is unavailable (simulated)`);
+      return Promise.reject(
+        new KeelError('store.unavailable', `${operation}: the run store is unavailable (simulated)`),
+      );
     }
     if (write) this.writes++;
+    try {
+      return call();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async createRun(run: Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>): Promise<RunRecord> {
-    this.gate('createRun', true);
-    return this.inner.createRun(run);
+  createRun(run: NewRun): Promise<RunRecord> {
+    return this.through('createRun', true, () => this.inner.createRun(run));
   }
 
-  async loadRun(runId: string): Promise<RunRecord | undefined> {
-    this.gate('loadRun', false);
-    return this.inner.loadRun(runId);
+  loadRun(runId: string): Promise<RunRecord | undefined> {
+    return this.through('loadRun', false, () => this.inner.loadRun(runId));
   }
 
-  async saveCheckpoint(
+  saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
+    return this.through('saveCheckpoint', true, () => this.inner.saveCheckpoint(runId, checkpoint));
+  }
+
+  listRuns(filter?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]> {
+    return this.through('listRuns', false, () => this.inner.listRuns(filter));
+  }
+
+  acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
+    return this.through('acquireLease', true, () => this.inner.acquireLease(runId, owner, ttlMs, nowMs));
+  }
+
+  releaseLease(runId: string, owner: string): Promise<void> {
+    return this.through('releaseLease', true, () => this.inner.releaseLease(runId, owner));
+  }
+
+  recordToolStarted(entry: StartedToolCall): Promise<void> {
+    return this.through('recordToolStarted', true, () => this.inner.recordToolStarted(entry));
+  }
+
+  recordToolCompleted(
     runId: string,
-    checkpoint: {
-      expectedVersion: number;
-      owner: string;
-      status: RunStatus;
-      schemaVersion: number;
-      state: JsonValue;
-    },
-  ): Promise<number> {
-    this.gate('saveCheckpoint', true);
-    return this.inner.saveCheckpoint(runId, checkpoint);
+    idempotencyKey: string,
+    result: JsonValue,
+    completedAtMs: number,
+  ): Promise<void> {
+    return this.through('recordToolCompleted', true, () =>
+      this.inner.recordToolCompleted(runId, idempotencyKey, result, completedAtMs),
+    );
   }
 
-  async listRuns(filter?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]> {
-    this.gate('listRuns', false);
-    return this.inner.listRuns(filter);
+  ledger(runId: string): Promise<LedgerEntry[]> {
+    return this.through('ledger', false, () => this.inner.ledger(runId));
   }
 
-  async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
-    this.gate('acquireLease', true);
-    return this.inner.acquireLease(runId, owner, ttlMs, nowMs);
-  }
-
-  async releaseLease(runId: string, owner: string): Promise<void> {
-    this.gate('releaseLease', true);
-    return this.inner.releaseLease(runId, owner);
-  }
-
-  async recordToolStarted(entry: Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>): Promise<void> {
-    this.gate('recordToolStarted', true);
-    return this.inner.recordToolStarted(entry);
-  }
-
-  async recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number) {
-    this.gate('recordToolCompleted', true);
-    return this.inner.recordToolCompleted(runId, idempotencyKey, result, completedAtMs);
-  }
-
-  async ledger(runId: string): Promise<LedgerEntry[]> {
-    this.gate('ledger', false);
-    return this.inner.ledger(runId);
-  }
-
-  async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
-    this.gate('requestCancellation', true);
-    return this.inner.requestCancellation(runId, reason, nowMs);
+  requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
+    return this.through('requestCancellation', true, () =>
+      this.inner.requestCancellation(runId, reason, nowMs),
+    );
   }
 
   /** Closes the wrapped store. */

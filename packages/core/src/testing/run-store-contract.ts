@@ -1,20 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KeelError } from '../errors/keel-error.js';
 import type { RunStore } from '../spec/run-store.js';
+import { codeOf, createContractRun, NOW_MS, runIds } from './contract-support.js';
 import { durableCrashScenarios } from './durable-crash-scenarios.js';
 import { durableRunScenarios } from './durable-run-scenarios.js';
-
-const NOW_MS = 1_700_000_000_000;
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (KeelError.isInstance(error)) return error.code;
-    throw error;
-  }
-  throw new Error('expected the store to reject');
-}
+import { runStoreLeaseContract } from './run-store-lease-contract.js';
 
 /**
  * The behaviour every RunStore must have, down to durable runs of an agent on it (crashes at every write, approvals,
@@ -27,17 +16,8 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 export function runStoreContract(name: string, createStore: () => RunStore | Promise<RunStore>): void {
   describe(`RunStore contract: ${name}`, () => {
     let store: RunStore;
-    let counter = 0;
-    const newRunId = () => `run-${process.pid}-${Date.now().toString(36)}-${counter++}`;
-    const createRun = (runId: string, createdAtMs = NOW_MS) =>
-      store.createRun({
-        runId,
-        agentName: 'contract',
-        status: 'running',
-        schemaVersion: 1,
-        state: { step: 0, messages: [{ role: 'user', content: 'héllo ✓' }] },
-        createdAtMs,
-      });
+    const newRunId = runIds('run');
+    const createRun = (runId: string, createdAtMs = NOW_MS) => createContractRun(store, runId, createdAtMs);
 
     beforeEach(async () => {
       store = await createStore();
@@ -57,7 +37,10 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
         status: 'running',
         version: 1,
         schemaVersion: 1,
+        createdAtMs: NOW_MS,
+        updatedAtMs: NOW_MS,
       });
+      expect(created).toMatchObject({ version: 1, createdAtMs: NOW_MS, updatedAtMs: NOW_MS });
       expect(loaded?.state).toEqual({ step: 0, messages: [{ role: 'user', content: 'héllo ✓' }] });
       expect(await store.loadRun(`${runId}-missing`)).toBeUndefined();
     });
@@ -68,11 +51,16 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect(await codeOf(createRun(runId))).toBe('store.conflict');
     });
 
-    it('saves checkpoints with optimistic versions', async () => {
+    it("saves checkpoints with optimistic versions, stamped with the writer's clock", async () => {
       const runId = newRunId();
       await createRun(runId);
       await store.acquireLease(runId, 'owner-a', 60_000, NOW_MS);
-      const checkpoint = { owner: 'owner-a', status: 'running' as const, schemaVersion: 1 };
+      const checkpoint = {
+        owner: 'owner-a',
+        status: 'running' as const,
+        schemaVersion: 1,
+        nowMs: NOW_MS + 7,
+      };
       expect(
         await store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 1, state: { step: 1 } }),
       ).toBe(2);
@@ -82,66 +70,11 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       const stale = store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 2, state: { step: 99 } });
       expect(await codeOf(stale)).toBe('store.conflict');
       const loaded = await store.loadRun(runId);
-      expect(loaded?.version).toBe(3);
+      expect(loaded).toMatchObject({ version: 3, createdAtMs: NOW_MS, updatedAtMs: NOW_MS + 7 });
       expect(loaded?.state).toEqual({ step: 2 });
-    });
-
-    it('refuses a checkpoint from a process that does not hold the lease', async () => {
-      const runId = newRunId();
-      await createRun(runId);
-      await store.acquireLease(runId, 'owner-a', 60_000, NOW_MS);
-      const intruder = store.saveCheckpoint(runId, {
-        owner: 'owner-b',
-        expectedVersion: 1,
-        status: 'running',
-        schemaVersion: 1,
-        state: {},
-      });
-      expect(await codeOf(intruder)).toBe('store.conflict');
-    });
-
-    it('gives the lease to exactly one owner until it expires', async () => {
-      const runId = newRunId();
-      await createRun(runId);
-      const lease = await store.acquireLease(runId, 'owner-a', 10_000, NOW_MS);
-      expect(lease).toEqual({ runId, owner: 'owner-a', expiresAtMs: NOW_MS + 10_000 });
-      expect(await codeOf(store.acquireLease(runId, 'owner-b', 10_000, NOW_MS + 5_000))).toBe(
-        'store.conflict',
-      );
-      // The holder may renew.
-      expect((await store.acquireLease(runId, 'owner-a', 10_000, NOW_MS + 5_000)).expiresAtMs).toBe(
-        NOW_MS + 15_000,
-      );
-      // After expiry another owner may take it.
-      expect((await store.acquireLease(runId, 'owner-b', 10_000, NOW_MS + 15_001)).owner).toBe('owner-b');
-      expect(await codeOf(store.acquireLease(runId, 'owner-a', 10_000, NOW_MS + 15_002))).toBe(
-        'store.conflict',
-      );
-    });
-
-    it('lets exactly one of many concurrent claimants take the lease', async () => {
-      const runId = newRunId();
-      await createRun(runId);
-      const claims = await Promise.allSettled(
-        Array.from({ length: 8 }, (_, index) => store.acquireLease(runId, `owner-${index}`, 10_000, NOW_MS)),
-      );
-      expect(claims.filter((claim) => claim.status === 'fulfilled')).toHaveLength(1);
-    });
-
-    it('frees a released lease', async () => {
-      const runId = newRunId();
-      await createRun(runId);
-      await store.acquireLease(runId, 'owner-a', 10_000, NOW_MS);
-      await store.releaseLease(runId, 'owner-b');
-      expect(await codeOf(store.acquireLease(runId, 'owner-b', 10_000, NOW_MS))).toBe('store.conflict');
-      await store.releaseLease(runId, 'owner-a');
-      expect((await store.acquireLease(runId, 'owner-b', 10_000, NOW_MS)).owner).toBe('owner-b');
-    });
-
-    it('reports leasing an unknown run as store.not_found', async () => {
-      expect(await codeOf(store.acquireLease(`${newRunId()}-missing`, 'owner-a', 1_000, NOW_MS))).toBe(
-        'store.not_found',
-      );
+      // A clock far from the machine's (a test's, or a skewed host's) is what the record says, as given.
+      await store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 3, state: {}, nowMs: 42 });
+      expect((await store.loadRun(runId))?.updatedAtMs).toBe(42);
     });
 
     it('keeps a tool ledger: started, then completed once', async () => {
@@ -202,6 +135,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
         status: 'completed',
         schemaVersion: 1,
         state: {},
+        nowMs: NOW_MS + 3,
       });
       const all = await store.listRuns();
       const ids = all.map((run) => run.runId).filter((id) => id === first || id === second);
@@ -223,6 +157,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
         status: 'interrupted',
         schemaVersion: 1,
         state: { step: 1 },
+        nowMs: NOW_MS,
       });
       await store.releaseLease(interrupted, 'owner-a');
       expect(await store.requestCancellation(interrupted, 'no longer needed', NOW_MS + 1)).toBe('cancelled');
@@ -230,6 +165,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect(loaded).toMatchObject({
         status: 'cancelled',
         version: 3,
+        updatedAtMs: NOW_MS + 1,
         cancellation: { reason: 'no longer needed', requestedAtMs: NOW_MS + 1 },
       });
       expect(loaded?.state).toEqual({ step: 1 });
@@ -260,6 +196,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect(loaded).toMatchObject({
         status: 'running',
         version: 2,
+        updatedAtMs: NOW_MS + 5,
         cancellation: { reason: 'user pressed stop', requestedAtMs: NOW_MS + 5 },
       });
       const checkpoint = {
@@ -267,6 +204,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
         status: 'running' as const,
         schemaVersion: 1,
         state: { step: 1 },
+        nowMs: NOW_MS + 6,
       };
       expect(await codeOf(store.saveCheckpoint(runId, { ...checkpoint, expectedVersion: 1 }))).toBe(
         'store.conflict',
@@ -288,6 +226,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
         status: 'completed',
         schemaVersion: 1,
         state: { done: true },
+        nowMs: NOW_MS,
       });
       expect(await store.requestCancellation(runId, 'too late', NOW_MS)).toBe('completed');
       const loaded = await store.loadRun(runId);
@@ -303,6 +242,7 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
       expect(((await store.loadRun(runId))!.state as { step: number }).step).toBe(0);
     });
   });
+  runStoreLeaseContract(name, createStore);
   durableCrashScenarios(name, createStore);
   durableRunScenarios(name, createStore);
 }

@@ -2,7 +2,10 @@
 // tools whose side effect is a line appended to a file, and reports on stdout, one JSON object a line, so that the
 // test can choose when to SIGKILL it. A test fixture compiled with the package, not part of its API.
 //
-//   node crash-child.js <database> <effects file> run|resume <runId> [decisions as JSON]
+//   node crash-child.js <database> <effects file> run|resume <runId> [ChildSettings as JSON]
+//
+// Exit codes: 0 with a `result` line; EXIT_RUN_NOT_FOUND and EXIT_CONFLICT with an `error` line carrying the code;
+// 1 for anything else.
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -14,7 +17,15 @@ import {
   tool,
 } from '@keel/core';
 import { SqliteRunStore } from '../sqlite-run-store.js';
-import { CRASH_TOOLS, type CrashPlan, crashPlan, EXIT_RUN_NOT_FOUND, effectLine } from './crash-plan.js';
+import {
+  CRASH_TOOLS,
+  type ChildSettings,
+  type CrashPlan,
+  crashPlan,
+  EXIT_CONFLICT,
+  EXIT_RUN_NOT_FOUND,
+  effectLine,
+} from './crash-plan.js';
 import { seedOf } from './prng.js';
 
 function report(line: Record<string, unknown>): void {
@@ -88,46 +99,82 @@ function crashTools(effectsPath: string) {
   );
 }
 
-async function main(argv: readonly string[]): Promise<number> {
-  const [databasePath, effectsPath, mode, runId, decisionsJson] = argv;
-  if (databasePath === undefined || effectsPath === undefined || runId === undefined) {
-    throw new Error('usage: crash-child <database> <effects file> run|resume <runId> [decisions]');
+/** A store that keeps the first lease it takes for `holdMs` before handing it to the run. */
+class HoldingStore extends SqliteRunStore {
+  private held = false;
+
+  constructor(
+    path: string,
+    private readonly holdMs: number,
+  ) {
+    super(path);
   }
-  const store = new SqliteRunStore(databasePath);
+
+  override async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number) {
+    const lease = await super.acquireLease(runId, owner, ttlMs, nowMs);
+    if (!this.held && this.holdMs > 0) {
+      this.held = true;
+      await sleep(this.holdMs);
+    }
+    return lease;
+  }
+}
+
+/** Resolves at the first line on stdin, then lets stdin go so that it does not keep the process alive. */
+function waitForLine(): Promise<void> {
+  return new Promise((resolve) => {
+    process.stdin.once('data', () => {
+      process.stdin.destroy();
+      resolve();
+    });
+  });
+}
+
+/** The codes a child reports with an exit code of their own, so the harness can act on them. */
+const EXIT_CODES: Partial<Record<string, number>> = {
+  'store.not_found': EXIT_RUN_NOT_FOUND,
+  'store.conflict': EXIT_CONFLICT,
+};
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [databasePath, effectsPath, mode, runId, settingsJson] = argv;
+  if (databasePath === undefined || effectsPath === undefined || runId === undefined) {
+    throw new Error('usage: crash-child <database> <effects file> run|resume <runId> [settings]');
+  }
+  if (mode !== 'run' && mode !== 'resume') throw new Error(`mode must be run or resume, not ${String(mode)}`);
+  const settings = (settingsJson === undefined ? {} : JSON.parse(settingsJson)) as ChildSettings;
+  const store = new HoldingStore(databasePath, settings.holdLeaseMs ?? 0);
   try {
     const assistant = agent({
       name: 'crash',
       model: planModel(crashPlan(runId)),
       tools: crashTools(effectsPath),
       store,
-      // One owner per run, as a restarted worker with a stable identity would have: the killed process cannot
-      // release its lease, and the test only resumes once it is dead.
-      durability: { owner: `crash-worker:${runId}` },
+      durability: {
+        // By default one owner per run, as a restarted worker with a stable identity would have: the killed process
+        // cannot release its lease, and the test only resumes once it is dead.
+        owner: settings.owner ?? `crash-worker:${runId}`,
+        ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
+      },
     });
     const onEvent = (event: { type: string; step?: number; callIndex?: number }) =>
       report({ type: 'event', event: event.type, step: event.step, callIndex: event.callIndex });
+    if (settings.waitForGo === true) {
+      report({ type: 'ready' });
+      await waitForLine();
+    }
     let result: Awaited<ReturnType<typeof assistant.run>>;
-    if (mode === 'run') {
-      result = await assistant.run('Carry out the plan.', { runId, onEvent });
-    } else if (mode === 'resume') {
-      const decisions =
-        decisionsJson === undefined
-          ? undefined
-          : (JSON.parse(decisionsJson) as Record<string, 'execute' | 'abandon'>);
-      try {
-        result = await assistant.resume(
-          runId,
-          decisions === undefined ? { onEvent } : { decisions, onEvent },
-        );
-      } catch (error) {
-        if (KeelError.isInstance(error) && error.code === 'store.not_found') {
-          report({ type: 'error', code: error.code, message: error.message });
-          return EXIT_RUN_NOT_FOUND;
-        }
-        throw error;
-      }
-    } else {
-      throw new Error(`mode must be run or resume, not ${String(mode)}`);
+    try {
+      const { decisions } = settings;
+      result =
+        mode === 'run'
+          ? await assistant.run('Carry out the plan.', { runId, onEvent })
+          : await assistant.resume(runId, decisions === undefined ? { onEvent } : { decisions, onEvent });
+    } catch (error) {
+      const exitCode = KeelError.isInstance(error) ? EXIT_CODES[error.code] : undefined;
+      if (exitCode === undefined || !KeelError.isInstance(error)) throw error;
+      report({ type: 'error', code: error.code, message: error.message });
+      return exitCode;
     }
     report({
       type: 'result',

@@ -1,84 +1,11 @@
-// The parent's side of the crash test: spawns crash-child.js, SIGKILLs it at a chosen line, and drives one run from
-// start to a terminal state through kills, resumes and the decisions an operator would make.
-import { spawn } from 'node:child_process';
+// The parent's side of the crash test: drives one run from start to a terminal state through SIGKILLs of
+// crash-child.js at chosen lines, resumes (by the same owner, or by a new one once the dead one's lease expired) and
+// the decisions an operator would make.
 import { existsSync, readFileSync } from 'node:fs';
-import { EXIT_RUN_NOT_FOUND } from './crash-plan.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ChildLine, type ChildOutcome, type KillPlan, runChild } from './crash-child-process.js';
+import { type ChildSettings, EXIT_CONFLICT, EXIT_RUN_NOT_FOUND } from './crash-plan.js';
 import type { Random } from './prng.js';
-
-/** One JSON line the child printed. */
-export interface ChildLine {
-  type: 'event' | 'effect' | 'result' | 'error';
-  event?: string;
-  step?: number;
-  callIndex?: number;
-  key?: string;
-  status?: string;
-  stopReason?: string;
-  resumable?: boolean;
-  errorCode?: string;
-  code?: string;
-  message?: string;
-  output?: unknown;
-  pending?: { kind: string; idempotencyKey: string; toolName: string }[];
-}
-
-/** When to kill a child: once it has printed `afterLine` lines, `delayMs` later (0: at once). */
-export interface KillPlan {
-  afterLine: number;
-  delayMs: number;
-}
-
-/** How one child ended. */
-export interface ChildOutcome {
-  /** Whether SIGKILL ended it (a kill planned after the child had exited does not count). */
-  killed: boolean;
-  exitCode: number | null;
-  /** What the child had printed last when the kill was sent: the transition the kill followed. */
-  killedAfter?: string;
-  lines: ChildLine[];
-  stderr: string;
-}
-
-/** Spawns the child with `args` and kills it as `kill` says. */
-export function runChild(childPath: string, args: readonly string[], kill?: KillPlan): Promise<ChildOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [childPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: ChildLine[] = [];
-    let buffered = '';
-    let stderr = '';
-    let killedAfter: string | undefined;
-    const sendKill = () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const last = lines[lines.length - 1];
-      killedAfter = last === undefined ? 'spawn' : last.type === 'event' ? String(last.event) : last.type;
-      child.kill('SIGKILL');
-    };
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      buffered += chunk;
-      let newline = buffered.indexOf('\n');
-      while (newline >= 0) {
-        const text = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        newline = buffered.indexOf('\n');
-        lines.push(JSON.parse(text) as ChildLine);
-        if (kill !== undefined && lines.length === kill.afterLine) {
-          if (kill.delayMs === 0) sendKill();
-          else setTimeout(sendKill, kill.delayMs);
-        }
-      }
-    });
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (exitCode, signal) => {
-      const killed = signal === 'SIGKILL';
-      resolve({ killed, exitCode, ...(killed ? { killedAfter } : {}), lines, stderr });
-    });
-  });
-}
 
 /** Lines of the side-effect file, counted by idempotency key. */
 export interface Effect {
@@ -117,7 +44,18 @@ export interface DriveOptions {
   maxSpawns?: number;
   /** Called at each kill that landed. Defaults to none. */
   onKill?: () => void;
+  /**
+   * Makes every child a lease owner of its own (a new worker taking over), with this lease TTL: a resume that finds
+   * a killed child's lease still held gets `store.conflict`, and is tried again once that lease has expired. Defaults
+   * to none: one owner per run, which takes its lease back at once.
+   */
+  handover?: { leaseTtlMs: number };
+  /** The first child's mode: `resume` for a run already in the store. Defaults to `run`. */
+  startMode?: 'run' | 'resume';
 }
+
+// Past a dead owner's lease expiry, so that clock granularity cannot make a due retry early.
+const EXPIRY_MARGIN_MS = 25;
 
 /** What happened to one run on its way to a terminal state. */
 export interface DriveResult {
@@ -127,6 +65,8 @@ export interface DriveResult {
   spawns: number;
   /** Times `resume` found no run (the first child died before recording it) and the run was started again. */
   restarts: number;
+  /** Resumes refused with `store.conflict` because a killed owner's lease had not expired yet (with `handover`). */
+  conflicts: number;
   /**
    * The operator's last decision per uncertain call: `abandon` when its key was in the side-effect file (the model is
    * told the outcome is unknown), `execute` when it was not (the call runs again).
@@ -156,23 +96,37 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
     killedAfter: [],
     spawns: 0,
     restarts: 0,
+    conflicts: 0,
     decisions: new Map(),
     result: { type: 'result' },
     checkpointedModelCalls: [],
     trace: [],
   };
-  let mode: 'run' | 'resume' = 'run';
+  let mode: 'run' | 'resume' = options.startMode ?? 'run';
   let decisions: Record<string, 'execute' | 'abandon'> | undefined;
+  // When the last killed child's lease has surely expired (with `handover`).
+  let leaseExpiresBy: number | undefined;
+  // A kill drawn for a child refused with a conflict is kept for the retry, so that the kills do not depend on timing.
+  let unusedKill: KillPlan | undefined;
   while (drive.spawns < (options.maxSpawns ?? 100)) {
     const kill =
-      drive.kills < options.maxKills
+      unusedKill ??
+      (drive.kills < options.maxKills
         ? { afterLine: random.integer(1, options.maxKillLine), delayMs: random.integer(0, 3) }
-        : undefined;
-    const args = [databasePath, effectsPath, mode, runId];
-    if (decisions !== undefined) args.push(JSON.stringify(decisions));
+        : undefined);
+    unusedKill = undefined;
+    const settings: ChildSettings = decisions === undefined ? {} : { decisions };
+    if (options.handover !== undefined) {
+      settings.owner = `crash-worker:${runId}:${drive.spawns}`;
+      settings.leaseTtlMs = options.handover.leaseTtlMs;
+    }
     drive.spawns++;
-    const outcome = await runChild(childPath, args, kill);
-    drive.trace.push(traceOf(mode, decisions, kill, outcome));
+    const outcome = await runChild(
+      childPath,
+      [databasePath, effectsPath, mode, runId, JSON.stringify(settings)],
+      kill,
+    );
+    drive.trace.push(traceOf(mode, settings, kill, outcome));
     drive.checkpointedModelCalls.push(...checkpointedModelCalls(outcome.lines));
     if (outcome.killed) {
       drive.kills++;
@@ -181,11 +135,22 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
       mode = 'resume';
       // Whatever the killed child was told, the next one asks the store afresh what is pending.
       decisions = undefined;
+      if (options.handover !== undefined) leaseExpiresBy = outcome.endedAtMs + options.handover.leaseTtlMs;
       continue;
     }
+    // Only the first child after a kill may find the dead owner's lease; any later conflict is a lease never let go.
+    const deadLeaseExpiresBy = leaseExpiresBy;
+    leaseExpiresBy = undefined;
     if (outcome.exitCode === EXIT_RUN_NOT_FOUND && mode === 'resume') {
       drive.restarts++;
       mode = 'run';
+      continue;
+    }
+    if (outcome.exitCode === EXIT_CONFLICT && mode === 'resume' && deadLeaseExpiresBy !== undefined) {
+      // The dead owner's lease still holds the run: a new owner must wait for it to expire, and no longer.
+      drive.conflicts++;
+      unusedKill = kill;
+      await sleep(Math.max(0, deadLeaseExpiresBy + EXPIRY_MARGIN_MS - Date.now()));
       continue;
     }
     const result = outcome.lines.find((line) => line.type === 'result');
@@ -224,11 +189,11 @@ function checkpointedModelCalls(lines: readonly ChildLine[]): string[] {
 
 function traceOf(
   mode: string,
-  decisions: Record<string, string> | undefined,
+  settings: ChildSettings,
   kill: KillPlan | undefined,
   outcome: ChildOutcome,
 ): string {
-  const asked = `${mode}${decisions === undefined ? '' : ` ${JSON.stringify(decisions)}`}`;
+  const asked = `${mode}${Object.keys(settings).length === 0 ? '' : ` ${JSON.stringify(settings)}`}`;
   const planned = kill === undefined ? 'no kill' : `kill after line ${kill.afterLine} +${kill.delayMs} ms`;
   const printed = outcome.lines
     .map((line) =>

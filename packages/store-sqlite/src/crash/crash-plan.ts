@@ -59,3 +59,26 @@ export function effectLine(idempotencyKey: string, toolName: string, idempotent:
 
 /** The child's exit code when `resume` finds no such run (it was killed before the run was recorded): start it again. */
 export const EXIT_RUN_NOT_FOUND = 3;
+
+/** The child's exit code when another owner holds the run's lease (`store.conflict`); it prints the code as JSON too. */
+export const EXIT_CONFLICT = 4;
+
+/** What the harness tells a child beyond its mode and run id: the child's last argument, as JSON. */
+export interface ChildSettings {
+  /** Answers for uncertain calls, by idempotency key. Defaults to none. */
+  decisions?: Record<string, 'execute' | 'abandon'>;
+  /**
+   * The lease owner. Defaults to `crash-worker:<runId>`: one owner per run, as a restarted worker with a stable
+   * identity would have (it takes its own lease back at once).
+   */
+  owner?: string;
+  /** The lease's time to live, in milliseconds. Defaults to the agent's (30_000). */
+  leaseTtlMs?: number;
+  /**
+   * Keeps a lease just taken this long before going on, so that a rival resuming at the same moment surely finds it
+   * held. Defaults to 0.
+   */
+  holdLeaseMs?: number;
+  /** Prints a `ready` line once set up, then waits for a line on stdin before it runs or resumes. Defaults to false. */
+  waitForGo?: boolean;
+}

@@ -16,6 +16,10 @@ const SEED = Number(process.env.KEEL_CRASH_SEED ?? 4_242);
 const RUNS = 40;
 const PARALLEL_CHILDREN = 3;
 const MIN_KILLS = 200;
+// Every HANDOVER_EVERY-th run is resumed by a new owner after each kill (a new worker taking over): it must wait for
+// the dead owner's lease, whose TTL is short so that the wait stays small.
+const HANDOVER_EVERY = 4;
+const HANDOVER_LEASE_TTL_MS = 200;
 
 interface StoredState {
   messages: Message[];
@@ -89,6 +93,7 @@ async function driveRuns(paths: { databasePath: string; effectsPath: string }): 
         onKill: () => {
           kills++;
         },
+        ...(index % HANDOVER_EVERY === 1 ? { handover: { leaseTtlMs: HANDOVER_LEASE_TTL_MS } } : {}),
       });
     }
   };
@@ -150,6 +155,7 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
       drive.checkpointedModelCalls.map((problem) => `${drive.runId}: ${problem}`),
     );
     const kills = drives.reduce((sum, drive) => sum + drive.kills, 0);
+    const conflicts = drives.reduce((sum, drive) => sum + drive.conflicts, 0);
     const decisions = drives.flatMap((drive) => [...drive.decisions.values()]);
     const terminal = statuses.filter((status) => ['completed', 'failed', 'cancelled'].includes(status));
     const completed = statuses.filter((status) => status === 'completed').length;
@@ -163,7 +169,8 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
         `${decisions.filter((decision) => decision === 'execute').length} re-executed; ` +
         `${completedCalls} completed calls, ${idempotentRepeats} idempotent calls re-run, ` +
         `${drives.reduce((sum, drive) => sum + drive.spawns, 0)} children, ` +
-        `${drives.reduce((sum, drive) => sum + drive.restarts, 0)} restarts, ${seconds} s`,
+        `${drives.reduce((sum, drive) => sum + drive.restarts, 0)} restarts, ` +
+        `${conflicts} resumes by a new owner refused until the dead owner's lease expired, ${seconds} s`,
     );
     console.log(`crash test: kills after ${tally(drives.flatMap((drive) => drive.killedAfter))}`);
 
@@ -190,6 +197,8 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
     expect(killedAfter.filter((label) => label === 'effect').length).toBeGreaterThan(0);
     expect(decisions.filter((decision) => decision === 'abandon').length).toBeGreaterThan(0);
     expect(decisions.filter((decision) => decision === 'execute').length).toBeGreaterThan(0);
+    // New owners met live leases of dead ones, and got in once those expired (a second refusal throws in driveRun).
+    expect(conflicts).toBeGreaterThan(0);
     rmSync(directory, { recursive: true, force: true });
   }, 240_000);
 });
