@@ -19,6 +19,7 @@ import {
 } from '@keel/core';
 import Database from 'better-sqlite3';
 import { migrate } from './schema.js';
+import { checkOptions, type SqliteRunStoreOptions } from './sqlite-options.js';
 import {
   type LedgerRow,
   type RunRow,
@@ -28,22 +29,6 @@ import {
   toStoreError,
   toSummary,
 } from './sqlite-rows.js';
-
-/** Options of {@link SqliteRunStore}. */
-export interface SqliteRunStoreOptions {
-  /**
-   * `normal` (the default) survives a crash of the process at any instant, which is what resume needs; `full` also
-   * survives a power loss, at the cost of an fsync per checkpoint.
-   */
-  synchronous?: 'normal' | 'full';
-  /**
-   * How long a write waits for another process's lock before failing with `store.unavailable`, in milliseconds (an
-   * integer from 0 to 2_147_483_647). Defaults to 5000.
-   */
-  busyTimeoutMs?: number;
-}
-
-const OPTION_NAMES = ['synchronous', 'busyTimeoutMs'];
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
@@ -68,7 +53,10 @@ export class SqliteRunStore implements RunStore {
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       this.database = new Database(path, { timeout: busyTimeoutMs });
-      this.database.pragma('journal_mode = WAL');
+      // Switching the journal mode takes a lock the busy timeout does not cover, so a process opening a file that is
+      // already in WAL mode (every open but the first) leaves it alone rather than fail with "database is locked".
+      if (this.database.pragma('journal_mode', { simple: true }) !== 'wal')
+        this.database.pragma('journal_mode = WAL');
       this.database.pragma(`synchronous = ${synchronous.toUpperCase()}`);
       migrate(this.database);
     } catch (error) {
@@ -257,35 +245,4 @@ interface LeaseRow {
   lease_owner: string | null;
   lease_expires_at_ms: number | null;
   version: number;
-}
-
-/** Checks the constructor's options: `config.invalid` names the option at fault and the known ones. */
-function checkOptions(options: SqliteRunStoreOptions): {
-  synchronous: 'normal' | 'full';
-  busyTimeoutMs: number;
-} {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    invalid(
-      `options must be an object such as { busyTimeoutMs: 5000 }; known options: ${OPTION_NAMES.join(', ')}`,
-    );
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(key))
-      invalid(`unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`);
-  }
-  const synchronous = options.synchronous ?? 'normal';
-  if (synchronous !== 'normal' && synchronous !== 'full') {
-    invalid(`synchronous must be "normal" or "full", not ${JSON.stringify(synchronous)}`);
-  }
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2_147_483_647) {
-    invalid(
-      `busyTimeoutMs must be an integer from 0 to 2_147_483_647 (milliseconds), not ${String(busyTimeoutMs)}`,
-    );
-  }
-  return { synchronous, busyTimeoutMs };
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `SqliteRunStore: ${message}`, { data: { where: 'SqliteRunStore' } });
 }

@@ -1,14 +1,7 @@
 import { KeelError, type RunStatus, type RunStore } from '@keel/core';
 import { type Output, paint } from '../output.js';
 
-const STATUSES: readonly RunStatus[] = [
-  'running',
-  'completed',
-  'failed',
-  'interrupted',
-  'cancelled',
-  'paused',
-];
+const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted', 'cancelled'];
 
 /** `keel runs list [--status S] [--limit N] [--json]`: the newest runs first. */
 export async function listRuns(
