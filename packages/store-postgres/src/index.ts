@@ -1,1 +1,2 @@
-export { PostgresRunStore, type PostgresRunStoreOptions } from './postgres-run-store.js';
+export type { PostgresRunStoreOptions } from './postgres-options.js';
+export { PostgresRunStore } from './postgres-run-store.js';

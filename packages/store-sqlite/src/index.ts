@@ -1,1 +1,2 @@
-export { SqliteRunStore, type SqliteRunStoreOptions } from './sqlite-run-store.js';
+export { SqliteRunStore } from './sqlite-run-store.js';
+export type { SqliteRunStoreOptions } from './sqlite-options.js';

@@ -81,7 +81,7 @@ export interface AgentOptions<Output = string> {
    * crash. Defaults to none (runs live in memory only).
    */
   store?: RunStore;
-  /** How durable runs use the store (lease, owner, retries). Defaults: see {@link DurabilityOptions}. */
+  /** How durable runs use the store (lease, owner, retries, timeouts). Defaults: see {@link DurabilityOptions}. */
   durability?: DurabilityOptions;
 }
 

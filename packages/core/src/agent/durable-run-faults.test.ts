@@ -98,6 +98,47 @@ describe('durable runs: late work, late requests, hung stores', () => {
     expect(model.calls).toHaveLength(1);
   });
 
+  it('saves nothing for a call whose slow validator rejects it after the run was cancelled', async () => {
+    const store = new MemoryRunStore();
+    const clock = new FakeClock(FIXTURE_START_MS);
+    let reject!: () => void;
+    // A Standard Schema whose (remote, say) validation answers late: the call then completes as a correction.
+    const slowSchema = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: () =>
+          new Promise<{ issues: Array<{ message: string }> }>((resolve) => {
+            reject = () => resolve({ issues: [{ message: 'refused late' }] });
+          }),
+      },
+    };
+    const echo = tool({
+      name: 'echo',
+      description: 'echoes',
+      input: slowSchema,
+      inputJsonSchema: { type: 'object' },
+      execute: () => 'echo',
+    });
+    const assistant = agent({
+      model: scriptedModel([{ toolCalls: [{ name: 'echo' }] }, { content: 'x' }]),
+      tools: [echo],
+      store,
+      clock,
+      durability: { owner: 'first' },
+    });
+    const controller = new AbortController();
+    const running = assistant.run('go', { runId: 'validated', signal: controller.signal });
+    await clock.advance(10);
+    controller.abort();
+    expect((await running).status).toBe('cancelled');
+    const ended = await store.loadRun('validated');
+    reject();
+    for (let round = 0; round < 5; round++) await clock.advance(10);
+    expect(await store.loadRun('validated')).toMatchObject({ status: 'cancelled', version: ended!.version });
+    expect((await store.acquireLease('validated', 'second', 30_000, clock.now())).owner).toBe('second');
+  });
+
   it('treats a stored state that says the run ended as ended, even when the record still says running', async () => {
     const fixture = new DurableFixture();
     const completed = await fixture

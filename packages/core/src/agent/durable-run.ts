@@ -71,7 +71,7 @@ export class DurableRun {
    */
   save(transition: RunTransition): Promise<void> {
     const run = this.run!;
-    if (false as boolean) return Promise.reject(run.abort.aborted ? run.abort.signal.reason : this.endedError());
+    if (this.ended) return Promise.reject(run.abort.aborted ? run.abort.signal.reason : this.endedError());
     if (transition.kind === 'run-ended') this.ended = true;
     const hook = run.agent.checkpoint;
     const hooked = hook === undefined ? undefined : hook(transition, run.state);

@@ -173,7 +173,7 @@ function reopen(state: RunState, nowMs: number): void {
  * while its state has not reached its end (a state that says it ended is believed over a record that lags behind).
  */
 function hasEnded(record: RunRecord, state: RunState): boolean {
-  return (record.status !== 'running' && record.status !== 'interrupted') ;
+  return (record.status !== 'running' && record.status !== 'interrupted') || state.phase === 'ended';
 }
 
 function hasAnswers(options: ResumeOptions): boolean {

@@ -98,6 +98,7 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
   }
 
   // A run cancelled while its checks ran (a slow approval check, say) is over: the call must not start.
+  if (abort.aborted) throw abort.signal.reason;
   recordToolCallStarted(pending);
   if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
   if (abort.aborted) throw abort.signal.reason;

@@ -1,9 +1,9 @@
 import type { JsonValue } from '../errors/keel-error.js';
 
 /**
- * Where a run is in its life: `running` (in progress, or its process died and it awaits a resume), `interrupted`
- * (it waits for a decision, or paused because its store failed), or one of the ends: `completed`, `failed`,
- * `cancelled`.
+ * Where a run is in its life: `running` (in progress, or paused at its last checkpoint because its process died or its
+ * store failed: it awaits a resume), `interrupted` (it waits for a decision: approvals, or calls that may have run),
+ * or one of the ends: `completed`, `failed`, `cancelled`.
  */
 export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 

@@ -38,19 +38,23 @@ export interface ChildOutcome {
   stderr: string;
 }
 
-/** A child started with `waitForGo`: it prints `ready` once set up, then waits for `go()`. */
+/** A spawned child. One started with `waitForGo` prints `ready` once set up, then waits for `go()`. */
 export interface StartedChild {
   /** Resolves once the child printed its `ready` line (never, without `waitForGo`). */
   readonly ready: Promise<void>;
-  /** Lets a child waiting for it run. */
-  go(): void;
+  /** Lets a child waiting for it run, and arms `kill`: lines are counted from here, the `ready` line excluded. */
+  go(kill?: KillPlan): void;
+  /** Kills a child that is not needed after all (SIGKILL). */
+  discard(): void;
   readonly outcome: Promise<ChildOutcome>;
 }
 
-/** Spawns the child with `args`, kills it as `kill` says, and gives it a stdin to wait on. */
-export function spawnChild(childPath: string, args: readonly string[], kill?: KillPlan): StartedChild {
+/** Spawns the child with `args`, with a stdin to wait on; nothing is killed before `go(kill)`. */
+export function spawnChild(childPath: string, args: readonly string[]): StartedChild {
   const child = spawn(process.execPath, [childPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: ChildLine[] = [];
+  let kill: KillPlan | undefined;
+  let counted = 0;
   let buffered = '';
   let stderr = '';
   let killedAfter: string | undefined;
@@ -76,8 +80,12 @@ export function spawnChild(childPath: string, args: readonly string[], kill?: Ki
       newline = buffered.indexOf('\n');
       const line = JSON.parse(text) as ChildLine;
       lines.push(line);
-      if (line.type === 'ready') markReady();
-      if (kill !== undefined && lines.length === kill.afterLine) {
+      if (line.type === 'ready') {
+        markReady();
+        continue;
+      }
+      counted++;
+      if (kill !== undefined && counted === kill.afterLine) {
         if (kill.delayMs === 0) sendKill();
         else setTimeout(sendKill, kill.delayMs);
       }
@@ -97,16 +105,20 @@ export function spawnChild(childPath: string, args: readonly string[], kill?: Ki
   });
   return {
     ready,
-    go: () => {
+    go: (plan) => {
+      kill = plan;
       child.stdin.end('go\n');
+    },
+    discard: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
     outcome,
   };
 }
 
-/** Spawns the child with `args` and kills it as `kill` says; its stdin is closed at once. */
+/** Spawns the child with `args` and kills it as `kill` says. */
 export function runChild(childPath: string, args: readonly string[], kill?: KillPlan): Promise<ChildOutcome> {
-  const started = spawnChild(childPath, args, kill);
-  started.go();
+  const started = spawnChild(childPath, args);
+  started.go(kill);
   return started.outcome;
 }

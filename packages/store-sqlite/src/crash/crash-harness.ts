@@ -3,7 +3,13 @@
 // the decisions an operator would make.
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ChildLine, type ChildOutcome, type KillPlan, runChild } from './crash-child-process.js';
+import {
+  type ChildLine,
+  type ChildOutcome,
+  type KillPlan,
+  type StartedChild,
+  spawnChild,
+} from './crash-child-process.js';
 import { type ChildSettings, EXIT_CONFLICT, EXIT_RUN_NOT_FOUND } from './crash-plan.js';
 import type { Random } from './prng.js';
 
@@ -45,9 +51,10 @@ export interface DriveOptions {
   /** Called at each kill that landed. Defaults to none. */
   onKill?: () => void;
   /**
-   * Makes every child a lease owner of its own (a new worker taking over), with this lease TTL: a resume that finds
-   * a killed child's lease still held gets `store.conflict`, and is tried again once that lease has expired. Defaults
-   * to none: one owner per run, which takes its lease back at once.
+   * Makes every child a lease owner of its own (a new worker taking over), with this lease TTL. The next owner is
+   * started before a child that may be killed, and resumes the moment it dies: it finds the dead owner's lease still
+   * held, gets `store.conflict`, and the run is resumed again (by yet another owner) once that lease has expired; a
+   * second refusal fails the drive. Defaults to none: one owner per run, which takes its lease back at once.
    */
   handover?: { leaseTtlMs: number };
   /** The first child's mode: `resume` for a run already in the store. Defaults to `run`. */
@@ -108,75 +115,107 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
   let leaseExpiresBy: number | undefined;
   // A kill drawn for a child refused with a conflict is kept for the retry, so that the kills do not depend on timing.
   let unusedKill: KillPlan | undefined;
-  while (drive.spawns < (options.maxSpawns ?? 100)) {
-    const kill =
-      unusedKill ??
-      (drive.kills < options.maxKills
-        ? { afterLine: random.integer(1, options.maxKillLine), delayMs: random.integer(0, 3) }
-        : undefined);
-    unusedKill = undefined;
-    const settings: ChildSettings = decisions === undefined ? {} : { decisions };
+  // With `handover`: the next owner, spawned with the child it follows and (unless that child is itself taking over)
+  // ready before it is let go, so that it resumes the moment that one dies and meets the dead owner's lease, however
+  // slowly processes start on a busy machine.
+  let successor: { child: StartedChild; settings: ChildSettings } | undefined;
+  const discarded: Promise<unknown>[] = [];
+  let owners = 0;
+  const spawnFor = (childMode: 'run' | 'resume', settings: ChildSettings) => {
     if (options.handover !== undefined) {
-      settings.owner = `crash-worker:${runId}:${drive.spawns}`;
+      settings.owner = `crash-worker:${runId}:${owners++}`;
       settings.leaseTtlMs = options.handover.leaseTtlMs;
+      settings.waitForGo = true;
     }
-    drive.spawns++;
-    const outcome = await runChild(
-      childPath,
-      [databasePath, effectsPath, mode, runId, JSON.stringify(settings)],
-      kill,
-    );
-    drive.trace.push(traceOf(mode, settings, kill, outcome));
-    drive.checkpointedModelCalls.push(...checkpointedModelCalls(outcome.lines));
-    if (outcome.killed) {
-      drive.kills++;
-      options.onKill?.();
-      drive.killedAfter.push(outcome.killedAfter ?? 'spawn');
-      mode = 'resume';
-      // Whatever the killed child was told, the next one asks the store afresh what is pending.
-      decisions = undefined;
-      if (options.handover !== undefined) leaseExpiresBy = outcome.endedAtMs + options.handover.leaseTtlMs;
-      continue;
-    }
-    // Only the first child after a kill may find the dead owner's lease; any later conflict is a lease never let go.
-    const deadLeaseExpiresBy = leaseExpiresBy;
-    leaseExpiresBy = undefined;
-    if (outcome.exitCode === EXIT_RUN_NOT_FOUND && mode === 'resume') {
-      drive.restarts++;
-      mode = 'run';
-      continue;
-    }
-    if (outcome.exitCode === EXIT_CONFLICT && mode === 'resume' && deadLeaseExpiresBy !== undefined) {
-      // The dead owner's lease still holds the run: a new owner must wait for it to expire, and no longer.
-      drive.conflicts++;
-      unusedKill = kill;
-      await sleep(Math.max(0, deadLeaseExpiresBy + EXPIRY_MARGIN_MS - Date.now()));
-      continue;
-    }
-    const result = outcome.lines.find((line) => line.type === 'result');
-    if (outcome.exitCode !== 0 || result === undefined) {
-      const error = outcome.lines.find((line) => line.type === 'error');
-      throw new Error(
-        `run ${runId}: child (${mode}) exited with ${outcome.exitCode}: ${JSON.stringify(error)} ${outcome.stderr}`,
-      );
-    }
-    const pending = result.pending ?? [];
-    if (result.status === 'interrupted' && pending.length > 0) {
-      const effects = readEffects(effectsPath);
-      decisions = {};
-      for (const entry of pending) {
-        if (entry.kind !== 'uncertain') throw new Error(`run ${runId}: unexpected pending ${entry.kind}`);
-        const decision = effects.has(entry.idempotencyKey) ? 'abandon' : 'execute';
-        decisions[entry.idempotencyKey] = decision;
-        drive.decisions.set(entry.idempotencyKey, decision);
+    const args = [databasePath, effectsPath, childMode, runId, JSON.stringify(settings)];
+    return { child: spawnChild(childPath, args), settings };
+  };
+  const discard = (started: { child: StartedChild } | undefined) => {
+    if (started === undefined) return;
+    started.child.discard();
+    discarded.push(started.child.outcome);
+  };
+  try {
+    while (drive.spawns < (options.maxSpawns ?? 100)) {
+      const kill =
+        unusedKill ??
+        (drive.kills < options.maxKills
+          ? { afterLine: random.integer(1, options.maxKillLine), delayMs: random.integer(0, 3) }
+          : undefined);
+      unusedKill = undefined;
+      const takesOver = successor !== undefined && mode === 'resume' && decisions === undefined;
+      let next: { child: StartedChild; settings: ChildSettings };
+      if (takesOver && successor !== undefined) next = successor;
+      else {
+        discard(successor);
+        next = spawnFor(mode, decisions === undefined ? {} : { decisions });
       }
-      mode = 'resume';
-      continue;
+      successor = undefined;
+      drive.spawns++;
+      if (options.handover !== undefined && kill !== undefined) {
+        successor = spawnFor('resume', {});
+        // A child taking over must start at once to meet the dead owner's lease; any other waits for its successor.
+        if (!takesOver) await successor.child.ready;
+      }
+      if (next.settings.waitForGo === true) await next.child.ready;
+      next.child.go(kill);
+      const outcome = await next.child.outcome;
+      drive.trace.push(traceOf(mode, next.settings, kill, outcome));
+      drive.checkpointedModelCalls.push(...checkpointedModelCalls(outcome.lines));
+      if (outcome.killed) {
+        drive.kills++;
+        options.onKill?.();
+        drive.killedAfter.push(outcome.killedAfter ?? 'spawn');
+        mode = 'resume';
+        // Whatever the killed child was told, the next one asks the store afresh what is pending.
+        decisions = undefined;
+        if (options.handover !== undefined) leaseExpiresBy = outcome.endedAtMs + options.handover.leaseTtlMs;
+        continue;
+      }
+      // Only the first child after a kill may find the dead owner's lease; any later conflict is a lease never let go.
+      const deadLeaseExpiresBy = leaseExpiresBy;
+      leaseExpiresBy = undefined;
+      if (outcome.exitCode === EXIT_RUN_NOT_FOUND && mode === 'resume') {
+        drive.restarts++;
+        mode = 'run';
+        continue;
+      }
+      if (outcome.exitCode === EXIT_CONFLICT && mode === 'resume' && deadLeaseExpiresBy !== undefined) {
+        // The dead owner's lease still holds the run: a new owner must wait for it to expire, and no longer.
+        drive.conflicts++;
+        unusedKill = kill;
+        await sleep(Math.max(0, deadLeaseExpiresBy + EXPIRY_MARGIN_MS - Date.now()));
+        continue;
+      }
+      const result = outcome.lines.find((line) => line.type === 'result');
+      if (outcome.exitCode !== 0 || result === undefined) {
+        const error = outcome.lines.find((line) => line.type === 'error');
+        throw new Error(
+          `run ${runId}: child (${mode}) exited with ${outcome.exitCode}: ${JSON.stringify(error)} ${outcome.stderr}`,
+        );
+      }
+      const pending = result.pending ?? [];
+      if (result.status === 'interrupted' && pending.length > 0) {
+        const effects = readEffects(effectsPath);
+        decisions = {};
+        for (const entry of pending) {
+          if (entry.kind !== 'uncertain') throw new Error(`run ${runId}: unexpected pending ${entry.kind}`);
+          const decision = effects.has(entry.idempotencyKey) ? 'abandon' : 'execute';
+          decisions[entry.idempotencyKey] = decision;
+          drive.decisions.set(entry.idempotencyKey, decision);
+        }
+        mode = 'resume';
+        continue;
+      }
+      drive.result = result;
+      return drive;
     }
-    drive.result = result;
-    return drive;
+    throw new Error(`run ${runId}: no terminal state after ${drive.spawns} children`);
+  } finally {
+    successor?.child.discard();
+    if (successor !== undefined) discarded.push(successor.child.outcome);
+    await Promise.allSettled(discarded);
   }
-  throw new Error(`run ${runId}: no terminal state after ${drive.spawns} children`);
 }
 
 function checkpointedModelCalls(lines: readonly ChildLine[]): string[] {

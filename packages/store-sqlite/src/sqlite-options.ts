@@ -1,0 +1,48 @@
+import { KeelError } from '@keel/core';
+
+/** Options of {@link SqliteRunStore}. */
+export interface SqliteRunStoreOptions {
+  /**
+   * `normal` (the default) survives a crash of the process at any instant, which is what resume needs; `full` also
+   * survives a power loss, at the cost of an fsync per checkpoint.
+   */
+  synchronous?: 'normal' | 'full';
+  /**
+   * How long a write waits for another process's lock before failing with `store.unavailable`, in milliseconds (an
+   * integer from 0 to 2_147_483_647). Defaults to 5000.
+   */
+  busyTimeoutMs?: number;
+}
+
+const OPTION_NAMES = ['synchronous', 'busyTimeoutMs'];
+
+/** Checks the constructor's options: `config.invalid` names the option at fault and the known ones. */
+export function checkOptions(options: SqliteRunStoreOptions): {
+  synchronous: 'normal' | 'full';
+  busyTimeoutMs: number;
+} {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    invalid(
+      `options must be an object such as { busyTimeoutMs: 5000 }; known options: ${OPTION_NAMES.join(', ')}`,
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_NAMES.includes(key))
+      invalid(`unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`);
+  }
+  const synchronous = options.synchronous ?? 'normal';
+  if (synchronous !== 'normal' && synchronous !== 'full') {
+    invalid(`synchronous must be "normal" or "full", not ${JSON.stringify(synchronous)}`);
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2_147_483_647) {
+    invalid(
+      `busyTimeoutMs must be an integer from 0 to 2_147_483_647 (milliseconds), not ${String(busyTimeoutMs)}`,
+    );
+  }
+  return { synchronous, busyTimeoutMs };
+}
+
+function invalid(message: string): never {
+  throw new KeelError('config.invalid', `SqliteRunStore: ${message}`, { data: { where: 'SqliteRunStore' } });
+}
