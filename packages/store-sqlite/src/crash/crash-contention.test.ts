@@ -21,7 +21,7 @@ const RUNS = 6;
 // rival's attempt surely meets it, however the two processes are scheduled.
 const DEAD_LEASE_TTL_MS = 200;
 const RIVAL_LEASE_TTL_MS = 10_000;
-const HOLD_LEASE_MS = 300;
+const HOLD_LEASE_MS = 500;
 
 function settings(value: ChildSettings): string {
   return JSON.stringify(value);
