@@ -1,6 +1,12 @@
-import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
+import {
+  KeelError,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  rejectUnknownOptions,
+  requireOptionsObject,
+} from '@keel/core';
 import { invalidResponse, post, readJson } from '@keel/core/http';
-import { rejectUnknownOptions, requireOptionsObject } from './options.js';
 import { toRequestBody } from './request-body.js';
 import { parseMessage, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';

@@ -1,9 +1,16 @@
-import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
+import {
+  KeelError,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  rejectUnknownOptions,
+  requireOptionsObject,
+} from '@keel/core';
 import { invalidResponse, post, readJson } from '@keel/core/http';
 import { type MaxTokensField, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
-import { rejectUnknownOptions, requireOptionsObject, validateOptions } from './validate.js';
+import { validateOptions } from './validate.js';
 
 /** Options shared by {@link openai} and {@link openaiCompatible}. */
 export interface OpenAICommonOptions {

@@ -1,6 +1,5 @@
-import { KeelError } from '@keel/core';
+import { KeelError, rejectUnknownOptions } from '@keel/core';
 import { randomAt } from './prng.js';
-import { rejectUnknownOptions } from './unknown-options.js';
 
 /** Every fault kind the simulated server can inject, in the order rates are drawn. */
 export const FAULT_KINDS = [

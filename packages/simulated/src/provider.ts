@@ -1,11 +1,16 @@
-import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
+import {
+  KeelError,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  rejectUnknownOptions,
+} from '@keel/core';
 import { openaiCompatible } from '@keel/openai';
 import type { Brain } from './brain.js';
 import type { FaultSchedule } from './faults.js';
 import { SIMULATED_MODEL, type SimulatedFaults } from './parse-faults.js';
 import { type SimulatedRequestRecord, type SimulatedServer, startSimulatedServer } from './server.js';
 import { checkModelOptions, type SimulatedModelOptions, toSimulatedFaults } from './server-options.js';
-import { rejectUnknownOptions } from './unknown-options.js';
 
 /** Options of {@link simulated}. */
 export interface SimulatedOptions {

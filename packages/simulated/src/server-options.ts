@@ -1,9 +1,8 @@
-import { KeelError } from '@keel/core';
+import { KeelError, rejectUnknownOptions } from '@keel/core';
 import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';
 import { faultsForModel, parseFaults, type SimulatedFaults } from './parse-faults.js';
 import type { SimulatedRequestRecord } from './server.js';
-import { rejectUnknownOptions } from './unknown-options.js';
 
 /** Settings of one model served by the simulated server. */
 export interface SimulatedModelOptions {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
+import { closestName, editDistance } from '../policies/closest-name.js';
 import {
-  closestName,
-  editDistance,
   invalidArgumentsError,
   malformedArgumentsError,
   parseToolArguments,

@@ -55,7 +55,7 @@ describe('bulkhead', () => {
     }
     expect(KeelError.isInstance(caught) && caught.code).toBe('config.invalid');
     expect((caught as KeelError).message).toBe(
-      'Unknown bulkhead option maxQueue (known: maxConcurrent, maxQueued)',
+      'Unknown bulkhead option maxQueue (known: maxConcurrent, maxQueued); did you mean maxQueued?',
     );
     expect((caught as KeelError).data).toEqual({ option: 'maxQueue' });
   });

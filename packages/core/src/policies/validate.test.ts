@@ -88,7 +88,7 @@ describe('option helpers', () => {
   it('rejectUnknownOptions names the option and the known ones', () => {
     expect(() => rejectUnknownOptions({ size: 1 }, ['size'], 'thing')).not.toThrow();
     const error = configError(() => rejectUnknownOptions({ size: 1, sise: 2 }, ['size', 'rate'], 'thing'));
-    expect(error.message).toBe('Unknown thing option sise (known: size, rate)');
+    expect(error.message).toBe('Unknown thing option sise (known: size, rate); did you mean size?');
     expect(error.data).toEqual({ option: 'sise' });
   });
 

@@ -2,6 +2,7 @@
 // factory and the option and says what would be accepted, with `data: { option }`.
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import type { Clock } from './clock.js';
+import { closestName } from './closest-name.js';
 
 /** A `config.invalid` error about `option` of `factoryName`. */
 export function invalidOption(factoryName: string, option: string, message: string): KeelError {
@@ -9,23 +10,33 @@ export function invalidOption(factoryName: string, option: string, message: stri
 }
 
 /** Throws unless `value` is a plain object; `example` (such as `{ maxConcurrent: 4 }`) is shown in the message. */
-export function requireOptionsObject(value: unknown, factoryName: string, example?: string): void {
+export function requireOptionsObject(
+  value: unknown,
+  factoryName: string,
+  example?: string,
+): asserts value is object {
   if (!isJsonObject(value)) {
     const such = example === undefined ? '' : ` such as ${example}`;
     throw invalidOption(factoryName, 'options', `options must be an object${such}, got ${describe(value)}`);
   }
 }
 
-/** Throws naming the first key of `options` that is not in `allowed`, so that a misspelt option is not ignored. */
+/**
+ * Throws `config.invalid` naming the first key of `options` that is not in `allowed`, and the closest allowed one when
+ * it looks like a slip (`baseURL` for `baseUrl`), so that a misspelt option is never ignored silently.
+ */
 export function rejectUnknownOptions(options: object, allowed: readonly string[], factoryName: string): void {
   for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) {
-      throw new KeelError(
-        'config.invalid',
-        `Unknown ${factoryName} option ${key} (known: ${allowed.join(', ')})`,
-        { data: { option: key } },
-      );
-    }
+    if (allowed.includes(key)) continue;
+    const near = closestName(key, allowed);
+    const hint = near === undefined ? '' : `; did you mean ${near}?`;
+    throw new KeelError(
+      'config.invalid',
+      `Unknown ${factoryName} option ${key} (known: ${allowed.join(', ')})${hint}`,
+      {
+        data: { option: key },
+      },
+    );
   }
 }
 
