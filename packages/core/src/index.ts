@@ -179,6 +179,14 @@ export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult }
 
 // store
 export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './store/conflicts.js';
+export {
+  type LedgerRow,
+  ledgerEntryFromRow,
+  RUN_SUMMARY_COLUMNS,
+  type RunRow,
+  runRecordFromRow,
+  runSummaryFromRow,
+} from './store/sql-rows.js';
 export { MemoryRunStore } from './store/memory-run-store.js';
 
 // agent: tools, guardrails, conversation

@@ -13,16 +13,15 @@ import {
   runNotFound,
   type StartedToolCall,
   toolCallNotStarted,
+  type LedgerRow,
+  ledgerEntryFromRow,
+  RUN_SUMMARY_COLUMNS,
+  type RunRow,
+  runRecordFromRow,
+  runSummaryFromRow,
 } from '@keel/core';
 import pg from 'pg';
-import {
-  type LedgerRow,
-  type RunRow,
-  SUMMARY_COLUMNS,
-  toLedgerEntry,
-  toStoreError,
-  toSummary,
-} from './postgres-rows.js';
+import { toStoreError } from './postgres-rows.js';
 import { checkOptions, type PostgresRunStoreOptions } from './postgres-options.js';
 import { migrate } from './schema.js';
 
@@ -69,11 +68,11 @@ export class PostgresRunStore implements RunStore {
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     const result = await this.query<RunRow>(
-      `SELECT ${SUMMARY_COLUMNS}, state FROM keel_runs WHERE run_id = $1`,
+      `SELECT ${RUN_SUMMARY_COLUMNS}, state FROM keel_runs WHERE run_id = $1`,
       [runId],
     );
     const row = result.rows[0];
-    return row === undefined ? undefined : { ...toSummary(row), state: JSON.parse(row.state!) as JsonValue };
+    return row === undefined ? undefined : runRecordFromRow(row);
   }
 
   async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
@@ -108,15 +107,15 @@ export class PostgresRunStore implements RunStore {
     const result =
       filter.status === undefined
         ? await this.query<RunRow>(
-            `SELECT ${SUMMARY_COLUMNS} FROM keel_runs ORDER BY created_at_ms DESC, run_id DESC LIMIT $1`,
+            `SELECT ${RUN_SUMMARY_COLUMNS} FROM keel_runs ORDER BY created_at_ms DESC, run_id DESC LIMIT $1`,
             [limit],
           )
         : await this.query<RunRow>(
-            `SELECT ${SUMMARY_COLUMNS} FROM keel_runs WHERE status = $1
+            `SELECT ${RUN_SUMMARY_COLUMNS} FROM keel_runs WHERE status = $1
              ORDER BY created_at_ms DESC, run_id DESC LIMIT $2`,
             [filter.status, limit],
           );
-    return result.rows.map(toSummary);
+    return result.rows.map(runSummaryFromRow);
   }
 
   async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
@@ -175,7 +174,7 @@ export class PostgresRunStore implements RunStore {
       'SELECT * FROM keel_ledger WHERE run_id = $1 ORDER BY step, call_index',
       [runId],
     );
-    return result.rows.map(toLedgerEntry);
+    return result.rows.map(ledgerEntryFromRow);
   }
 
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {

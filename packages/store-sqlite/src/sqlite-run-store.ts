@@ -16,19 +16,17 @@ import {
   runNotFound,
   type StartedToolCall,
   toolCallNotStarted,
+  type LedgerRow,
+  ledgerEntryFromRow,
+  RUN_SUMMARY_COLUMNS,
+  type RunRow,
+  runRecordFromRow,
+  runSummaryFromRow,
 } from '@keel/core';
 import Database from 'better-sqlite3';
 import { migrate } from './schema.js';
 import { checkOptions, type SqliteRunStoreOptions } from './sqlite-options.js';
-import {
-  type LedgerRow,
-  type RunRow,
-  SUMMARY_COLUMNS,
-  toLedgerEntry,
-  toRecord,
-  toStoreError,
-  toSummary,
-} from './sqlite-rows.js';
+import { toStoreError } from './sqlite-rows.js';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
@@ -68,7 +66,7 @@ export class SqliteRunStore implements RunStore {
         `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
          VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs)`,
       ),
-      loadRun: database.prepare(`SELECT ${SUMMARY_COLUMNS}, state FROM runs WHERE run_id = ?`),
+      loadRun: database.prepare(`SELECT ${RUN_SUMMARY_COLUMNS}, state FROM runs WHERE run_id = ?`),
       loadLease: database.prepare(
         'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
       ),
@@ -85,10 +83,10 @@ export class SqliteRunStore implements RunStore {
         'UPDATE runs SET lease_owner = NULL, lease_expires_at_ms = NULL WHERE run_id = ? AND lease_owner = ?',
       ),
       listAll: database.prepare(
-        `SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY created_at_ms DESC, run_id DESC LIMIT ?`,
+        `SELECT ${RUN_SUMMARY_COLUMNS} FROM runs ORDER BY created_at_ms DESC, run_id DESC LIMIT ?`,
       ),
       listByStatus: database.prepare(
-        `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE status = ? ORDER BY created_at_ms DESC, run_id DESC LIMIT ?`,
+        `SELECT ${RUN_SUMMARY_COLUMNS} FROM runs WHERE status = ? ORDER BY created_at_ms DESC, run_id DESC LIMIT ?`,
       ),
       startTool: database.prepare(
         `INSERT INTO ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
@@ -129,7 +127,7 @@ export class SqliteRunStore implements RunStore {
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     const row = this.guard(() => this.statements.loadRun.get(runId) as RunRow | undefined);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : runRecordFromRow(row);
   }
 
   async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
@@ -162,7 +160,7 @@ export class SqliteRunStore implements RunStore {
           ? this.statements.listAll.all(limit)
           : this.statements.listByStatus.all(filter.status, limit)) as RunRow[],
     );
-    return rows.map((row) => toSummary(row));
+    return rows.map(runSummaryFromRow);
   }
 
   async acquireLease(runId: string, owner: string, ttlMs: number, nowMs: number): Promise<Lease> {
@@ -209,7 +207,7 @@ export class SqliteRunStore implements RunStore {
 
   async ledger(runId: string): Promise<LedgerEntry[]> {
     const rows = this.guard(() => this.statements.ledger.all(runId) as LedgerRow[]);
-    return rows.map(toLedgerEntry);
+    return rows.map(ledgerEntryFromRow);
   }
 
   async requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus> {
