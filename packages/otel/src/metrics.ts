@@ -59,11 +59,14 @@ export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
     if (instrument !== undefined) return instrument;
     const base = { unit: metric.unit, description: metric.description };
     if (metric.instrument === 'counter') instrument = meter.createCounter(metric.name, base);
-    else if (metric.instrument === 'up-down-counter') instrument = meter.createUpDownCounter(metric.name, base);
+    else if (metric.instrument === 'up-down-counter')
+      instrument = meter.createUpDownCounter(metric.name, base);
     else {
       instrument = meter.createHistogram(metric.name, {
         ...base,
-        ...(metric.buckets === undefined ? {} : { advice: { explicitBucketBoundaries: [...metric.buckets] } }),
+        ...(metric.buckets === undefined
+          ? {}
+          : { advice: { explicitBucketBoundaries: [...metric.buckets] } }),
       });
     }
     instruments.set(metric.name, instrument);
@@ -76,7 +79,10 @@ export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
   const runMetrics = new RunMetrics(sink);
   const gauges = new Map<string, ObservableGauge>();
   for (const metric of [KEEL_METRICS.breakerState, KEEL_METRICS.retryBudgetRemaining]) {
-    gauges.set(metric.name, meter.createObservableGauge(metric.name, { unit: metric.unit, description: metric.description }));
+    gauges.set(
+      metric.name,
+      meter.createObservableGauge(metric.name, { unit: metric.unit, description: metric.description }),
+    );
   }
   const readGauges = (result: Parameters<Parameters<Meter['addBatchObservableCallback']>[0]>[0]) => {
     for (const reading of runMetrics.gauges()) {

@@ -21,7 +21,12 @@ export function traceHeadersOf(spanContext: SpanContext): Record<string, string>
 export function parseTraceparent(value: string): SpanContext | undefined {
   const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(value.trim());
   if (match === null || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined;
-  return { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true };
+  return {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: Number.parseInt(match[3]!, 16),
+    isRemote: true,
+  };
 }
 
 /** The ids of a span context in the form logs carry them. */

@@ -97,7 +97,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   const recordContent = options.recordContent ?? false;
   if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
   const maxContentChars = positiveInteger(options.maxContentChars ?? 16_384, 'maxContentChars');
-  const earlier = new EarlierAttempts(positiveInteger(options.maxRememberedRuns ?? 10_000, 'maxRememberedRuns'));
+  const earlier = new EarlierAttempts(
+    positiveInteger(options.maxRememberedRuns ?? 10_000, 'maxRememberedRuns'),
+  );
   const runs = new Map<string, RunTrace>();
   let lastEvent: RunEvent | undefined;
   let lastIds: TraceIds | undefined;
@@ -153,7 +155,10 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
     if (event.status === 'interrupted') {
       root.addEvent(
         'keel.interrupted',
-        { 'keel.run.stop_reason': event.stopReason, ...(failure === undefined ? {} : { 'error.type': failure }) },
+        {
+          'keel.run.stop_reason': event.stopReason,
+          ...(failure === undefined ? {} : { 'error.type': failure }),
+        },
         event.atMs,
       );
       earlier.remember(event.runId, root.spanContext());
@@ -207,7 +212,8 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         const span = run.chat;
         if (span === undefined) return root;
         run.chat = undefined;
-        if (event.finishReason !== undefined) span.setAttribute('gen_ai.response.finish_reasons', [event.finishReason]);
+        if (event.finishReason !== undefined)
+          span.setAttribute('gen_ai.response.finish_reasons', [event.finishReason]);
         if (event.usage !== undefined) {
           run.inputTokens += event.usage.inputTokens;
           run.outputTokens += event.usage.outputTokens;

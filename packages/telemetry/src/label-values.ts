@@ -27,7 +27,10 @@ export function modelParts(key: string): { readonly provider: string; readonly m
  * What a breaker of an agent guards, from its name: an agent names a tool's breaker `tool:<name>` and a model's
  * `provider/model`.
  */
-export function breakerTarget(breakerName: string): { readonly kind: 'model' | 'tool'; readonly name: string } {
+export function breakerTarget(breakerName: string): {
+  readonly kind: 'model' | 'tool';
+  readonly name: string;
+} {
   return breakerName.startsWith('tool:')
     ? { kind: 'tool', name: breakerName.slice('tool:'.length) }
     : { kind: 'model', name: breakerName };

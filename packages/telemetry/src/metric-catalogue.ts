@@ -174,7 +174,12 @@ export const KEEL_METRICS = {
     instrument: 'counter',
     unit: '{trip}',
     description: 'Guardrails that blocked or redacted something.',
-    attributes: ['keel.guardrail.name', 'keel.guardrail.stage', 'keel.guardrail.action', 'keel.guardrail.trigger'],
+    attributes: [
+      'keel.guardrail.name',
+      'keel.guardrail.stage',
+      'keel.guardrail.action',
+      'keel.guardrail.trigger',
+    ],
   },
   contextReductions: {
     name: 'keel.context.reductions',
@@ -205,7 +210,8 @@ export const KEEL_METRICS = {
     prometheusName: 'keel_checkpoint_duration_seconds',
     instrument: 'histogram',
     unit: 's',
-    description: 'Time to write one checkpoint (ledger entry, lease renewal and state), store retries included.',
+    description:
+      'Time to write one checkpoint (ledger entry, lease renewal and state), store retries included.',
     attributes: ['keel.checkpoint.transition', 'keel.outcome'],
     buckets: CHECKPOINT_DURATION_BUCKETS,
   },

@@ -214,7 +214,10 @@ export class RunMetrics {
       ...(code === undefined ? {} : { 'error.type': code }),
     });
     if (event.usage !== undefined) {
-      sink.record(KEEL_METRICS.tokenUsage, event.usage.inputTokens, { ...genAi, 'gen_ai.token.type': 'input' });
+      sink.record(KEEL_METRICS.tokenUsage, event.usage.inputTokens, {
+        ...genAi,
+        'gen_ai.token.type': 'input',
+      });
       sink.record(KEEL_METRICS.tokenUsage, event.usage.outputTokens, {
         ...genAi,
         'gen_ai.token.type': 'output',

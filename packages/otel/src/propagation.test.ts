@@ -1,0 +1,139 @@
+import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { agent, MemoryRunStore, tool } from '@keel/core';
+import { FakeClock, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inMemorySdk, spanNamed, useAsyncContext } from './test-sdk.js';
+import { parseTraceparent, traceparentOf } from './trace-headers.js';
+import { tracedTools } from './traced-tools.js';
+import { keelTracing } from './tracing.js';
+
+const sdk = inMemorySdk();
+const tracer = sdk.tracerProvider.getTracer('test');
+afterEach(() => sdk.spans.reset());
+
+describe('context propagation into tools', () => {
+  let removeContext: () => void;
+  beforeAll(() => {
+    removeContext = useAsyncContext();
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+  afterAll(() => {
+    propagation.disable();
+    removeContext();
+  });
+
+  it('sends traceparent of the execute_tool span from an HTTP tool, inside the caller trace', async () => {
+    const server = await startHttpTestServer((_request, response) => sendJson(response, 200, { ok: true }));
+    try {
+      const tracing = keelTracing({ tracer });
+      // One tool relies on the active context (what an instrumented client does), one sets the header itself.
+      const byContext = tool({
+        name: 'fetch_by_context',
+        description: 'GETs /a with the active trace context',
+        input: { type: 'object', properties: {} },
+        execute: async () => {
+          const headers: Record<string, string> = {};
+          propagation.inject(context.active(), headers);
+          await fetch(`${server.url}/a`, { headers });
+          return 'a';
+        },
+      });
+      const byHeaders = tool({
+        name: 'fetch_by_headers',
+        description: 'GETs /b with the call trace headers',
+        input: { type: 'object', properties: {} },
+        execute: async (_input, toolContext) => {
+          await fetch(`${server.url}/b`, { headers: tracing.traceHeaders(toolContext) });
+          return 'b';
+        },
+      });
+      const model = scriptedModel([
+        {
+          toolCalls: [
+            { name: 'fetch_by_context', arguments: {} },
+            { name: 'fetch_by_headers', arguments: {} },
+          ],
+        },
+        { content: 'done' },
+      ]);
+      const assistant = agent({
+        name: 'fetcher',
+        model,
+        tools: tracedTools(tracing, [byContext, byHeaders]),
+      });
+      tracing.observe(assistant);
+
+      const result = await tracer.startActiveSpan('incoming request', async (parent) => {
+        const ended = await assistant.run('fetch both');
+        parent.end();
+        return ended;
+      });
+      expect(result.status).toBe('completed');
+
+      const spans = sdk.spans.getFinishedSpans();
+      const request = spanNamed(spans, 'incoming request');
+      const root = spanNamed(spans, 'invoke_agent fetcher');
+      expect(root.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+      expect(root.spanContext().traceId).toBe(request.spanContext().traceId);
+      const sent = Object.fromEntries(server.requests.map((entry) => [entry.url, entry.headers.traceparent]));
+      expect(sent['/a']).toBe(traceparentOf(spanNamed(spans, 'execute_tool fetch_by_context').spanContext()));
+      expect(sent['/b']).toBe(traceparentOf(spanNamed(spans, 'execute_tool fetch_by_headers').spanContext()));
+      expect(parseTraceparent(sent['/a'] as string)?.traceId).toBe(request.spanContext().traceId);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('gives no headers and no context for a call it does not trace', () => {
+    const tracing = keelTracing({ tracer });
+    expect(tracing.traceHeaders({ runId: 'nobody', idempotencyKey: 'nobody:1:0' })).toEqual({});
+    expect(tracing.contextOf({ runId: 'nobody', idempotencyKey: 'nobody:1:0' })).toBeUndefined();
+  });
+});
+
+describe('resumed runs', () => {
+  it('links the span of a resumed run to the spans of its earlier attempts', async () => {
+    const store = new MemoryRunStore();
+    const clock = new FakeClock();
+    const booking = tool({
+      name: 'book_room',
+      description: 'Books a hotel room',
+      input: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      needsApproval: true,
+      execute: ({ city }: { city: string }) => `booked in ${city}`,
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'book_room', arguments: { city: 'Oslo' } }] },
+      { content: 'Your room in Oslo is booked.' },
+    ]);
+    const assistant = agent({ name: 'concierge', model, tools: [booking], store, clock });
+    const tracing = keelTracing({ tracer });
+    tracing.observe(assistant);
+
+    const first = await assistant.run('Book me a room in Oslo', { runId: 'run-booking' });
+    expect(first.status).toBe('interrupted');
+    const key = first.pending![0]!.idempotencyKey;
+    const resumed = await assistant.resume('run-booking', { approvals: { [key]: { approved: true } } });
+    expect(resumed.status).toBe('completed');
+
+    const roots = sdk.spans.getFinishedSpans().filter((span) => span.name === 'invoke_agent concierge');
+    expect(roots).toHaveLength(2);
+    const [interrupted, resumedSpan] = roots as [(typeof roots)[0], (typeof roots)[0]];
+    expect(interrupted.attributes).toMatchObject({
+      'keel.run.status': 'interrupted',
+      'keel.run.stop_reason': 'approval_required',
+    });
+    expect(interrupted.status.code).toBe(SpanStatusCode.UNSET);
+    expect(interrupted.events.map((event) => [event.name, event.attributes])).toEqual([
+      ['keel.interrupted', { 'keel.run.stop_reason': 'approval_required', 'error.type': 'run.interrupted' }],
+    ]);
+    expect(resumedSpan.attributes).toMatchObject({
+      'keel.run.resumed': true,
+      'keel.run.status': 'completed',
+    });
+    expect(resumedSpan.links.map((link) => link.context.spanId)).toEqual([interrupted.spanContext().spanId]);
+    expect(resumedSpan.links[0]!.attributes).toEqual({ 'keel.link': 'earlier_attempt' });
+    expect(trace.getSpanContext(context.active())).toBeUndefined();
+  });
+});

@@ -1,0 +1,304 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { agent, consecutive, KeelError, tool } from '@keel/core';
+import { FakeClock, scriptedModel } from '@keel/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keelMetrics } from './metrics.js';
+import { inMemorySdk, pointsOf, spanNamed } from './test-sdk.js';
+import { keelTracing } from './tracing.js';
+
+const START_MS = 1_700_000_000_000;
+
+/**
+ * An agent whose run meets every kind of fault: the primary model fails twice with a 5xx (one retry, then its breaker
+ * opens), the run falls back to the second model, which calls an unknown tool (a correction), a tool that fails once
+ * and is retried, and a tool that fails for good (a tool error sent to the model), then answers.
+ */
+function faultyAgent(clock: FakeClock) {
+  const primary = scriptedModel(
+    [
+      new KeelError('provider.server_error', 'upstream answered 503'),
+      new KeelError('provider.server_error', 'upstream answered 503'),
+    ],
+    { provider: 'openai', model: 'gpt-primary' },
+  );
+  const backup = scriptedModel(
+    [
+      {
+        toolCalls: [
+          { id: 'call_unknown', name: 'get_wether', arguments: { city: 'Paris' } },
+          { id: 'call_weather', name: 'get_weather', arguments: { city: 'Paris' } },
+          { id: 'call_charge', name: 'charge_card', arguments: { amountCents: 500 } },
+        ],
+        usage: { inputTokens: 120, outputTokens: 30 },
+      },
+      { content: 'Sunny in Paris; the card was declined.', usage: { inputTokens: 300, outputTokens: 12 } },
+    ],
+    { provider: 'anthropic', model: 'claude-backup' },
+  );
+  let weatherCalls = 0;
+  const weather = tool({
+    name: 'get_weather',
+    description: 'Current weather for a city',
+    input: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    idempotent: true,
+    execute: ({ city }: { city: string }) => {
+      weatherCalls++;
+      if (weatherCalls === 1) throw new KeelError('tool.unavailable', 'weather service restarting');
+      return `Sunny in ${city}`;
+    },
+  });
+  const charge = tool({
+    name: 'charge_card',
+    description: 'Charges the card on file',
+    input: { type: 'object', properties: { amountCents: { type: 'number' } }, required: ['amountCents'] },
+    execute: () => {
+      throw new Error('card declined');
+    },
+  });
+  return agent({
+    name: 'travel',
+    model: primary,
+    fallbacks: [backup],
+    tools: [weather, charge],
+    clock,
+    retry: { maxAttempts: 2, delay: { next: () => 250 } },
+    breaker: { strategy: consecutive({ threshold: 2 }) },
+  });
+}
+
+/** The spans under `parent`, in the order they started (calls of one step by their index). */
+const childrenOf = (spans: readonly ReadableSpan[], parent: ReadableSpan) =>
+  spans
+    .filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId)
+    .sort(
+      (a, b) =>
+        a.startTime[0] - b.startTime[0] ||
+        a.startTime[1] - b.startTime[1] ||
+        Number(a.attributes['keel.tool.call_index'] ?? -1) -
+          Number(b.attributes['keel.tool.call_index'] ?? -1),
+    );
+
+describe('keelTracing and keelMetrics on a faulty run', () => {
+  const sdk = inMemorySdk();
+  afterEach(() => sdk.spans.reset());
+
+  it('records the span tree, the GenAI attributes, keel span events and metric points', async () => {
+    const clock = new FakeClock(START_MS);
+    const assistant = faultyAgent(clock);
+    const tracing = keelTracing({ tracer: sdk.tracerProvider.getTracer('test') });
+    const metrics = keelMetrics({ meter: sdk.meterProvider.getMeter('test') });
+    tracing.observe(assistant);
+    metrics.observe(assistant);
+
+    const pending = assistant.run('Weather in Paris, and charge the booking', { runId: 'run-faulty' });
+    // Both retries wait 250 ms; the breaker stays open for 30 s, so it is still open when metrics are read.
+    await clock.advance(1_000);
+    const result = await pending;
+    expect(result.status).toBe('completed');
+
+    const spans = sdk.spans.getFinishedSpans();
+    const root = spanNamed(spans, 'invoke_agent travel');
+    expect(root.parentSpanContext).toBeUndefined();
+    expect(root.kind).toBe(SpanKind.INTERNAL);
+    expect(root.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'travel',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-primary',
+      'keel.run.id': 'run-faulty',
+      'keel.run.status': 'completed',
+      'keel.run.stop_reason': 'final_answer',
+      'gen_ai.usage.input_tokens': 420,
+      'gen_ai.usage.output_tokens': 42,
+    });
+    expect(root.status.code).toBe(SpanStatusCode.UNSET);
+    expect(root.startTime).toEqual([START_MS / 1_000, 0]);
+
+    // One chat span per upstream attempt: two failed ones on the primary, two answers from the fallback.
+    const children = childrenOf(spans, root);
+    expect(children.map((span) => span.name)).toEqual([
+      'chat gpt-primary',
+      'chat gpt-primary',
+      'chat claude-backup',
+      'execute_tool get_weather',
+      'execute_tool charge_card',
+      'chat claude-backup',
+    ]);
+    const [firstAttempt, secondAttempt, fallbackAnswer] = children;
+    for (const [span, attempt] of [
+      [firstAttempt!, 1],
+      [secondAttempt!, 2],
+    ] as const) {
+      expect(span.kind).toBe(SpanKind.CLIENT);
+      expect(span.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-primary',
+        'error.type': 'provider.server_error',
+        'keel.attempt': attempt,
+        'keel.run.step': 1,
+      });
+      expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'provider.server_error' });
+    }
+    expect(fallbackAnswer!.attributes).toMatchObject({
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-backup',
+      'gen_ai.response.finish_reasons': ['tool_calls'],
+      'gen_ai.usage.input_tokens': 120,
+      'gen_ai.usage.output_tokens': 30,
+      'keel.attempt': 1,
+    });
+    expect(fallbackAnswer!.attributes['error.type']).toBeUndefined();
+
+    const weather = spanNamed(spans, 'execute_tool get_weather');
+    expect(weather.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'get_weather',
+      'gen_ai.tool.type': 'function',
+      'keel.tool.idempotency_key': 'run-faulty:1:1',
+      'keel.tool.call_index': 1,
+    });
+    expect(weather.status.code).toBe(SpanStatusCode.UNSET);
+    // The tool's retry is an event of its own span.
+    expect(weather.events.map((event) => [event.name, event.attributes])).toEqual([
+      [
+        'keel.retry',
+        {
+          'keel.dependency.kind': 'tool',
+          'keel.dependency.name': 'get_weather',
+          'keel.retry.attempt': 1,
+          'keel.retry.delay_ms': 250,
+          'error.type': 'tool.unavailable',
+          'keel.run.step': 1,
+        },
+      ],
+    ]);
+    const charge = spanNamed(spans, 'execute_tool charge_card');
+    expect(charge.attributes['error.type']).toBe('tool.failed');
+    expect(charge.status).toEqual({ code: SpanStatusCode.ERROR, message: 'tool.failed' });
+
+    expect(root.events.map((event) => [event.name, event.attributes])).toEqual([
+      [
+        'keel.retry',
+        {
+          'keel.dependency.kind': 'model',
+          'keel.dependency.name': 'openai/gpt-primary',
+          'keel.retry.attempt': 1,
+          'keel.retry.delay_ms': 250,
+          'error.type': 'provider.server_error',
+          'keel.run.step': 1,
+        },
+      ],
+      ['keel.breaker.opened', { 'keel.dependency.kind': 'model', 'keel.breaker.name': 'openai/gpt-primary' }],
+      [
+        'keel.fallback',
+        {
+          'keel.fallback.from': 'openai/gpt-primary',
+          'keel.fallback.to': 'anthropic/claude-backup',
+          'error.type': 'provider.server_error',
+          'keel.run.step': 1,
+        },
+      ],
+      [
+        'keel.correction',
+        { 'keel.correction.kind': 'unknown_tool', 'keel.run.step': 1, 'gen_ai.tool.name': 'get_wether' },
+      ],
+    ]);
+    // The retry waited 250 ms on the agent's clock, and the span times say so.
+    expect(secondAttempt!.startTime).toEqual([START_MS / 1_000, 250_000_000]);
+
+    const points = await sdk.collectMetrics();
+    const value = (name: string, attributes: Record<string, unknown>) =>
+      pointsOf(points, name).find((point) => JSON.stringify(point.attributes) === JSON.stringify(attributes))
+        ?.value;
+    expect(pointsOf(points, 'keel.model.requests').map((point) => [point.attributes, point.value])).toEqual([
+      [
+        {
+          'keel.model': 'openai/gpt-primary',
+          'keel.outcome': 'error',
+          'error.type': 'provider.server_error',
+        },
+        2,
+      ],
+      [{ 'keel.model': 'anthropic/claude-backup', 'keel.outcome': 'success' }, 2],
+    ]);
+    expect(
+      value('keel.retries', {
+        'keel.dependency.kind': 'model',
+        'keel.dependency.name': 'openai/gpt-primary',
+        'error.type': 'provider.server_error',
+      }),
+    ).toBe(1);
+    expect(
+      value('keel.retries', {
+        'keel.dependency.kind': 'tool',
+        'keel.dependency.name': 'get_weather',
+        'error.type': 'tool.unavailable',
+      }),
+    ).toBe(1);
+    expect(
+      value('keel.fallbacks', {
+        'keel.fallback.from': 'openai/gpt-primary',
+        'keel.fallback.to': 'anthropic/claude-backup',
+        'error.type': 'provider.server_error',
+      }),
+    ).toBe(1);
+    expect(value('keel.corrections', { 'keel.correction.kind': 'unknown_tool' })).toBe(1);
+    expect(
+      value('keel.tool.calls', {
+        'gen_ai.tool.name': 'charge_card',
+        'keel.outcome': 'error',
+        'error.type': 'tool.failed',
+      }),
+    ).toBe(1);
+    expect(value('keel.tool.calls', { 'gen_ai.tool.name': 'get_weather', 'keel.outcome': 'success' })).toBe(
+      1,
+    );
+    expect(
+      value('keel.runs', {
+        'keel.agent.name': 'travel',
+        'keel.run.status': 'completed',
+        'keel.run.stop_reason': 'final_answer',
+      }),
+    ).toBe(1);
+    expect(value('keel.runs.active', { 'keel.agent.name': 'travel' })).toBe(0);
+    const breaker = {
+      'keel.agent.name': 'travel',
+      'keel.breaker.name': 'openai/gpt-primary',
+      'keel.dependency.kind': 'model',
+    };
+    expect(value('keel.breaker.transitions', { ...breaker, 'keel.breaker.state': 'open' })).toBe(1);
+    expect(value('keel.breaker.state', { ...breaker, 'keel.breaker.state': 'open' })).toBe(1);
+    expect(value('keel.breaker.state', { ...breaker, 'keel.breaker.state': 'closed' })).toBe(0);
+
+    const durations = pointsOf(points, 'gen_ai.client.operation.duration');
+    expect(durations.map((point) => point.attributes)).toEqual([
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-primary',
+        'error.type': 'provider.server_error',
+      },
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-backup',
+      },
+    ]);
+    const histogram = durations[0]!.value as { count: number; buckets: { boundaries: number[] } };
+    expect(histogram.count).toBe(2);
+    expect(histogram.buckets.boundaries).toEqual([
+      0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+    ]);
+    const tokens = pointsOf(points, 'gen_ai.client.token.usage').map((point) => [
+      point.attributes['gen_ai.token.type'],
+      (point.value as { sum: number; count: number }).sum,
+      (point.value as { buckets: { boundaries: number[] } }).buckets.boundaries.length,
+    ]);
+    expect(tokens).toEqual([
+      ['input', 420, 14],
+      ['output', 42, 14],
+    ]);
+  });
+});
