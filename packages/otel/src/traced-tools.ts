@@ -13,14 +13,14 @@ import type { KeelTracing } from './tracing.js';
  *   const assistant = agent({ model, tools: tracedTools(tracing, [weather, search]) });
  *   tracing.observe(assistant);
  */
-export function tracedTools<T extends Tool<never, unknown>>(tracing: KeelTracing, tools: readonly T[]): T[] {
+export function tracedTools<T extends Tool>(tracing: KeelTracing, tools: readonly T[]): T[] {
   return tools.map((tool) => tracedTool(tracing, tool));
 }
 
 /** One tool, as {@link tracedTools} wraps it. */
-export function tracedTool<T extends Tool<never, unknown>>(tracing: KeelTracing, tool: T): T {
+export function tracedTool<T extends Tool>(tracing: KeelTracing, tool: T): T {
   const approval = tool.needsApproval;
-  const wrapped: Tool<never, unknown> = {
+  const wrapped: Tool = {
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputSchema,
