@@ -1,71 +1,13 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { agent, consecutive, KeelError, tool } from '@keel/core';
-import { FakeClock, scriptedModel } from '@keel/core/testing';
+import { FakeClock } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { faultyAgent } from '../../telemetry/src/test-faulty-agent.js';
 import { keelMetrics } from './metrics.js';
 import { inMemorySdk, pointsOf, spanNamed } from './test-sdk.js';
 import { keelTracing } from './tracing.js';
 
 const START_MS = 1_700_000_000_000;
-
-/**
- * An agent whose run meets every kind of fault: the primary model fails twice with a 5xx (one retry, then its breaker
- * opens), the run falls back to the second model, which calls an unknown tool (a correction), a tool that fails once
- * and is retried, and a tool that fails for good (a tool error sent to the model), then answers.
- */
-function faultyAgent(clock: FakeClock) {
-  const primary = scriptedModel(
-    [
-      new KeelError('provider.server_error', 'upstream answered 503'),
-      new KeelError('provider.server_error', 'upstream answered 503'),
-    ],
-    { provider: 'openai', model: 'gpt-primary' },
-  );
-  const backup = scriptedModel(
-    [
-      {
-        toolCalls: [
-          { id: 'call_unknown', name: 'get_wether', arguments: { city: 'Paris' } },
-          { id: 'call_weather', name: 'get_weather', arguments: { city: 'Paris' } },
-          { id: 'call_charge', name: 'charge_card', arguments: { amountCents: 500 } },
-        ],
-        usage: { inputTokens: 120, outputTokens: 30 },
-      },
-      { content: 'Sunny in Paris; the card was declined.', usage: { inputTokens: 300, outputTokens: 12 } },
-    ],
-    { provider: 'anthropic', model: 'claude-backup' },
-  );
-  let weatherCalls = 0;
-  const weather = tool({
-    name: 'get_weather',
-    description: 'Current weather for a city',
-    input: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-    idempotent: true,
-    execute: ({ city }: { city: string }) => {
-      weatherCalls++;
-      if (weatherCalls === 1) throw new KeelError('tool.unavailable', 'weather service restarting');
-      return `Sunny in ${city}`;
-    },
-  });
-  const charge = tool({
-    name: 'charge_card',
-    description: 'Charges the card on file',
-    input: { type: 'object', properties: { amountCents: { type: 'number' } }, required: ['amountCents'] },
-    execute: () => {
-      throw new Error('card declined');
-    },
-  });
-  return agent({
-    name: 'travel',
-    model: primary,
-    fallbacks: [backup],
-    tools: [weather, charge],
-    clock,
-    retry: { maxAttempts: 2, delay: { next: () => 250 } },
-    breaker: { strategy: consecutive({ threshold: 2 }) },
-  });
-}
 
 /** The spans under `parent`, in the order they started (calls of one step by their index). */
 const childrenOf = (spans: readonly ReadableSpan[], parent: ReadableSpan) =>
@@ -85,7 +27,7 @@ describe('keelTracing and keelMetrics on a faulty run', () => {
 
   it('records the span tree, the GenAI attributes, keel span events and metric points', async () => {
     const clock = new FakeClock(START_MS);
-    const assistant = faultyAgent(clock);
+    const assistant = faultyAgent({ clock });
     const tracing = keelTracing({ tracer: sdk.tracerProvider.getTracer('test') });
     const metrics = keelMetrics({ meter: sdk.meterProvider.getMeter('test') });
     tracing.observe(assistant);

@@ -133,7 +133,7 @@ export const KEEL_METRICS = {
     instrument: 'gauge',
     unit: '1',
     description: "1 for each breaker's current state (closed, open, half-open), 0 for the others.",
-    attributes: ['keel.breaker.name', 'keel.dependency.kind', 'keel.breaker.state'],
+    attributes: ['keel.agent.name', 'keel.breaker.name', 'keel.dependency.kind', 'keel.breaker.state'],
   },
   breakerTransitions: {
     name: 'keel.breaker.transitions',
@@ -141,7 +141,7 @@ export const KEEL_METRICS = {
     instrument: 'counter',
     unit: '{transition}',
     description: 'Breaker state changes, by breaker and the state entered.',
-    attributes: ['keel.breaker.name', 'keel.dependency.kind', 'keel.breaker.state'],
+    attributes: ['keel.agent.name', 'keel.breaker.name', 'keel.dependency.kind', 'keel.breaker.state'],
   },
   corrections: {
     name: 'keel.corrections',
