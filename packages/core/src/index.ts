@@ -309,6 +309,7 @@ export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loo
 export type {
   CorrectionEventKind,
   DependencyKind,
+  RunAnnotations,
   RunEvent,
   RunEventListener,
   RunEventType,

@@ -105,6 +105,7 @@ async function attempt(
       step: state.step,
       model: slot.key,
       attempt: context.attempt,
+      messages: request.messages,
     });
   }
   run.streamedText = '';
@@ -119,6 +120,10 @@ async function attempt(
         outcome: 'success',
         finishReason: response.finishReason,
         usage: response.usage,
+        responseModel: response.model,
+        ...(response.requestId === undefined ? {} : { responseId: response.requestId }),
+        content: response.content,
+        toolCalls: response.toolCalls,
       });
     }
     return response;
@@ -139,7 +144,15 @@ function emitCallEnd(
   attempt: number,
   startedMs: number,
   outcome:
-    | { outcome: 'success'; finishReason: ModelResponse['finishReason']; usage: ModelResponse['usage'] }
+    | {
+        outcome: 'success';
+        finishReason: ModelResponse['finishReason'];
+        usage: ModelResponse['usage'];
+        responseModel: string;
+        responseId?: string;
+        content: string;
+        toolCalls: ModelResponse['toolCalls'];
+      }
     | { outcome: 'error'; errorCode: ErrorCode },
 ): void {
   const atMs = run.clock.now();

@@ -116,6 +116,8 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
       callIndex: pending.callIndex,
       toolName: call.name,
       idempotencyKey: pending.idempotencyKey,
+      toolCallId: call.id,
+      arguments: argumentsText,
     });
   }
   let result: ToolResult;
@@ -160,6 +162,8 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
         ? { errorCode: result.error.code }
         : {}),
       durationMs: atMs - startedMs,
+      toolCallId: call.id,
+      result,
     });
   }
   const outcome = await complete(run, pending, result, stop);
