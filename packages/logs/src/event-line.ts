@@ -51,6 +51,8 @@ export function eventLine(event: RunEvent, recordContent: boolean): EventLine | 
             durationMs: event.durationMs,
             finishReason: event.finishReason,
             usage: event.usage,
+            ...(event.responseModel === undefined ? {} : { responseModel: event.responseModel }),
+            ...(event.responseId === undefined ? {} : { responseId: event.responseId }),
           })
         : line('warn', `model ${event.model} failed: ${event.errorCode}`, {
             model: event.model,
@@ -90,6 +92,7 @@ export function eventLine(event: RunEvent, recordContent: boolean): EventLine | 
         toolName: event.toolName,
         callIndex: event.callIndex,
         idempotencyKey: event.idempotencyKey,
+        toolCallId: event.toolCallId,
       });
     case 'tool-call-end':
       return event.status === 'success'
@@ -125,6 +128,17 @@ export function eventLine(event: RunEvent, recordContent: boolean): EventLine | 
       return line('info', `context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`, {
         messagesBefore: event.messagesBefore,
         messagesAfter: event.messagesAfter,
+      });
+    case 'checkpoint-saved':
+      return line('debug', `checkpoint ${event.transition} saved (${event.durationMs} ms)`, {
+        transition: event.transition,
+        durationMs: event.durationMs,
+      });
+    case 'checkpoint-failed':
+      return line('error', `checkpoint ${event.transition} failed: ${event.errorCode} (the run halts)`, {
+        transition: event.transition,
+        durationMs: event.durationMs,
+        errorCode: event.errorCode,
       });
     case 'step-end':
       return line('debug', `step ${event.step} ended (${event.toolCalls} tool calls)`, {

@@ -112,7 +112,13 @@ describe('keelLogs', () => {
 
   it('honours the logger level and refuses bad options', () => {
     const { logger, lines } = capturedLogger('warn');
-    keelLogs({ logger }).onEvent({ type: 'run-start', runId: 'r', atMs: 0, agentName: 'quiet', annotations: {} });
+    keelLogs({ logger }).onEvent({
+      type: 'run-start',
+      runId: 'r',
+      atMs: 0,
+      agentName: 'quiet',
+      annotations: {},
+    });
     expect(lines).toEqual([]);
     expect(() => keelLogs({ loger: logger } as never)).toThrow(/did you mean logger/);
     expect(() => keelLogs({ traceIdsOf: 'yes' } as never)).toThrow(/traceIdsOf must be a function/);

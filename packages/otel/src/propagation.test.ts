@@ -93,9 +93,8 @@ describe('context propagation into tools', () => {
 });
 
 describe('resumed runs', () => {
-  it('links the span of a resumed run to the spans of its earlier attempts', async () => {
+  it('links the span of a run resumed by another process to the spans of its earlier attempts', async () => {
     const store = new MemoryRunStore();
-    const clock = new FakeClock();
     const booking = tool({
       name: 'book_room',
       description: 'Books a hotel room',
@@ -103,17 +102,25 @@ describe('resumed runs', () => {
       needsApproval: true,
       execute: ({ city }: { city: string }) => `booked in ${city}`,
     });
-    const model = scriptedModel([
-      { toolCalls: [{ name: 'book_room', arguments: { city: 'Oslo' } }] },
-      { content: 'Your room in Oslo is booked.' },
-    ]);
-    const assistant = agent({ name: 'concierge', model, tools: [booking], store, clock });
-    const tracing = keelTracing({ tracer });
-    tracing.observe(assistant);
-
-    const first = await assistant.run('Book me a room in Oslo', { runId: 'run-booking' });
+    // Each "process" has an agent and a tracing of its own; only the store is shared.
+    const inProcess = (script: Parameters<typeof scriptedModel>[0]) => {
+      const assistant = agent({
+        name: 'concierge',
+        model: scriptedModel(script),
+        tools: [booking],
+        store,
+        clock: new FakeClock(),
+      });
+      keelTracing({ tracer }).observe(assistant);
+      return assistant;
+    };
+    const first = await inProcess([{ toolCalls: [{ name: 'book_room', arguments: { city: 'Oslo' } }] }]).run(
+      'Book me a room in Oslo',
+      { runId: 'run-booking' },
+    );
     expect(first.status).toBe('interrupted');
     const key = first.pending![0]!.idempotencyKey;
+    const assistant = inProcess([{ content: 'Your room in Oslo is booked.' }]);
     const resumed = await assistant.resume('run-booking', { approvals: { [key]: { approved: true } } });
     expect(resumed.status).toBe('completed');
 

@@ -1,6 +1,7 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { FakeClock } from '@keel/core/testing';
+import { agent, tool } from '@keel/core';
+import { FakeClock, scriptedModel } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { faultyAgent } from '../../telemetry/src/test-faulty-agent.js';
 import { keelMetrics } from './metrics.js';
@@ -92,12 +93,19 @@ describe('keelTracing and keelMetrics on a faulty run', () => {
       'keel.attempt': 1,
     });
     expect(fallbackAnswer!.attributes['error.type']).toBeUndefined();
+    expect(fallbackAnswer!.attributes['gen_ai.response.model']).toBe('claude-backup');
+    expect(firstAttempt!.attributes['gen_ai.response.model']).toBeUndefined();
+    // No content unless asked for.
+    expect(spans.some((span) => Object.keys(span.attributes).some((key) => key.includes('messages')))).toBe(
+      false,
+    );
 
     const weather = spanNamed(spans, 'execute_tool get_weather');
     expect(weather.attributes).toMatchObject({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'get_weather',
       'gen_ai.tool.type': 'function',
+      'gen_ai.tool.call.id': 'call_weather',
       'keel.tool.idempotency_key': 'run-faulty:1:1',
       'keel.tool.call_index': 1,
     });
@@ -226,6 +234,7 @@ describe('keelTracing and keelMetrics on a faulty run', () => {
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': 'anthropic',
         'gen_ai.request.model': 'claude-backup',
+        'gen_ai.response.model': 'claude-backup',
       },
     ]);
     const histogram = durations[0]!.value as { count: number; buckets: { boundaries: number[] } };
@@ -242,5 +251,45 @@ describe('keelTracing and keelMetrics on a faulty run', () => {
       ['input', 420, 14],
       ['output', 42, 14],
     ]);
+  });
+
+  it("records contents only when asked, in the conventions' message shapes, with secrets redacted", async () => {
+    const secret = 'sk-proj-Zq7rT3xN9vK2mW8pL4sJ6hF1dG5bC0aE';
+    const lookup = tool({
+      name: 'lookup',
+      description: 'Looks an account up',
+      input: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+      execute: ({ key }: { key: string }) => ({ found: true, echo: `Bearer ${key}` }),
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { key: secret } }] },
+      { content: `Your key ${secret} works.` },
+    ]);
+    const assistant = agent({ name: 'keys', model, tools: [lookup], clock: new FakeClock(START_MS) });
+    keelTracing({
+      tracer: sdk.tracerProvider.getTracer('test'),
+      recordContent: true,
+      maxContentChars: 200,
+    }).observe(assistant);
+    await assistant.run(`My key is ${secret}, check it`);
+
+    const spans = sdk.spans.getFinishedSpans();
+    expect(JSON.stringify(spans.map((span) => [span.attributes, span.events]))).not.toContain(secret);
+    const [ask, answer] = spans.filter((span) => span.name === 'chat scripted');
+    expect(JSON.parse(String(ask!.attributes['gen_ai.input.messages']))).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'My key is [redacted], check it' }] },
+    ]);
+    expect(JSON.parse(String(ask!.attributes['gen_ai.output.messages']))).toEqual([
+      {
+        role: 'assistant',
+        parts: [{ type: 'tool_call', id: 'call_1', name: 'lookup', arguments: { key: '[redacted]' } }],
+        finish_reason: 'tool_calls',
+      },
+    ]);
+    const sent = JSON.parse(String(answer!.attributes['gen_ai.input.messages'])) as { role: string }[];
+    expect(sent.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
+    const call = spanNamed(spans, 'execute_tool lookup');
+    expect(call.attributes['gen_ai.tool.call.arguments']).toBe('{"key":"[redacted]"}');
+    expect(call.attributes['gen_ai.tool.call.result']).toBe('{"found":true,"echo":"Bearer [redacted]"}');
   });
 });

@@ -2,7 +2,6 @@ import {
   type Attributes,
   type Context,
   context as contextApi,
-  type Link,
   type Span,
   SpanKind,
   type SpanContext,
@@ -14,16 +13,16 @@ import {
   type Agent,
   type Disposable,
   KeelError,
+  type RunAnnotations,
   type RunEvent,
   type RunEventListener,
-  redactSecrets,
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
 import { errorType, modelParts, type TraceIds } from '@keel/telemetry';
-import { EarlierAttempts } from './earlier-attempts.js';
+import { inputMessages, outputMessages, recordedText } from './genai-messages.js';
 import { RunTrace } from './run-trace.js';
-import { traceHeadersOf, traceIdsOf } from './trace-headers.js';
+import { parseTraceparent, traceHeadersOf, traceIdsOf, traceparentOf } from './trace-headers.js';
 
 /** The instrumentation scope's name: what spans and metrics are attributed to. */
 export const INSTRUMENTATION_NAME = '@keel/otel';
@@ -35,16 +34,23 @@ export interface KeelTracingOptions {
   /** Where spans go. Defaults to the global tracer provider's tracer `@keel/otel` (a no-op until an SDK registers). */
   tracer?: Tracer;
   /**
-   * Records what the model and tools were given and returned (correction messages now; message contents where
-   * events carry them), with secrets redacted by `redactSecrets`. Contents may hold personal data: opt in knowingly.
-   * Defaults to false.
+   * Records contents, each text redacted by `redactSecrets`: `gen_ai.input.messages` and `gen_ai.output.messages` on
+   * `chat` spans, `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` on `execute_tool` spans, correction
+   * messages on their events. Contents may hold personal data: opt in knowingly. Defaults to false.
    */
   recordContent?: boolean;
-  /** Longest recorded content, in characters, when `recordContent` is on; longer text is cut. Defaults to 16_384. */
+  /** Longest recorded text (one message's content, one tool's arguments), in characters; longer is cut. Defaults to 16_384. */
   maxContentChars?: number;
-  /** How many interrupted runs' span contexts are kept in memory to link their resumption to. Defaults to 10_000. */
-  maxRememberedRuns?: number;
 }
+
+/**
+ * The run annotation (see `RunAnnotations`) that keeps the `traceparent` of each attempt's `invoke_agent` span,
+ * space-separated, the latest {@link MAX_LINKED_ATTEMPTS}: saved with the run's checkpoints, so that a resumption in
+ * any process links to them.
+ */
+export const ATTEMPTS_ANNOTATION = 'otel.attempts';
+/** Most earlier attempts a resumed run's span links to (the latest ones). */
+export const MAX_LINKED_ATTEMPTS = 8;
 
 /** A call of a tool, as its `ToolContext` names it. */
 export interface ToolCallRef {
@@ -69,14 +75,15 @@ export interface KeelTracing {
   traceIdsOf(event: RunEvent): TraceIds | undefined;
 }
 
-const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars', 'maxRememberedRuns'];
+const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars'];
 
 /**
  * Traces runs with spans that follow the OpenTelemetry GenAI semantic conventions, on `@opentelemetry/api` alone
  * (the SDK and its exporters are the application's choice):
  *
  * - `invoke_agent <agent>` (INTERNAL) for a run, a child of the context active when the run started; a resumed run
- *   gets a new span, linked to the spans of its earlier attempts;
+ *   gets a new span, linked to the spans of its earlier attempts (their `traceparent` is kept in the run's
+ *   annotations, saved with its checkpoints, so the link holds across processes);
  * - `chat <model>` (CLIENT) for each upstream model request, one per attempt, so retries are visible;
  * - `execute_tool <tool>` (INTERNAL) for each tool call, retries of the call included;
  * - `error.type` set to the keel error code; span events for retries, fallbacks, breaker moves, corrections,
@@ -97,25 +104,20 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   const recordContent = options.recordContent ?? false;
   if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
   const maxContentChars = positiveInteger(options.maxContentChars ?? 16_384, 'maxContentChars');
-  const earlier = new EarlierAttempts(
-    positiveInteger(options.maxRememberedRuns ?? 10_000, 'maxRememberedRuns'),
-  );
   const runs = new Map<string, RunTrace>();
   let lastEvent: RunEvent | undefined;
   let lastIds: TraceIds | undefined;
 
-  const content = (text: string): string => {
-    const redacted = redactSecrets(text);
-    return redacted.length <= maxContentChars ? redacted : `${redacted.slice(0, maxContentChars)}…`;
-  };
-
   const startRun = (event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>): RunTrace => {
     runs.get(event.runId)?.root.end(event.atMs);
     const parent = contextApi.active();
-    const links: Link[] = earlier.of(event.runId).map((spanContext) => ({
-      context: spanContext,
-      attributes: { 'keel.link': 'earlier_attempt' },
-    }));
+    const earlier = attemptsOf(event.annotations);
+    const links = earlier.flatMap((traceparent) => {
+      const spanContext = parseTraceparent(traceparent);
+      return spanContext === undefined
+        ? []
+        : [{ context: spanContext, attributes: { 'keel.link': 'earlier_attempt' } }];
+    });
     const attributes: Attributes = {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': event.agentName,
@@ -130,6 +132,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes, links },
       parent,
     );
+    event.annotations[ATTEMPTS_ANNOTATION] = [...earlier, traceparentOf(root.spanContext())]
+      .slice(-MAX_LINKED_ATTEMPTS)
+      .join(' ');
     const run = new RunTrace(root, trace.setSpan(parent, root));
     runs.set(event.runId, run);
     return run;
@@ -161,9 +166,6 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         },
         event.atMs,
       );
-      earlier.remember(event.runId, root.spanContext());
-    } else {
-      earlier.forget(event.runId);
     }
     if (failure !== undefined && (event.status === 'failed' || event.status === 'cancelled')) {
       root.setAttribute('error.type', failure);
@@ -202,6 +204,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
               'keel.run.id': event.runId,
               'keel.run.step': event.step,
               'keel.attempt': event.attempt,
+              ...(recordContent
+                ? { 'gen_ai.input.messages': inputMessages(event.messages, maxContentChars) }
+                : {}),
             },
           },
           run.context,
@@ -222,6 +227,15 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
             'gen_ai.usage.output_tokens': event.usage.outputTokens,
           });
         }
+        if (event.responseModel !== undefined)
+          span.setAttribute('gen_ai.response.model', event.responseModel);
+        if (event.responseId !== undefined) span.setAttribute('gen_ai.response.id', event.responseId);
+        if (recordContent && event.outcome === 'success') {
+          span.setAttribute(
+            'gen_ai.output.messages',
+            outputMessages(event.content ?? '', event.toolCalls ?? [], event.finishReason, maxContentChars),
+          );
+        }
         if (event.outcome === 'error') fail(span, event.errorCode ?? '_OTHER');
         span.end(event.atMs);
         return span;
@@ -236,6 +250,10 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
               'gen_ai.operation.name': 'execute_tool',
               'gen_ai.tool.name': event.toolName,
               'gen_ai.tool.type': 'function',
+              'gen_ai.tool.call.id': event.toolCallId,
+              ...(recordContent
+                ? { 'gen_ai.tool.call.arguments': recordedText(event.arguments, maxContentChars) }
+                : {}),
               'keel.run.id': event.runId,
               'keel.run.step': event.step,
               'keel.tool.call_index': event.callIndex,
@@ -256,6 +274,12 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         if (entry === undefined) return root;
         run.tools.delete(event.idempotencyKey);
         if (event.status === 'error') fail(entry.span, event.errorCode ?? '_OTHER');
+        else if (recordContent && event.result.status === 'success') {
+          entry.span.setAttribute(
+            'gen_ai.tool.call.result',
+            recordedText(JSON.stringify(event.result.content), maxContentChars),
+          );
+        }
         entry.span.end(event.atMs);
         return entry.span;
       }
@@ -303,7 +327,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
             'keel.correction.kind': event.kind,
             'keel.run.step': event.step,
             ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': event.toolName }),
-            ...(recordContent ? { 'keel.correction.message': content(event.message) } : {}),
+            ...(recordContent
+              ? { 'keel.correction.message': recordedText(event.message, maxContentChars) }
+              : {}),
           },
           event.atMs,
         );
@@ -316,6 +342,17 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
             'keel.guardrail.stage': event.stage,
             'keel.guardrail.action': event.action,
             'keel.guardrail.trigger': event.trigger,
+          },
+          event.atMs,
+        );
+        return root;
+      case 'checkpoint-failed':
+        root.addEvent(
+          'keel.checkpoint.failed',
+          {
+            'keel.checkpoint.transition': event.transition,
+            'error.type': errorType(event.errorCode),
+            'keel.run.step': event.step,
           },
           event.atMs,
         );
@@ -365,6 +402,11 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       return traceIdsOf(span.spanContext());
     },
   };
+}
+
+/** The `traceparent` of each earlier attempt, as the run's annotations keep them. */
+function attemptsOf(annotations: RunAnnotations): string[] {
+  return (annotations[ATTEMPTS_ANNOTATION] ?? '').split(' ').filter((entry) => entry !== '');
 }
 
 function fail(span: Span, code: string): void {

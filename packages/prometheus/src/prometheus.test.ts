@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
-import { KeelError, retryBudget } from '@keel/core';
-import { FakeClock } from '@keel/core/testing';
+import { KeelError, MemoryRunStore, retryBudget } from '@keel/core';
+import { FakeClock, FaultyRunStore } from '@keel/core/testing';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { faultyAgent } from '../../telemetry/src/test-faulty-agent.js';
@@ -15,9 +15,20 @@ function sample(exposition: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+/** A durable faulty run whose store fails one write (retried) while the card tool runs. */
 async function faultyRunExposition() {
   const clock = new FakeClock();
-  const assistant = faultyAgent({ clock });
+  const store = new FaultyRunStore(new MemoryRunStore());
+  const assistant = faultyAgent({
+    clock,
+    store,
+    onCharge: () => {
+      store.down = true;
+      clock.setTimeout(() => {
+        store.down = false;
+      }, 50);
+    },
+  });
   const prometheus = keelPrometheus();
   prometheus.observe(assistant);
   const budget = retryBudget({ maxRetries: 50, ratio: false });
@@ -79,7 +90,7 @@ describe('keelPrometheus exposition', () => {
     expect(sample(exposition, `keel_breaker_transitions_total{${breaker},breaker_state="open"}`)).toBe(1);
     expect(sample(exposition, 'keel_retry_budget_remaining{retry_budget_name="process"}')).toBe(49);
     const chat =
-      'gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-backup"';
+      'gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-backup",gen_ai_response_model="claude-backup"';
     expect(sample(exposition, `gen_ai_client_operation_duration_seconds_count{${chat}}`)).toBe(2);
     expect(sample(exposition, `gen_ai_client_operation_duration_seconds_bucket{le="81.92",${chat}}`)).toBe(2);
     expect(sample(exposition, `gen_ai_client_token_usage_sum{${chat},gen_ai_token_type="input"}`)).toBe(420);
@@ -89,6 +100,41 @@ describe('keelPrometheus exposition', () => {
         `gen_ai_client_token_usage_bucket{le="67108864",${chat},gen_ai_token_type="output"}`,
       ),
     ).toBe(2);
+    expect(
+      sample(
+        exposition,
+        'keel_checkpoints_total{checkpoint_transition="model-response-received",outcome="success"}',
+      ),
+    ).toBe(2);
+    expect(
+      sample(exposition, 'keel_checkpoints_total{checkpoint_transition="run-ended",outcome="success"}'),
+    ).toBe(1);
+    expect(
+      sample(
+        exposition,
+        'keel_checkpoint_duration_seconds_count{checkpoint_transition="tool-call-completed",outcome="success"}',
+      ),
+    ).toBe(3);
+    // The write the store refused once was retried after 100 ms, and its checkpoint took that long.
+    expect(
+      sample(
+        exposition,
+        'keel_checkpoint_duration_seconds_bucket{le="0.1",checkpoint_transition="tool-call-completed",outcome="success"}',
+      ),
+    ).toBe(3);
+    expect(
+      sample(
+        exposition,
+        'keel_checkpoint_duration_seconds_bucket{le="0.05",checkpoint_transition="tool-call-completed",outcome="success"}',
+      ),
+    ).toBe(2);
+    expect(sample(exposition, 'keel_store_errors_total{error_type="store.unavailable"}')).toBe(1);
+    expect(
+      sample(
+        exposition,
+        'keel_retries_total{dependency_kind="store",dependency_name="run store",error_type="store.unavailable"}',
+      ),
+    ).toBe(1);
     expect(exposition).not.toContain('run-secret-id-1');
     expect(exposition).not.toContain('idempotency');
   });

@@ -220,7 +220,8 @@ export const KEEL_METRICS = {
     prometheusName: 'keel_store_errors_total',
     instrument: 'counter',
     unit: '{error}',
-    description: 'Run store operations that failed (each retried failure, and the last one), by error code.',
+    description:
+      'Run store writes that failed: each one retried, and each checkpoint given up on, by error code.',
     attributes: ['error.type'],
   },
 } as const satisfies Record<string, MetricDefinition>;

@@ -135,12 +135,6 @@ export class RunMetrics {
           ...agentAttribute,
           'keel.run.status': event.status,
         });
-        if (
-          (event.stopReason === 'store_unavailable' || event.stopReason === 'lease_lost') &&
-          event.error !== undefined
-        ) {
-          sink.add(KEEL_METRICS.storeErrors, 1, { 'error.type': errorType(event.error.code ?? '') });
-        }
         return;
       }
       case 'model-call-end':
@@ -190,6 +184,23 @@ export class RunMetrics {
       case 'context-reduced':
         sink.add(KEEL_METRICS.contextReductions, 1, {});
         return;
+      case 'checkpoint-saved':
+      case 'checkpoint-failed': {
+        const outcome = event.type === 'checkpoint-saved' ? 'success' : 'error';
+        const code = event.type === 'checkpoint-failed' ? errorType(event.errorCode) : undefined;
+        const transition = nameLabel(event.transition);
+        sink.add(KEEL_METRICS.checkpoints, 1, {
+          'keel.checkpoint.transition': transition,
+          'keel.outcome': outcome,
+          ...(code === undefined ? {} : { 'error.type': code }),
+        });
+        sink.record(KEEL_METRICS.checkpointDuration, event.durationMs / 1_000, {
+          'keel.checkpoint.transition': transition,
+          'keel.outcome': outcome,
+        });
+        if (code !== undefined) sink.add(KEEL_METRICS.storeErrors, 1, { 'error.type': code });
+        return;
+      }
       default:
         return;
     }
@@ -208,6 +219,9 @@ export class RunMetrics {
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': nameLabel(provider),
       'gen_ai.request.model': nameLabel(model),
+      ...(event.responseModel === undefined
+        ? {}
+        : { 'gen_ai.response.model': nameLabel(event.responseModel) }),
     };
     sink.record(KEEL_METRICS.operationDuration, event.durationMs / 1_000, {
       ...genAi,

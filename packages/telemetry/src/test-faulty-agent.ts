@@ -1,6 +1,6 @@
 // Test helper (not built, not exported), shared by the telemetry packages' tests: an agent whose one run meets every
 // kind of fault keel reports.
-import { agent, type Clock, consecutive, KeelError, type Tool, tool } from '@keel/core';
+import { agent, type Clock, consecutive, KeelError, type RunStore, type Tool, tool } from '@keel/core';
 import { scriptedModel } from '@keel/core/testing';
 
 /** Options of {@link faultyAgent}. */
@@ -15,6 +15,10 @@ export interface FaultyAgentOptions {
   retryDelayMs?: number;
   /** Text the failing card tool puts in its error message (to check what reaches telemetry). Defaults to none. */
   chargeErrorDetail?: string;
+  /** Makes the run durable on this store. Defaults to none. */
+  store?: RunStore;
+  /** Called inside the card tool's call, before it fails. Defaults to none. */
+  onCharge?: () => void;
 }
 
 /**
@@ -64,6 +68,7 @@ export function faultyAgent(options: FaultyAgentOptions = {}) {
     description: 'Charges the card on file',
     input: { type: 'object', properties: { amountCents: { type: 'number' } }, required: ['amountCents'] },
     execute: () => {
+      options.onCharge?.();
       throw new Error(
         `card declined${options.chargeErrorDetail === undefined ? '' : `: ${options.chargeErrorDetail}`}`,
       );
@@ -77,6 +82,7 @@ export function faultyAgent(options: FaultyAgentOptions = {}) {
     fallbacks: [backup],
     tools,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.store === undefined ? {} : { store: options.store }),
     retry: { maxAttempts: 2, delay: { next: () => delayMs } },
     breaker: { strategy: consecutive({ threshold: 2 }) },
   });
