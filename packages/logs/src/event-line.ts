@@ -52,7 +52,7 @@ export function eventLine(event: RunEvent, recordContent: boolean): EventLine | 
             finishReason: event.finishReason,
             usage: event.usage,
             ...(event.responseModel === undefined ? {} : { responseModel: event.responseModel }),
-            ...(event.responseId === undefined ? {} : { responseId: event.responseId }),
+            ...(event.requestId === undefined ? {} : { requestId: event.requestId }),
           })
         : line('warn', `model ${event.model} failed: ${event.errorCode}`, {
             model: event.model,

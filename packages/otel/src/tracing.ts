@@ -229,7 +229,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         }
         if (event.responseModel !== undefined)
           span.setAttribute('gen_ai.response.model', event.responseModel);
-        if (event.responseId !== undefined) span.setAttribute('gen_ai.response.id', event.responseId);
+        if (event.requestId !== undefined) span.setAttribute('keel.request.id', event.requestId);
         if (recordContent && event.outcome === 'success') {
           span.setAttribute(
             'gen_ai.output.messages',

@@ -72,8 +72,8 @@ export type RunEvent =
       readonly errorCode?: ErrorCode;
       /** On success: the model that answered, as the provider reported it. */
       readonly responseModel?: string;
-      /** On success: the upstream request's id, when the provider sent one. */
-      readonly responseId?: string;
+      /** On success: the upstream request's id (`x-request-id`, `request-id`), when the provider sent one. */
+      readonly requestId?: string;
       /** On success: the answer's text. */
       readonly content?: string;
       /** On success: the tool calls the model asked for. */

@@ -121,7 +121,7 @@ async function attempt(
         finishReason: response.finishReason,
         usage: response.usage,
         responseModel: response.model,
-        ...(response.requestId === undefined ? {} : { responseId: response.requestId }),
+        ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
         content: response.content,
         toolCalls: response.toolCalls,
       });
@@ -149,7 +149,7 @@ function emitCallEnd(
         finishReason: ModelResponse['finishReason'];
         usage: ModelResponse['usage'];
         responseModel: string;
-        responseId?: string;
+        requestId?: string;
         content: string;
         toolCalls: ModelResponse['toolCalls'];
       }
