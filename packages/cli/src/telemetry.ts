@@ -135,7 +135,12 @@ function startSdk(base: string, output: Output) {
     tracerProvider,
     meterProvider,
     async shutdown() {
-      await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      // The run is over and its result printed: an export that fails now is worth a warning, not a failed command.
+      const settled = await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      for (const outcome of settled) {
+        if (outcome.status === 'rejected')
+          output.error(`otlp: the last export failed: ${describe(outcome.reason)}`);
+      }
       trace.disable();
       propagation.disable();
       context.disable();
@@ -144,9 +149,10 @@ function startSdk(base: string, output: Output) {
   };
 }
 
-/** The SDK's own warnings (an export that failed) on standard error. */
+/** The SDK's own warnings (an export that failed) on standard error, one line each. */
 function warningsTo(output: Output): DiagLogger {
-  const write = (message: string) => output.error(`otlp: ${redactSecrets(message)}`);
+  const write = (message: unknown, ...details: unknown[]) =>
+    output.error(`otlp: ${[message, ...details].map(describe).join(' ')}`);
   return {
     error: write,
     warn: write,
@@ -154,4 +160,26 @@ function warningsTo(output: Output): DiagLogger {
     debug: () => undefined,
     verbose: () => undefined,
   };
+}
+
+/**
+ * A diagnostic as one line: an error's message (the SDK's error handler passes errors as JSON text), text as it is,
+ * anything else as JSON; secrets redacted.
+ */
+function describe(value: unknown): string {
+  let text =
+    value instanceof Error
+      ? value.message
+      : typeof value === 'string'
+        ? value
+        : (JSON.stringify(value) ?? String(value));
+  if (text.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(text) as { message?: unknown };
+      if (typeof parsed.message === 'string') text = parsed.message;
+    } catch {
+      // Not JSON after all: shown as it is.
+    }
+  }
+  return redactSecrets(text.split('\n')[0] ?? '');
 }
