@@ -4,8 +4,8 @@ import type { Context, Span } from '@opentelemetry/api';
 export interface ToolSpan {
   readonly span: Span;
   readonly toolName: string;
-  /** The span's context, the run's context with this span set: what the tool runs in. */
-  readonly context: Context;
+  /** The run's context with this span set, what the tool runs in: made when first asked for. */
+  context?: Context;
 }
 
 /** One run's spans while it goes on: its `invoke_agent` span, the `chat` span of the attempt in flight, its tools'. */

@@ -105,8 +105,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
   const maxContentChars = positiveInteger(options.maxContentChars ?? 16_384, 'maxContentChars');
   const runs = new Map<string, RunTrace>();
+  // The span of the event handled last: a listener after this one (the logs) asks for it with the same event.
   let lastEvent: RunEvent | undefined;
-  let lastIds: TraceIds | undefined;
+  let lastSpan: Span | undefined;
 
   const startRun = (event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>): RunTrace => {
     runs.get(event.runId)?.root.end(event.atMs);
@@ -262,11 +263,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           },
           run.context,
         );
-        run.tools.set(event.idempotencyKey, {
-          span,
-          toolName: event.toolName,
-          context: trace.setSpan(run.context, span),
-        });
+        run.tools.set(event.idempotencyKey, { span, toolName: event.toolName });
         return span;
       }
       case 'tool-call-end': {
@@ -374,9 +371,8 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   };
 
   const onEvent: RunEventListener = (event) => {
-    const span = handle(event);
+    lastSpan = handle(event);
     lastEvent = event;
-    lastIds = span === undefined ? undefined : traceIdsOf(span.spanContext());
   };
 
   const toolSpanContext = (call: ToolCallRef): SpanContext | undefined =>
@@ -385,13 +381,19 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   return {
     observe: (agent) => agent.onEvent(onEvent),
     onEvent,
-    contextOf: (call) => runs.get(call.runId)?.tools.get(call.idempotencyKey)?.context,
+    contextOf: (call) => {
+      const run = runs.get(call.runId);
+      const entry = run?.tools.get(call.idempotencyKey);
+      if (run === undefined || entry === undefined) return undefined;
+      entry.context ??= trace.setSpan(run.context, entry.span);
+      return entry.context;
+    },
     traceHeaders: (call) => {
       const spanContext = toolSpanContext(call);
       return spanContext === undefined ? {} : traceHeadersOf(spanContext);
     },
     traceIdsOf: (event) => {
-      if (event === lastEvent) return lastIds;
+      if (event === lastEvent) return lastSpan === undefined ? undefined : traceIdsOf(lastSpan.spanContext());
       const run = runs.get(event.runId);
       if (run === undefined) return undefined;
       let span: Span = run.root;

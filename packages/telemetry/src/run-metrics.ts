@@ -41,6 +41,12 @@ export class RunMetrics {
   private readonly agentOfRun = new Map<string, string>();
   private readonly breakers = new Set<ObservedBreaker>();
   private readonly budgets = new Map<string, RetryBudget>();
+  // Attribute sets are made once per label combination (a bounded set) and reused: no allocation per measurement.
+  private readonly modelAttributes = new Map<string, ModelCallAttributes>();
+  private readonly toolAttributes = new Map<
+    string,
+    { calls: MetricAttributes; duration: MetricAttributes }
+  >();
 
   constructor(private readonly sink: MetricsSink) {}
 
@@ -158,16 +164,17 @@ export class RunMetrics {
         });
         return;
       case 'tool-call-end': {
-        const tool = nameLabel(event.toolName);
-        sink.add(KEEL_METRICS.toolCalls, 1, {
-          'gen_ai.tool.name': tool,
-          'keel.outcome': event.status,
-          ...(event.errorCode === undefined ? {} : { 'error.type': errorType(event.errorCode) }),
-        });
-        sink.record(KEEL_METRICS.toolDuration, event.durationMs / 1_000, {
-          'gen_ai.tool.name': tool,
-          'keel.outcome': event.status,
-        });
+        const key = `${event.toolName}\u0000${event.status}\u0000${event.errorCode ?? ''}`;
+        let attributes = this.toolAttributes.get(key);
+        if (attributes === undefined) {
+          const tool = { 'gen_ai.tool.name': nameLabel(event.toolName), 'keel.outcome': event.status };
+          const calls =
+            event.errorCode === undefined ? tool : { ...tool, 'error.type': errorType(event.errorCode) };
+          attributes = { calls, duration: tool };
+          this.toolAttributes.set(key, attributes);
+        }
+        sink.add(KEEL_METRICS.toolCalls, 1, attributes.calls);
+        sink.record(KEEL_METRICS.toolDuration, event.durationMs / 1_000, attributes.duration);
         return;
       }
       case 'correction':
@@ -208,36 +215,45 @@ export class RunMetrics {
 
   private modelCallEnded(event: Extract<RunEvent, { type: 'model-call-end' }>): void {
     const { sink } = this;
-    const { provider, model } = modelParts(event.model);
-    const code = event.errorCode === undefined ? undefined : errorType(event.errorCode);
-    sink.add(KEEL_METRICS.modelRequests, 1, {
-      'keel.model': nameLabel(event.model),
-      'keel.outcome': event.outcome,
-      ...(code === undefined ? {} : { 'error.type': code }),
-    });
-    const genAi: MetricAttributes = {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': nameLabel(provider),
-      'gen_ai.request.model': nameLabel(model),
-      ...(event.responseModel === undefined
-        ? {}
-        : { 'gen_ai.response.model': nameLabel(event.responseModel) }),
-    };
-    sink.record(KEEL_METRICS.operationDuration, event.durationMs / 1_000, {
-      ...genAi,
-      ...(code === undefined ? {} : { 'error.type': code }),
-    });
+    const key = `${event.model}\u0000${event.responseModel ?? ''}\u0000${event.errorCode ?? ''}`;
+    let attributes = this.modelAttributes.get(key);
+    if (attributes === undefined) {
+      attributes = modelCallAttributes(event);
+      this.modelAttributes.set(key, attributes);
+    }
+    sink.add(KEEL_METRICS.modelRequests, 1, attributes.requests);
+    sink.record(KEEL_METRICS.operationDuration, event.durationMs / 1_000, attributes.duration);
     if (event.usage !== undefined) {
-      sink.record(KEEL_METRICS.tokenUsage, event.usage.inputTokens, {
-        ...genAi,
-        'gen_ai.token.type': 'input',
-      });
-      sink.record(KEEL_METRICS.tokenUsage, event.usage.outputTokens, {
-        ...genAi,
-        'gen_ai.token.type': 'output',
-      });
+      sink.record(KEEL_METRICS.tokenUsage, event.usage.inputTokens, attributes.inputTokens);
+      sink.record(KEEL_METRICS.tokenUsage, event.usage.outputTokens, attributes.outputTokens);
     }
   }
+}
+
+/** The attribute sets of a model call's measurements. */
+interface ModelCallAttributes {
+  readonly requests: MetricAttributes;
+  readonly duration: MetricAttributes;
+  readonly inputTokens: MetricAttributes;
+  readonly outputTokens: MetricAttributes;
+}
+
+function modelCallAttributes(event: Extract<RunEvent, { type: 'model-call-end' }>): ModelCallAttributes {
+  const { provider, model } = modelParts(event.model);
+  const code: MetricAttributes =
+    event.errorCode === undefined ? {} : { 'error.type': errorType(event.errorCode) };
+  const genAi: MetricAttributes = {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.provider.name': nameLabel(provider),
+    'gen_ai.request.model': nameLabel(model),
+    ...(event.responseModel === undefined ? {} : { 'gen_ai.response.model': nameLabel(event.responseModel) }),
+  };
+  return {
+    requests: { 'keel.model': nameLabel(event.model), 'keel.outcome': event.outcome, ...code },
+    duration: { ...genAi, ...code },
+    inputTokens: { ...genAi, 'gen_ai.token.type': 'input' },
+    outputTokens: { ...genAi, 'gen_ai.token.type': 'output' },
+  };
 }
 
 /** An isolated breaker rejects calls like an open one: operators see it as open. */
