@@ -144,3 +144,14 @@ describe('resumed runs', () => {
     expect(trace.getSpanContext(context.active())).toBeUndefined();
   });
 });
+
+describe('options', () => {
+  it('refuses what it cannot use, with a KeelError that says what to fix', async () => {
+    const { keelMetrics } = await import('./metrics.js');
+    expect(() => keelTracing({ tracr: tracer } as never)).toThrow(/did you mean tracer/);
+    expect(() => keelTracing({ tracer: {} as never })).toThrow(/tracer must be an OpenTelemetry Tracer/);
+    expect(() => keelTracing({ recordContent: 'yes' as never })).toThrow(/recordContent must be a boolean/);
+    expect(() => keelTracing({ maxContentChars: 0 })).toThrow(/maxContentChars must be a positive integer/);
+    expect(() => keelMetrics({ meter: {} as never })).toThrow(/meter must be an OpenTelemetry Meter/);
+  });
+});
