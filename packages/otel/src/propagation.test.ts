@@ -155,3 +155,24 @@ describe('options', () => {
     expect(() => keelMetrics({ meter: {} as never })).toThrow(/meter must be an OpenTelemetry Meter/);
   });
 });
+
+describe('a run cancelled while a model call is in flight', () => {
+  it('ends the call span and the run span with run.cancelled', async () => {
+    const model = scriptedModel([() => new Promise<never>(() => undefined)]);
+    const assistant = agent({ name: 'waiting', model, clock: new FakeClock() });
+    keelTracing({ tracer }).observe(assistant);
+    const controller = new AbortController();
+    const pending = assistant.run('hello?', { signal: controller.signal });
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
+    expect((await pending).status).toBe('cancelled');
+    const spans = sdk.spans.getFinishedSpans();
+    const root = spanNamed(spans, 'invoke_agent waiting');
+    const chat = spanNamed(spans, 'chat scripted');
+    expect(chat.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    expect(chat.attributes['error.type']).toBe('run.cancelled');
+    expect(chat.status.code).toBe(SpanStatusCode.ERROR);
+    expect(root.attributes).toMatchObject({ 'keel.run.status': 'cancelled', 'error.type': 'run.cancelled' });
+    expect(root.status).toEqual({ code: SpanStatusCode.ERROR, message: 'run.cancelled' });
+  });
+});
