@@ -1,0 +1,80 @@
+// Helpers for this package's tests; not exported from the package.
+import { readdirSync, readFileSync } from 'node:fs';
+import { KeelError, type Tool, type ToolContext } from '@keel/core';
+
+/** Validates `input` as the agent would, then executes the tool with a context for call `callIndex`. */
+export async function callTool<Output>(
+  target: Tool<never, Output>,
+  input: unknown,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<Output> {
+  const typed = target as unknown as Tool<unknown, Output>;
+  const validation = await typed.validate(input);
+  if (!validation.success) {
+    throw new KeelError('tool.invalid_input', validation.issues.map((issue) => issue.message).join('; '));
+  }
+  const context: ToolContext = {
+    signal,
+    idempotencyKey: 'run-1:1:0',
+    runId: 'run-1',
+    step: 1,
+    callIndex: 0,
+    attempt: 1,
+  };
+  return typed.execute(validation.value, context);
+}
+
+/** The KeelError a promise rejects with; fails when it resolves or rejects with something else. */
+export async function rejection(promise: Promise<unknown>): Promise<KeelError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (KeelError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Whether process `pid` still runs (a zombie awaiting its reaper counts as ended). */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The live (not zombie) processes whose process group is `groupId`. */
+export function processesInGroup(groupId: number): number[] {
+  return livePids().filter((pid) => groupOf(pid) === groupId);
+}
+
+/** The live processes whose command line contains `marker`. */
+export function processesWithArgument(marker: string): number[] {
+  return livePids().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The process group of `pid`, or undefined when it has ended. */
+export function groupOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? undefined : Number(fields[2]);
+  } catch {
+    return undefined;
+  }
+}
+
+function livePids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => isRunning(pid));
+}
