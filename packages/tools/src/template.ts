@@ -13,9 +13,9 @@ export type TemplatePart = string | Placeholder;
 const PLACEHOLDER = /^\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z][a-z-]*))?\}/;
 
 /**
- * Parses a template such as `--max-count={count}` or `/items/{id}`. `{{` and `}}` are literal braces; any other brace
- * that does not open a well-formed placeholder is a `config.invalid` error (so a typo such as `{count` is caught
- * rather than sent as text). Kinds other than `kinds` are refused too.
+ * Parses a template such as `--max-count={count}` or `/items/{id}`. `{name}` and `{name:kind}` are placeholders;
+ * `{{` and `}}` are literal braces, and so is any other brace (a shell function body or an awk program keeps its
+ * braces, as long as none of them reads like a placeholder). Kinds other than `kinds` are a `config.invalid` error.
  */
 export function parseTemplate(text: string, where: string, kinds: readonly string[] = []): TemplatePart[] {
   const parts: TemplatePart[] = [];
@@ -28,25 +28,11 @@ export function parseTemplate(text: string, where: string, kinds: readonly strin
       index += 2;
       continue;
     }
-    if (character === '}') {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: a lone "}" at position ${index} of ${JSON.stringify(text)}; write "}}" for a literal brace`,
-        { data: { option: where } },
-      );
-    }
-    if (character !== '{') {
+    const match = character === '{' ? PLACEHOLDER.exec(text.slice(index)) : null;
+    if (match === null) {
       literal += character;
       index++;
       continue;
-    }
-    const match = PLACEHOLDER.exec(text.slice(index));
-    if (match === null) {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: ${JSON.stringify(text)} has a "{" at position ${index} that opens no placeholder; placeholders look like {name} or {name:kind}, and "{{" is a literal brace`,
-        { data: { option: where } },
-      );
     }
     const kind = match[2];
     if (kind !== undefined && !kinds.includes(kind)) {

@@ -3,13 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { KeelError, type Tool, type ToolContext } from '@keel/core';
 
 /** Validates `input` as the agent would, then executes the tool with a context for call `callIndex`. */
-export async function callTool<Output>(
-  target: Tool<never, Output>,
+export async function callTool<Input, Output>(
+  target: Tool<Input, Output>,
   input: unknown,
   signal: AbortSignal = new AbortController().signal,
 ): Promise<Output> {
-  const typed = target as unknown as Tool<unknown, Output>;
-  const validation = await typed.validate(input);
+  const validation = await target.validate(input);
   if (!validation.success) {
     throw new KeelError('tool.invalid_input', validation.issues.map((issue) => issue.message).join('; '));
   }
@@ -21,7 +20,7 @@ export async function callTool<Output>(
     callIndex: 0,
     attempt: 1,
   };
-  return typed.execute(validation.value, context);
+  return target.execute(validation.value, context);
 }
 
 /** The KeelError a promise rejects with; fails when it resolves or rejects with something else. */
@@ -72,7 +71,8 @@ export function groupOf(pid: number): number | undefined {
   }
 }
 
-function livePids(): number[] {
+/** The live (not zombie) processes of the machine. */
+export function livePids(): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .map(Number)

@@ -163,7 +163,6 @@ describe('commandTool: options are checked at creation', () => {
     [{ command: ['{text}'] }, 'command[0] must be the program as a fixed'],
     [{ command: ['printf', '{missing}'] }, 'placeholder {missing} names no property'],
     [{ command: ['printf', '{text:shell}'] }, 'unknown placeholder kind "shell"'],
-    [{ command: ['printf', '{text'] }, 'opens no placeholder'],
     [{ command: ['printf', ['-n']] }, 'optional group without a placeholder'],
     [{ timeoutMs: 0 }, 'timeoutMs must be an integer of milliseconds'],
     [{ maxOutputBytes: 1.5 }, 'maxOutputBytes must be an integer of bytes'],
@@ -186,8 +185,8 @@ describe('commandTool: options are checked at creation', () => {
     expect((thrown as Error).message).toContain(message);
   });
 
-  it('accepts {{ and }} as literal braces', async () => {
-    const tool = commandTool({ ...base, root, command: ['printf', '{{%s}}', '{text}'] });
-    expect((await callTool(tool, { text: 'x' })).stdout).toBe('{x}');
+  it('reads {{ and }} as literal braces, and braces that open no placeholder as themselves', async () => {
+    const tool = commandTool({ ...base, root, command: ['printf', '{{%s}} { %s} {', '{text}', '{{text}}'] });
+    expect((await callTool(tool, { text: 'x' })).stdout).toBe('{x} { {text}} {');
   });
 });
