@@ -4,3 +4,11 @@ export { type CommandOutput, type CommandToolOptions, commandTool } from './comm
 export { DEFAULT_INHERITED_ENV } from './command/environment.js';
 export { PRLIMIT_PATHS, type ResourceLimits } from './command/resource-limits.js';
 export type { CommandUser } from './command/run-process.js';
+export { type HostResolver, type ResolvedAddress, systemResolver } from './http/guarded-lookup.js';
+export {
+  type HeadersHook,
+  type HttpMethod,
+  type HttpOutput,
+  type HttpToolOptions,
+  httpTool,
+} from './http/http-tool.js';
