@@ -1,6 +1,7 @@
 // Helpers for this package's tests; not exported from the package.
 import { readdirSync, readFileSync } from 'node:fs';
 import { KeelError, type Tool, type ToolContext } from '@keel/core';
+import { vi } from 'vitest';
 
 /** Validates `input` as the agent would, then executes the tool with a context for call `callIndex`. */
 export async function callTool<Input, Output>(
@@ -44,24 +45,32 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/**
+ * Waits until none of `pids` runs any more, and returns those still running after `timeoutMs` (for the assertion).
+ * A killed process closes its pipes before it finishes exiting, so it may be seen for an instant after its output
+ * ended; this waits for that instant, not for a duration.
+ */
+export async function stillRunningAfterWait(pids: () => number[], timeoutMs = 5_000): Promise<number[]> {
+  try {
+    await vi.waitFor(
+      () => {
+        if (pids().length > 0) throw new Error('still running');
+      },
+      { timeout: timeoutMs, interval: 5 },
+    );
+  } catch {
+    // The caller's assertion shows which processes are left.
+  }
+  return pids();
+}
+
 /** The live (not zombie) processes whose process group is `groupId`. */
 export function processesInGroup(groupId: number): number[] {
   return livePids().filter((pid) => groupOf(pid) === groupId);
 }
 
-/** The live processes whose command line contains `marker`. */
-export function processesWithArgument(marker: string): number[] {
-  return livePids().filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** The process group of `pid`, or undefined when it has ended. */
-export function groupOf(pid: number): number | undefined {
+/** The process group of `pid`, or undefined when it has ended (or is a zombie). */
+function groupOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -72,7 +81,7 @@ export function groupOf(pid: number): number | undefined {
 }
 
 /** The live (not zombie) processes of the machine. */
-export function livePids(): number[] {
+function livePids(): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .map(Number)
