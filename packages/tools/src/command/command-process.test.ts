@@ -5,13 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '@keel/core/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  callTool,
-  isRunning,
-  processesInGroup,
-  rejection,
-  stillRunningAfterWait,
-} from '../test-support.js';
+import { callTool, isRunning, processesInGroup, rejection, stillRunningAfterWait } from '../test-support.js';
 import { commandTool } from './command-tool.js';
 import { limitWrapper } from './resource-limits.js';
 
