@@ -100,6 +100,47 @@ describe('tools in an agent run', () => {
     ]);
   });
 
+  it('answers a failing HTTP tool from its fallback, marked degraded, and counts it', async () => {
+    server = await startHttpTestServer((_request, response) =>
+      sendJson(response, 503, { error: 'maintenance' }),
+    );
+    const getItem = httpTool({
+      name: 'get_item',
+      description: 'Reads an item',
+      input: idInput,
+      url: `${server.url}/items/{id}`,
+      allow: ['127.0.0.1'],
+      fallbacks: [
+        { name: 'item_cache', value: ({ id }: { id: string }) => ({ id, state: 'open (cached)' }) },
+      ],
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'get_item', arguments: { id: 'A-1' } }] },
+      { content: 'A-1 was open when last cached.' },
+    ]);
+    const result = await agent({
+      model,
+      tools: [getItem],
+      clock: new FakeClock(),
+      retry: { toolMaxAttempts: 1 },
+    }).run('State of A-1?');
+
+    expect(result.status).toBe('completed');
+    expect(result.report.degradations).toEqual({ total: 1, byTool: { get_item: 1 } });
+    expect(toolMessages(result.messages)).toEqual([
+      {
+        status: 'success',
+        content: { id: 'A-1', state: 'open (cached)' },
+        degraded: {
+          from: 'get_item',
+          to: 'item_cache',
+          errorCode: 'provider.overloaded',
+          reason: `get_item failed (provider.overloaded: GET ${server.url}/items/A-1 answered 503 Service Unavailable); this result comes from item_cache instead and may be incomplete or out of date.`,
+        },
+      },
+    ]);
+  });
+
   it('runs a command tool, and shows a hostile argument’s refusal to the model as data', async () => {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'keel-agent-command-')));
     try {

@@ -11,6 +11,7 @@ import {
   systemClock,
   type Tool,
   type ToolContext,
+  type ToolFallback,
   tool,
 } from '@keel/core';
 import { checkPlaceholderNames } from '../template.js';
@@ -87,6 +88,8 @@ export interface CommandToolOptions<Input> {
   idempotent?: boolean;
   /** Whether a human must approve each call (or a function deciding per input). Defaults to false. */
   needsApproval?: boolean | ((input: Input) => boolean | Promise<boolean>);
+  /** What answers when a call fails: another tool or a degraded value (see core's `tool()`). Defaults to none. */
+  fallbacks?: readonly ToolFallback<Input>[];
   /** Where the timeout and kill grace get time from. Defaults to the system clock. */
   clock?: Clock;
 }
@@ -118,6 +121,7 @@ const OPTION_NAMES = [
   'user',
   'idempotent',
   'needsApproval',
+  'fallbacks',
   'clock',
 ] as const;
 
@@ -208,6 +212,7 @@ export function commandTool<Input = unknown>(options: CommandToolOptions<Input>)
     idempotent,
     timeoutMs: Math.min(MAX_TIMER_MS, timeoutMs + killGraceMs + 1_000),
     needsApproval: options.needsApproval,
+    fallbacks: options.fallbacks,
     execute,
   });
   checkPlaceholderNames(parsed.placeholders, built.inputSchema, where);

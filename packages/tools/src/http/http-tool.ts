@@ -11,6 +11,7 @@ import {
   systemClock,
   type Tool,
   type ToolContext,
+  type ToolFallback,
   tool,
 } from '@keel/core';
 import { checkPlaceholderNames, parseTemplate, placeholderText, type TemplatePart } from '../template.js';
@@ -101,6 +102,8 @@ export interface HttpToolOptions<Input> {
   idempotencyHeader?: string | false;
   /** Whether a human must approve each call (or a function deciding per input). Defaults to false. */
   needsApproval?: boolean | ((input: Input) => boolean | Promise<boolean>);
+  /** What answers when a call fails: another tool or a degraded value (see core's `tool()`). Defaults to none. */
+  fallbacks?: readonly ToolFallback<Input>[];
   /** Where the timeout gets time from, and the time Retry-After dates are read against. Defaults to the system clock. */
   clock?: Clock;
 }
@@ -133,6 +136,7 @@ const OPTION_NAMES = [
   'idempotent',
   'idempotencyHeader',
   'needsApproval',
+  'fallbacks',
   'clock',
 ] as const;
 
@@ -244,6 +248,7 @@ export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool
     idempotent,
     timeoutMs: Math.min(MAX_TIMER_MS, timeoutMs + 1_000),
     needsApproval: options.needsApproval,
+    fallbacks: options.fallbacks,
     execute,
   });
   const placeholders = [
