@@ -1,5 +1,6 @@
 // Draws a run's timeline with Chart.js (served from its npm package, loaded before this module as window.Chart):
 // floating bars for spans (model windows, tool calls, waits), diamonds for moments (breaker moves, checkpoints).
+import { formatDuration } from './format.js';
 
 const LANES = [
   'run',
@@ -88,7 +89,8 @@ export function drawTimeline(canvas, timeline) {
           type: 'linear',
           min: 0,
           max: durationMs,
-          title: { display: true, text: 'ms since the run started' },
+          ticks: { callback: (value) => formatDuration(value) },
+          title: { display: true, text: 'since the run started' },
         },
         y: { type: 'category', labels: lanes, offset: true },
       },

@@ -58,7 +58,11 @@ export function buildTimeline(
   nowMs: number,
 ): Timeline {
   const start = state.startedAtMs;
-  const endAt = state.endedAtMs ?? (summary.status === 'running' ? nowMs : summary.updatedAtMs);
+  // A run that waits (for a decision, or for a resume after its process died) is drawn up to now.
+  const open = summary.status === 'running' || summary.status === 'interrupted';
+  const endAt = open
+    ? Math.max(nowMs, state.endedAtMs ?? state.startedAtMs)
+    : (state.endedAtMs ?? summary.updatedAtMs);
   const durationMs = Math.max(0, endAt - start);
   const at = (timeMs: number) => Math.min(durationMs, Math.max(0, timeMs - start));
   const entries: TimelineEntry[] = [];
@@ -85,7 +89,7 @@ export function buildTimeline(
     entries.push({
       lane: 'model',
       label: `model call${window.lastStep === window.firstStep ? '' : 's'} · ${steps}`,
-      detail: modelOfStep(window.firstStep),
+      detail: modelOfStep(window.firstStep, window.lastStep),
       step: window.firstStep,
       startMs: window.startMs,
       endMs: window.endMs,
@@ -206,9 +210,11 @@ export function buildTimeline(
   }
   if (windows.length > 0) {
     notes.push(
-      'Model calls are placed between the tool calls around them (the store keeps no model call times); a window holds the call, its retries and their waits.',
+      'Model calls are placed between the tool calls around them (the store keeps no model call times): a window holds the call, its retries and their waits, and any time the run spent interrupted or paused before it.',
     );
   }
+  const order = (entry: TimelineEntry) => TIMELINE_LANES.indexOf(entry.lane);
+  entries.sort((left, right) => left.startMs - right.startMs || order(left) - order(right));
   return { startedAtMs: start, durationMs, entries, notes };
 }
 
@@ -246,14 +252,18 @@ function modelWindows(
   return windows;
 }
 
-/** Which model answered `step`: the primary until a fallback, then the model it fell back to. */
-function modelNamer(state: RunState): (step: number) => string | undefined {
+/** Which models a window's steps used: the primary until a fallback, then the model it fell back to. */
+function modelNamer(state: RunState): (firstStep: number, lastStep: number) => string | undefined {
   const used = state.report.fallbacks.used;
   const primary = used[0]?.from ?? Object.keys(state.report.requests.byModel)[0];
-  return (step) => {
+  return (firstStep, lastStep) => {
     let model = primary;
-    for (const fallback of used) if (fallback.step <= step) model = fallback.to;
-    return model;
+    for (const fallback of used) if (fallback.step < firstStep) model = fallback.to;
+    const chain = model === undefined ? [] : [model];
+    for (const fallback of used) {
+      if (fallback.step >= firstStep && fallback.step <= lastStep) chain.push(fallback.to);
+    }
+    return chain.length === 0 ? undefined : chain.join(' → ');
   };
 }
 
