@@ -1,5 +1,5 @@
 // Builds the page from data without ever parsing data as HTML: text goes in through text nodes, attributes through
-// setAttribute. Nothing in the dashboard uses innerHTML (a test checks it), so a run's content cannot become markup.
+// setAttribute. No page script parses strings as HTML (a test checks it), so a run's content cannot become markup.
 
 /**
  * Makes an element. `attributes` are set with setAttribute, except `on` (an object of event listeners) and
