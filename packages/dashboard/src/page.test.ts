@@ -38,7 +38,7 @@ describe('the page', () => {
     await expect
       .poll(() => page.locator('.message-user pre').textContent())
       .toBe(`Open a ticket: ${HOSTILE}`);
-    expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('main img, main script').count()).toBe(0);
     expect(new URL(page.url()).hash).toBe('');
     expect(pageErrors).toEqual([]);
