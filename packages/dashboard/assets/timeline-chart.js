@@ -15,6 +15,8 @@ const LANES = [
 ];
 const COLOURS = { ok: '#2f855a', error: '#c53030', waiting: '#b7791f', info: '#3b6fb6' };
 const LANE_HEIGHT_PX = 34;
+/** Lanes of moments, drawn as diamonds; everything else (and counts with no stored time) is a bar, at least 0.5% of the run wide. */
+const MOMENT_LANES = ['breaker', 'checkpoint', 'correction'];
 
 function colour(entry, alpha) {
   const hex = COLOURS[entry.outcome] ?? COLOURS.info;
@@ -45,8 +47,10 @@ export function drawTimeline(canvas, timeline) {
   const lanes = LANES.filter((lane) => timeline.entries.some((entry) => entry.lane === lane));
   const durationMs = Math.max(1, timeline.durationMs);
   const minimumWidthMs = durationMs / 200;
-  const spans = timeline.entries.filter((entry) => entry.endMs > entry.startMs || entry.timing !== 'exact');
-  const moments = timeline.entries.filter((entry) => !spans.includes(entry));
+  const moments = timeline.entries.filter(
+    (entry) => MOMENT_LANES.includes(entry.lane) && entry.timing !== 'not-stored',
+  );
+  const spans = timeline.entries.filter((entry) => !moments.includes(entry));
   canvas.parentElement.style.height = `${lanes.length * LANE_HEIGHT_PX + 60}px`;
   return new Chart(canvas, {
     data: {
@@ -74,6 +78,7 @@ export function drawTimeline(canvas, timeline) {
           pointStyle: 'rectRot',
           pointRadius: 7,
           pointHoverRadius: 9,
+          clip: false,
           backgroundColor: moments.map((entry) => colour(entry, 1)),
         },
       ],

@@ -81,6 +81,8 @@ export function buildTimeline(
 
   const windows = modelWindows(state.step, ledger, at, durationMs);
   const modelOfStep = modelNamer(state);
+  // A run that failed on its model failed in its last model window.
+  const modelFailed = summary.status === 'failed' && state.stopReason === 'model_error';
   for (const window of windows) {
     const steps =
       window.lastStep === window.firstStep
@@ -94,7 +96,7 @@ export function buildTimeline(
       startMs: window.startMs,
       endMs: window.endMs,
       timing: 'step',
-      outcome: 'ok',
+      outcome: modelFailed && window.lastStep === state.step ? 'error' : 'ok',
     });
   }
   const windowOf = (step: number) =>
