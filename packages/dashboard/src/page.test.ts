@@ -2,14 +2,15 @@
 // the store live, and the page's scripts never turn data into markup.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MemoryRunStore } from '@keel/core';
+import { type Agent, MemoryRunStore } from '@keel/core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dashboard, startDashboard } from './dashboard.js';
 import { launchBrowser } from './test-support/browser.js';
-import { fallbackRun, HOSTILE, interruptedRun } from './test-support/runs.js';
+import { fallbackRun, HOSTILE, interruptedRun, resumeWith, uncertainRun } from './test-support/runs.js';
 
 const store = new MemoryRunStore();
+const agents = new Map<string, Agent<string>>();
 let browser: Browser;
 let dashboard: Dashboard;
 let page: Page;
@@ -17,7 +18,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  dashboard = await startDashboard({ store, port: 0, pollIntervalMs: 50 });
+  dashboard = await startDashboard({ store, port: 0, pollIntervalMs: 50, resume: resumeWith(agents) });
   page = await browser.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
 });
@@ -42,6 +43,18 @@ describe('the page', () => {
     expect(await page.locator('main img, main script').count()).toBe(0);
     expect(new URL(page.url()).hash).toBe('');
     expect(pageErrors).toEqual([]);
+  });
+
+  it('abandons a call that may have run: the run goes on without running it again', async () => {
+    const { runId, key, executions, agent } = await uncertainRun(store);
+    agents.set('billing', agent);
+    await page.goto(`${dashboard.url}/runs/${runId}`);
+    const card = page.locator(`article.decision-uncertain[data-key="${key}"]`);
+    await card.getByText('may or may not have run before the process stopped').waitFor();
+    await card.getByRole('button', { name: 'Abandon' }).click();
+    await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
+    expect(await page.locator('.message-tool pre').textContent()).toMatch(/outcome is unknown/);
+    expect(executions).toEqual([key]);
   });
 
   it('adds a run to the list while it is open, without a reload', async () => {
@@ -69,9 +82,9 @@ describe('the page', () => {
     await page.locator('tr[data-run-id]').first().waitFor();
     expect(await page.locator('tr[data-run-id]:not([data-status="interrupted"])').count()).toBe(0);
     await page.locator('select[name="status"]').selectOption('');
-    await page.locator('input[name="q"]').fill('final_answer');
+    await page.locator('input[name="q"]').fill('weather');
     await expect.poll(() => page.locator('tr[data-run-id]').count()).toBe(1);
-    expect(new URL(page.url()).search).toBe('?q=final_answer');
+    expect(new URL(page.url()).search).toBe('?q=weather');
   });
 
   it('asks for the token when the tab has none', async () => {
