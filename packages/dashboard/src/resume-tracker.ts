@@ -20,6 +20,7 @@ export class ResumeTracker {
 
   constructor(private readonly now: () => number) {}
 
+  /** Whether a resume of `runId` started here is still running. */
   isActive(runId: string): boolean {
     return this.active.has(runId);
   }
@@ -57,6 +58,7 @@ export class ResumeTracker {
     );
   }
 
+  /** What the page shows about resumes of `runId` started here. */
   status(runId: string): ResumeStatus {
     const last = this.last.get(runId);
     return last === undefined ? { active: this.isActive(runId) } : { active: this.isActive(runId), last };
@@ -67,6 +69,7 @@ export class ResumeTracker {
     await Promise.all(this.active.values());
   }
 
+  /** Resumes started here still running. */
   get count(): number {
     return this.active.size;
   }
