@@ -54,7 +54,7 @@ export class RunCatalog {
     const summaries = await this.store.listRuns(
       filter.status === undefined ? { limit: this.limit } : { status: filter.status, limit: this.limit },
     );
-    const cached = await this.load(summaries);
+    const cached = await this.load(summaries, filter.status === undefined);
     const nowMs = this.now();
     const agents = [...new Set(cached.map((entry) => entry.row.agentName))].sort();
     const query = filter.query?.trim().toLowerCase() ?? '';
@@ -69,7 +69,8 @@ export class RunCatalog {
     return { runs, agents, breakers: lastMoves(cached) };
   }
 
-  private async load(summaries: readonly RunSummary[]): Promise<Cached[]> {
+  /** Rows of `summaries`, from the cache where their version has not moved; `complete`: the listing is unfiltered. */
+  private async load(summaries: readonly RunSummary[], complete: boolean): Promise<Cached[]> {
     const result: Cached[] = new Array(summaries.length);
     const stale: number[] = [];
     summaries.forEach((summary, index) => {
@@ -105,8 +106,11 @@ export class RunCatalog {
         }),
       );
     }
-    const listed = new Set(summaries.map((summary) => summary.runId));
-    for (const runId of this.cache.keys()) if (!listed.has(runId)) this.cache.delete(runId);
+    // Runs that fell off the newest `limit` leave the cache; a listing narrowed by status says nothing of the others.
+    if (complete) {
+      const listed = new Set(summaries.map((summary) => summary.runId));
+      for (const runId of this.cache.keys()) if (!listed.has(runId)) this.cache.delete(runId);
+    }
     return result;
   }
 }

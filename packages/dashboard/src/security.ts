@@ -36,7 +36,7 @@ export function requireToken(token: string): MiddlewareHandler {
 
 function errorBody(message: string) {
   return {
-    code: 'auth',
+    code: 'unauthorized',
     message,
     guidance: 'Open the URL keel dashboard printed at start (it carries the token after #token=).',
   };
