@@ -55,7 +55,7 @@ async function urgentTicket(task: string): Promise<{ runId: string; key: string 
 }
 
 /** Starts `keel dashboard` in process; resolves with its page URL once it listens. */
-async function startCommand(...argv: string[]) {
+async function startCommand(argv: string[] = [], extraEnvironment: Record<string, string> = {}) {
   const controller = new AbortController();
   const lines: string[] = [];
   let listening!: (url: string) => void;
@@ -72,7 +72,7 @@ async function startCommand(...argv: string[]) {
     colour: false,
   };
   const exited = dashboardCommand(['--port', '0', ...argv], {
-    environment,
+    environment: { ...environment, ...extraEnvironment },
     output,
     workingDirectory: directory,
     signal: controller.signal,
@@ -122,6 +122,14 @@ describe('keel dashboard', () => {
   it('prints the page address with its generated token, on loopback', () => {
     expect(dashboard.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]{32}$/);
     expect(dashboard.lines.join('\n')).toMatch(/token \S+ \(generated; set KEEL_DASHBOARD_TOKEN or --token/);
+  });
+
+  it('refuses to bind another host without a token, with exit code 2', async () => {
+    const refused = await keel('dashboard', '--host', '0.0.0.0', '--port', '0');
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toMatch(/config\.invalid: Refusing to bind 0\.0\.0\.0 without a token/);
+    expect(refused.stdout).toMatch(/guidance: .*KEEL_DASHBOARD_TOKEN/);
+    expect((await keel('dashboard', '--port', 'eighty')).stdout).toMatch(/--port must be an integer/);
   });
 
   it('lists the runs keel run made, with their figures', async () => {
@@ -201,7 +209,9 @@ describe('keel dashboard', () => {
   it('resumes a run started elsewhere with the --agent file of its agent, rejecting with the reason', async () => {
     const stranger = await urgentTicket('Open an urgent ticket: no coffee');
     unlinkSync(invocationPath(directory, stranger.runId));
-    const second = await startCommand('--agent', 'support.yaml', '--token', 'second-dashboard-token-0123');
+    const second = await startCommand(['--agent', 'support.yaml'], {
+      KEEL_DASHBOARD_TOKEN: 'second-dashboard-token-0123',
+    });
     try {
       expect(second.url).not.toMatch(/token/);
       await page.goto(`${second.url}/#token=second-dashboard-token-0123`);
