@@ -45,6 +45,8 @@ export function createApp(parts: AppParts): Hono {
   };
   app.get('/', () => page('index.html'));
   app.get('/runs/:runId', () => page('index.html'));
+  // Browsers ask for an icon on their own; there is none, and saying so quietly keeps the console clean.
+  app.get('/favicon.ico', (context) => context.body(null, 204));
   app.get('/assets/:name', (context) => {
     const name = context.req.param('name');
     return assets.has(name)

@@ -15,12 +15,18 @@ let browser: Browser;
 let dashboard: Dashboard;
 let page: Page;
 const pageErrors: string[] = [];
+const consoleErrors: string[] = [];
+const requested: string[] = [];
 
 beforeAll(async () => {
   browser = await launchBrowser();
   dashboard = await startDashboard({ store, port: 0, pollIntervalMs: 50, resume: resumeWith(agents) });
   page = await browser.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${message.text()} ${message.location().url}`);
+  });
+  page.on('request', (request) => requested.push(request.url()));
 });
 afterAll(async () => {
   await browser?.close();
@@ -95,6 +101,15 @@ describe('the page', () => {
     await fresh.locator('form.token-form button').click();
     await fresh.locator('tr[data-run-id]').first().waitFor();
     await fresh.close();
+  });
+});
+
+describe('the page, all along', () => {
+  it('asked nothing of another origin and broke no Content-Security-Policy rule', () => {
+    expect(requested.length).toBeGreaterThan(10);
+    expect(requested.filter((url) => !url.startsWith(`${dashboard.url}/`))).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    expect(pageErrors).toEqual([]);
   });
 });
 
