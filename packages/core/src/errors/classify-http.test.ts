@@ -206,9 +206,17 @@ describe('classify: provider error bodies', () => {
       { code: 'provider.overloaded' },
     ],
     [
-      'Anthropic 429 rate_limit_error with its reset headers',
+      'Anthropic 429 rate_limit_error: retry-after decides before its reset headers',
       exchange(429, anthropic('rate_limit_error'), {
         'retry-after': '5',
+        'anthropic-ratelimit-tokens-remaining': '0',
+        'anthropic-ratelimit-tokens-reset': '2025-06-01T12:00:12Z',
+      }),
+      { code: 'provider.rate_limited', retryAfterMs: 5_000, data: { providerType: 'rate_limit_error' } },
+    ],
+    [
+      'Anthropic 429 rate_limit_error without retry-after: the reset of the exhausted limit',
+      exchange(429, anthropic('rate_limit_error'), {
         'anthropic-ratelimit-tokens-remaining': '0',
         'anthropic-ratelimit-tokens-reset': '2025-06-01T12:00:12Z',
       }),
