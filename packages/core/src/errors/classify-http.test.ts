@@ -254,6 +254,17 @@ describe('classify: provider error bodies', () => {
       { code: 'provider.context_overflow' },
     ],
     [
+      'Anthropic 400 "credit balance is too low" is an exhausted quota',
+      exchange(
+        400,
+        anthropic(
+          'invalid_request_error',
+          'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+        ),
+      ),
+      { code: 'provider.quota_exhausted', retryable: false },
+    ],
+    [
       'Anthropic 400 other invalid_request_error stays a bad request',
       exchange(400, anthropic('invalid_request_error', 'messages: roles must alternate')),
       { code: 'provider.bad_request' },
