@@ -9,4 +9,14 @@ export {
   readJson,
   streamReadError,
 } from './provider-http.js';
-export { readServerSentEvents, type SseEvent } from './server-sent-events.js';
+export {
+  checkMaxResponseBytes,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  readBoundedText,
+  responseTooLarge,
+} from './response-size.js';
+export {
+  readServerSentEvents,
+  type ServerSentEventsOptions,
+  type SseEvent,
+} from './server-sent-events.js';
