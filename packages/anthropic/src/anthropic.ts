@@ -6,7 +6,7 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { invalidResponse, post, readJson } from '@keel/core/http';
+import { checkMaxResponseBytes, invalidResponse, post, readJson } from '@keel/core/http';
 import { toRequestBody } from './request-body.js';
 import { type Answer, parseMessage, stopReasonError, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';
@@ -37,6 +37,11 @@ export interface AnthropicOptions {
   version?: string;
   /** The fetch to call. Defaults to the global `fetch`. */
   fetch?: typeof globalThis.fetch;
+  /**
+   * The largest successful response read, in bytes, whole body or event stream; a larger one fails with
+   * `provider.response_too_large` (not retryable) and is read no further. Defaults to 67_108_864 (64 MiB).
+   */
+  maxResponseBytes?: number;
 }
 
 /** An `anthropic-version` value: a date such as `2023-06-01` (also what keeps a header break out of it). */
@@ -53,6 +58,7 @@ const KNOWN_OPTIONS = Object.keys({
   provider: true,
   version: true,
   fetch: true,
+  maxResponseBytes: true,
 } satisfies Record<keyof AnthropicOptions, true>);
 
 /**
@@ -111,6 +117,8 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     );
   }
 
+  const maxResponseBytes = checkMaxResponseBytes(options.maxResponseBytes, 'anthropic()');
+
   const endpoint = `${baseUrl.replace(/\/+$/, '')}/v1/messages`;
   const headers: Record<string, string> = { accept: 'application/json', 'anthropic-version': version };
   if (apiKey !== undefined && apiKey !== '') headers['x-api-key'] = apiKey;
@@ -136,10 +144,17 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     if (streamed) {
       if (response.body === null)
         throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
-      const input = { body: response.body, signal, provider, requestedModel: model, outputTool, onTextDelta };
-      answer = await readMessageStream(input);
+      answer = await readMessageStream({
+        body: response.body,
+        signal,
+        provider,
+        requestedModel: model,
+        outputTool,
+        onTextDelta,
+        maxResponseBytes,
+      });
     } else {
-      answer = parseMessage(await readJson(response, signal, provider), provider, model);
+      answer = parseMessage(await readJson(response, signal, provider, maxResponseBytes), provider, model);
     }
     const failure = stopReasonError(answer, provider);
     if (failure !== undefined) throw failure;

@@ -6,7 +6,7 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { invalidResponse, post, readJson } from '@keel/core/http';
+import { checkMaxResponseBytes, invalidResponse, post, readJson } from '@keel/core/http';
 import { type MaxTokensField, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
@@ -32,6 +32,11 @@ export interface OpenAICommonOptions {
    * (every property required, `additionalProperties: false`). Defaults to false.
    */
   strictJsonSchema?: boolean;
+  /**
+   * The largest successful response read, in bytes, whole body or event stream; a larger one fails with
+   * `provider.response_too_large` (not retryable) and is read no further. Defaults to 67_108_864 (64 MiB).
+   */
+  maxResponseBytes?: number;
 }
 
 /** Options of {@link openai}. */
@@ -67,6 +72,7 @@ const COMMON_OPTIONS: Record<keyof OpenAICommonOptions, true> = {
   fetch: true,
   maxTokensField: true,
   strictJsonSchema: true,
+  maxResponseBytes: true,
 };
 const OPENAI_OPTIONS = Object.keys({
   ...COMMON_OPTIONS,
@@ -153,6 +159,7 @@ type ProviderSettings = OpenAICommonOptions & {
 
 function createProvider(settings: ProviderSettings): ModelProvider {
   validateOptions(settings);
+  const maxResponseBytes = checkMaxResponseBytes(settings.maxResponseBytes, settings.provider);
   const url = `${settings.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (settings.apiKey !== undefined && settings.apiKey !== '')
@@ -188,10 +195,12 @@ function createProvider(settings: ProviderSettings): ModelProvider {
         provider,
         requestedModel: model,
         onTextDelta,
+        maxResponseBytes,
       });
     } else {
       // A server that ignores `stream: true` answers in one piece: deliver its text as a single delta.
-      result = parseCompletion(await readJson(response, signal, provider), provider, model);
+      const body = await readJson(response, signal, provider, maxResponseBytes);
+      result = parseCompletion(body, provider, model);
       if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     }
     const requestId = response.headers.get('x-request-id');

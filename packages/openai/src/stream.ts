@@ -1,7 +1,6 @@
 import type { ModelResponse, ToolCall } from '@keel/core';
-import { invalidResponse, streamReadError } from '@keel/core/http';
+import { invalidResponse, readServerSentEvents, streamReadError } from '@keel/core/http';
 import { bodyError, isObject, parseUsage, toArgumentsText, toFinishReason } from './response.js';
-import { readServerSentEvents } from '@keel/core/http';
 
 interface PartialToolCall {
   id: string;
@@ -16,6 +15,8 @@ export interface StreamInput {
   provider: string;
   requestedModel: string;
   onTextDelta: (delta: string) => void;
+  /** The most bytes of events read; more is `provider.response_too_large`. */
+  maxResponseBytes: number;
 }
 
 /**
@@ -37,7 +38,10 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
   let callbackError: { error: unknown } | undefined;
 
   try {
-    for await (const event of readServerSentEvents(input.body)) {
+    for await (const event of readServerSentEvents(input.body, {
+      maxBytes: input.maxResponseBytes,
+      provider,
+    })) {
       if (event.data === '[DONE]') {
         done = true;
         break;

@@ -1,7 +1,7 @@
 // Tool calls whose arguments the model wrote as malformed JSON travel back to the server in the conversation. Servers
 // such as vLLM parse those arguments (to render them with the chat template) and answer 400 when they are not a JSON
 // object, so the provider must send valid JSON while the correction tells the model what was wrong.
-import { agent, type ModelRequest, tool } from '@keel/core';
+import { agent, type ModelProvider, type ModelRequest, tool } from '@keel/core';
 import { type HttpTestServer, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openai, openaiCompatible } from './index.js';
@@ -58,7 +58,9 @@ function withToolCall(argumentsText: string): ModelRequest {
   };
 }
 
-async function sentArguments(argumentsText: string, make = openaiCompatible): Promise<string> {
+type Make = (options: { baseUrl: string; model: string; apiKey: string }) => ModelProvider;
+
+async function sentArguments(argumentsText: string, make: Make = openaiCompatible): Promise<string> {
   server = await startHttpTestServer((_request, response) =>
     sendJson(response, 200, completion({ content: 'ok' })),
   );
@@ -79,8 +81,7 @@ describe('tool call arguments sent back', () => {
   });
 
   it('does the same for openai()', async () => {
-    const make = (options: { baseUrl: string; apiKey: string }) =>
-      openai('gpt-test', { baseUrl: options.baseUrl, apiKey: options.apiKey });
+    const make: Make = ({ baseUrl, apiKey }) => openai('gpt-test', { baseUrl, apiKey });
     expect(await sentArguments('{"city": "Par', make)).toBe('{}');
   });
 
