@@ -6,7 +6,14 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { checkMaxResponseBytes, invalidResponse, post, readJson } from '@keel/core/http';
+import {
+  checkMaxResponseBytes,
+  credentialRedactor,
+  invalidResponse,
+  post,
+  readJson,
+  withRedactedErrors,
+} from '@keel/core/http';
 import { toRequestBody } from './request-body.js';
 import { type Answer, parseMessage, stopReasonError, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';
@@ -125,9 +132,14 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   Object.assign(headers, extraHeaders);
   const fetch = options.fetch ?? globalThis.fetch;
   const settings = { model, provider, maxOutputTokens };
+  // Every error leaves without the key and credential headers, whatever the server echoed.
+  const redactor = credentialRedactor(apiKey, headers);
 
-  async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta } = request;
+  async function send(
+    request: ModelRequest,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<ModelResponse> {
+    const { signal } = request;
     const stream = onTextDelta !== undefined;
     const { body, outputTool } = toRequestBody(request, settings, stream);
     const response = await post({
@@ -166,6 +178,8 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     return result;
   }
 
+  const generate = (request: ModelRequest): Promise<ModelResponse> =>
+    withRedactedErrors(redactor, request, (onTextDelta) => send(request, onTextDelta));
   return { provider, model, contextWindowTokens: window, generate };
 }
 

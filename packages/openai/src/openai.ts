@@ -6,7 +6,14 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { checkMaxResponseBytes, invalidResponse, post, readJson } from '@keel/core/http';
+import {
+  checkMaxResponseBytes,
+  credentialRedactor,
+  invalidResponse,
+  post,
+  readJson,
+  withRedactedErrors,
+} from '@keel/core/http';
 import { type MaxTokensField, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
@@ -172,9 +179,14 @@ function createProvider(settings: ProviderSettings): ModelProvider {
     maxTokensField: settings.maxTokensField,
     strictJsonSchema: settings.strictJsonSchema ?? false,
   };
+  // Every error leaves without the key and credential headers, whatever the server echoed.
+  const redactor = credentialRedactor(settings.apiKey, headers);
 
-  async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta } = request;
+  async function send(
+    request: ModelRequest,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<ModelResponse> {
+    const { signal } = request;
     const stream = onTextDelta !== undefined;
     const response = await post({
       url,
@@ -208,6 +220,8 @@ function createProvider(settings: ProviderSettings): ModelProvider {
     return result;
   }
 
+  const generate = (request: ModelRequest): Promise<ModelResponse> =>
+    withRedactedErrors(redactor, request, (onTextDelta) => send(request, onTextDelta));
   return { provider, model, contextWindowTokens: settings.contextWindowTokens, generate };
 }
 
