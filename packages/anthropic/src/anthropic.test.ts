@@ -100,7 +100,7 @@ describe('anthropic wire format', () => {
     });
   });
 
-  it('never sends an assistant turn with no content (the API refuses content: [])', async () => {
+  it('never sends an assistant turn with no content or only whitespace (the API refuses content: [])', async () => {
     const { server, model } = await serve(message([{ type: 'text', text: 'ok' }]));
     await model.generate(
       request({
@@ -108,19 +108,31 @@ describe('anthropic wire format', () => {
           { role: 'user', content: 'Hi' },
           { role: 'assistant', content: '' },
           { role: 'user', content: 'Are you there?' },
+          { role: 'assistant', content: ' \n ' },
+          { role: 'user', content: 'Weather?' },
+          {
+            role: 'assistant',
+            content: '\n',
+            toolCalls: [{ id: 't1', name: 'get_weather', arguments: '{}' }],
+          },
+          { role: 'tool', toolCallId: 't1', toolName: 'get_weather', content: 'sunny' },
           { role: 'assistant', content: '', toolCalls: [] },
         ],
       }),
     );
     const body = server.requests[0]!.json() as { messages: unknown[] };
+    // Whitespace-only text is refused too ("text content blocks must contain non-whitespace text").
     expect(body.messages).toEqual([
       {
         role: 'user',
         content: [
           { type: 'text', text: 'Hi' },
           { type: 'text', text: 'Are you there?' },
+          { type: 'text', text: 'Weather?' },
         ],
       },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'get_weather', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'sunny' }] },
     ]);
   });
 
