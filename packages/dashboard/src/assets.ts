@@ -20,6 +20,9 @@ const PAGE_FILES = [
   'format.js',
   'runs-page.js',
   'run-page.js',
+  'run-panels.js',
+  'decisions.js',
+  'timeline-panel.js',
   'timeline-chart.js',
 ];
 
