@@ -59,6 +59,7 @@ function start() {
   };
   watchChanges(
     (kind, data) => {
+      setLive(kind === 'error' ? 'store-error' : 'live');
       for (const listener of listeners) listener(kind, data);
     },
     (state) => (state === 'denied' ? context.denied() : setLive(state)),

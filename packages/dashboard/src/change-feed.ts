@@ -1,6 +1,9 @@
 import { KeelError, type RunStore } from '@keel/core';
 
-/** What the feed tells its listeners: it is watching (`ready`), runs moved, or the store failed. */
+/**
+ * What the feed tells its listeners: it is watching (`ready`, also once the store answers again after an `error`),
+ * runs moved, or the store failed.
+ */
 export type StoreChange =
   | { kind: 'ready' }
   | { kind: 'runs'; runIds: string[] }
@@ -19,6 +22,7 @@ export class ChangeFeed {
   private versions: Map<string, number> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  private failing = false;
   private closed = false;
 
   constructor(
@@ -59,12 +63,14 @@ export class ChangeFeed {
       const next = new Map(runs.map((run) => [run.runId, run.version]));
       const previous = this.versions;
       this.versions = next;
-      if (previous === undefined) this.emit({ kind: 'ready' });
-      else {
+      if (previous === undefined || this.failing) this.emit({ kind: 'ready' });
+      this.failing = false;
+      if (previous !== undefined) {
         const runIds = runs.filter((run) => previous.get(run.runId) !== run.version).map((run) => run.runId);
         if (runIds.length > 0) this.emit({ kind: 'runs', runIds });
       }
     } catch (error) {
+      this.failing = true;
       const keelError = KeelError.isInstance(error) ? error : undefined;
       this.emit({
         kind: 'error',
