@@ -5,10 +5,5 @@ export { DEFAULT_INHERITED_ENV } from './command/environment.js';
 export { PRLIMIT_PATHS, type ResourceLimits } from './command/resource-limits.js';
 export type { CommandUser } from './command/run-process.js';
 export { type HostResolver, type ResolvedAddress, systemResolver } from './http/guarded-lookup.js';
-export {
-  type HeadersHook,
-  type HttpMethod,
-  type HttpOutput,
-  type HttpToolOptions,
-  httpTool,
-} from './http/http-tool.js';
+export { type HttpMethod, type HttpOutput, type HttpToolOptions, httpTool } from './http/http-tool.js';
+export type { HeadersHook } from './http/request-headers.js';

@@ -14,19 +14,13 @@ import {
   type ToolFallback,
   tool,
 } from '@keel/core';
-import { checkPlaceholderNames, parseTemplate, placeholderText, type TemplatePart } from '../template.js';
-import {
-  booleanOption,
-  clockOption,
-  integerOption,
-  invalid,
-  MAX_TIMER_MS,
-  stringRecordOption,
-} from '../validate.js';
+import { checkPlaceholderNames } from '../template.js';
+import { booleanOption, clockOption, integerOption, invalid, MAX_TIMER_MS } from '../validate.js';
 import { addressPolicy } from './address-policy.js';
 import { compileBody } from './body-template.js';
 import { exchange } from './exchange.js';
 import { guardedLookup, type HostResolver, systemResolver } from './guarded-lookup.js';
+import { buildHeaders, HEADER_NAME, type HeadersHook, headerTemplates } from './request-headers.js';
 import { type DecodedBody, decodeBody } from './response-body.js';
 import { statusError } from './status-error.js';
 import { buildUrl, parseUrlTemplate } from './url-template.js';
@@ -36,12 +30,6 @@ export type HttpMethod = 'GET' | 'HEAD' | 'OPTIONS' | 'POST' | 'PUT' | 'PATCH' |
 
 const METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const SAFE_METHODS: readonly HttpMethod[] = ['GET', 'HEAD', 'OPTIONS'];
-
-/** Computes request headers for a call (the hook where trace context such as `traceparent` can be added). */
-export type HeadersHook<Input> = (
-  input: Input,
-  context: ToolContext,
-) => Record<string, string> | Promise<Record<string, string>>;
 
 /** Options of {@link httpTool}. */
 export interface HttpToolOptions<Input> {
@@ -260,55 +248,6 @@ export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool
   return built;
 }
 
-type HeaderTemplates<Input> = HeadersHook<Input> | (readonly [string, readonly TemplatePart[]])[];
-
-function headerTemplates<Input>(value: unknown, where: string): HeaderTemplates<Input> {
-  if (typeof value === 'function') return value as HeadersHook<Input>;
-  const record = stringRecordOption(value, 'headers', where, (name) =>
-    /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name),
-  );
-  return Object.entries(record).map(([name, text]) => [
-    name.toLowerCase(),
-    parseTemplate(text, `${where} headers.${name}`),
-  ]);
-}
-
-async function buildHeaders<Input>(
-  templates: HeaderTemplates<Input>,
-  input: Input,
-  context: ToolContext,
-): Promise<Record<string, string>> {
-  const headers: Record<string, string> = {
-    accept: 'application/json, text/*;q=0.9, */*;q=0.8',
-    'user-agent': 'keel-tools',
-  };
-  const entries =
-    typeof templates === 'function'
-      ? Object.entries(await templates(input, context))
-      : templates.map(([name, parts]) => [name, fillHeader(parts, input)] as const);
-  for (const [name, value] of entries) {
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) {
-      throw new KeelError('tool.invalid_input', `The value of header ${name} must be text on one line`, {
-        data: { header: name },
-      });
-    }
-    headers[name.toLowerCase()] = value;
-  }
-  return headers;
-}
-
-/** A header's value, or undefined (the header is left out) when one of its placeholders has no value. */
-function fillHeader(parts: readonly TemplatePart[], input: unknown): string | undefined {
-  let text = '';
-  for (const part of parts) {
-    const value = typeof part === 'string' ? part : placeholderText(input, part.name);
-    if (value === undefined) return undefined;
-    text += value;
-  }
-  return text;
-}
-
 /** A signal that aborts on the caller's signal or after `timeoutMs`, whichever comes first. */
 function deadline(
   caller: AbortSignal,
@@ -343,7 +282,6 @@ function outputOf(status: number, contentType: string | undefined, decoded: Deco
 
 function idempotencyHeaderOption(value: unknown, where: string): string | false {
   if (value === undefined) return 'Idempotency-Key';
-  if (value === false || (typeof value === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)))
-    return value;
+  if (value === false || (typeof value === 'string' && HEADER_NAME.test(value))) return value;
   throw invalid(where, 'idempotencyHeader', 'idempotencyHeader must be a header name or false');
 }
