@@ -50,7 +50,7 @@ describe('tools in an agent run', () => {
       { content: 'A-1 is open.' },
     ]);
     const run = agent({ model, tools: [getItem], clock }).run('State of A-1?');
-    await vi.waitFor(() => expect(server!.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(server!.requests).toHaveLength(1), { timeout: 10_000 });
     await clock.advance(2_000);
     const result = await run;
 

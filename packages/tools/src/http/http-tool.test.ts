@@ -168,7 +168,7 @@ describe('httpTool: responses', () => {
     server = await startHttpTestServer(() => undefined);
     const clock = new FakeClock();
     const call = rejection(callTool(itemTool({ clock, timeoutMs: 2_000 }), { id: '1' }));
-    await vi.waitFor(() => expect(server!.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(server!.requests).toHaveLength(1), { timeout: 10_000 });
     await clock.advance(2_000);
     const error = await call;
     expect(error.code).toBe('tool.timeout');
@@ -180,7 +180,7 @@ describe('httpTool: responses', () => {
     server = await startHttpTestServer(() => undefined);
     const controller = new AbortController();
     const call = callTool(itemTool(), { id: '1' }, controller.signal).catch((error: unknown) => error);
-    await vi.waitFor(() => expect(server!.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(server!.requests).toHaveLength(1), { timeout: 10_000 });
     const reason = new Error('cancelled');
     controller.abort(reason);
     expect(await call).toBe(reason);
