@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
@@ -18,6 +19,7 @@ usage:
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
               [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
+  keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
 
 options:
   --faults SPEC   fault schedule of the simulated provider: a preset (none, demo, flaky, chaos) or entries such as
@@ -35,6 +37,9 @@ options:
   --allow-key-host HOST
                   let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
                   go only to the provider's own host otherwise (api.openai.com, api.anthropic.com)
+  --port N        dashboard: the port (default: 4800; 0 picks a free one)
+  --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
+  --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
 
 exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled`;
 
@@ -81,6 +86,8 @@ interface CommandContext {
 
 async function dispatch(argv: readonly string[], context: CommandContext): Promise<number> {
   const { environment, output, workingDirectory, signal, clock } = context;
+  if (argv[0] === 'dashboard')
+    return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
   const { values, positionals } = parse(argv);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const [command, ...rest] = positionals;

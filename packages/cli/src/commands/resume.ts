@@ -1,4 +1,11 @@
-import { type ApprovalAnswer, type Clock, KeelError, type RunStore, type ToolCallDecision } from '@keel/core';
+import {
+  type ApprovalAnswer,
+  type Clock,
+  KeelError,
+  type RunStore,
+  systemClock,
+  type ToolCallDecision,
+} from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { loadInvocation } from '../invocation.js';
 import {
@@ -25,18 +32,19 @@ export interface ResumeCommandOptions {
   execute: string[];
   /** Idempotency keys of calls that may have run, to give up on (the model is told the outcome is unknown). */
   abandon: string[];
-  /** `--allow-key-host` values, added to those the run was started with. */
-  allowedKeyHosts: string[];
+  /** `--allow-key-host` values, added to those the run was started with. Defaults to none. */
+  allowedKeyHosts?: string[];
   /**
    * When another process holds the run's lease: wait for it to end (at most {@link MAX_LEASE_WAIT_MS}, printing
-   * progress on stderr), then resume. Without it, `keel resume` says when the lease ends and exits.
+   * progress on stderr), then resume. Without it, `keel resume` says when the lease ends and exits. Defaults to false.
    */
-  wait: boolean;
+  wait?: boolean;
   json: boolean;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
-  clock: Clock;
+  /** The agent's clock, and the one `wait` waits on. Defaults to the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -49,6 +57,7 @@ export async function resumeCommand(
   store: RunStore,
   output: Output,
 ): Promise<number> {
+  const clock = options.clock ?? systemClock;
   const invocation = await loadInvocation(options.workingDirectory, options.runId, options.agentFile);
   const approvals: Record<string, ApprovalAnswer> = {};
   for (const key of options.approve) approvals[key] = { approved: true };
@@ -70,8 +79,8 @@ export async function resumeCommand(
     workingDirectory: options.workingDirectory,
     environment: options.environment,
     store,
-    allowedKeyHosts: [...(invocation.allowedKeyHosts ?? []), ...options.allowedKeyHosts],
-    clock: options.clock,
+    allowedKeyHosts: [...(invocation.allowedKeyHosts ?? []), ...(options.allowedKeyHosts ?? [])],
+    clock,
     ...(invocation.faults === undefined ? {} : { faults: invocation.faults }),
     ...(invocation.seed === undefined ? {} : { seed: invocation.seed }),
   });
@@ -80,7 +89,7 @@ export async function resumeCommand(
       output.out(`${paint(output, 'bold', `keel resume ${built.file.name}`)}  run ${options.runId}`);
       output.out('');
     }
-    const deadlineMs = options.clock.now() + MAX_LEASE_WAIT_MS;
+    const deadlineMs = clock.now() + MAX_LEASE_WAIT_MS;
     let waitedFor: number | undefined;
     for (;;) {
       try {
@@ -94,10 +103,10 @@ export async function resumeCommand(
       } catch (error) {
         const lease = heldLease(error);
         if (lease === undefined) throw error;
-        const nowMs = options.clock.now();
+        const nowMs = clock.now();
         if (waitedFor !== undefined && lease.expiresAtMs > waitedFor)
           throw leaseRenewedError(options.runId, lease, nowMs, error);
-        if (!options.wait) throw leaseHeldError(options.runId, lease, nowMs, error);
+        if (options.wait !== true) throw leaseHeldError(options.runId, lease, nowMs, error);
         if (lease.expiresAtMs > deadlineMs) {
           const limit = `, later than --wait waits (${MAX_LEASE_WAIT_MS / 1_000} s)`;
           throw leaseHeldError(options.runId, lease, nowMs, error, limit);
@@ -105,7 +114,7 @@ export async function resumeCommand(
         output.error(
           `waiting for run ${options.runId}: its lease (owner ${lease.holder ?? 'unknown'}) ends ${whenLeaseEnds(lease.expiresAtMs, nowMs)}`,
         );
-        await waitForLease(lease, options.clock, options.signal, (line) => output.error(line));
+        await waitForLease(lease, clock, options.signal, (line) => output.error(line));
         waitedFor = lease.expiresAtMs;
       }
     }
