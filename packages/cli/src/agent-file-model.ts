@@ -8,6 +8,7 @@ import {
   hostAllowed,
   hostOf,
   keyVariableOf,
+  onProviderHost,
   PROVIDER_HOSTS,
 } from './key-hosts.js';
 
@@ -164,15 +165,17 @@ function checkKeyHost(
 ): void {
   const variable = keyVariableOf(entry);
   if (variable === undefined || entry.provider === 'simulated') return;
+  if (onProviderHost(entry) || hostAllowed(entry, allowedKeyHosts)) return;
   const host = hostOf(entry);
-  if (host === PROVIDER_HOSTS[entry.provider] || hostAllowed(entry, allowedKeyHosts)) return;
+  // The provider's own host over plain http: show the scheme, since that is what is wrong.
+  const shown = host === PROVIDER_HOSTS[entry.provider] ? `http://${host}` : host;
   const at = isMap(node) ? ((node.get('baseUrl', true) as Node | undefined) ?? node) : node;
   const usesDefault =
     entry.apiKeyEnv === undefined ? ` (the default, ${DEFAULT_KEY_VARIABLES[entry.provider]})` : '';
   reader.fail(
     at,
     `${field}.baseUrl`,
-    `would receive the API key in ${variable}${usesDefault}, but ${host} is not ${entry.provider}'s own host (${PROVIDER_HOSTS[entry.provider]})`,
+    `would receive the API key in ${variable}${usesDefault}, but ${shown} is not ${entry.provider}'s own host (https://${PROVIDER_HOSTS[entry.provider]})`,
     `If you trust ${host} with that key, run with --allow-key-host ${host}`,
   );
 }

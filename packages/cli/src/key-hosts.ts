@@ -5,8 +5,9 @@ import { KeelError } from '@keel/core';
 // host (http://attacker/v1). The rule:
 //
 // 1. `apiKeyEnv` must name an API key variable: upper case, ending in `_API_KEY` or `_API_TOKEN`.
-// 2. A key goes to the provider's own host (api.openai.com, api.anthropic.com) without asking. To any other host it
-//    goes only when the command line names that host: `--allow-key-host llm.internal:4000`.
+// 2. A key goes to the provider's own host over https (api.openai.com, api.anthropic.com) without asking. To any
+//    other host (or over plain http) it goes only when the command line names that host:
+//    `--allow-key-host llm.internal:4000`.
 // 3. An OpenAI-compatible server elsewhere (`baseUrl` on another host) gets no key unless `apiKeyEnv` names one:
 //    OPENAI_API_KEY is never sent there by default.
 
@@ -43,9 +44,11 @@ export function hostOf(model: KeyedModel): string {
   return new URL(model.baseUrl ?? `https://${PROVIDER_HOSTS[model.provider]}`).host;
 }
 
-/** Whether the model's requests go to its provider's own host. */
+/** Whether the model's requests go to its provider's own host, over https. */
 export function onProviderHost(model: KeyedModel): boolean {
-  return model.provider !== 'simulated' && hostOf(model) === PROVIDER_HOSTS[model.provider];
+  if (model.provider === 'simulated') return false;
+  const url = new URL(model.baseUrl ?? `https://${PROVIDER_HOSTS[model.provider]}`);
+  return url.protocol === 'https:' && url.host === PROVIDER_HOSTS[model.provider];
 }
 
 /**
