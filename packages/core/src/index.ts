@@ -17,6 +17,7 @@ export { ERROR_CODES, type ErrorCategory, type ErrorCode, isErrorCode } from './
 export { CONTROL_SIGNAL, type ControlSignal, isControlSignal } from './errors/control.js';
 export { type JsonValue, KeelError, type KeelErrorOptions } from './errors/keel-error.js';
 export { isSecretKey, REDACTED, redactSecrets } from './errors/redact.js';
+export { createRedactor, MIN_SECRET_CHARS, type Redactor } from './errors/redactor.js';
 export { type HeadersLike, MAX_RETRY_AFTER_MS, retryAfterFromHeaders } from './errors/retry-after.js';
 export {
   deserializeError,
@@ -175,7 +176,18 @@ export type {
   RunSummary,
   StartedToolCall,
 } from './spec/run-store.js';
-export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
+export type {
+  FallbackValue,
+  Tool,
+  ToolContext,
+  ToolDegradation,
+  ToolFallback,
+  ToolFallbackCondition,
+  ToolFallbackContext,
+  ToolResult,
+  ValidationIssue,
+  ValidationResult,
+} from './spec/tool.js';
 
 // store
 export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './store/conflicts.js';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { RunStore } from '@keel/core';
+import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { saveInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
@@ -12,12 +12,15 @@ export interface RunCommandOptions {
   task: string;
   faults?: string;
   seed?: number;
+  /** `--allow-key-host` values: hosts besides a provider's own that may receive an API key. */
+  allowedKeyHosts: string[];
   json: boolean;
   /** `--otlp`, `--metrics-port` and `--log json`. Defaults to none of them. */
   telemetry?: TelemetryFlags;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
+  clock: Clock;
 }
 
 /** `keel run <agent.yaml> "<task>"`: runs an agent file durably, showing live what happens, then the report. */
@@ -26,6 +29,11 @@ export async function runCommand(
   store: RunStore,
   output: Output,
 ): Promise<number> {
+  if (options.task.trim() === '') {
+    throw new KeelError('config.invalid', 'The task is empty: say what the agent should do', {
+      guidance: 'keel run <agent.yaml> "What is the weather in Paris?"',
+    });
+  }
   const agentFile = resolve(options.workingDirectory, options.file);
   const telemetry = await startTelemetry(options.telemetry ?? { logJson: false }, output);
   try {
@@ -47,6 +55,8 @@ async function runWithTelemetry(
     workingDirectory: options.workingDirectory,
     environment: options.environment,
     store,
+    allowedKeyHosts: options.allowedKeyHosts,
+    clock: options.clock,
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
@@ -58,6 +68,7 @@ async function runWithTelemetry(
       agentFile,
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.seed === undefined ? {} : { seed: options.seed }),
+      ...(options.allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts: options.allowedKeyHosts }),
     });
     if (!quiet) {
       const chain = [built.models.model, ...built.models.fallbacks]
