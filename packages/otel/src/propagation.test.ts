@@ -2,6 +2,7 @@ import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { agent, MemoryRunStore, tool } from '@keel/core';
 import { FakeClock, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
+import { httpTool } from '@keel/tools';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inMemorySdk, spanNamed, useAsyncContext } from './test-sdk.js';
 import { parseTraceparent, traceparentOf } from './trace-headers.js';
@@ -80,6 +81,32 @@ describe('context propagation into tools', () => {
       expect(sent['/a']).toBe(traceparentOf(spanNamed(spans, 'execute_tool fetch_by_context').spanContext()));
       expect(sent['/b']).toBe(traceparentOf(spanNamed(spans, 'execute_tool fetch_by_headers').spanContext()));
       expect(parseTraceparent(sent['/a'] as string)?.traceId).toBe(request.spanContext().traceId);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("sends traceparent from keel's own HTTP tool through its headers hook", async () => {
+    const server = await startHttpTestServer((_request, response) => sendJson(response, 200, { rooms: 3 }));
+    try {
+      const tracing = keelTracing({ tracer });
+      const rooms = httpTool({
+        name: 'free_rooms',
+        description: 'Free rooms in a hotel',
+        input: { type: 'object', properties: {} },
+        url: `${server.url}/rooms`,
+        allow: ['127.0.0.1'],
+        headers: (_input, toolContext) => tracing.traceHeaders(toolContext),
+      });
+      const model = scriptedModel([
+        { toolCalls: [{ name: 'free_rooms', arguments: {} }] },
+        { content: '3 rooms' },
+      ]);
+      const assistant = agent({ name: 'hotel', model, tools: [rooms] });
+      tracing.observe(assistant);
+      expect((await assistant.run('Any rooms?')).status).toBe('completed');
+      const call = spanNamed(sdk.spans.getFinishedSpans(), 'execute_tool free_rooms');
+      expect(server.requests[0]!.headers.traceparent).toBe(traceparentOf(call.spanContext()));
     } finally {
       await server.close();
     }
