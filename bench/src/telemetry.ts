@@ -77,8 +77,10 @@ async function perStep(agents: Record<string, Agent>, runs: number): Promise<Rec
 
 function report(title: string, figures: Record<string, number>): boolean {
   const off = figures.off!;
+  const signed = (value: number, unit: string) =>
+    `${value < 0 ? '' : '+'}${value.toFixed(value === 0 ? 0 : 2)}${unit}`;
   const line = (label: string, us: number) =>
-    `  ${label.padEnd(34)} ${us.toFixed(2)} µs  (+${(us - off).toFixed(2)} µs, +${((us / off - 1) * 100).toFixed(1)}%)`;
+    `  ${label.padEnd(34)} ${us.toFixed(2)} µs  (${signed(us - off, ' µs')}, ${signed((us / off - 1) * 100, '%')})`;
   console.log(title);
   console.log(`  ${'telemetry off'.padEnd(34)} ${off.toFixed(2)} µs`);
   console.log(line('tracing + metrics, no-op API', figures.noop!));
