@@ -80,7 +80,7 @@ function report(title: string, figures: Record<string, number>): boolean {
   const signed = (value: number, unit: string) =>
     `${value < 0 ? '' : '+'}${value.toFixed(value === 0 ? 0 : 2)}${unit}`;
   const line = (label: string, us: number) =>
-    `  ${label.padEnd(34)} ${us.toFixed(2)} µs  (${signed(us - off, ' µs')}, ${signed((us / off - 1) * 100, '%')})`;
+    `  ${label.padEnd(34)} ${us.toFixed(2)} µs  (${signed(us - off, 2, ' µs')}, ${signed((us / off - 1) * 100, 1, '%')})`;
   console.log(title);
   console.log(`  ${'telemetry off'.padEnd(34)} ${off.toFixed(2)} µs`);
   console.log(line('tracing + metrics, no-op API', figures.noop!));
