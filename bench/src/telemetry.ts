@@ -77,8 +77,8 @@ async function perStep(agents: Record<string, Agent>, runs: number): Promise<Rec
 
 function report(title: string, figures: Record<string, number>): boolean {
   const off = figures.off!;
-  const signed = (value: number, unit: string) =>
-    `${value < 0 ? '' : '+'}${value.toFixed(value === 0 ? 0 : 2)}${unit}`;
+  const signed = (value: number, digits: number, unit: string) =>
+    `${value < 0 ? '' : '+'}${value.toFixed(digits)}${unit}`;
   const line = (label: string, us: number) =>
     `  ${label.padEnd(34)} ${us.toFixed(2)} µs  (${signed(us - off, 2, ' µs')}, ${signed((us / off - 1) * 100, 1, '%')})`;
   console.log(title);
