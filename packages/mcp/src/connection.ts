@@ -1,0 +1,179 @@
+import type { JsonValue } from '@keel/core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { serverEnvironment } from './environment.js';
+import { brief, unreachable } from './errors.js';
+import type { McpTarget } from './options.js';
+import { ChildProcessTransport } from './stdio-transport.js';
+
+/** How keel introduces itself in the MCP handshake. */
+const CLIENT_INFO = { name: 'keel', version: '0.1.0' } as const;
+/** Statuses with which a server that only speaks the older SSE transport answers a Streamable HTTP request. */
+const SSE_FALLBACK_STATUSES = new Set([400, 404, 405]);
+/** Transport errors that mean the server's event stream is gone, so no answer can arrive on it any more. */
+const STREAM_LOST =
+  /SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect|^SSE error|terminated/;
+const STDERR_LINES_SHOWN = 5;
+
+/** Which wire a connection speaks. */
+export type McpTransportKind = 'stdio' | 'streamable-http' | 'sse';
+
+/** What a connection reports to its toolset. */
+export interface ConnectionEvents {
+  /** The connection ended without `close()` being called: the server exited, or its stream broke. */
+  onLost(connection: ServerConnection): void;
+  /** The server said its tool list changed (`notifications/tools/list_changed`). */
+  onToolsChanged(connection: ServerConnection): void;
+}
+
+/** One live MCP session with a server, on the SDK's `Client`. */
+export interface ServerConnection {
+  readonly client: Client;
+  readonly transport: McpTransportKind;
+  /** The stdio server's process id. */
+  readonly pid: number | undefined;
+  /** True once the connection has ended, for whatever reason. */
+  readonly closed: boolean;
+  /** Ends the session (and a stdio server's process group); resolves when a stdio server has exited. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts (stdio) or reaches (HTTP) the server and completes the MCP handshake within `timeoutMs`. Over HTTP with
+ * `transport: 'auto'`, a server that refuses Streamable HTTP with 400, 404 or 405 is tried again over SSE. Fails with
+ * `tool.unavailable` (`data.phase: 'connect'`), the stdio server's last stderr lines in the message.
+ */
+export async function openConnection(
+  server: string,
+  target: McpTarget,
+  timeoutMs: number,
+  events: ConnectionEvents,
+): Promise<ServerConnection> {
+  if (target.kind === 'stdio') {
+    const transport = new ChildProcessTransport({ ...target, env: serverEnvironment(target.env) });
+    return handshake(server, transport, 'stdio', timeoutMs, events, () => stderrLines(transport.stderrTail));
+  }
+  const init = { headers: { ...target.headers } };
+  if (target.transport !== 'sse') {
+    try {
+      const transport = new StreamableHTTPClientTransport(target.url, {
+        requestInit: init,
+        // keel decides about reconnecting (on the next call, behind the breaker); the SDK's own retries are off.
+        reconnectionOptions: {
+          maxRetries: 0,
+          initialReconnectionDelay: 1_000,
+          maxReconnectionDelay: 1_000,
+          reconnectionDelayGrowFactor: 1,
+        },
+      });
+      return await handshake(server, transport, 'streamable-http', timeoutMs, events);
+    } catch (error) {
+      const status = (error as { data?: { status?: JsonValue } }).data?.status;
+      if (
+        target.transport === 'streamable-http' ||
+        typeof status !== 'number' ||
+        !SSE_FALLBACK_STATUSES.has(status)
+      )
+        throw error;
+    }
+  }
+  return handshake(
+    server,
+    new SSEClientTransport(target.url, { requestInit: init }),
+    'sse',
+    timeoutMs,
+    events,
+  );
+}
+
+async function handshake(
+  server: string,
+  transport: Transport & { readonly pid?: number },
+  kind: McpTransportKind,
+  timeoutMs: number,
+  events: ConnectionEvents,
+  detail?: () => string,
+): Promise<ServerConnection> {
+  const connection = new Connection(new Client(CLIENT_INFO, { capabilities: {} }), transport, kind, events);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no MCP handshake within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    // The SDK times the initialize request, but not the transport's start (an SSE server that never sends its
+    // endpoint), so the whole handshake races one deadline.
+    await Promise.race([connection.client.connect(transport, { timeout: timeoutMs }), deadline]);
+    return connection;
+  } catch (error) {
+    await connection.close();
+    const status = httpStatusOf(error);
+    throw unreachable(
+      server,
+      error,
+      { phase: 'connect', transport: kind, ...(status === undefined ? {} : { status }) },
+      detail?.(),
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+class Connection implements ServerConnection {
+  readonly client: Client;
+  readonly transport: McpTransportKind;
+  private readonly raw: Transport & { readonly pid?: number };
+  private ended = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    client: Client,
+    raw: Transport & { readonly pid?: number },
+    kind: McpTransportKind,
+    events: ConnectionEvents,
+  ) {
+    this.client = client;
+    this.raw = raw;
+    this.transport = kind;
+    client.onclose = () => {
+      if (this.ended) return;
+      this.ended = true;
+      events.onLost(this);
+    };
+    client.onerror = (error) => {
+      if (kind !== 'stdio' && STREAM_LOST.test(brief(error))) void this.close(true);
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.onToolsChanged(this));
+  }
+
+  get pid(): number | undefined {
+    return this.raw.pid;
+  }
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  close(lost = false): Promise<void> {
+    // Closed by keel, the connection is not reported lost; closed because its stream broke, it is (via onclose).
+    if (!lost) this.ended = true;
+    this.closing ??= this.raw.close().catch(() => undefined);
+    return this.closing;
+  }
+}
+
+function stderrLines(tail: string): string {
+  const lines = tail.trimEnd().split('\n').slice(-STDERR_LINES_SHOWN);
+  return lines.length === 0 || lines[0] === '' ? '' : `server stderr (last lines):\n${lines.join('\n')}`;
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error &&
+    error.message.startsWith('Streamable HTTP error') &&
+    typeof code === 'number'
+    ? code
+    : undefined;
+}
