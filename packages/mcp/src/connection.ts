@@ -106,6 +106,7 @@ async function handshake(
     // The SDK times the initialize request, but not the transport's start (an SSE server that never sends its
     // endpoint), so the whole handshake races one deadline.
     await Promise.race([connection.client.connect(transport, { timeout: timeoutMs }), deadline]);
+    deferResponses(transport);
     return connection;
   } catch (error) {
     await connection.close();
@@ -162,6 +163,21 @@ class Connection implements ServerConnection {
     this.closing ??= this.raw.close().catch(() => undefined);
     return this.closing;
   }
+}
+
+/**
+ * The SDK runs notification handlers a microtask late but settles a request as soon as its response is read, and
+ * forgets the request's progress handler then: the last progress notification, read in the same chunk as the
+ * response, would be dropped. Delivering responses a microtask late too keeps the order the server sent.
+ */
+function deferResponses(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (deliver === undefined) return;
+  transport.onmessage = (message, extra) => {
+    if ('id' in message && ('result' in message || 'error' in message))
+      queueMicrotask(() => deliver(message, extra));
+    else deliver(message, extra);
+  };
 }
 
 function stderrLines(tail: string): string {

@@ -95,6 +95,8 @@ class Toolset implements McpToolset {
   private listing: Promise<readonly McpTool[]> | undefined;
   private closing: Promise<void> | undefined;
   private readonly inFlight = new Set<AbortController>();
+  /** Connections being closed after they were dropped; `close()` waits for them too. */
+  private readonly draining = new Set<Promise<void>>();
   private readonly changes = new EventEmitter<readonly McpTool[]>();
   private readonly call = (target: McpCallTarget, input: Record<string, unknown>, context: ToolContext) =>
     this.callTool(target, input, context);
@@ -163,7 +165,7 @@ class Toolset implements McpToolset {
     const pending = this.connecting?.catch(() => undefined);
     const connection = this.connection;
     this.connection = undefined;
-    await Promise.all([connection?.close(), pending]);
+    await Promise.all([connection?.close(), pending, ...this.draining]);
   }
 
   private async list(): Promise<readonly McpTool[]> {
@@ -326,9 +328,7 @@ class Toolset implements McpToolset {
 
   private async open(): Promise<ServerConnection> {
     const connection = await openConnection(this.name, this.options.target, this.options.connectTimeoutMs, {
-      onLost: (lost) => {
-        if (this.connection === lost) this.connection = undefined;
-      },
+      onLost: (lost) => this.drop(lost),
       onToolsChanged: (changed) => this.toolsChanged(changed),
     });
     if (this.closing !== undefined) {
@@ -360,7 +360,8 @@ class Toolset implements McpToolset {
 
   private drop(connection: ServerConnection): void {
     if (this.connection === connection) this.connection = undefined;
-    void connection.close();
+    const closing = connection.close().finally(() => this.draining.delete(closing));
+    this.draining.add(closing);
   }
 
   private makeBreaker(options: ResolvedMcpOptions): CircuitBreaker {
