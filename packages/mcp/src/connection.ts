@@ -17,6 +17,8 @@ const SSE_FALLBACK_STATUSES = new Set([400, 404, 405]);
 const STREAM_LOST =
   /SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect|^SSE error|terminated/;
 const STDERR_LINES_SHOWN = 5;
+/** Longest a closing connection waits for messages still being sent, and for the server to end its session. */
+const FLUSH_MS = 1_000;
 
 /** Which wire a connection speaks. */
 export type McpTransportKind = 'stdio' | 'streamable-http' | 'sse';
@@ -126,6 +128,7 @@ class Connection implements ServerConnection {
   readonly client: Client;
   readonly transport: McpTransportKind;
   private readonly raw: Transport & { readonly pid?: number };
+  private readonly sending = new Set<Promise<void>>();
   private ended = false;
   private closing: Promise<void> | undefined;
 
@@ -138,6 +141,15 @@ class Connection implements ServerConnection {
     this.client = client;
     this.raw = raw;
     this.transport = kind;
+    // Messages still being sent (the cancellations of a closing toolset) go out before the connection ends.
+    const send = raw.send.bind(raw);
+    raw.send = (message, options) => {
+      const sending = send(message, options);
+      this.sending.add(sending);
+      const forget = () => this.sending.delete(sending);
+      sending.then(forget, forget);
+      return sending;
+    };
     client.onclose = () => {
       if (this.ended) return;
       this.ended = true;
@@ -159,10 +171,33 @@ class Connection implements ServerConnection {
 
   close(lost = false): Promise<void> {
     // Closed by keel, the connection is not reported lost; closed because its stream broke, it is (via onclose).
+    const orderly = !this.ended && !lost;
     if (!lost) this.ended = true;
-    this.closing ??= this.raw.close().catch(() => undefined);
+    this.closing ??= this.shutdown(orderly);
     return this.closing;
   }
+
+  private async shutdown(orderly: boolean): Promise<void> {
+    if (orderly) {
+      await settledWithin([...this.sending], FLUSH_MS);
+      // Streamable HTTP asks clients to end their session with a DELETE; a server that does not answer is not waited for.
+      if (this.raw instanceof StreamableHTTPClientTransport && this.raw.sessionId !== undefined)
+        await settledWithin([this.raw.terminateSession()], FLUSH_MS);
+    }
+    await this.raw.close().catch(() => undefined);
+  }
+}
+
+/** Resolves when every promise has settled, or after `milliseconds`, whichever comes first. */
+function settledWithin(promises: readonly Promise<unknown>[], milliseconds: number): Promise<void> {
+  if (promises.length === 0) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    Promise.allSettled(promises).then(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, milliseconds);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**
