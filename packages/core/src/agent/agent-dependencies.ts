@@ -1,37 +1,14 @@
 import { KeelError } from '../errors/keel-error.js';
 import { isDependencyFailure } from '../policies/breaker/failures.js';
-import { type CircuitBreakerOptions, circuitBreaker } from '../policies/circuit-breaker.js';
+import { circuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
-import { type Delay, MAX_DELAY_MS, type RandomSource } from '../policies/delays.js';
-import { type RetryBudget, type RetryBudgetOptions, retryBudget } from '../policies/retry-budget.js';
+import { retryBudget } from '../policies/retry-budget.js';
 import { timeout } from '../policies/timeout.js';
 import type { Tool } from '../spec/tool.js';
-import type { AgentOptions } from './agent-options.js';
-import type { ModelSlot, RetrySettings, ToolSlot } from './run-context.js';
-import { indexTools } from './tool.js';
-
-/** How the loop retries. Every retry of a run, model or tool, draws from the run's budget (and `budget` when set). */
-export interface AgentRetryOptions {
-  /** Calls to one model within one step, the first included, before the loop falls back. Defaults to 3. */
-  maxAttempts?: number;
-  /** Calls of one tool call, the first included (retried only when idempotent or nothing ran). Defaults to 3. */
-  toolMaxAttempts?: number;
-  /** The wait before each retry. Defaults to the retry policy's: full jitter over exponential 500 ms to 30 s. */
-  delay?: Delay;
-  /** Randomness for the delay's jitter. Defaults to `Math.random`. */
-  random?: RandomSource;
-  /** The longest Retry-After honoured; a longer one ends that model's retries (the loop falls back). Defaults to 60_000. */
-  maxRetryAfterMs?: number;
-  /** Time after which a model's retries stop within one step. Defaults to none (the run timeout still applies). */
-  maxElapsedMs?: number;
-  /** The run's own budget, made afresh for each run. Defaults to `{ maxRetries: 10, ratio: false }`: 10 retries per run. */
-  runBudget?: Omit<RetryBudgetOptions, 'clock'>;
-  /** A budget shared beyond one run (one per process, say): each retry needs a token from it too. Defaults to none. */
-  budget?: RetryBudget;
-}
-
-/** Breaker options the agent passes on to each breaker it makes (it sets `name` and `clock` itself). */
-export type AgentBreakerOptions = Omit<CircuitBreakerOptions, 'name' | 'clock' | 'initialState'>;
+import type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent-options.js';
+import type { ModelSlot, RetrySettings, ToolSlot } from './agent-runtime.js';
+import { agentConfigError, checkMilliseconds } from './config-error.js';
+import { indexTools } from './tools/tool.js';
 
 /** The model chain: one slot (breaker, timeout) per provider and model, shared when a model appears twice. */
 export function resolveModels(options: AgentOptions<unknown>, clock: Clock): ModelSlot[] {
@@ -163,18 +140,4 @@ export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySet
     createRunBudget,
     sharedBudget: shared,
   };
-}
-
-/** Checks a duration option. */
-export function checkMilliseconds(value: unknown, name: string, zeroAllowed = false): void {
-  if (typeof value !== 'number' || !(zeroAllowed ? value >= 0 : value > 0) || value > MAX_DELAY_MS) {
-    agentConfigError(
-      `${name} must be milliseconds ${zeroAllowed ? 'from 0' : 'above 0'} and at most ${MAX_DELAY_MS}; got ${String(value)}`,
-    );
-  }
-}
-
-/** A `config.invalid` error for a bad agent option. */
-export function agentConfigError(message: string): never {
-  throw new KeelError('config.invalid', `agent: ${message}`, { data: { where: 'agent' } });
 }
