@@ -175,7 +175,14 @@ export type {
   RunSummary,
   StartedToolCall,
 } from './spec/run-store.js';
-export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
+export type {
+  Tool,
+  ToolContext,
+  ToolProgress,
+  ToolResult,
+  ValidationIssue,
+  ValidationResult,
+} from './spec/tool.js';
 
 // store
 export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './store/conflicts.js';

@@ -6,6 +6,7 @@ import {
   EventEmitter,
   KeelError,
   type ToolContext,
+  type ToolProgress,
 } from '@keel/core';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
@@ -289,28 +290,32 @@ class Toolset implements McpToolset {
       options.resetTimeoutOnProgress = true;
       options.maxTotalTimeout = maxTotalTimeoutMs;
     }
-    // Asking for progress (a progress token) only when somebody listens, or when progress keeps the call alive.
-    if (onProgress !== undefined || resetTimeoutOnProgress) {
-      options.onprogress = (progress) => {
-        if (onProgress === undefined) return;
-        try {
-          onProgress({
-            server: this.name,
-            toolName: site.toolName,
-            mcpToolName: site.mcpToolName,
-            progress: progress.progress,
-            ...(progress.total === undefined ? {} : { total: progress.total }),
-            ...(progress.message === undefined ? {} : { message: progress.message }),
-            runId: context.runId,
-            step: context.step,
-            callIndex: context.callIndex,
-            idempotencyKey: context.idempotencyKey,
-          });
-        } catch {
-          // A listener's fault must not break the call it observes.
-        }
+    // Progress is asked for (a progress token sent) only when somebody listens: the run's events through
+    // `reportProgress`, or `onProgress`; or when progress keeps the call alive.
+    const report = context.reportProgress;
+    if (onProgress === undefined && report === undefined && !resetTimeoutOnProgress) return options;
+    options.onprogress = (notification) => {
+      const progress: ToolProgress = {
+        progress: notification.progress,
+        ...(notification.total === undefined ? {} : { total: notification.total }),
+        ...(notification.message === undefined ? {} : { message: notification.message }),
       };
-    }
+      try {
+        report?.(progress);
+        onProgress?.({
+          server: this.name,
+          toolName: site.toolName,
+          mcpToolName: site.mcpToolName,
+          ...progress,
+          runId: context.runId,
+          step: context.step,
+          callIndex: context.callIndex,
+          idempotencyKey: context.idempotencyKey,
+        });
+      } catch {
+        // A listener's fault must not break the call it observes.
+      }
+    };
     return options;
   }
 
