@@ -203,15 +203,25 @@ function settledWithin(promises: readonly Promise<unknown>[], milliseconds: numb
 /**
  * The SDK runs notification handlers a microtask late but settles a request as soon as its response is read, and
  * forgets the request's progress handler then: the last progress notification, read in the same chunk as the
- * response, would be dropped. Delivering responses a microtask late too keeps the order the server sent.
+ * response, would be dropped. A response read right after a notification is therefore delivered a microtask late
+ * too, which keeps the order the server sent; other responses go through at once (deferring every one costs a
+ * plain call tens of microseconds).
  */
 function deferResponses(transport: Transport): void {
   const deliver = transport.onmessage;
   if (deliver === undefined) return;
+  let notificationPending = false;
+  const settled = () => {
+    notificationPending = false;
+  };
   transport.onmessage = (message, extra) => {
-    if ('id' in message && ('result' in message || 'error' in message))
-      queueMicrotask(() => deliver(message, extra));
+    const response = 'id' in message && ('result' in message || 'error' in message);
+    if (response && notificationPending) queueMicrotask(() => deliver(message, extra));
     else deliver(message, extra);
+    if (!response && !('id' in message) && !notificationPending) {
+      notificationPending = true;
+      queueMicrotask(settled);
+    }
   };
 }
 
