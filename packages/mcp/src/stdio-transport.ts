@@ -132,6 +132,8 @@ export class ChildProcessTransport implements Transport {
 
   private async stop(child: ChildProcess): Promise<void> {
     this.connectionClosed();
+    // A program that could not be started has no process to stop.
+    if (child.pid === undefined) return;
     const grace = this.options.closeGraceMs;
     if (isRunning(child)) {
       child.stdin?.end();

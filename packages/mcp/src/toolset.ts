@@ -131,7 +131,8 @@ class Toolset implements McpToolset {
 
   async connect(): Promise<readonly McpTool[]> {
     await this.acquire();
-    return this.everListed && !this.stale ? this.listed : this.refresh();
+    if (this.everListed && !this.stale) return this.listed;
+    return this.listing ?? this.refresh();
   }
 
   tools(): Promise<readonly McpTool[]> {
