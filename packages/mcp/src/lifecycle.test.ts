@@ -1,8 +1,12 @@
 // When servers start and stop: lazily, on close, when a signal aborts, and when the process that started them ends in
 // any way. Every check of "no process left" is by pid. The child-process cases run the built package (npm run build).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { consecutive } from '@keel/core';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { FIXTURE_SERVER, isAlive, keelErrorOf, toolContext } from './fixtures/servers.js';
 import type { McpTool } from './mcp-tool.js';
 import { type McpToolset, mcpTools } from './toolset.js';
@@ -11,6 +15,8 @@ const AGENT_PROCESS = fileURLToPath(new URL('./fixtures/agent-process.mjs', impo
 /** Waiting for a real process to go: bounded, polled. */
 const GONE = { timeout: 5_000, interval: 20 };
 
+const directory = mkdtempSync(join(tmpdir(), 'keel-mcp-lifecycle-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
 const opened: McpToolset[] = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((toolset) => toolset.close()));
@@ -54,6 +60,35 @@ describe('a toolset in this process', () => {
     });
     expect((await keelErrorOf(toolset.tools())).code).toBe('tool.unavailable');
     await toolset.close();
+  });
+
+  it('close() cancels the calls in flight: the server is told, they end tool.unavailable, the breaker ignores them', async () => {
+    const log = join(directory, 'close-in-flight.jsonl');
+    writeFileSync(log, '');
+    let started: () => void = () => {};
+    const startedSeen = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const toolset = fixture({
+      env: { FIXTURE_LOG: log },
+      onProgress: () => started(),
+      breaker: { strategy: consecutive({ threshold: 1 }) },
+    });
+    const tools = await toolset.connect();
+    const pid = toolset.pid ?? -1;
+    const call = keelErrorOf(named(tools, 'hang').execute({}, toolContext()));
+    await startedSeen;
+    await toolset.close();
+    expect(await call).toMatchObject({ code: 'tool.unavailable', data: { phase: 'closed' } });
+    expect(toolset.breaker?.state).toBe('closed');
+    expect(isAlive(pid)).toBe(false);
+    const entries = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(entries.filter((entry) => entry.cancelled !== undefined)).toEqual([
+      { pid, cancelled: expect.objectContaining({ reason: expect.stringMatching(/toolset was closed/) }) },
+    ]);
   });
 
   it('a server lost while idle is started again only when a call needs it', async () => {

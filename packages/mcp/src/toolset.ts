@@ -395,9 +395,14 @@ class Toolset implements McpToolset {
   }
 }
 
-/** Failures that say the server is unhealthy; what the model or the tool got wrong does not count. */
+/**
+ * Failures that say the server is unhealthy; what the model or the tool got wrong does not count, and neither does a
+ * call cut off because the toolset was closed.
+ */
 function isServerFailure(error: unknown): boolean {
-  return KeelError.isInstance(error) && (error.code === 'tool.unavailable' || error.code === 'tool.timeout');
+  if (!KeelError.isInstance(error)) return false;
+  if (error.code === 'tool.timeout') return true;
+  return error.code === 'tool.unavailable' && error.data.phase !== 'closed';
 }
 
 function sameDefinition(tool: McpTool, definition: McpToolDefinition): boolean {
