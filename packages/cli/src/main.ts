@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { KeelError, type RunStore } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
@@ -16,6 +17,7 @@ usage:
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
               [--agent <agent.yaml>] [--json] [--store URL|PATH]
   keel cancel <run-id> [--reason TEXT] [--store URL|PATH]
+  keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
 
 options:
   --faults SPEC   fault schedule of the simulated provider: a preset (none, demo, flaky, chaos) or entries such as
@@ -28,6 +30,9 @@ options:
   --execute KEY   run again a call that may or may not have run before a crash (its effect may happen twice)
   --abandon KEY   give up on such a call; the model is told its outcome is unknown
   --agent FILE    the agent file, for a run started in another directory or machine
+  --port N        dashboard: the port (default: 4800; 0 picks a free one)
+  --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
+  --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
 
 exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled`;
 
@@ -67,6 +72,8 @@ async function dispatch(
   workingDirectory: string,
   signal: AbortSignal,
 ): Promise<number> {
+  if (argv[0] === 'dashboard')
+    return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
   const { values, positionals } = parse(argv);
   const [command, ...rest] = positionals;
   if (values.help === true || command === undefined || command === 'help') {
