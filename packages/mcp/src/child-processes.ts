@@ -1,19 +1,26 @@
 import type { ChildProcess } from 'node:child_process';
 
-/** Servers run in a process group of their own on POSIX, so that what they start ends with them. */
-export const OWN_PROCESS_GROUP = process.platform !== 'win32';
+/** Whether a server can be given a process group of its own (POSIX), so that what it starts ends with it. */
+export const PROCESS_GROUPS = process.platform !== 'win32';
 
 const live = new Set<ChildProcess>();
+/** Servers started as the leader of their own process group. */
+const groupLeaders = new WeakSet<ChildProcess>();
+
+/** Records that `child` was started in a process group of its own (`detached`), whose id is its pid. */
+export function markGroupLeader(child: ChildProcess): void {
+  groupLeaders.add(child);
+}
 let exitHooked = false;
 
 /**
- * Sends `signal` to the server and everything in its process group (POSIX), or to the server alone (Windows).
+ * Sends `signal` to the server and everything in its process group when it leads one, or to the server alone.
  * Returns false when nothing was there to receive it.
  */
 export function signalServer(child: ChildProcess, signal: NodeJS.Signals): boolean {
   if (child.pid === undefined) return false;
   try {
-    if (OWN_PROCESS_GROUP) process.kill(-child.pid, signal);
+    if (groupLeaders.has(child)) process.kill(-child.pid, signal);
     else child.kill(signal);
     return true;
   } catch {

@@ -136,6 +136,26 @@ describe('a toolset in this process', () => {
     expect(isAlive(shellPid)).toBe(false);
     await vi.waitFor(() => expect(isAlive(serverPid)).toBe(false), GONE);
   });
+
+  it('with processGroup false, only the server process itself is signalled', async () => {
+    const toolset = fixture({
+      command: 'sh',
+      args: ['-c', `"${process.execPath}" "${FIXTURE_SERVER}"; true`],
+      env: { FIXTURE_LINGER: '1' },
+      processGroup: false,
+    });
+    const tools = await toolset.connect();
+    const shellPid = toolset.pid ?? -1;
+    const serverPid = Number(await named(tools, 'pid').execute({}, toolContext()));
+    try {
+      await toolset.close();
+      expect(isAlive(shellPid)).toBe(false);
+      // The shell's child, which ignores the end of its stdin, outlived it: what the process group is for.
+      expect(isAlive(serverPid)).toBe(true);
+    } finally {
+      if (isAlive(serverPid)) process.kill(serverPid, 'SIGKILL');
+    }
+  });
 });
 
 describe('the process that started the server ends', () => {

@@ -25,6 +25,7 @@ describe('mcpTools options', () => {
     [{ command: 'node', env: { TOKEN: 42 } }, 'env', /env.TOKEN must be a string/],
     [{ command: 'node', cwd: '' }, 'cwd', /cwd must be a directory path/],
     [{ command: 'node', closeGraceMs: 0 }, 'closeGraceMs', /above 0/],
+    [{ command: 'node', processGroup: 'no' }, 'processGroup', /true or false/],
     [{ url: 'not a url' }, 'url', /absolute http\(s\) URL/],
     [{ url: 'ftp://example.com/mcp' }, 'url', /http or https/],
     [{ url: 'http://127.0.0.1/mcp', headers: { a: 1 } }, 'headers', /header a must be a string/],
@@ -88,6 +89,7 @@ describe('mcpTools options', () => {
         args: ['--flag'],
         env: {},
         closeGraceMs: 2_000,
+        processGroup: true,
       },
     });
     expect(resolveMcpOptions({ url: 'http://127.0.0.1:3001/mcp' })).toMatchObject({

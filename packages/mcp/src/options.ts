@@ -110,6 +110,13 @@ export interface McpStdioOptions extends McpCommonOptions {
    * milliseconds. Defaults to 2_000.
    */
   closeGraceMs?: number;
+  /**
+   * Whether the server runs in a process group of its own (POSIX; Node.js gives it a session of its own too), so that
+   * closing the toolset, or this process exiting, ends whatever the server started (a server run through `npx` or a
+   * shell). A terminal's Ctrl-C then reaches the server only through this process. `false` leaves the server in this
+   * process's group: only the server itself is signalled. Defaults to true.
+   */
+  processGroup?: boolean;
 }
 
 /** Which HTTP transport to speak. */
@@ -141,6 +148,7 @@ export type McpTarget =
       readonly cwd: string | undefined;
       readonly onStderr: ((text: string) => void) | undefined;
       readonly closeGraceMs: number;
+      readonly processGroup: boolean;
     }
   | {
       readonly kind: 'http';
@@ -185,7 +193,16 @@ const COMMON = [
   'signal',
   'clock',
 ];
-const STDIO_OPTIONS = [...COMMON, 'command', 'args', 'env', 'cwd', 'onStderr', 'closeGraceMs'];
+const STDIO_OPTIONS = [
+  ...COMMON,
+  'command',
+  'args',
+  'env',
+  'cwd',
+  'onStderr',
+  'closeGraceMs',
+  'processGroup',
+];
 const HTTP_OPTIONS = [...COMMON, 'url', 'headers', 'transport'];
 const PREFIX_PATTERN = /^[a-zA-Z0-9_-]{1,32}$/;
 /** The longest timer Node.js honours (about 24.8 days); longer ones fire at once. */
@@ -283,6 +300,7 @@ function stdioTarget(raw: Record<string, unknown>): McpTarget {
     cwd: cwd as string | undefined,
     onStderr: optionalFunction(raw.onStderr, 'onStderr', '(text) => void'),
     closeGraceMs: milliseconds(raw.closeGraceMs, 'closeGraceMs', 2_000),
+    processGroup: raw.processGroup === undefined ? true : flag(raw.processGroup, 'processGroup'),
   };
 }
 

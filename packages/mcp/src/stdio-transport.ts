@@ -2,7 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { OWN_PROCESS_GROUP, signalServer, trackServer, untrackServer } from './child-processes.js';
+import {
+  markGroupLeader,
+  PROCESS_GROUPS,
+  signalServer,
+  trackServer,
+  untrackServer,
+} from './child-processes.js';
 
 /** How a stdio server is started. */
 export interface ChildProcessTransportOptions {
@@ -14,6 +20,8 @@ export interface ChildProcessTransportOptions {
   readonly onStderr: ((text: string) => void) | undefined;
   /** How long the server gets to exit after its stdin ends, and again after SIGTERM, before SIGKILL. */
   readonly closeGraceMs: number;
+  /** Whether the server gets a process group (and session) of its own, on POSIX. */
+  readonly processGroup: boolean;
 }
 
 const STDERR_TAIL_CHARS = 8_192;
@@ -21,8 +29,8 @@ const STDERR_TAIL_CHARS = 8_192;
 /**
  * The MCP stdio transport, on the SDK's own framing (`ReadBuffer`, `serializeMessage`), for a server started as a
  * child process. It differs from the SDK's `StdioClientTransport` where keel needs it to:
- * - the server runs in a process group of its own (POSIX), and closing ends the whole group, so a server started
- *   through `npx` or a shell leaves nothing behind;
+ * - the server runs in a process group of its own (POSIX, unless `processGroup` is false), and closing ends the
+ *   whole group, so a server started through `npx` or a shell leaves nothing behind;
  * - the connection counts as closed as soon as the server closes its stdout (pending requests fail at once), even
  *   while the process lingers;
  * - a server still running when this process exits is killed (see `trackServer`); while idle, the server does not
@@ -58,12 +66,13 @@ export class ChildProcessTransport implements Transport {
   start(): Promise<void> {
     if (this.child !== undefined) return Promise.reject(new Error('ChildProcessTransport already started'));
     const { command, args, env, cwd } = this.options;
+    const grouped = this.options.processGroup && PROCESS_GROUPS;
     return new Promise((resolve, reject) => {
       const child = spawn(command, [...args], {
         env: { ...env },
         cwd,
         stdio: ['pipe', 'pipe', 'pipe'],
-        detached: OWN_PROCESS_GROUP,
+        detached: grouped,
         shell: false,
         windowsHide: true,
       });
@@ -71,6 +80,7 @@ export class ChildProcessTransport implements Transport {
       let spawned = false;
       child.once('spawn', () => {
         spawned = true;
+        if (grouped) markGroupLeader(child);
         trackServer(child);
         // Idle, the server must not keep this process alive; a pending request's timer does while one runs.
         child.unref();
