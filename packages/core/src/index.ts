@@ -177,8 +177,13 @@ export type {
   StartedToolCall,
 } from './spec/run-store.js';
 export type {
+  FallbackValue,
   Tool,
   ToolContext,
+  ToolDegradation,
+  ToolFallback,
+  ToolFallbackCondition,
+  ToolFallbackContext,
   ToolProgress,
   ToolResult,
   ValidationIssue,

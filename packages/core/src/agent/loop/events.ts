@@ -114,6 +114,19 @@ export type RunEvent =
       readonly durationMs: number;
     })
   | (RunEventBase & {
+      /** A failed tool call was answered by one of its fallbacks: the model gets a result marked degraded. */
+      readonly type: 'tool-degraded';
+      readonly step: number;
+      readonly callIndex: number;
+      /** The tool whose call failed. */
+      readonly toolName: string;
+      /** The fallback that answered. */
+      readonly fallback: string;
+      /** The code of the tool's own failure. */
+      readonly errorCode: ErrorCode;
+      readonly reason: string;
+    })
+  | (RunEventBase & {
       readonly type: 'correction';
       readonly step: number;
       readonly kind: CorrectionEventKind;
