@@ -184,6 +184,7 @@ export type {
   ToolFallback,
   ToolFallbackCondition,
   ToolFallbackContext,
+  ToolProgress,
   ToolResult,
   ValidationIssue,
   ValidationResult,
