@@ -2,8 +2,10 @@ import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { agent, MemoryRunStore, tool } from '@keel/core';
 import { FakeClock, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
+import { mcpTools } from '@keel/mcp';
 import { httpTool } from '@keel/tools';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_SERVER } from '../../mcp/src/fixtures/servers.js';
 import { inMemorySdk, spanNamed, useAsyncContext } from './test-sdk.js';
 import { parseTraceparent, traceparentOf } from './trace-headers.js';
 import { tracedTools } from './traced-tools.js';
@@ -109,6 +111,30 @@ describe('context propagation into tools', () => {
       expect(server.requests[0]!.headers.traceparent).toBe(traceparentOf(call.spanContext()));
     } finally {
       await server.close();
+    }
+  });
+
+  it('sends traceparent in the _meta of an MCP tool call', async () => {
+    const tracing = keelTracing({ tracer });
+    const toolset = mcpTools({
+      command: process.execPath,
+      args: [FIXTURE_SERVER],
+      closeGraceMs: 300,
+      meta: (toolContext) => tracing.traceHeaders(toolContext),
+    });
+    try {
+      const model = scriptedModel([{ toolCalls: [{ name: 'meta', arguments: {} }] }, { content: 'done' }]);
+      const assistant = agent({ name: 'mcp-user', model, tools: await toolset.tools() });
+      tracing.observe(assistant);
+      const result = await assistant.run('What meta do you get?');
+      expect(result.status).toBe('completed');
+      const answered = result.messages.find((message) => message.role === 'tool')!;
+      const call = spanNamed(sdk.spans.getFinishedSpans(), 'execute_tool meta');
+      // The tool's text answer is the _meta the server received.
+      const rendered = JSON.parse(answered.content) as { content: string };
+      expect(JSON.parse(rendered.content)).toMatchObject({ traceparent: traceparentOf(call.spanContext()) });
+    } finally {
+      await toolset.close();
     }
   });
 
