@@ -94,6 +94,20 @@ export function eventLine(event: RunEvent, recordContent: boolean): EventLine | 
         idempotencyKey: event.idempotencyKey,
         toolCallId: event.toolCallId,
       });
+    case 'tool-call-progress':
+      return line(
+        'debug',
+        `tool ${event.toolName} progress ${event.progress}${event.total === undefined ? '' : ` of ${event.total}`}`,
+        {
+          toolName: event.toolName,
+          callIndex: event.callIndex,
+          progress: event.progress,
+          ...(event.total === undefined ? {} : { total: event.total }),
+          ...(recordContent && event.message !== undefined
+            ? { progressMessage: redactSecrets(event.message) }
+            : {}),
+        },
+      );
     case 'tool-call-end':
       return event.status === 'success'
         ? line('info', `tool ${event.toolName} succeeded (${event.durationMs} ms)`, {

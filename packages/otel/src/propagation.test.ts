@@ -130,6 +130,7 @@ describe('context propagation into tools', () => {
       expect(result.status).toBe('completed');
       const answered = result.messages.find((message) => message.role === 'tool')!;
       const call = spanNamed(sdk.spans.getFinishedSpans(), 'execute_tool meta');
+      expect(call.attributes['gen_ai.tool.name']).toBe('meta');
       // The tool's text answer is the _meta the server received.
       const rendered = JSON.parse(answered.content) as { content: string };
       expect(JSON.parse(rendered.content)).toMatchObject({ traceparent: traceparentOf(call.spanContext()) });
@@ -227,5 +228,27 @@ describe('a run cancelled while a model call is in flight', () => {
     expect(chat.status.code).toBe(SpanStatusCode.ERROR);
     expect(root.attributes).toMatchObject({ 'keel.run.status': 'cancelled', 'error.type': 'run.cancelled' });
     expect(root.status).toEqual({ code: SpanStatusCode.ERROR, message: 'run.cancelled' });
+  });
+});
+
+describe('tool progress', () => {
+  it('is an event of the tool call span, its message only when contents are recorded', async () => {
+    const slow = tool({
+      name: 'slow',
+      description: 'Reports progress',
+      input: { type: 'object', properties: {} },
+      execute: (_input, toolContext) => {
+        toolContext.reportProgress?.({ progress: 1, total: 2, message: 'half way' });
+        return 'done';
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ name: 'slow', arguments: {} }] }, { content: 'ok' }]);
+    const assistant = agent({ name: 'progress', model, tools: [slow], clock: new FakeClock() });
+    keelTracing({ tracer }).observe(assistant);
+    await assistant.run('go');
+    const call = spanNamed(sdk.spans.getFinishedSpans(), 'execute_tool slow');
+    expect(call.events.map((event) => [event.name, event.attributes])).toEqual([
+      ['keel.tool.progress', { 'keel.tool.progress': 1, 'keel.tool.progress_total': 2 }],
+    ]);
   });
 });

@@ -280,6 +280,21 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         entry.span.end(event.atMs);
         return entry.span;
       }
+      case 'tool-call-progress': {
+        const span = run.tools.get(event.idempotencyKey)?.span ?? root;
+        span.addEvent(
+          'keel.tool.progress',
+          {
+            'keel.tool.progress': event.progress,
+            ...(event.total === undefined ? {} : { 'keel.tool.progress_total': event.total }),
+            ...(recordContent && event.message !== undefined
+              ? { 'keel.tool.progress_message': recordedText(event.message, maxContentChars) }
+              : {}),
+          },
+          event.atMs,
+        );
+        return span;
+      }
       case 'retry-scheduled': {
         const target = event.target === 'tool' ? (run.onlyCallOf(event.name)?.span ?? root) : root;
         target.addEvent(
