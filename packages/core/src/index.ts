@@ -159,6 +159,8 @@ export type {
   ModelProvider,
   ModelRequest,
   ModelResponse,
+  ProviderMetadata,
+  ReasoningPart,
   ToolCall,
   ToolChoice,
   ToolDefinition,
