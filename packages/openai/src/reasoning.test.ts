@@ -1,12 +1,6 @@
 // Reasoning models over the Chat Completions wire: `reasoning_effort` out, reasoning tokens in, through a whole run.
 import { agent, KeelError, type ModelRequest, tool } from '@keel/core';
-import {
-  type HttpTestServer,
-  sendJson,
-  startHttpTestServer,
-  startSse,
-  writeSse,
-} from '@keel/core/testing';
+import { type HttpTestServer, sendJson, startHttpTestServer, startSse, writeSse } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openai, openaiCompatible } from './index.js';
 
@@ -71,7 +65,9 @@ describe('openai reasoning', () => {
     server = await startHttpTestServer((_request, response) => {
       startSse(response);
       writeSse(response, [
-        { data: { model: 'o4-mini', choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] } },
+        {
+          data: { model: 'o4-mini', choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] },
+        },
         { data: { model: 'o4-mini', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } },
         {
           data: {

@@ -177,7 +177,8 @@ export function recordModelResponse(state: RunState, response: ModelResponse): v
       ? { role: 'assistant', content: response.content, toolCalls: response.toolCalls }
       : { role: 'assistant', content: response.content };
   // Thinking blocks stay with their answer: Anthropic asks for them again, signatures intact, with the tool results.
-  if (response.reasoning !== undefined && response.reasoning.length > 0) message.reasoning = response.reasoning;
+  if (response.reasoning !== undefined && response.reasoning.length > 0)
+    message.reasoning = response.reasoning;
   state.messages.push(message);
   state.finishReason = response.finishReason;
   if (response.toolCalls.length === 0) {
