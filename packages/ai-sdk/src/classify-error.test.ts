@@ -80,17 +80,27 @@ describe('classifyAiSdkError', () => {
   it("a RetryError is its last error, with the AI SDK's attempts in data", () => {
     const last = apiCallError({ statusCode: 500 });
     const error = classifyAiSdkError(
-      new RetryError({ message: 'Failed after 3 attempts', reason: 'maxRetriesExceeded', errors: [last, last, last] }),
+      new RetryError({
+        message: 'Failed after 3 attempts',
+        reason: 'maxRetriesExceeded',
+        errors: [last, last, last],
+      }),
     );
     expect(error).toMatchObject({ code: 'provider.server_error', data: { aiSdkAttempts: 3 } });
   });
 
   it.each([
-    [new LoadAPIKeyError({ message: 'OpenAI API key is missing. Pass it using apiKey or OPENAI_API_KEY' }), 'provider.auth'],
+    [
+      new LoadAPIKeyError({ message: 'OpenAI API key is missing. Pass it using apiKey or OPENAI_API_KEY' }),
+      'provider.auth',
+    ],
     [new LoadSettingError({ message: 'baseURL is missing' }), 'config.invalid'],
     [new NoContentGeneratedError(), 'provider.invalid_response'],
     [new EmptyResponseBodyError(), 'provider.invalid_response'],
-    [new InvalidResponseDataError({ data: {}, message: 'Expected a tool call id' }), 'provider.invalid_response'],
+    [
+      new InvalidResponseDataError({ data: {}, message: 'Expected a tool call id' }),
+      'provider.invalid_response',
+    ],
     [new InvalidPromptError({ prompt: [], message: 'messages must not be empty' }), 'provider.bad_request'],
     [new UnsupportedFunctionalityError({ functionality: 'tool choice' }), 'provider.bad_request'],
     [new NoSuchModelError({ modelId: 'x', modelType: 'languageModel' }), 'provider.not_found'],

@@ -47,7 +47,9 @@ describe('fromAiSdk over HTTP', () => {
 
   it('absorbs a 429 with Retry-After, a 500 and a reset with keel retries alone, waiting what the server asked', async () => {
     const server = await servers.start({
-      models: { 'sim-primary': { faults: { retryAfterMs: 1_500, sequence: ['rate_limit', 'server_error', 'reset'] } } },
+      models: {
+        'sim-primary': { faults: { retryAfterMs: 1_500, sequence: ['rate_limit', 'server_error', 'reset'] } },
+      },
     });
     const clock = new FakeClock();
     const waits: number[] = [];
@@ -89,7 +91,7 @@ describe('fromAiSdk over HTTP', () => {
     expect(result.report.requests.total).toBe(3);
   });
 
-  it("stacks no retry layer: 503 on every request with maxAttempts 3 reaches the server exactly 3 times", async () => {
+  it('stacks no retry layer: 503 on every request with maxAttempts 3 reaches the server exactly 3 times', async () => {
     const server = await servers.start({ faults: { rates: { unavailable: 1 } } });
     const result = await agent({
       model: fromAiSdk(chatModel(server)),
