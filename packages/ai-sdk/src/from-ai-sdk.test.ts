@@ -142,6 +142,33 @@ describe('fromAiSdk over HTTP', () => {
     expect(server.requests[0]!.body).toMatchObject({ response_format: { type: 'json_schema' } });
   });
 
+  it('passes the tool choice and reports an answer cut at the token limit as finish reason length', async () => {
+    const server = await servers.start({
+      models: { 'sim-primary': { faults: { sequence: ['none', 'max_tokens'] } } },
+    });
+    const model = fromAiSdk(chatModel(server));
+    const tools = [weatherTool].map((entry) => ({
+      name: entry.name,
+      description: entry.description,
+      inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    }));
+    const forced = await model.generate({
+      messages: [{ role: 'user', content: QUESTION }],
+      tools,
+      toolChoice: { name: 'get_weather' },
+      signal: new AbortController().signal,
+    });
+    expect(server.requests[0]!.body).toMatchObject({
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
+    expect(forced).toMatchObject({ finishReason: 'tool_calls', toolCalls: [{ name: 'get_weather' }] });
+    const cut = await model.generate({
+      messages: [{ role: 'user', content: 'Tell me a long story' }],
+      signal: new AbortController().signal,
+    });
+    expect(cut.finishReason).toBe('length');
+  });
+
   it('a cancelled run aborts the request in flight', async () => {
     const controller = new AbortController();
     const server = await servers.start({
