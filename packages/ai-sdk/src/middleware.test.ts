@@ -210,6 +210,7 @@ describe('keelMiddleware with generateText', () => {
     );
     expect(() => keelMiddleware({ retry: { maxAttempts: 0 } })).toThrow(/maxAttempts/);
     expect(() => keelMiddleware({ timeoutMs: 0 })).toThrow(/timeoutMs must be a positive number/);
+    expect(() => keelMiddleware({ breaker: { halfOpenAfterMs: -1 } })).toThrow(/halfOpenAfterMs/);
     expect(() => keelMiddleware({ fallbacks: ['gpt-4.1' as never] })).toThrow(
       /fallbacks\[0\]: got the model id/,
     );

@@ -150,8 +150,12 @@ export function keelMiddleware(options: KeelMiddlewareOptions = {}): LanguageMod
   fallbacks.forEach((model, index) => {
     checkLanguageModel(model, `keelMiddleware(): fallbacks[${index}]`);
   });
-  if (options.breaker !== undefined && options.breaker !== false && typeof options.breaker !== 'object')
-    fail('breaker must be breaker options or false');
+  if (options.breaker !== undefined && options.breaker !== false) {
+    if (typeof options.breaker !== 'object' || options.breaker === null)
+      fail('breaker must be breaker options or false');
+    // Made once here, so that a bad breaker option fails when the middleware is made, not at its first call.
+    circuitBreaker({ ...options.breaker, name: 'keelMiddleware', clock });
+  }
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
     fail('onEvent must be a function (event) => void');
   const budget = options.budget ?? retryBudget({ clock });
