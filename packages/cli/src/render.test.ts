@@ -1,30 +1,5 @@
 import type { RunReport } from '@keel/core';
 import { describe, expect, it } from 'vitest';
-<<<<<<< HEAD
-import { reportLines } from './render.js';
-
-const report: RunReport = {
-  steps: 2,
-  requests: { total: 2, byModel: { 'openai/o4-mini': 2 } },
-  retries: { total: 0, model: 0, tool: 0, store: 0 },
-  fallbacks: { total: 0, used: [] },
-  breakerTransitions: [],
-  corrections: { total: 0, byKind: {} },
-  contextReductions: 0,
-  toolCalls: { total: 1, errors: 0, byTool: { lookup: 1 }, errorsByCode: {} },
-  errors: { total: 0, byCode: {} },
-  guardrailsTripped: 0,
-  waitingMs: 0,
-  usage: { inputTokens: 50, outputTokens: 62 },
-  durationMs: 40,
-};
-
-describe('reportLines', () => {
-  it('shows reasoning tokens only when a model counted them', () => {
-    expect(reportLines(report)[2]).toContain('tokens in 50 out 62 · 40 ms');
-    const reasoned = { ...report, usage: { ...report.usage, reasoningTokens: 48 } };
-    expect(reportLines(reasoned)[2]).toContain('tokens in 50 out 62 (reasoning 48) · 40 ms');
-=======
 import type { Output } from './output.js';
 import { renderEvent, reportLines } from './render.js';
 
@@ -73,6 +48,29 @@ describe('render: degraded tool results', () => {
     expect(reportLines(report).some((line) => line.startsWith('degraded'))).toBe(false);
     const degraded = { ...report, degradations: { total: 2, byTool: { search: 2 } } };
     expect(reportLines(degraded)).toContain('degraded 2 tool results (search ×2)');
->>>>>>> main
+  });
+});
+
+describe('render: reasoning tokens', () => {
+  it('shows reasoning tokens only when a model counted them', () => {
+    const report = {
+      steps: 2,
+      requests: { total: 2, byModel: { 'openai/o4-mini': 2 } },
+      retries: { total: 0, model: 0, tool: 0, store: 0 },
+      fallbacks: { total: 0, used: [] },
+      breakerTransitions: [],
+      corrections: { total: 0, byKind: {} },
+      contextReductions: 0,
+      toolCalls: { total: 1, errors: 0, byTool: { lookup: 1 }, errorsByCode: {} },
+      degradations: { total: 0, byTool: {} },
+      errors: { total: 0, byCode: {} },
+      guardrailsTripped: 0,
+      waitingMs: 0,
+      usage: { inputTokens: 50, outputTokens: 62 },
+      durationMs: 40,
+    } satisfies RunReport;
+    expect(reportLines(report)[2]).toContain('tokens in 50 out 62 · 40 ms');
+    const reasoned = { ...report, usage: { ...report.usage, reasoningTokens: 48 } };
+    expect(reportLines(reasoned)[2]).toContain('tokens in 50 out 62 (reasoning 48) · 40 ms');
   });
 });
