@@ -1,6 +1,26 @@
 import { isControlSignal } from '../errors/control.js';
 import type { PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 
+/**
+ * The reason a policy aborts the signal it made for a function once that function has settled (resolved, rejected,
+ * returned or thrown), so that work started with the signal (a stream, a sub-request, a timer) does not outlive the
+ * call. One shared, frozen `AbortError` DOMException: `signal.reason === CALL_SETTLED_REASON` tells this ending
+ * apart from a timeout (the timeout's error) or a cancellation (the caller's reason), which keep their own reasons.
+ *
+ * Only policies that make a signal of their own do this: `timeout` (per call) and `hedge` (per attempt). The others
+ * hand their caller's signal through, and a caller's signal is never theirs to abort.
+ *
+ * @example
+ *   const stream = await policy.execute(({ signal }) => openStream(url, { signal }));
+ *   // Reading the stream after execute() has resolved fails: its signal was aborted with CALL_SETTLED_REASON.
+ */
+export const CALL_SETTLED_REASON: DOMException = Object.freeze(
+  new DOMException(
+    'The policy call this signal belongs to has settled; work started with the signal is no longer wanted',
+    'AbortError',
+  ),
+);
+
 /** A signal that never aborts, shared by every call made without one. */
 export const NEVER_ABORTED_SIGNAL: AbortSignal = new AbortController().signal;
 
