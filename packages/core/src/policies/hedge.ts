@@ -106,7 +106,8 @@ class AttemptContext implements PolicyContext {
  * Hedged requests. Starts the function; if it has not settled after `delayMs`, starts it again (up to
  * `maxHedgedAttempts` more times, each `delayMs` after the previous). The first success wins and every other attempt
  * is aborted. Each attempt has its own lazily created signal, so an attempt that never reads its signal costs no
- * AbortController.
+ * AbortController; it aborts when the attempt loses, and otherwise once the attempt itself settles (with
+ * {@link CALL_SETTLED_REASON}), so that nothing an attempt started outlives it.
  *
  * An attempt that fails does not start another (that is `retry`'s job): the hedge waits for the attempts still
  * running, and when all have failed rejects with the error of the attempt that failed last. A thrown control signal

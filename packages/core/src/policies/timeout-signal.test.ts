@@ -177,15 +177,33 @@ describe('timeout: the signal aborts when the function settles', () => {
     });
   }
 
-  it('costs no signal for a function that never reads it', async () => {
+  it('creates no AbortController for a function that never reads its signal', async () => {
     const clock = new FakeClock();
-    for (const strategy of STRATEGIES) {
-      const policy = timeout(1_000, { clock, strategy });
-      const controller = new AbortController();
-      await policy.execute(() => 'value', controller.signal);
-      await policy.execute(async () => 'value', controller.signal);
-      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    const callerController = new AbortController();
+    const Original = globalThis.AbortController;
+    let created = 0;
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super();
+        created++;
+      }
+    };
+    try {
+      for (const strategy of STRATEGIES) {
+        const policy = timeout(1_000, { clock, strategy });
+        await policy.execute(() => 'value', callerController.signal);
+        await policy.execute(async () => 'value', callerController.signal);
+        await policy
+          .execute(async () => {
+            throw new Error('failed');
+          })
+          .catch(() => undefined);
+      }
+    } finally {
+      globalThis.AbortController = Original;
     }
+    expect(created).toBe(0);
+    expect(getEventListeners(callerController.signal, 'abort')).toHaveLength(0);
     expect(clock.pendingTimers).toBe(0);
   });
 });
