@@ -10,9 +10,13 @@ import type { PolicyContext, PolicyFunction, SignalInput } from './policy.js';
  * Only policies that make a signal of their own do this: `timeout` (per call) and `hedge` (per attempt). The others
  * hand their caller's signal through, and a caller's signal is never theirs to abort.
  *
+ * So a function should return data, not a stream still tied to its signal: a `fetch` Response returned unread
+ * fails when its body is read after the call.
+ *
  * @example
- *   const stream = await policy.execute(({ signal }) => openStream(url, { signal }));
- *   // Reading the stream after execute() has resolved fails: its signal was aborted with CALL_SETTLED_REASON.
+ *   const response = await timeout(5_000).execute(({ signal }) => fetch(url, { signal }));
+ *   await response.json(); // rejects: the signal was aborted with CALL_SETTLED_REASON when the function returned
+ *   const data = await timeout(5_000).execute(async ({ signal }) => (await fetch(url, { signal })).json()); // works
  */
 export const CALL_SETTLED_REASON: DOMException = Object.freeze(
   new DOMException(

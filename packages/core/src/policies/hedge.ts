@@ -117,7 +117,7 @@ class AttemptContext implements PolicyContext {
  *
  * @example
  *   const fast = hedge({ delayMs: 800, maxHedgedAttempts: 1 });
- *   const page = await fast.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ *   const page = await fast.execute(async ({ signal }) => (await fetch(url, { signal })).text(), callerSignal);
  */
 export function hedge(options: HedgeOptions): HedgePolicy {
   const { delayMs, maxHedgedAttempts, clock } = validate(options);

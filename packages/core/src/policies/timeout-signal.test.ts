@@ -210,16 +210,27 @@ describe('timeout: the signal aborts when the function settles', () => {
 
 describe('timeout: an abandoned attempt does not run beside the retry that replaced it', () => {
   let server: Server | undefined;
-  afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+  afterEach(async () => {
+    if (server === undefined) return;
+    // fetch keeps connections alive: close them, or close() waits for their idle timeout.
+    server.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+    server = undefined;
+  });
 
-  it('forced: the attempt that timed out sends no request when it reaches fetch after the deadline', async () => {
-    const paths: string[] = [];
+  const paths: string[] = [];
+  async function startServer(): Promise<string> {
+    paths.length = 0;
     server = createServer((request, response) => {
       paths.push(request.url ?? '');
       response.end('ok');
     });
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('forced: the attempt that timed out sends no request when it reaches fetch after the deadline', async () => {
+    const url = await startServer();
 
     const clock = new FakeClock();
     const perAttempt = timeout(1_000, { clock, strategy: 'forced' });
@@ -245,4 +256,17 @@ describe('timeout: an abandoned attempt does not run beside the retry that repla
     expect(((await abandoned) as KeelError).code).toBe('policy.timeout');
     expect(paths).toEqual(['/attempt-2']);
   });
+
+  for (const strategy of STRATEGIES) {
+    it(`${strategy}: a Response returned unread cannot outlive the call, one read inside can`, async () => {
+      const url = await startServer();
+      const policy = timeout(5_000, { strategy, clock: new FakeClock() });
+      const unread = await policy.execute(({ signal }) => fetch(`${url}/unread`, { signal }));
+      await expect(unread.text()).rejects.toMatchObject({ name: 'AbortError' });
+      const read = await policy.execute(async ({ signal }) =>
+        (await fetch(`${url}/read`, { signal })).text(),
+      );
+      expect(read).toBe('ok');
+    });
+  }
 });

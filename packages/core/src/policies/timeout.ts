@@ -66,7 +66,8 @@ export interface TimeoutPolicy extends Policy {
  * The function's signal aborts at the deadline (with the timeout error) or when the caller cancels (with the
  * caller's reason), and in any case once the function settles (with {@link CALL_SETTLED_REASON}): a stream or
  * sub-request started with it ends with the call. Read for the first time after any of these, it is born aborted
- * with the same reason.
+ * with the same reason. So return data, not a stream: a `fetch` Response returned unread fails when its body is read
+ * after `execute` has resolved; read the body inside the function.
  *
  * In cooperative mode a call whose function never reads `context.signal` costs no timer and no AbortController: the
  * start time is noted, and the signal (linked to the caller's, aborting at the deadline) is only made on first read.
@@ -74,7 +75,10 @@ export interface TimeoutPolicy extends Policy {
  *
  * @example
  *   const toolTimeout = timeout(5_000, { code: 'tool.timeout' });
- *   const weather = await toolTimeout.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ *   const weather = await toolTimeout.execute(
+ *     async ({ signal }) => (await fetch(url, { signal })).json(), // the body is read before the signal ends
+ *     callerSignal,
+ *   );
  */
 export function timeout(timeoutMs: number, options: TimeoutOptions = {}): TimeoutPolicy {
   const timeouts = new EventEmitter<TimeoutEvent>();
