@@ -6,10 +6,19 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { invalidResponse, post, readJson } from '@keel/core/http';
-import { toRequestBody } from './request-body.js';
-import { parseMessage, toModelResponse } from './response.js';
+import {
+  checkMaxResponseBytes,
+  credentialRedactor,
+  invalidResponse,
+  post,
+  readJson,
+  withRedactedErrors,
+} from '@keel/core/http';
+import { continuedBody, joinAnswers, pausedTooOften } from './pause-turn.js';
+import { type OutputTool, toRequestBody } from './request-body.js';
+import { type Answer, parseMessage, stopReasonError, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';
+import { checkThinking, type ThinkingOptions } from './thinking.js';
 
 /** Options of {@link anthropic}. */
 export interface AnthropicOptions {
@@ -30,11 +39,37 @@ export interface AnthropicOptions {
   contextWindowTokens?: number;
   /** The provider's name in errors, events and reports. Defaults to `anthropic`. */
   provider?: string;
-  /** Sent as `anthropic-version`. Defaults to `2023-06-01`. */
+  /**
+   * Sent as `anthropic-version`: the API version date, in the form `YYYY-MM-DD` (such as `2023-06-01`); newer
+   * behaviour behind `anthropic-beta` flags goes in `headers`. Defaults to `2023-06-01`.
+   */
   version?: string;
   /** The fetch to call. Defaults to the global `fetch`. */
   fetch?: typeof globalThis.fetch;
+  /**
+   * The largest successful response read, in bytes, whole body or event stream; a larger one fails with
+   * `provider.response_too_large` (not retryable) and is read no further. Defaults to 67_108_864 (64 MiB).
+   */
+  maxResponseBytes?: number;
+  /**
+   * Extended thinking: Claude reasons before it answers, within `budgetTokens` (see {@link ThinkingOptions}). Its
+   * thinking blocks, signatures included, stay in the conversation (`ModelResponse.reasoning`, then the assistant
+   * message) and go back to the API unmodified, first in their turn, as it requires with tool use. Thinking tokens
+   * are part of `usage.outputTokens` (the API counts them apart nowhere). With thinking on, the API accepts neither a
+   * forced tool choice nor a temperature other than 1 (such requests fail with `config.invalid`), so structured
+   * output offers its tool without forcing it. Defaults to none (no thinking).
+   */
+  thinking?: ThinkingOptions;
+  /**
+   * How many times one answer paused by the API (`stop_reason: pause_turn`, a long server-tool turn) is continued:
+   * each continuation sends the turn back as it came and is one more upstream request, reported through
+   * `onContinuationRequest`. A turn still paused after that fails with `provider.max_tokens`. Defaults to 3.
+   */
+  maxPauseContinuations?: number;
 }
+
+/** An `anthropic-version` value: a date such as `2023-06-01` (also what keeps a header break out of it). */
+const API_VERSION = /^\d{4}-\d{2}-\d{2}$/;
 
 // A record over the interface, so that adding an option without listing it here fails to compile.
 const KNOWN_OPTIONS = Object.keys({
@@ -47,6 +82,9 @@ const KNOWN_OPTIONS = Object.keys({
   provider: true,
   version: true,
   fetch: true,
+  maxResponseBytes: true,
+  thinking: true,
+  maxPauseContinuations: true,
 } satisfies Record<keyof AnthropicOptions, true>);
 
 /**
@@ -99,45 +137,92 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') fail('fetch must be a function');
   const version = options.version ?? '2023-06-01';
-  if (typeof version !== 'string' || version === '') fail('version must be a non-empty string');
+  if (typeof version !== 'string' || !API_VERSION.test(version)) {
+    fail(
+      `version must be an Anthropic API version date such as "2023-06-01", got ${JSON.stringify(version)}`,
+    );
+  }
+
+  const maxResponseBytes = checkMaxResponseBytes(options.maxResponseBytes, 'anthropic()');
+  const thinking = checkThinking(options.thinking, maxOutputTokens, extraHeaders, fail);
+  const maxPauseContinuations = options.maxPauseContinuations ?? 3;
+  if (!Number.isInteger(maxPauseContinuations) || maxPauseContinuations < 0)
+    fail(`maxPauseContinuations must be an integer of at least 0, got ${String(maxPauseContinuations)}`);
 
   const endpoint = `${baseUrl.replace(/\/+$/, '')}/v1/messages`;
   const headers: Record<string, string> = { accept: 'application/json', 'anthropic-version': version };
   if (apiKey !== undefined && apiKey !== '') headers['x-api-key'] = apiKey;
   Object.assign(headers, extraHeaders);
   const fetch = options.fetch ?? globalThis.fetch;
-  const settings = { model, provider, maxOutputTokens };
+  const settings = { model, provider, maxOutputTokens, thinking };
+  // Every error leaves without the key and credential headers, whatever the server echoed.
+  const redactor = credentialRedactor(apiKey, headers);
 
-  async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta } = request;
-    const stream = onTextDelta !== undefined;
-    const { body, outputTool } = toRequestBody(request, settings, stream);
+  /** One request: its answer, whether it streamed, and its request id. */
+  async function exchange(
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+    outputTool: OutputTool | undefined,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
     const response = await post({
       url: endpoint,
-      headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,
+      headers: onTextDelta !== undefined ? { ...headers, accept: 'text/event-stream' } : headers,
       body,
       signal,
       fetch,
       provider,
     });
-    const contentType = response.headers.get('content-type') ?? '';
-    let result: ModelResponse;
-    if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
-      if (response.body === null)
-        throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
-      const input = { body: response.body, signal, provider, requestedModel: model, outputTool, onTextDelta };
-      result = toModelResponse(await readMessageStream(input), outputTool);
-    } else {
-      // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
-      const answer = parseMessage(await readJson(response, signal, provider), provider, model);
-      result = toModelResponse(answer, outputTool);
-      if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
-    }
     const requestId = response.headers.get('request-id');
-    if (requestId !== null && requestId !== '') result.requestId = requestId;
+    const contentType = response.headers.get('content-type') ?? '';
+    if (onTextDelta === undefined || !contentType.includes('text/event-stream')) {
+      const answer = parseMessage(
+        await readJson(response, signal, provider, maxResponseBytes),
+        provider,
+        model,
+      );
+      return { answer, streamed: false, requestId };
+    }
+    if (response.body === null)
+      throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+    const answer = await readMessageStream({
+      body: response.body,
+      signal,
+      provider,
+      requestedModel: model,
+      outputTool,
+      onTextDelta,
+      maxResponseBytes,
+    });
+    return { answer, streamed: true, requestId };
+  }
+
+  async function send(
+    request: ModelRequest,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<ModelResponse> {
+    const { signal } = request;
+    const { body, outputTool } = toRequestBody(request, settings, onTextDelta !== undefined);
+    let last = await exchange(body, signal, outputTool, onTextDelta);
+    let { answer, streamed } = last;
+    for (let continuations = 0; answer.stopReason === 'pause_turn'; continuations++) {
+      if (continuations >= maxPauseContinuations) throw pausedTooOften(answer, continuations, provider);
+      request.onContinuationRequest?.();
+      last = await exchange(continuedBody(body, answer.content), signal, outputTool, onTextDelta);
+      answer = joinAnswers(answer, last.answer);
+      streamed ||= last.streamed;
+    }
+    const failure = stopReasonError(answer, provider);
+    if (failure !== undefined) throw failure;
+    const result = toModelResponse(answer, outputTool);
+    // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
+    if (!streamed && onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+    if (last.requestId !== null && last.requestId !== '') result.requestId = last.requestId;
     return result;
   }
 
+  const generate = (request: ModelRequest): Promise<ModelResponse> =>
+    withRedactedErrors(redactor, request, (onTextDelta) => send(request, onTextDelta));
   return { provider, model, contextWindowTokens: window, generate };
 }
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -20,7 +20,42 @@ function importsOf(path: string): string[] {
   return [...specifiers, ...dynamic].map((match) => match[1]!);
 }
 
+/** Every import cycle among `files` (relative imports only), each as a path `a.ts -> b.ts -> a.ts`, found by depth-first search. */
+function importCycles(files: string[]): string[] {
+  const known = new Set(files);
+  const edges = new Map(
+    files.map((path) => [
+      path,
+      importsOf(path)
+        .filter((specifier) => specifier.startsWith('.'))
+        .map((specifier) => resolve(dirname(path), specifier.replace(/\.js$/, '.ts')))
+        .filter((target) => known.has(target)),
+    ]),
+  );
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const stack: string[] = [];
+  const visit = (path: string): void => {
+    if (done.has(path)) return;
+    const open = stack.indexOf(path);
+    if (open >= 0) {
+      cycles.push([...stack.slice(open), path].map((file) => relative(sourceRoot, file)).join(' -> '));
+      return;
+    }
+    stack.push(path);
+    for (const target of edges.get(path) ?? []) visit(target);
+    stack.pop();
+    done.add(path);
+  };
+  for (const path of files) visit(path);
+  return cycles;
+}
+
 describe('@keel/core dependencies', () => {
+  it('has no import cycle among the files of agent/ (type-only imports count too)', () => {
+    expect(importCycles(sourceFiles(join(sourceRoot, 'agent')))).toEqual([]);
+  });
+
   it('imports only node: builtins and its own files (testing may use vitest)', () => {
     const offenders: string[] = [];
     for (const path of sourceFiles(sourceRoot)) {

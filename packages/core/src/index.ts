@@ -17,6 +17,7 @@ export { ERROR_CODES, type ErrorCategory, type ErrorCode, isErrorCode } from './
 export { CONTROL_SIGNAL, type ControlSignal, isControlSignal } from './errors/control.js';
 export { type JsonValue, KeelError, type KeelErrorOptions } from './errors/keel-error.js';
 export { isSecretKey, REDACTED, redactSecrets } from './errors/redact.js';
+export { createRedactor, MIN_SECRET_CHARS, type Redactor } from './errors/redactor.js';
 export { type HeadersLike, MAX_RETRY_AFTER_MS, retryAfterFromHeaders } from './errors/retry-after.js';
 export {
   deserializeError,
@@ -164,6 +165,8 @@ export type {
   ModelProvider,
   ModelRequest,
   ModelResponse,
+  ProviderMetadata,
+  ReasoningPart,
   ToolCall,
   ToolChoice,
   ToolDefinition,
@@ -181,7 +184,19 @@ export type {
   RunSummary,
   StartedToolCall,
 } from './spec/run-store.js';
-export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
+export type {
+  FallbackValue,
+  Tool,
+  ToolContext,
+  ToolDegradation,
+  ToolFallback,
+  ToolFallbackCondition,
+  ToolFallbackContext,
+  ToolProgress,
+  ToolResult,
+  ValidationIssue,
+  ValidationResult,
+} from './spec/tool.js';
 
 // store
 export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './store/conflicts.js';
@@ -214,7 +229,7 @@ export {
   type ParsedArguments,
   parseToolArguments,
   unknownToolError,
-} from './agent/correction.js';
+} from './agent/correction/correction.js';
 export {
   type CorrectionDecision,
   type CorrectionFailure,
@@ -223,7 +238,7 @@ export {
   type CorrectionStopReason,
   CorrectionTracker,
   type CorrectionTrackerState,
-} from './agent/correction-tracker.js';
+} from './agent/correction/correction-tracker.js';
 export {
   type Directive,
   isDirective,
@@ -234,7 +249,7 @@ export {
   StopRun,
   stopRun,
   type ToolStop,
-} from './agent/directives.js';
+} from './agent/loop/directives.js';
 export {
   type Guardrail,
   type GuardrailContext,
@@ -266,9 +281,9 @@ export {
   type PromptInjectionGuardrailOptions,
   promptInjectionGuardrail,
 } from './agent/guardrails/prompt-injection.js';
-export { formatJsonPath } from './agent/json-path.js';
-export { type JsonSchemaValidationOptions, validateJsonSchema } from './agent/json-schema.js';
-export { type JsonParseResult, type JsonSyntaxError, parseJson } from './agent/parse-json.js';
+export { formatJsonPath } from './agent/schemas/json-path.js';
+export { type JsonSchemaValidationOptions, validateJsonSchema } from './agent/schemas/json-schema.js';
+export { type JsonParseResult, type JsonSyntaxError, parseJson } from './agent/schemas/parse-json.js';
 export {
   isStandardSchema,
   type JsonSchemaInput,
@@ -278,16 +293,22 @@ export {
   type SchemaLike,
   type StandardSchemaResult,
   type StandardSchemaV1,
-} from './agent/schema.js';
-export { MAX_PATTERN_SUBJECT_LENGTH, MAX_SCHEMA_PATTERN_LENGTH } from './agent/schema-pattern.js';
+} from './agent/schemas/schema.js';
+export { MAX_PATTERN_SUBJECT_LENGTH, MAX_SCHEMA_PATTERN_LENGTH } from './agent/schemas/schema-pattern.js';
 export {
   extractJson,
   type StructuredOutput,
   type StructuredOutputOptions,
   type StructuredOutputResult,
   structuredOutput,
-} from './agent/structured-output.js';
-export { indexTools, TOOL_NAME_PATTERN, type ToolOptions, tool, toToolDefinition } from './agent/tool.js';
+} from './agent/correction/structured-output.js';
+export {
+  indexTools,
+  TOOL_NAME_PATTERN,
+  type ToolOptions,
+  tool,
+  toToolDefinition,
+} from './agent/tools/tool.js';
 export {
   DEFAULT_TOOL_RESULT_MAX_CHARS,
   type RenderedToolResult,
@@ -297,27 +318,27 @@ export {
   type ToolSuccessResult,
   toolError,
   toolSuccess,
-} from './agent/tool-result.js';
+} from './agent/tools/tool-result.js';
 export type { ApprovalCheck } from './spec/tool.js';
 // end agent: tools, guardrails, conversation
 
 // agent: run loop
 export { type Agent, agent } from './agent/agent.js';
-export type { AgentBreakerOptions, AgentRetryOptions } from './agent/agent-dependencies.js';
-export type { AgentOptions } from './agent/agent-options.js';
-export { combineBudgets } from './agent/budget.js';
-export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/cancellation.js';
+export type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent/agent-options.js';
+export { combineBudgets } from './agent/loop/budget.js';
+export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loop/cancellation.js';
 export type {
   CorrectionEventKind,
   DependencyKind,
   RunEvent,
   RunEventListener,
   RunEventType,
-} from './agent/events.js';
-export { CONTINUE_PROMPT } from './agent/final-answer.js';
-export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/limits.js';
-export type { BreakerMove, FallbackRecord, RunReport } from './agent/report.js';
-export type { RunOptions, RunResult } from './agent/run.js';
+} from './agent/loop/events.js';
+export { CONTINUE_PROMPT } from './agent/loop/final-answer.js';
+export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/loop/limits.js';
+export { FALLBACK_CODES } from './agent/loop/model-recovery.js';
+export type { BreakerMove, FallbackRecord, RunReport } from './agent/loop/report.js';
+export type { RunOptions, RunResult } from './agent/loop/run.js';
 export {
   type CheckpointHook,
   idempotencyKeyOf,
@@ -326,14 +347,17 @@ export {
   type RunPhase,
   type RunState,
   type RunTransition,
-  type TerminalStatus,
-} from './agent/run-state.js';
-export { type StopReason, stopReasonOf } from './agent/stop-reason.js';
+} from './agent/durability/run-state.js';
+export { type StopReason, stopReasonOf, type TerminalStatus } from './agent/loop/stop-reason.js';
 // end agent: run loop
 
 // agent: durable runs
-export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability.js';
-export type { ApprovalAnswer, PendingDecision, ToolCallDecision } from './agent/pending-decision.js';
-export type { ResumeOptions } from './agent/resume.js';
-export { migrateRunState } from './agent/run-state-migrations.js';
+export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability/durability.js';
+export type {
+  ApprovalAnswer,
+  PendingDecision,
+  ToolCallDecision,
+} from './agent/durability/pending-decision.js';
+export type { ResumeOptions } from './agent/durability/resume.js';
+export { migrateRunState } from './agent/durability/run-state-migrations.js';
 // end agent: durable runs

@@ -1,37 +1,15 @@
 import { KeelError } from '../errors/keel-error.js';
 import { isDependencyFailure } from '../policies/breaker/failures.js';
-import { type CircuitBreakerOptions, circuitBreaker } from '../policies/circuit-breaker.js';
+import { circuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
-import { type Delay, MAX_DELAY_MS, type RandomSource } from '../policies/delays.js';
-import { type RetryBudget, type RetryBudgetOptions, retryBudget } from '../policies/retry-budget.js';
+import { retryBudget } from '../policies/retry-budget.js';
 import { timeout } from '../policies/timeout.js';
 import type { Tool } from '../spec/tool.js';
-import type { AgentOptions } from './agent-options.js';
-import type { ModelSlot, RetrySettings, ToolSlot } from './run-context.js';
-import { indexTools } from './tool.js';
-
-/** How the loop retries. Every retry of a run, model or tool, draws from the run's budget (and `budget` when set). */
-export interface AgentRetryOptions {
-  /** Calls to one model within one step, the first included, before the loop falls back. Defaults to 3. */
-  maxAttempts?: number;
-  /** Calls of one tool call, the first included (retried only when idempotent or nothing ran). Defaults to 3. */
-  toolMaxAttempts?: number;
-  /** The wait before each retry. Defaults to the retry policy's: full jitter over exponential 500 ms to 30 s. */
-  delay?: Delay;
-  /** Randomness for the delay's jitter. Defaults to `Math.random`. */
-  random?: RandomSource;
-  /** The longest Retry-After honoured; a longer one ends that model's retries (the loop falls back). Defaults to 60_000. */
-  maxRetryAfterMs?: number;
-  /** Time after which a model's retries stop within one step. Defaults to none (the run timeout still applies). */
-  maxElapsedMs?: number;
-  /** The run's own budget, made afresh for each run. Defaults to `{ maxRetries: 10, ratio: false }`: 10 retries per run. */
-  runBudget?: Omit<RetryBudgetOptions, 'clock'>;
-  /** A budget shared beyond one run (one per process, say): each retry needs a token from it too. Defaults to none. */
-  budget?: RetryBudget;
-}
-
-/** Breaker options the agent passes on to each breaker it makes (it sets `name` and `clock` itself). */
-export type AgentBreakerOptions = Omit<CircuitBreakerOptions, 'name' | 'clock' | 'initialState'>;
+import type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent-options.js';
+import type { BreakerWatcher, FallbackSlot, ModelSlot, RetrySettings, ToolSlot } from './agent-runtime.js';
+import { agentConfigError, checkMilliseconds } from './config-error.js';
+import { indexTools } from './tools/tool.js';
+import { fallbackName } from './tools/tool-fallback.js';
 
 /** The model chain: one slot (breaker, timeout) per provider and model, shared when a model appears twice. */
 export function resolveModels(options: AgentOptions<unknown>, clock: Clock): ModelSlot[] {
@@ -69,7 +47,11 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
   });
 }
 
-/** One slot (breaker, timeout) per tool, by name. */
+/**
+ * One slot (breaker, timeout) per tool, by name, with its fallbacks resolved. A fallback tool the agent also offers
+ * to the model shares that tool's slot (one breaker for one dependency); one it does not offer gets a slot of its own,
+ * shared by every tool that falls back to it.
+ */
 export function resolveTools(
   tools: readonly Tool[],
   options: AgentOptions<unknown>,
@@ -77,10 +59,9 @@ export function resolveTools(
 ): Map<string, ToolSlot> {
   const defaultTimeoutMs = options.toolTimeoutMs ?? 60_000;
   checkMilliseconds(defaultTimeoutMs, 'toolTimeoutMs');
-  const slots = new Map<string, ToolSlot>();
-  for (const [name, entry] of indexTools(tools)) {
-    const slot: ToolSlot = {
-      kind: 'tool',
+  const makeSlot = (name: string, entry: Tool): ToolSlot & { fallbacks: FallbackSlot[] } => {
+    const slot = {
+      kind: 'tool' as const,
       key: name,
       tool: entry,
       breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker'),
@@ -89,10 +70,34 @@ export function resolveTools(
         strategy: 'forced',
         clock,
       }),
-      watchers: new Set(),
+      watchers: new Set<BreakerWatcher>(),
+      fallbacks: [] as FallbackSlot[],
     };
     forwardBreakerMoves(slot);
-    slots.set(name, slot);
+    return slot;
+  };
+  const slots = new Map<string, ToolSlot & { fallbacks: FallbackSlot[] }>();
+  for (const [name, entry] of indexTools(tools)) slots.set(name, makeSlot(name, entry));
+  const fallbackOnly = new Map<string, ToolSlot>();
+  for (const slot of slots.values()) {
+    for (const fallback of slot.tool.fallbacks ?? []) {
+      const target = fallback.tool;
+      if (target === undefined) {
+        slot.fallbacks.push({ name: fallbackName(fallback), fallback, slot: undefined });
+        continue;
+      }
+      let targetSlot = slots.get(target.name) ?? fallbackOnly.get(target.name);
+      if (targetSlot !== undefined && targetSlot.tool !== target) {
+        agentConfigError(
+          `tool "${slot.key}" falls back to a tool named "${target.name}" that is not the agent's tool of that name: give one of them another name`,
+        );
+      }
+      if (targetSlot === undefined) {
+        targetSlot = makeSlot(target.name, target);
+        fallbackOnly.set(target.name, targetSlot);
+      }
+      slot.fallbacks.push({ name: target.name, fallback, slot: targetSlot });
+    }
   }
   return slots;
 }
@@ -163,18 +168,4 @@ export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySet
     createRunBudget,
     sharedBudget: shared,
   };
-}
-
-/** Checks a duration option. */
-export function checkMilliseconds(value: unknown, name: string, zeroAllowed = false): void {
-  if (typeof value !== 'number' || !(zeroAllowed ? value >= 0 : value > 0) || value > MAX_DELAY_MS) {
-    agentConfigError(
-      `${name} must be milliseconds ${zeroAllowed ? 'from 0' : 'above 0'} and at most ${MAX_DELAY_MS}; got ${String(value)}`,
-    );
-  }
-}
-
-/** A `config.invalid` error for a bad agent option. */
-export function agentConfigError(message: string): never {
-  throw new KeelError('config.invalid', `agent: ${message}`, { data: { where: 'agent' } });
 }

@@ -1,29 +1,19 @@
-import { type Clock, systemClock } from '../policies/clock.js';
-import { EventEmitter } from '../policies/events.js';
+import type { CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import type { Clock } from '../policies/clock.js';
+import type { Delay, RandomSource } from '../policies/delays.js';
+import type { RetryBudget, RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { ModelProvider } from '../spec/model.js';
 import type { RunStore } from '../spec/run-store.js';
 import type { Tool } from '../spec/tool.js';
-import {
-  type AgentBreakerOptions,
-  type AgentRetryOptions,
-  agentConfigError as fail,
-  resolveModels,
-  resolveRetry,
-  resolveTools,
-} from './agent-dependencies.js';
 import type { ConversationManager } from './conversation/manager.js';
-import { slidingWindow } from './conversation/sliding-window.js';
-import { type CorrectionLimits, CorrectionTracker } from './correction-tracker.js';
-import { type DurabilityOptions, resolveDurability } from './durability.js';
-import type { RunEvent, RunEventListener } from './events.js';
+import type { CorrectionLimits } from './correction/correction-tracker.js';
+import type { StructuredOutput } from './correction/structured-output.js';
+import type { DurabilityOptions } from './durability/durability.js';
+import type { CheckpointHook } from './durability/run-state.js';
 import type { Guardrail } from './guardrails/guardrail.js';
-import { type RunLimits, resolveLimits } from './limits.js';
-import type { AgentRuntime } from './run-context.js';
-import type { CheckpointHook } from './run-state.js';
-import type { SchemaLike } from './schema.js';
-import { type StructuredOutput, structuredOutput } from './structured-output.js';
-import { toToolDefinition } from './tool.js';
-import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './tool-result.js';
+import type { RunEventListener } from './loop/events.js';
+import type { RunLimits } from './loop/limits.js';
+import type { SchemaLike } from './schemas/schema.js';
 
 /** Options of `agent()`. */
 export interface AgentOptions<Output = string> {
@@ -85,113 +75,25 @@ export interface AgentOptions<Output = string> {
   durability?: DurabilityOptions;
 }
 
-const KNOWN_OPTIONS = [
-  'name',
-  'model',
-  'fallbacks',
-  'instructions',
-  'tools',
-  'limits',
-  'retry',
-  'modelTimeoutMs',
-  'toolTimeoutMs',
-  'breaker',
-  'toolBreaker',
-  'conversationManager',
-  'outputSchema',
-  'guardrails',
-  'corrections',
-  'onMaxTokens',
-  'maxOutputTokens',
-  'temperature',
-  'maxToolResultChars',
-  'clock',
-  'onEvent',
-  'checkpoint',
-  'store',
-  'durability',
-];
-
-/** Checks the options and builds what every run of the agent shares; a bad option throws `config.invalid`. */
-export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntime {
-  if (typeof options !== 'object' || options === null)
-    fail('options must be an object such as { model, tools }');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key))
-      fail(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
-  }
-  const name = options.name ?? 'agent';
-  if (typeof name !== 'string' || name.trim() === '') fail('name must be a non-empty string');
-  const clock = options.clock ?? systemClock;
-  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')
-    fail('clock must be a Clock');
-  optionalFunction(options.onEvent, 'onEvent');
-  optionalFunction(options.checkpoint, 'checkpoint');
-  if (options.instructions !== undefined && typeof options.instructions !== 'string')
-    fail('instructions must be a string');
-  const onMaxTokens = options.onMaxTokens ?? 'fail';
-  if (onMaxTokens !== 'fail' && onMaxTokens !== 'continue')
-    fail(`onMaxTokens must be 'fail' or 'continue'; got ${String(onMaxTokens)}`);
-  const maxToolResultChars = options.maxToolResultChars ?? DEFAULT_TOOL_RESULT_MAX_CHARS;
-  if (!Number.isInteger(maxToolResultChars) || maxToolResultChars < 1_024)
-    fail('maxToolResultChars must be an integer of at least 1024');
-  if (
-    options.maxOutputTokens !== undefined &&
-    !(Number.isInteger(options.maxOutputTokens) && options.maxOutputTokens > 0)
-  ) {
-    fail('maxOutputTokens must be a positive integer');
-  }
-  const conversation = options.conversationManager ?? slidingWindow();
-  if (typeof conversation?.reduce !== 'function')
-    fail('conversationManager must have a reduce function, such as slidingWindow()');
-  const corrections = options.corrections ?? {};
-  new CorrectionTracker(corrections);
-  const guardrails = options.guardrails ?? [];
-  if (!Array.isArray(guardrails) || guardrails.some((entry) => typeof entry?.check !== 'function')) {
-    fail('guardrails must be an array of guardrail(...) values');
-  }
-  const events = new EventEmitter<RunEvent>();
-  if (options.onEvent !== undefined) events.event(options.onEvent);
-  const toolList = options.tools ?? [];
-  const tools = resolveTools(toolList, options, clock);
-  return {
-    name,
-    models: resolveModels(options, clock),
-    tools,
-    toolNames: [...tools.keys()],
-    toolDefinitions: toolList.length === 0 ? undefined : toolList.map(toToolDefinition),
-    limits: resolveLimits(options.limits, 'agent'),
-    retry: resolveRetry(options.retry ?? {}, clock),
-    clock,
-    events,
-    instructions: options.instructions,
-    guardrails,
-    hasGuardrails: {
-      input: guardrails.some((entry) => entry.stage === 'input'),
-      output: guardrails.some((entry) => entry.stage === 'output'),
-      toolCall: guardrails.some((entry) => entry.stage === 'tool-call'),
-    },
-    output: resolveOutput(options.outputSchema),
-    conversation,
-    corrections,
-    onMaxTokens,
-    maxToolResultChars,
-    maxOutputTokens: options.maxOutputTokens,
-    temperature: options.temperature,
-    checkpoint: options.checkpoint,
-    durability: resolveDurability(options.store, options.durability),
-  };
+/** How the loop retries. Every retry of a run, model or tool, draws from the run's budget (and `budget` when set). */
+export interface AgentRetryOptions {
+  /** Calls to one model within one step, the first included, before the loop falls back. Defaults to 3. */
+  maxAttempts?: number;
+  /** Calls of one tool call, the first included (retried only when idempotent or nothing ran). Defaults to 3. */
+  toolMaxAttempts?: number;
+  /** The wait before each retry. Defaults to the retry policy's: full jitter over exponential 500 ms to 30 s. */
+  delay?: Delay;
+  /** Randomness for the delay's jitter. Defaults to `Math.random`. */
+  random?: RandomSource;
+  /** The longest Retry-After honoured; a longer one ends that model's retries (the loop falls back). Defaults to 60_000. */
+  maxRetryAfterMs?: number;
+  /** Time after which a model's retries stop within one step. Defaults to none (the run timeout still applies). */
+  maxElapsedMs?: number;
+  /** The run's own budget, made afresh for each run. Defaults to `{ maxRetries: 10, ratio: false }`: 10 retries per run. */
+  runBudget?: Omit<RetryBudgetOptions, 'clock'>;
+  /** A budget shared beyond one run (one per process, say): each retry needs a token from it too. Defaults to none. */
+  budget?: RetryBudget;
 }
 
-function resolveOutput<Output>(schema: StructuredOutput<Output> | SchemaLike<Output> | undefined) {
-  if (schema === undefined) return undefined;
-  const candidate = schema as Partial<StructuredOutput<Output>>;
-  if (typeof candidate.parse === 'function' && typeof candidate.jsonSchema === 'object') {
-    return schema as StructuredOutput<unknown>;
-  }
-  return structuredOutput({ schema: schema as SchemaLike<Output> }) as StructuredOutput<unknown>;
-}
-
-function optionalFunction(value: unknown, name: string): void {
-  if (value !== undefined && typeof value !== 'function') fail(`${name} must be a function`);
-}
+/** Breaker options the agent passes on to each breaker it makes (it sets `name` and `clock` itself). */
+export type AgentBreakerOptions = Omit<CircuitBreakerOptions, 'name' | 'clock' | 'initialState'>;

@@ -4,9 +4,9 @@ import type { ToolContext } from '../spec/tool.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { agent } from './agent.js';
-import { runRegistry } from './cancellation.js';
-import type { RunEvent } from './events.js';
-import { tool } from './tool.js';
+import { runRegistry } from './loop/cancellation.js';
+import type { RunEvent } from './loop/events.js';
+import { tool } from './tools/tool.js';
 
 const cityInput = {
   type: 'object',

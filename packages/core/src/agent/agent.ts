@@ -1,11 +1,13 @@
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Event } from '../policies/policy.js';
 import type { Message } from '../spec/model.js';
-import { type AgentOptions, resolveAgent } from './agent-options.js';
-import { type RunAbort, runRegistry } from './cancellation.js';
-import type { RunEvent } from './events.js';
-import { type ResumeOptions, resumeRun } from './resume.js';
-import { executeRun, type RunOptions, type RunResult } from './run.js';
+import type { AgentOptions } from './agent-options.js';
+import { type ResumeOptions, resumeRun } from './durability/resume.js';
+import { type RunAbort, runRegistry } from './loop/cancellation.js';
+import type { RunEvent } from './loop/events.js';
+import type { RunOptions, RunResult } from './loop/run.js';
+import { executeRun } from './loop/start-run.js';
+import { resolveAgent } from './resolve-agent.js';
 
 /** An agent: a model, tools and policies, ready to run. */
 export interface Agent<Output = string> {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunTransition } from '../agent/run-state.js';
+import type { RunTransition } from '../agent/durability/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
 import { DurableFixture, FIXTURE_START_MS } from './durable-fixture.js';
 import { FakeClock } from './fake-clock.js';

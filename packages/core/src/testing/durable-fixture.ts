@@ -1,8 +1,8 @@
 import { type Agent, agent } from '../agent/agent.js';
-import type { DurabilityOptions } from '../agent/durability.js';
-import { stopRun } from '../agent/directives.js';
-import type { RunTransition } from '../agent/run-state.js';
-import { tool } from '../agent/tool.js';
+import type { DurabilityOptions } from '../agent/durability/durability.js';
+import type { RunTransition } from '../agent/durability/run-state.js';
+import { stopRun } from '../agent/loop/directives.js';
+import { tool } from '../agent/tools/tool.js';
 import type { RunStore } from '../spec/run-store.js';
 import { FakeClock } from './fake-clock.js';
 import { type ScriptedModel, type ScriptedResponse, scriptedModel } from './scripted-model.js';

@@ -1,0 +1,120 @@
+import type { KeelError } from '../errors/keel-error.js';
+import type { BreakerTransition } from '../policies/breaker/breaker-store.js';
+import type { CircuitBreaker } from '../policies/circuit-breaker.js';
+import type { Clock } from '../policies/clock.js';
+import type { Delay, RandomSource } from '../policies/delays.js';
+import type { EventEmitter } from '../policies/events.js';
+import type { RetryBudget } from '../policies/retry-budget.js';
+import type { TimeoutPolicy } from '../policies/timeout.js';
+import type { ModelProvider, ToolDefinition } from '../spec/model.js';
+import type { Tool, ToolFallback } from '../spec/tool.js';
+import type { ConversationManager } from './conversation/manager.js';
+import type { CorrectionLimits } from './correction/correction-tracker.js';
+import type { StructuredOutput } from './correction/structured-output.js';
+import type { DurabilitySettings } from './durability/durability.js';
+import type { CheckpointHook, RunTransition } from './durability/run-state.js';
+import type { Guardrail } from './guardrails/guardrail.js';
+import type { DependencyKind, RunEvent } from './loop/events.js';
+import type { ResolvedLimits } from './loop/limits.js';
+import type { StopReason } from './loop/stop-reason.js';
+
+/*
+ * What an agent resolves to and what its runs link to: types only, shared by the setup (resolve-agent,
+ * agent-dependencies), the loop and durability, so that none of them needs to import another's implementation.
+ */
+
+/** A run that records the moves of a dependency's breaker while it goes on (a run context). */
+export interface BreakerWatcher {
+  breakerMoved(slot: GuardedSlot, transition: BreakerTransition): void;
+}
+
+/** A dependency the agent guards with a breaker and a timeout: one model of the chain, or one tool. */
+export interface GuardedSlot {
+  /** `provider/model`, or the tool's name. */
+  readonly key: string;
+  readonly kind: DependencyKind;
+  /** Kept on the agent, so that it spans runs. Undefined when breakers are switched off. */
+  readonly breaker: CircuitBreaker | undefined;
+  readonly timeout: TimeoutPolicy;
+  /** The runs that called this dependency and are still going: they record its breaker's moves. */
+  readonly watchers: Set<BreakerWatcher>;
+}
+
+/** One model of the chain (primary first). */
+export interface ModelSlot extends GuardedSlot {
+  readonly kind: 'model';
+  readonly provider: ModelProvider;
+}
+
+/** One tool. */
+export interface ToolSlot extends GuardedSlot {
+  readonly kind: 'tool';
+  readonly tool: Tool;
+  /** The tool's fallbacks, in order; empty when it has none. */
+  readonly fallbacks: readonly FallbackSlot[];
+}
+
+/**
+ * One fallback of a tool, resolved: a fallback tool gets a slot (its breaker and timeout; the agent's own slot when
+ * the agent also offers that tool to the model), a value fallback is run as it is.
+ */
+export interface FallbackSlot {
+  /** `degraded.to`: the fallback tool's name, or the value fallback's. */
+  readonly name: string;
+  readonly fallback: ToolFallback;
+  /** Set for a fallback tool. */
+  readonly slot: ToolSlot | undefined;
+}
+
+/** How the loop retries: the agent's `retry` option, resolved. */
+export interface RetrySettings {
+  readonly modelMaxAttempts: number;
+  readonly toolMaxAttempts: number;
+  readonly delay: Delay | undefined;
+  readonly random: RandomSource | undefined;
+  readonly maxRetryAfterMs: number;
+  readonly maxElapsedMs: number | undefined;
+  /** Makes the run's own budget. */
+  readonly createRunBudget: (clock: Clock) => RetryBudget;
+  /** A budget shared beyond the run (the process, say); every retry draws from both. */
+  readonly sharedBudget: RetryBudget | undefined;
+}
+
+/** Everything a run needs from its agent: resolved once, when the agent is made, and shared by all its runs. */
+export interface AgentRuntime {
+  readonly name: string;
+  readonly models: readonly ModelSlot[];
+  readonly tools: ReadonlyMap<string, ToolSlot>;
+  readonly toolNames: readonly string[];
+  readonly toolDefinitions: ToolDefinition[] | undefined;
+  readonly limits: ResolvedLimits;
+  readonly retry: RetrySettings;
+  readonly clock: Clock;
+  readonly events: EventEmitter<RunEvent>;
+  readonly instructions: string | undefined;
+  readonly guardrails: readonly Guardrail[];
+  readonly hasGuardrails: { readonly input: boolean; readonly output: boolean; readonly toolCall: boolean };
+  readonly output: StructuredOutput<unknown> | undefined;
+  readonly conversation: ConversationManager | undefined;
+  readonly corrections: CorrectionLimits;
+  readonly onMaxTokens: 'fail' | 'continue';
+  readonly maxToolResultChars: number;
+  readonly maxOutputTokens: number | undefined;
+  readonly temperature: number | undefined;
+  readonly checkpoint: CheckpointHook | undefined;
+  /** The run store and how runs use it; undefined when runs are not durable. */
+  readonly durability: DurabilitySettings | undefined;
+}
+
+/** Why a durable run had to stop: it can no longer save its state. */
+export interface DurableHalt {
+  readonly stopReason: Extract<StopReason, 'store_unavailable' | 'lease_lost'>;
+  readonly error: KeelError;
+}
+
+/** What a run context uses of its durable run (a `DurableRun`): saving transitions, and whether saving stopped. */
+export interface DurableLink {
+  /** Set once the run can no longer be saved. */
+  readonly halted: DurableHalt | undefined;
+  save(transition: RunTransition): Promise<void>;
+}

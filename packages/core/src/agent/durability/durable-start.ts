@@ -1,0 +1,102 @@
+import { type JsonValue, KeelError } from '../../errors/keel-error.js';
+import type { Clock } from '../../policies/clock.js';
+import type { AgentRuntime } from '../agent-runtime.js';
+import { RunAbort, type RunRegistry } from '../loop/cancellation.js';
+import { countError } from '../loop/report.js';
+import { driveRun, type RunOptions, type RunResult, resultOf } from '../loop/run.js';
+import type { DurabilitySettings } from './durability.js';
+import { DurableRun } from './durable-run.js';
+import { endRun, RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
+import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from './store-calls.js';
+
+/**
+ * Starts a durable run: creates its record in the store (a run id already stored is `config.invalid`, like one in
+ * progress), takes its lease, then drives it with a checkpoint after every transition. A store that cannot be
+ * reached even after retries stops the run before anything ran: `failed` (`store.unavailable`) when not even its
+ * record could be created, else `interrupted` (`store_unavailable`), to be resumed once the store is back.
+ */
+export async function startDurableRun<Output>(
+  runtime: AgentRuntime,
+  durability: DurabilitySettings,
+  registry: RunRegistry,
+  agentRuns: Map<string, RunAbort>,
+  state: RunState,
+  options: RunOptions,
+): Promise<RunResult<Output>> {
+  const { clock } = runtime;
+  const { store, owner, leaseTtlMs } = durability;
+  const runId = state.runId;
+  const abort = new RunAbort(runId, clock);
+  // Registered first, so that two runs with one id in this process never both reach the store.
+  registry.register(abort);
+  let durable: DurableRun;
+  let created = false;
+  try {
+    state.checkpointedAtMs = state.startedAtMs;
+    const text = JSON.stringify(state);
+    const retry = storeCallsOf(durability, clock);
+    const version = await withStoreRetries(
+      () =>
+        store
+          .createRun({
+            runId,
+            agentName: state.agentName,
+            status: 'running',
+            schemaVersion: RUN_STATE_SCHEMA_VERSION,
+            state: JSON.parse(text) as JsonValue,
+            createdAtMs: state.startedAtMs,
+          })
+          .then((record) => record.version),
+      retry,
+    ).catch((error: unknown) => createdAfterAll(durability, runId, text, error, clock));
+    created = true;
+    const leasedAtMs = clock.now();
+    await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, leasedAtMs), retry);
+    durable = new DurableRun(durability, runId, version, clock, leasedAtMs);
+  } catch (error) {
+    registry.unregister(abort);
+    abort.dispose();
+    if (KeelError.isInstance(error) && error.code === 'config.invalid') throw error;
+    return notStarted<Output>(state, toStoreError(error), clock.now(), created);
+  }
+  return driveRun<Output>(runtime, registry, agentRuns, state, options, true, { abort, durable });
+}
+
+/**
+ * After `createRun` failed: a duplicate id is the caller's mistake (`config.invalid`), unless the record is the one
+ * this run wrote in an attempt whose answer was lost (then its version goes on).
+ */
+async function createdAfterAll(
+  durability: DurabilitySettings,
+  runId: string,
+  text: string,
+  error: unknown,
+  clock: Clock,
+): Promise<number> {
+  if (!KeelError.isInstance(error) || error.code !== 'store.conflict') throw error;
+  const existing = await withStoreTimeout(
+    () => durability.store.loadRun(runId),
+    durability.storeTimeoutMs,
+    clock,
+  ).catch(() => undefined);
+  if (existing !== undefined && existing.version === 1 && JSON.stringify(existing.state) === text) return 1;
+  throw new KeelError(
+    'config.invalid',
+    `run: a run with id "${runId}" already exists in the store; pass a unique runId, or resume it with resume(runId)`,
+    { data: { where: 'run', runId }, cause: error },
+  );
+}
+
+/** The result of a durable run whose store failed before it could start (`created`: its record is stored). */
+function notStarted<Output>(
+  state: RunState,
+  error: KeelError,
+  nowMs: number,
+  created: boolean,
+): RunResult<Output> {
+  const stopReason = error.code === 'store.conflict' ? 'lease_lost' : 'store_unavailable';
+  const status = created ? 'interrupted' : 'failed';
+  countError(state.report, error.code);
+  endRun(state, { status, stopReason, error: error.toJSON() }, nowMs);
+  return resultOf<Output>(state, { status, stopReason, error }, created);
+}

@@ -1,0 +1,154 @@
+import { KeelError } from '../../errors/keel-error.js';
+import type { LedgerEntry } from '../../spec/run-store.js';
+import type { ToolResult } from '../../spec/tool.js';
+import type { AgentRuntime } from '../agent-runtime.js';
+import { countToolCall } from '../loop/report.js';
+import { readLedgerResult } from './ledger-result.js';
+import { type ApprovalAnswer, abandonedResult, type ToolCallDecision } from './pending-decision.js';
+import type { PendingToolCall, RunState } from './run-state.js';
+
+/** What resume learned from the ledger. */
+export interface Reconciled {
+  /** Keys the ledger holds as started and not completed: their completion goes to the ledger too. */
+  readonly startedKeys: Set<string>;
+  /** Calls that may have run and whose tool is not idempotent: they need the user's decision. */
+  readonly uncertain: Map<string, PendingToolCall>;
+}
+
+/**
+ * Brings the current step's calls in line with the ledger. A call the ledger holds as completed is completed with the
+ * ledger's result and stop directive (replayed, never executed again), even when the state's own checkpoint of it was
+ * lost. A call the
+ * state holds as pending is pending whatever the ledger says: a call is recorded as started before the state says so,
+ * and runs only after, so a pending call never ran. A call the state holds as started may have run.
+ */
+export function reconcile(
+  runtime: AgentRuntime,
+  state: RunState,
+  ledger: readonly LedgerEntry[],
+): Reconciled {
+  const entries = new Map(ledger.map((entry) => [entry.idempotencyKey, entry]));
+  const startedKeys = new Set(
+    ledger.filter((entry) => entry.status === 'started').map((entry) => entry.idempotencyKey),
+  );
+  const uncertain = new Map<string, PendingToolCall>();
+  if (state.phase !== 'tools') return { startedKeys, uncertain };
+  for (const call of state.pendingToolCalls) {
+    if (call.status === 'completed') continue;
+    const entry = entries.get(call.idempotencyKey);
+    if (entry?.status === 'completed' && entry.result !== undefined) {
+      const { result, stop } = readLedgerResult(entry.result);
+      call.status = 'completed';
+      call.result = result;
+      if (stop !== undefined) call.stop = stop;
+      // Its execution was counted in the checkpoint that was lost.
+      countToolCall(
+        state.report,
+        call.call.name,
+        result.status === 'error' ? (result.error.code ?? 'tool.failed') : undefined,
+      );
+      continue;
+    }
+    if (call.status !== 'started') continue;
+    if (runtime.tools.get(call.call.name)?.tool.idempotent === true) continue;
+    uncertain.set(call.idempotencyKey, call);
+  }
+  return { startedKeys, uncertain };
+}
+
+/** A call the user abandoned: its result, to be recorded in the ledger too. */
+export interface Abandoned {
+  readonly call: PendingToolCall;
+  readonly result: ToolResult;
+}
+
+/**
+ * Applies `resume`'s approvals and decisions to the state. Every key must name something pending: an approval the
+ * interrupted run waits for, or a call that may have run (`config.invalid` otherwise, listing what is pending).
+ * Resolves with the calls abandoned.
+ */
+export function applyAnswers(
+  state: RunState,
+  reconciled: Reconciled,
+  approvals: Readonly<Record<string, ApprovalAnswer>> | undefined,
+  decisions: Readonly<Record<string, ToolCallDecision>> | undefined,
+): Abandoned[] {
+  const waitingApproval = new Map<string, PendingToolCall>();
+  for (const decision of state.pendingDecisions) {
+    if (decision.kind !== 'approval') continue;
+    const call = state.pendingToolCalls.find((pending) => pending.idempotencyKey === decision.idempotencyKey);
+    if (call !== undefined && call.status === 'pending') waitingApproval.set(decision.idempotencyKey, call);
+  }
+  for (const [key, answer] of Object.entries(approvals ?? {})) {
+    const call = waitingApproval.get(key);
+    if (call === undefined) notPending('approvals', key, state.runId, [...waitingApproval.keys()]);
+    call.approval = answer.approved ? { approved: true } : rejection(answer.reason);
+  }
+  const abandoned: Abandoned[] = [];
+  for (const [key, decision] of Object.entries(decisions ?? {})) {
+    const call = reconciled.uncertain.get(key);
+    if (call === undefined) notPending('decisions', key, state.runId, [...reconciled.uncertain.keys()]);
+    if (decision === 'execute') {
+      call.decision = 'execute';
+      continue;
+    }
+    const result = abandonedResult(call.call.name);
+    call.status = 'completed';
+    call.result = result;
+    countToolCall(state.report, call.call.name, 'tool.failed');
+    abandoned.push({ call, result });
+  }
+  return abandoned;
+}
+
+function rejection(reason: string | undefined): ApprovalAnswer {
+  return reason === undefined ? { approved: false } : { approved: false, reason };
+}
+
+function notPending(option: string, key: string, runId: string, pending: string[]): never {
+  const known = pending.length === 0 ? 'nothing of that kind is pending' : `pending: ${pending.join(', ')}`;
+  throw new KeelError(
+    'config.invalid',
+    `resume: ${option} names "${key}", which run ${runId} does not wait for (${known})`,
+    {
+      data: { where: 'resume', option, idempotencyKey: key },
+    },
+  );
+}
+
+/** Checks the shape of `approvals` and `decisions` (`config.invalid` says what to fix). */
+export function checkAnswers(approvals: unknown, decisions: unknown): void {
+  if (approvals !== undefined) {
+    if (typeof approvals !== 'object' || approvals === null || Array.isArray(approvals)) {
+      badAnswer(
+        'approvals must be an object: { [idempotencyKey]: { approved: true } | { approved: false, reason } }',
+      );
+    }
+    for (const [key, answer] of Object.entries(approvals)) {
+      const candidate = answer as { approved?: unknown; reason?: unknown } | null;
+      if (typeof candidate !== 'object' || candidate === null || typeof candidate.approved !== 'boolean') {
+        badAnswer(`approvals["${key}"] must be { approved: true } or { approved: false, reason }`);
+      }
+      if (
+        candidate.reason !== undefined &&
+        (typeof candidate.reason !== 'string' || candidate.reason.length > 2_000)
+      ) {
+        badAnswer(`approvals["${key}"].reason must be a string of at most 2000 characters`);
+      }
+    }
+  }
+  if (decisions !== undefined) {
+    if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) {
+      badAnswer("decisions must be an object: { [idempotencyKey]: 'execute' | 'abandon' }");
+    }
+    for (const [key, decision] of Object.entries(decisions)) {
+      if (decision !== 'execute' && decision !== 'abandon') {
+        badAnswer(`decisions["${key}"] must be 'execute' or 'abandon', not ${JSON.stringify(decision)}`);
+      }
+    }
+  }
+}
+
+function badAnswer(message: string): never {
+  throw new KeelError('config.invalid', `resume: ${message}`, { data: { where: 'resume' } });
+}

@@ -1,0 +1,188 @@
+import { KeelError } from '../../errors/keel-error.js';
+import type { Clock, TimerHandle } from '../../policies/clock.js';
+
+/**
+ * Why a run's signal aborted: the caller cancelled it, its run timeout elapsed, or its run store failed or another
+ * process took the run over (`halted`: the run pauses, to be resumed).
+ */
+export type AbortCause = 'cancelled' | 'timeout' | 'halted';
+
+/**
+ * One run's abort switch. Its signal reaches every model call and every tool the run makes; it aborts when the
+ * caller's signal aborts, when `cancel` is called (through the registry or the agent), or at the run's deadline.
+ * One AbortController per run, made at the start; nothing per step.
+ */
+export class RunAbort {
+  readonly controller = new AbortController();
+  /** Set once the signal aborted. */
+  cause: AbortCause | undefined;
+  private timer: TimerHandle | undefined;
+  private callerSignal: AbortSignal | undefined;
+
+  constructor(
+    readonly runId: string,
+    private readonly clock: Clock,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** Follows the caller's signal: its abort cancels the run, with its reason as the cancellation's cause. */
+  follow(signal: AbortSignal | undefined): void {
+    if (signal === undefined) return;
+    if (signal.aborted) {
+      this.cancel(signal.reason);
+      return;
+    }
+    this.callerSignal = signal;
+    addFollower(signal, this);
+  }
+
+  /** Times the run out at `deadlineAtMs` (ms since the epoch) with `run.timeout`. */
+  deadline(deadlineAtMs: number, timeoutMs: number): void {
+    const leftMs = deadlineAtMs - this.clock.now();
+    if (leftMs <= 0) {
+      this.timeOut(timeoutMs);
+      return;
+    }
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.timeOut(timeoutMs);
+    }, leftMs);
+  }
+
+  /** Cancels the run. `reason` (when given) becomes the `run.cancelled` error's cause. Returns false once ended. */
+  cancel(reason?: unknown): boolean {
+    if (this.aborted) return false;
+    this.cause = 'cancelled';
+    const message =
+      typeof reason === 'string' && reason !== ''
+        ? `Run ${this.runId} was cancelled: ${reason}`
+        : `Run ${this.runId} was cancelled`;
+    this.controller.abort(
+      new KeelError('run.cancelled', message, {
+        data: { runId: this.runId },
+        ...(reason === undefined ? {} : { cause: reason }),
+      }),
+    );
+    return true;
+  }
+
+  /**
+   * Stops the run because it can no longer be saved (its store failed, or another process took its lease): running
+   * calls are told through their signal, and no further call starts. `error` becomes the signal's reason.
+   */
+  halt(error: KeelError): boolean {
+    if (this.aborted) return false;
+    this.cause = 'halted';
+    this.controller.abort(error);
+    return true;
+  }
+
+  /** Releases the timer and the caller-signal listener. */
+  dispose(): void {
+    if (this.timer !== undefined) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.callerSignal !== undefined) removeFollower(this.callerSignal, this);
+    this.callerSignal = undefined;
+  }
+
+  private timeOut(timeoutMs: number): void {
+    if (this.aborted) return;
+    this.cause = 'timeout';
+    this.controller.abort(
+      new KeelError('run.timeout', `Run ${this.runId} did not finish within ${timeoutMs} ms`, {
+        data: { runId: this.runId, timeoutMs },
+        guidance: 'Raise limits.timeoutMs, or give the agent a smaller task.',
+      }),
+    );
+  }
+}
+
+// Many runs often share one caller signal (a server's shutdown signal, say). EventTarget checks each new listener
+// against every existing one, so one listener per run would make starting N runs O(N²): one listener per signal
+// serves all its runs instead.
+const followers = new WeakMap<AbortSignal, Set<RunAbort>>();
+
+function addFollower(signal: AbortSignal, run: RunAbort): void {
+  let runs = followers.get(signal);
+  if (runs === undefined) {
+    const created = new Set<RunAbort>();
+    runs = created;
+    followers.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      () => {
+        followers.delete(signal);
+        for (const follower of created) follower.cancel(signal.reason);
+      },
+      { once: true },
+    );
+  }
+  runs.add(run);
+}
+
+function removeFollower(signal: AbortSignal, run: RunAbort): void {
+  followers.get(signal)?.delete(run);
+}
+
+/**
+ * The runs in progress in this process, by run id, so that any part of an application can cancel a run it did not
+ * start (an HTTP handler, a CLI signal handler). Runs register at their start and leave at their end.
+ *
+ * @example
+ *   const result = assistant.run('Plan my week', { runId: 'run-42' });
+ *   runRegistry.cancel('run-42', 'user pressed stop');   // the run ends as `cancelled` with `run.cancelled`
+ */
+export class RunRegistry {
+  private readonly runs = new Map<string, RunAbort>();
+
+  /** Adds a run; a run id already in progress is refused with `config.invalid`. */
+  register(run: RunAbort): void {
+    if (this.runs.has(run.runId)) {
+      throw new KeelError(
+        'config.invalid',
+        `run: a run with id "${run.runId}" is already in progress; pass a unique runId`,
+        {
+          data: { runId: run.runId },
+        },
+      );
+    }
+    this.runs.set(run.runId, run);
+  }
+
+  /** Removes a run (only the registered one: a later run that reused the id is left alone). */
+  unregister(run: RunAbort): void {
+    if (this.runs.get(run.runId) === run) this.runs.delete(run.runId);
+  }
+
+  /**
+   * Cancels the run with this id: its model call and tools are told at once through their signal, and the run ends
+   * as `cancelled` with `run.cancelled` (`reason`, when given, as the cause). Returns false when no such run is in
+   * progress.
+   */
+  cancel(runId: string, reason?: string): boolean {
+    const run = this.runs.get(runId);
+    return run === undefined ? false : run.cancel(reason);
+  }
+
+  /** Whether a run with this id is in progress. */
+  isRunning(runId: string): boolean {
+    return this.runs.has(runId);
+  }
+
+  /** The ids of the runs in progress. */
+  runIds(): string[] {
+    return [...this.runs.keys()];
+  }
+}
+
+/** The process-wide registry every agent's runs join. */
+export const runRegistry: RunRegistry = new RunRegistry();

@@ -1,0 +1,182 @@
+import type { ErrorCode } from '../../errors/codes.js';
+import type { SerializedError } from '../../errors/serialize.js';
+import type { EventEmitter } from '../../policies/events.js';
+import type { FinishReason, Usage } from '../../spec/model.js';
+import type { GuardrailStage, GuardrailTrigger } from '../guardrails/guardrail.js';
+import type { StopReason, TerminalStatus } from './stop-reason.js';
+
+/** What every run event carries. */
+interface RunEventBase {
+  readonly runId: string;
+  /** When the event happened, from the agent's clock (ms since the epoch). */
+  readonly atMs: number;
+}
+
+/** Which kind of dependency a retry, breaker or error concerns (`store`: the run store of a durable run). */
+export type DependencyKind = 'model' | 'tool' | 'store';
+
+/** Kinds of self-correction the loop asks of the model. */
+export type CorrectionEventKind =
+  | 'unknown_tool'
+  | 'invalid_arguments'
+  | 'malformed_json'
+  | 'invalid_output'
+  | 'retry_step'
+  | 'continue_output';
+
+/**
+ * Everything a run reports while it runs, as a union told apart by `type` (noun-verb, like `tool-call-end`). Events
+ * are built only when somebody listens, so subscribing costs the run something and not subscribing costs nothing.
+ */
+export type RunEvent =
+  | (RunEventBase & { readonly type: 'run-start'; readonly agentName: string })
+  | (RunEventBase & {
+      /** A run restored from its last checkpoint goes on (in place of `run-start`). */
+      readonly type: 'run-resumed';
+      readonly agentName: string;
+      readonly step: number;
+    })
+  | (RunEventBase & {
+      readonly type: 'run-end';
+      readonly status: TerminalStatus;
+      readonly stopReason: StopReason;
+      readonly durationMs: number;
+      readonly error?: SerializedError;
+    })
+  | (RunEventBase & {
+      readonly type: 'model-call-start';
+      readonly step: number;
+      /** `provider/model`. */
+      readonly model: string;
+      readonly attempt: number;
+    })
+  | (RunEventBase & {
+      readonly type: 'model-call-end';
+      readonly step: number;
+      readonly model: string;
+      readonly attempt: number;
+      readonly durationMs: number;
+      readonly outcome: 'success' | 'error';
+      readonly finishReason?: FinishReason;
+      readonly usage?: Usage;
+      readonly errorCode?: ErrorCode;
+    })
+  | (RunEventBase & {
+      readonly type: 'retry-scheduled';
+      readonly step: number;
+      readonly target: DependencyKind;
+      /** `provider/model` or the tool's name. */
+      readonly name: string;
+      /** The attempt that failed. */
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly errorCode: ErrorCode;
+    })
+  | (RunEventBase & {
+      readonly type: 'fallback-used';
+      readonly step: number;
+      readonly from: string;
+      readonly to: string;
+      /** The failure that made the loop switch models. */
+      readonly errorCode: ErrorCode;
+    })
+  | (RunEventBase & {
+      readonly type: 'breaker-opened' | 'breaker-closed' | 'breaker-half-opened';
+      readonly target: DependencyKind;
+      readonly name: string;
+    })
+  | (RunEventBase & {
+      readonly type: 'tool-call-start';
+      readonly step: number;
+      readonly callIndex: number;
+      readonly toolName: string;
+      readonly idempotencyKey: string;
+    })
+  | (RunEventBase & {
+      /** A running tool reported how far it has come (`ToolContext.reportProgress`). */
+      readonly type: 'tool-call-progress';
+      readonly step: number;
+      readonly callIndex: number;
+      readonly toolName: string;
+      readonly idempotencyKey: string;
+      readonly progress: number;
+      readonly total?: number;
+      readonly message?: string;
+    })
+  | (RunEventBase & {
+      readonly type: 'tool-call-end';
+      readonly step: number;
+      readonly callIndex: number;
+      readonly toolName: string;
+      readonly idempotencyKey: string;
+      readonly status: 'success' | 'error';
+      readonly errorCode?: ErrorCode;
+      readonly durationMs: number;
+    })
+  | (RunEventBase & {
+      /** A failed tool call was answered by one of its fallbacks: the model gets a result marked degraded. */
+      readonly type: 'tool-degraded';
+      readonly step: number;
+      readonly callIndex: number;
+      /** The tool whose call failed. */
+      readonly toolName: string;
+      /** The fallback that answered. */
+      readonly fallback: string;
+      /** The code of the tool's own failure. */
+      readonly errorCode: ErrorCode;
+      readonly reason: string;
+    })
+  | (RunEventBase & {
+      readonly type: 'correction';
+      readonly step: number;
+      readonly kind: CorrectionEventKind;
+      readonly toolName?: string;
+      readonly message: string;
+    })
+  | (RunEventBase & {
+      readonly type: 'guardrail-tripped';
+      readonly stage: GuardrailStage;
+      readonly guardrail: string;
+      readonly action: 'block' | 'redact';
+      readonly trigger: GuardrailTrigger;
+    })
+  | (RunEventBase & {
+      readonly type: 'context-reduced';
+      readonly step: number;
+      readonly messagesBefore: number;
+      readonly messagesAfter: number;
+    })
+  | (RunEventBase & { readonly type: 'text-delta'; readonly step: number; readonly delta: string })
+  | (RunEventBase & { readonly type: 'step-end'; readonly step: number; readonly toolCalls: number });
+
+/** The `type` of a {@link RunEvent}. */
+export type RunEventType = RunEvent['type'];
+
+/** A function that receives run events. A listener that throws is reported as a process warning. */
+export type RunEventListener = (event: RunEvent) => void;
+
+/**
+ * Where one run's events go: the agent's subscribers and the run's own `onEvent`. `active` is read before building
+ * an event, so that a run nobody watches builds none.
+ */
+export class RunEventSink {
+  constructor(
+    private readonly agentEvents: EventEmitter<RunEvent>,
+    private readonly runListener: RunEventListener | undefined,
+  ) {}
+
+  get active(): boolean {
+    return this.runListener !== undefined || this.agentEvents.hasListeners;
+  }
+
+  emit(event: RunEvent): void {
+    if (this.runListener !== undefined) {
+      try {
+        this.runListener(event);
+      } catch (error) {
+        process.emitWarning(`keel: a run event listener threw: ${String(error)}`);
+      }
+    }
+    this.agentEvents.emit(event);
+  }
+}

@@ -1,0 +1,131 @@
+import type { ErrorCode } from '../../errors/codes.js';
+import { KeelError } from '../../errors/keel-error.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * Failures that say the model is unavailable now, not that the request is wrong: after its retries the loop moves to
+ * the next model of the chain. Never on `provider.auth`, `provider.quota_exhausted`, `provider.bad_request` and the
+ * like: another model would not fix the account or the request, and switching would hide the fault.
+ */
+export const FALLBACK_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'provider.rate_limited',
+  'provider.overloaded',
+  'provider.server_error',
+  'provider.invalid_response',
+  'network.timeout',
+  'network.connection',
+  'policy.circuit_open',
+  'policy.timeout',
+]);
+
+/**
+ * The failure a retry policy gave up on, rather than its `policy.retries_exhausted` wrapper: the code that says what
+ * went wrong (the report counts the attempts). A spent budget (`policy.budget_exhausted`) is kept: it is a reason of
+ * its own, and its cause holds the last failure.
+ */
+export function presentableError(error: KeelError): KeelError {
+  return error.code === 'policy.retries_exhausted' && KeelError.isInstance(error.cause) ? error.cause : error;
+}
+
+/** What is left once a retry policy's wrapper (`retries_exhausted`, `budget_exhausted`) is looked through. */
+export function underlyingError(error: KeelError): KeelError {
+  let current = error;
+  while (
+    (current.code === 'policy.retries_exhausted' || current.code === 'policy.budget_exhausted') &&
+    KeelError.isInstance(current.cause)
+  ) {
+    current = current.cause;
+  }
+  return current;
+}
+
+/** Asks the conversation manager for a smaller conversation; true when it removed something. */
+export async function reduceConversation(
+  run: RunContext,
+  error: KeelError,
+  attempt: number,
+): Promise<boolean> {
+  const manager = run.agent.conversation;
+  if (manager === undefined) return false;
+  const { state } = run;
+  const before = state.messages;
+  const reduction = await manager.reduce(before, {
+    reason: 'context_overflow',
+    attempt,
+    signal: run.abort.signal,
+  });
+  if (run.abort.aborted) throw run.abort.signal.reason;
+  if (!reduction.reduced || !madeProgress(before, reduction.messages)) return false;
+  state.messages = reduction.messages;
+  state.report.contextReductions++;
+  if (run.events.active) {
+    run.events.emit({
+      type: 'context-reduced',
+      runId: state.runId,
+      atMs: run.clock.now(),
+      step: state.step,
+      messagesBefore: before.length,
+      messagesAfter: reduction.messages.length,
+    });
+  }
+  run.countError(error);
+  const pending = run.checkpoint({ kind: 'context-reduced', step: state.step });
+  if (pending !== undefined) await pending;
+  return true;
+}
+
+/** Fewer messages, or fewer characters: anything else would loop on the same overflow. */
+function madeProgress(
+  before: readonly { content: string }[],
+  after: readonly { content: string }[],
+): boolean {
+  if (after.length < before.length) return true;
+  const size = (messages: readonly { content: string }[]) =>
+    messages.reduce((total, message) => total + message.content.length, 0);
+  return size(after) < size(before);
+}
+
+/** A later model of the chain with a larger known context window than the current one, if any. */
+export function largerModelIndex(run: RunContext): number | undefined {
+  const models = run.agent.models;
+  const current = models[run.state.modelIndex]!.provider.contextWindowTokens ?? 0;
+  for (let index = run.state.modelIndex + 1; index < models.length; index++) {
+    const window = models[index]!.provider.contextWindowTokens;
+    if (window !== undefined && window > current) return index;
+  }
+  return undefined;
+}
+
+/** Moves the run to another model of the chain, for this step and the rest of the run. */
+export function switchModel(run: RunContext, index: number, errorCode: ErrorCode): void {
+  const { state, agent } = run;
+  const from = agent.models[state.modelIndex]!.key;
+  const to = agent.models[index]!.key;
+  state.modelIndex = index;
+  state.report.fallbacks.total++;
+  state.report.fallbacks.used.push({ step: state.step, from, to, errorCode });
+  if (run.events.active) {
+    run.events.emit({
+      type: 'fallback-used',
+      runId: state.runId,
+      atMs: run.clock.now(),
+      step: state.step,
+      from,
+      to,
+      errorCode,
+    });
+  }
+}
+
+/** The error again, with what the caller already received in `data.partialOutput`. */
+export function withPartialOutput(error: KeelError, partialOutput: string): KeelError {
+  return new KeelError(error.code, `${error.message} (after part of the answer was streamed; not retried)`, {
+    retryable: false,
+    retryAfterMs: error.retryAfterMs,
+    status: error.status,
+    provider: error.provider,
+    data: { ...error.data, partialOutput },
+    guidance: error.guidance,
+    cause: error,
+  });
+}

@@ -1,0 +1,230 @@
+import { classify } from '../../errors/classify.js';
+import type { ErrorCode } from '../../errors/codes.js';
+import { isControlSignal } from '../../errors/control.js';
+import { KeelError } from '../../errors/keel-error.js';
+import type { PolicyContext } from '../../policies/policy.js';
+import { type RetryPolicy, retry } from '../../policies/retry.js';
+import type { ModelRequest, ModelResponse } from '../../spec/model.js';
+import type { ModelSlot } from '../agent-runtime.js';
+import {
+  FALLBACK_CODES,
+  largerModelIndex,
+  presentableError,
+  reduceConversation,
+  switchModel,
+  underlyingError,
+  withPartialOutput,
+} from './model-recovery.js';
+import { countRequest, countRetry } from './report.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * Asks the model chain for the next message. Each model is called under the run's retry policy (one budget for the
+ * run), the model's breaker (kept on the agent, so it spans runs) and a per-call timeout (`network.timeout`).
+ *
+ * When a model's calls fail: a context overflow first has the conversation manager reduce the conversation and
+ * retries the same model, then, when nothing more can be removed, moves to a later model with a larger context
+ * window; an unavailable model (see `FALLBACK_CODES`) moves to the next model; anything else fails the step.
+ * A run that fell back stays on its fallback for its remaining steps. Once a text delta reached the caller nothing is
+ * retried or replayed: the step fails with the error, `data.partialOutput` holding what was streamed.
+ *
+ * Cancellation and control signals pass through as they are.
+ */
+export async function callModelChain(run: RunContext): Promise<ModelResponse> {
+  const { agent, state } = run;
+  let reductions = 0;
+  for (;;) {
+    const slot = agent.models[state.modelIndex]!;
+    let thrown: unknown;
+    try {
+      return await callModel(run, slot);
+    } catch (error) {
+      thrown = error;
+    }
+    if (run.abort.aborted) throw run.abort.signal.reason;
+    if (isControlSignal(thrown)) throw thrown;
+    const error = presentableError(
+      KeelError.isInstance(thrown) ? thrown : classify(thrown, { provider: slot.provider.provider }),
+    );
+    if (run.deltaDelivered) throw withPartialOutput(error, run.streamedText);
+    const cause = underlyingError(error);
+    if (cause.code === 'provider.context_overflow') {
+      reductions++;
+      if (await reduceConversation(run, cause, reductions)) continue;
+      const larger = largerModelIndex(run);
+      if (larger === undefined) throw error;
+      switchModel(run, larger, cause.code);
+      continue;
+    }
+    if (!FALLBACK_CODES.has(cause.code) || state.modelIndex + 1 >= agent.models.length) throw error;
+    switchModel(run, state.modelIndex + 1, cause.code);
+  }
+}
+
+function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
+  run.watch(slot);
+  run.currentModel = slot;
+  run.deltaDelivered = false;
+  const { agent, state } = run;
+  const request: ModelRequest = {
+    messages: state.messages,
+    tools: agent.toolDefinitions,
+    outputSchema:
+      agent.output === undefined ? undefined : { name: agent.output.name, schema: agent.output.jsonSchema },
+    maxOutputTokens: agent.maxOutputTokens,
+    temperature: agent.temperature,
+    // Replaced by each attempt's own signal; present so the object keeps one shape.
+    signal: run.abort.signal,
+    onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
+    // A continuation (Anthropic's pause_turn) is one more request the provider received.
+    onContinuationRequest: () => countRequest(state.report, slot.key),
+  };
+  const breaker = slot.breaker;
+  return modelRetryOf(run).execute(
+    (context) =>
+      breaker === undefined
+        ? attempt(run, slot, request, context)
+        : breaker.execute((admitted) => attempt(run, slot, request, admitted), context),
+    run.abort.signal,
+  );
+}
+
+/** One upstream request: counted, timed out, classified, and checked for a usable shape. */
+async function attempt(
+  run: RunContext,
+  slot: ModelSlot,
+  request: ModelRequest,
+  context: PolicyContext,
+): Promise<ModelResponse> {
+  const { state, events, clock } = run;
+  countRequest(state.report, slot.key);
+  const startedMs = events.active ? clock.now() : 0;
+  if (events.active) {
+    events.emit({
+      type: 'model-call-start',
+      runId: state.runId,
+      atMs: startedMs,
+      step: state.step,
+      model: slot.key,
+      attempt: context.attempt,
+    });
+  }
+  run.streamedText = '';
+  try {
+    const response = await slot.timeout.execute(
+      (timed) => slot.provider.generate({ ...request, signal: timed.signal }),
+      context,
+    );
+    checkResponse(response, slot);
+    if (events.active) {
+      emitCallEnd(run, slot, context.attempt, startedMs, {
+        outcome: 'success',
+        finishReason: response.finishReason,
+        usage: response.usage,
+      });
+    }
+    return response;
+  } catch (thrown) {
+    if (isControlSignal(thrown) || context.aborted) throw thrown;
+    const error = classify(thrown, { provider: slot.provider.provider, nowMs: clock.now() });
+    run.countError(error);
+    if (events.active)
+      emitCallEnd(run, slot, context.attempt, startedMs, { outcome: 'error', errorCode: error.code });
+    throw error;
+  }
+}
+
+/** The `model-call-end` event of one attempt: what is common to both outcomes, and the outcome's own fields. */
+function emitCallEnd(
+  run: RunContext,
+  slot: ModelSlot,
+  attempt: number,
+  startedMs: number,
+  outcome:
+    | { outcome: 'success'; finishReason: ModelResponse['finishReason']; usage: ModelResponse['usage'] }
+    | { outcome: 'error'; errorCode: ErrorCode },
+): void {
+  const atMs = run.clock.now();
+  run.events.emit({
+    type: 'model-call-end',
+    runId: run.runId,
+    atMs,
+    step: run.state.step,
+    model: slot.key,
+    attempt,
+    durationMs: atMs - startedMs,
+    ...outcome,
+  });
+}
+
+/** The run's model retry policy, made at its first model call: one per run, drawing on the run's budget. */
+function modelRetryOf(run: RunContext): RetryPolicy {
+  if (run.modelRetry !== undefined) return run.modelRetry;
+  const settings = run.agent.retry;
+  const policy = retry({
+    maxAttempts: settings.modelMaxAttempts,
+    delay: settings.delay,
+    random: settings.random,
+    maxRetryAfterMs: settings.maxRetryAfterMs,
+    maxElapsedMs: settings.maxElapsedMs,
+    budget: run.budget,
+    clock: run.clock,
+    retryIf: (error) => {
+      run.countError(error);
+      // Replaying a call whose output the caller already saw would show it twice.
+      return error.retryable && !run.deltaDelivered;
+    },
+  });
+  policy.onRetry((event) => {
+    countRetry(run.state.report, 'model', event.delayMs);
+    if (run.events.active) {
+      run.events.emit({
+        type: 'retry-scheduled',
+        runId: run.runId,
+        atMs: run.clock.now(),
+        step: run.state.step,
+        target: 'model',
+        name: run.currentModel?.key ?? '',
+        attempt: event.attempt,
+        delayMs: event.delayMs,
+        errorCode: event.error.code,
+      });
+    }
+  });
+  run.modelRetry = policy;
+  return policy;
+}
+
+/** A provider that returns something unusable is a provider fault (retryable), not a crash of the loop. */
+function checkResponse(response: ModelResponse, slot: ModelSlot): void {
+  const usage = (response as Partial<ModelResponse> | undefined)?.usage;
+  if (
+    typeof response !== 'object' ||
+    response === null ||
+    typeof response.content !== 'string' ||
+    !Array.isArray(response.toolCalls) ||
+    typeof usage !== 'object' ||
+    usage === null ||
+    !Number.isFinite(usage.inputTokens) ||
+    !Number.isFinite(usage.outputTokens)
+  ) {
+    throw new KeelError(
+      'provider.invalid_response',
+      `${slot.key} returned a response without content, toolCalls or usage`,
+      {
+        provider: slot.provider.provider,
+      },
+    );
+  }
+  for (const call of response.toolCalls) {
+    if (typeof call?.id !== 'string' || typeof call.name !== 'string' || typeof call.arguments !== 'string') {
+      throw new KeelError(
+        'provider.invalid_response',
+        `${slot.key} returned a tool call without id, name or arguments text`,
+        {
+          provider: slot.provider.provider,
+        },
+      );
+    }
+  }
+}

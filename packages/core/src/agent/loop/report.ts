@@ -1,0 +1,120 @@
+import type { ErrorCode } from '../../errors/codes.js';
+import type { Usage } from '../../spec/model.js';
+import type { CorrectionEventKind, DependencyKind } from './events.js';
+
+/** A breaker's move, as the report lists it. */
+export interface BreakerMove {
+  readonly atMs: number;
+  readonly target: DependencyKind;
+  /** `provider/model` or the tool's name. */
+  readonly name: string;
+  readonly to: 'open' | 'half-open' | 'closed';
+}
+
+/** A switch from one model to the next, as the report lists it. */
+export interface FallbackRecord {
+  readonly step: number;
+  readonly from: string;
+  readonly to: string;
+  readonly errorCode: ErrorCode;
+}
+
+/**
+ * What happened in a run, in numbers: plain JSON, kept inside the run's state so that a resumed run keeps counting.
+ *
+ * `requests` counts upstream model requests actually sent (a call refused by an open breaker sends none), so it is
+ * what the provider received. `errors.byCode` counts every failure the run met on its way: each failed model request,
+ * each failed tool attempt, each rejected output, and the terminal error.
+ */
+export interface RunReport {
+  /** Model calls started (steps), corrections and continuations included. */
+  steps: number;
+  requests: { total: number; byModel: Record<string, number> };
+  /** Retries by what was retried; `store` counts retried writes to the run store. */
+  retries: { total: number; model: number; tool: number; store: number };
+  fallbacks: { total: number; used: FallbackRecord[] };
+  breakerTransitions: BreakerMove[];
+  corrections: { total: number; byKind: Partial<Record<CorrectionEventKind, number>> };
+  contextReductions: number;
+  toolCalls: {
+    total: number;
+    errors: number;
+    byTool: Record<string, number>;
+    errorsByCode: Record<string, number>;
+  };
+  /** Tool calls answered by a fallback (their results are marked degraded), by the tool whose call failed. */
+  degradations: { total: number; byTool: Record<string, number> };
+  errors: { total: number; byCode: Record<string, number> };
+  guardrailsTripped: number;
+  /** Time spent waiting between retries, from the agent's clock. */
+  waitingMs: number;
+  usage: Usage;
+  /** From the run's start to its end (or to now while it runs). */
+  durationMs: number;
+}
+
+/** An empty report. */
+export function createReport(): RunReport {
+  return {
+    steps: 0,
+    requests: { total: 0, byModel: {} },
+    retries: { total: 0, model: 0, tool: 0, store: 0 },
+    fallbacks: { total: 0, used: [] },
+    breakerTransitions: [],
+    corrections: { total: 0, byKind: {} },
+    contextReductions: 0,
+    toolCalls: { total: 0, errors: 0, byTool: {}, errorsByCode: {} },
+    degradations: { total: 0, byTool: {} },
+    errors: { total: 0, byCode: {} },
+    guardrailsTripped: 0,
+    waitingMs: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    durationMs: 0,
+  };
+}
+
+/** Adds one to `counts[key]`. */
+export function increment(counts: Record<string, number>, key: string): void {
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
+/** Counts a failure the run met. */
+export function countError(report: RunReport, code: ErrorCode): void {
+  report.errors.total++;
+  increment(report.errors.byCode, code);
+}
+
+/** Counts one upstream request to `model` (`provider/model`). */
+export function countRequest(report: RunReport, model: string): void {
+  report.requests.total++;
+  increment(report.requests.byModel, model);
+}
+
+/** Counts one retry and the wait before it. */
+export function countRetry(report: RunReport, target: DependencyKind, delayMs: number): void {
+  report.retries.total++;
+  report.retries[target]++;
+  report.waitingMs += delayMs;
+}
+
+/** Counts one self-correction the loop asked of the model. */
+export function countCorrection(report: RunReport, kind: CorrectionEventKind): void {
+  report.corrections.total++;
+  report.corrections.byKind[kind] = (report.corrections.byKind[kind] ?? 0) + 1;
+}
+
+/** Counts one executed tool call and, when it failed, its error code. */
+export function countToolCall(report: RunReport, toolName: string, errorCode: ErrorCode | undefined): void {
+  report.toolCalls.total++;
+  increment(report.toolCalls.byTool, toolName);
+  if (errorCode !== undefined) {
+    report.toolCalls.errors++;
+    increment(report.toolCalls.errorsByCode, errorCode);
+  }
+}
+
+/** Counts one tool call answered by a fallback. */
+export function countDegradation(report: RunReport, toolName: string): void {
+  report.degradations.total++;
+  increment(report.degradations.byTool, toolName);
+}

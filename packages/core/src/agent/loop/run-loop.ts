@@ -1,0 +1,190 @@
+import { KeelError } from '../../errors/keel-error.js';
+import type { ModelResponse } from '../../spec/model.js';
+import { beginStep, endStep, recordModelResponse } from '../durability/run-state.js';
+import { runGuardrails } from '../guardrails/guardrail.js';
+import { runToolCalls, toolMessages } from '../tools/tool-step.js';
+import { settleFinalAnswer } from './final-answer.js';
+import { tokenBudgetError, turnLimitError } from './limits.js';
+import { callModelChain } from './model-step.js';
+import type { RunContext } from './run-context.js';
+import { endingOf, failedEnding, finish, type RunEnding, stoppedEnding } from './run-ending.js';
+
+/**
+ * Drives a run from its state to a terminal state and never throws: every fault, limit and cancellation becomes a
+ * {@link RunEnding}. The loop reads `state.phase` to know what comes next, so a run restored from a checkpoint goes on
+ * from where it was saved (`fresh` is false then: `run-resumed` instead of `run-start`). Each transition is
+ * checkpointed. Resolves with the ending as it was saved (see `finish`).
+ */
+export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEnding> {
+  let ending: RunEnding;
+  try {
+    if (fresh) await start(run);
+    else await resumed(run);
+    // A run cancelled before its loop starts never starts it: `advance` would fail with nobody left to listen.
+    if (run.abort.signal.aborted) throw run.abort.signal.reason;
+    ending = await untilAborted(advance(run), run);
+  } catch (thrown) {
+    ending = endingOf(run, thrown);
+  }
+  return finish(run, ending);
+}
+
+/**
+ * Settles as `work` does, or rejects with the run's abort reason as soon as the run is cancelled or times out, so that
+ * a callback that never returns (a hung validator, guardrail or tool that ignores its signal) cannot hold the run.
+ */
+function untilAborted<T>(work: Promise<T>, run: RunContext): Promise<T> {
+  const signal = run.abort.signal;
+  if (signal.aborted) {
+    // The work goes on after the run has ended; its late failure has nobody to report to.
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+async function start(run: RunContext): Promise<void> {
+  const { state } = run;
+  if (run.events.active) {
+    run.events.emit({
+      type: 'run-start',
+      runId: state.runId,
+      atMs: state.startedAtMs,
+      agentName: state.agentName,
+    });
+  }
+  if (run.checkpoints) await run.checkpoint({ kind: 'run-started' });
+}
+
+async function resumed(run: RunContext): Promise<void> {
+  const { state } = run;
+  if (run.events.active) {
+    run.events.emit({
+      type: 'run-resumed',
+      runId: state.runId,
+      atMs: run.clock.now(),
+      agentName: state.agentName,
+      step: state.step,
+    });
+  }
+  // A run resumed only to be cancelled goes straight to its end.
+  if (run.checkpoints && !run.abort.aborted) await run.checkpoint({ kind: 'run-resumed', step: state.step });
+}
+
+async function advance(run: RunContext): Promise<RunEnding> {
+  const { state, agent, abort } = run;
+  if (state.step === 0 && state.phase === 'model' && agent.hasGuardrails.input) {
+    const blocked = await checkInput(run);
+    if (blocked !== undefined) return failedEnding(blocked);
+  }
+  for (;;) {
+    if (abort.aborted) throw abort.signal.reason;
+    if (state.phase === 'tools') {
+      const outcome = await runToolCalls(run);
+      if (outcome.kind === 'stop') return stoppedEnding(outcome.stop);
+      if (outcome.kind === 'fail') return failedEnding(outcome.error);
+      if (outcome.kind === 'interrupt') {
+        const { stopReason, error, pending } = outcome;
+        return { status: 'interrupted', stopReason, error, pending };
+      }
+      const toolCalls = state.pendingToolCalls.length;
+      endStep(state, toolMessages(run), []);
+      await endOfStep(run, toolCalls);
+      continue;
+    }
+    if (state.phase === 'answer') {
+      const settled = await settleFinalAnswer(run, answerOf(run));
+      if (settled.kind === 'complete')
+        return { status: 'completed', stopReason: 'final_answer', output: settled.output };
+      if (settled.kind === 'fail') return failedEnding(settled.error);
+      state.phase = 'model';
+      await endOfStep(run, 0);
+      continue;
+    }
+    const limitError = tokenBudgetError(state, agent.limits) ?? turnLimitError(state, agent.limits);
+    if (limitError !== undefined) return failedEnding(limitError);
+    beginStep(state);
+    const response = await callModelChain(run);
+    recordModelResponse(state, response);
+    // Checked before the checkpoint, so that a resumed run never meets tool calls it must not run.
+    if (response.toolCalls.length > 0) {
+      // Tool calls cut at the token limit may carry truncated arguments: running them would act on half a request.
+      if (response.finishReason === 'length') return failedEnding(truncatedCallsError(run));
+      // Spent past the budget: no tool runs on the strength of a step the run could not afford.
+      const overBudget = tokenBudgetError(state, agent.limits);
+      if (overBudget !== undefined) return failedEnding(overBudget);
+    }
+    if (run.checkpoints) await run.checkpoint({ kind: 'model-response-received', step: state.step });
+  }
+}
+
+/** The answer the `answer` phase settles: the last assistant message, with the finish reason it came with. */
+function answerOf(run: RunContext): ModelResponse {
+  const { state } = run;
+  const last = state.messages[state.messages.length - 1];
+  return {
+    content: last?.role === 'assistant' ? last.content : '',
+    toolCalls: [],
+    finishReason: state.finishReason ?? 'stop',
+    usage: { inputTokens: 0, outputTokens: 0 },
+    model: run.agent.models[state.modelIndex]?.provider.model ?? '',
+  };
+}
+
+async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
+  const { state } = run;
+  if (run.events.active) {
+    run.events.emit({
+      type: 'step-end',
+      runId: state.runId,
+      atMs: run.clock.now(),
+      step: state.step,
+      toolCalls,
+    });
+  }
+  if (run.checkpoints) await run.checkpoint({ kind: 'step-ended', step: state.step });
+}
+
+/** Runs the input guardrails over the newest user message; a redaction replaces it in the conversation. */
+async function checkInput(run: RunContext): Promise<KeelError | undefined> {
+  const { state, agent } = run;
+  let index = state.messages.length - 1;
+  while (index >= 0 && state.messages[index]!.role !== 'user') index--;
+  if (index < 0) return undefined;
+  const message = state.messages[index]!;
+  const checked = await runGuardrails(agent.guardrails, 'input', message.content, {
+    runId: state.runId,
+    step: 0,
+    signal: run.abort.signal,
+  });
+  for (const finding of checked.findings) run.guardrailTripped(finding);
+  if (checked.action === 'block') return checked.error;
+  if (checked.text !== message.content) state.messages[index] = { role: 'user', content: checked.text };
+  return undefined;
+}
+
+function truncatedCallsError(run: RunContext): KeelError {
+  const slot = run.agent.models[run.state.modelIndex]!;
+  return new KeelError(
+    'provider.max_tokens',
+    `${slot.key} stopped at its output token limit in the middle of tool calls`,
+    {
+      provider: slot.provider.provider,
+      data: { partialOutput: run.state.partialOutput },
+      guidance: "Raise the model's maxOutputTokens so that whole tool calls fit.",
+    },
+  );
+}

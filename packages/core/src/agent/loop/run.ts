@@ -1,0 +1,155 @@
+import { KeelError } from '../../errors/keel-error.js';
+import type { Message, Usage } from '../../spec/model.js';
+import type { AgentRuntime } from '../agent-runtime.js';
+import type { DurableRun } from '../durability/durable-run.js';
+import type { PendingDecision } from '../durability/pending-decision.js';
+import type { RunState } from '../durability/run-state.js';
+import { combineBudgets } from './budget.js';
+import { RunAbort, type RunRegistry } from './cancellation.js';
+import { type RunEventListener, RunEventSink } from './events.js';
+import type { RunReport } from './report.js';
+import { RunContext } from './run-context.js';
+import type { RunEnding } from './run-ending.js';
+import { runLoop } from './run-loop.js';
+import type { StopReason, TerminalStatus } from './stop-reason.js';
+
+/** Options of one run. */
+export interface RunOptions {
+  /** Cancels the run when it aborts: the run ends as `cancelled` with `run.cancelled`. Defaults to none. */
+  signal?: AbortSignal;
+  /** The run's id, for `cancel(runId)`, `resume(runId)`, events and stores; must not be in use. Defaults to a random UUID. */
+  runId?: string;
+  /** Receives this run's events (besides the agent's subscribers). Defaults to none. */
+  onEvent?: RunEventListener;
+  /**
+   * Receives the answer's text as it streams; setting it makes the model stream. Once a delta has been delivered a
+   * failing model call is not retried or replayed: the run fails with the error, `data.partialOutput` holding what
+   * was streamed. Defaults to none (no streaming).
+   */
+  onTextDelta?: (delta: string) => void;
+}
+
+/** How a run ended. A run always resolves with one; it never rejects (except for invalid arguments to `run`). */
+export interface RunResult<Output = string> {
+  readonly runId: string;
+  readonly status: TerminalStatus;
+  readonly stopReason: StopReason;
+  /** More about the stop reason, such as the reason a tool gave with `stopRun`. */
+  readonly stopDetail?: string;
+  /** The answer (the validated value with an output schema; a `stopRun` output), when the run completed with one. */
+  readonly output: Output | undefined;
+  /** The whole conversation, the system message first. */
+  readonly messages: Message[];
+  readonly usage: Usage;
+  /** Why the run failed, was cancelled or interrupted. */
+  readonly error?: KeelError;
+  readonly report: RunReport;
+  /** The run's final state, as a checkpoint would hold it (plain JSON). */
+  readonly state: RunState;
+  /**
+   * What an interrupted run waits for: approvals of tool calls (`approval`), and decisions about calls that may or
+   * may not have run (`uncertain`), each keyed by the call's idempotency key. Absent when there are none.
+   */
+  readonly pending?: PendingDecision[];
+  /**
+   * Whether `agent.resume(runId)` can go on with the run: true when it is `interrupted` (decisions pending, its store
+   * failed, or another process took it over) and stored.
+   */
+  readonly resumable: boolean;
+}
+
+/** What `driveRun` is handed when the run was set up before it (a durable run): its abort switch and store. */
+export interface PreparedRun {
+  /** Already registered in the registry. */
+  readonly abort: RunAbort;
+  readonly durable: DurableRun;
+}
+
+const RUN_OPTIONS = ['signal', 'runId', 'onEvent', 'onTextDelta'];
+
+/**
+ * Drives a run's state to its end: a new run's (`fresh`), or one restored from a checkpoint, which goes on from its
+ * phase, keeping its deadline. Registers the run for cancellation while it runs (a `prepared` run is registered
+ * already). A durable run's lease is released at the end.
+ */
+export async function driveRun<Output>(
+  runtime: AgentRuntime,
+  registry: RunRegistry,
+  agentRuns: Map<string, RunAbort>,
+  state: RunState,
+  options: RunOptions,
+  fresh: boolean,
+  prepared?: PreparedRun,
+): Promise<RunResult<Output>> {
+  const { clock, limits } = runtime;
+  const runId = state.runId;
+  const abort = prepared?.abort ?? new RunAbort(runId, clock);
+  if (prepared === undefined) registry.register(abort);
+  agentRuns.set(runId, abort);
+  const durable = prepared?.durable;
+  const budget = combineBudgets(runtime.retry.createRunBudget(clock), runtime.retry.sharedBudget);
+  const events = new RunEventSink(runtime.events, options.onEvent);
+  const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta, durable);
+  try {
+    durable?.attach(run);
+    abort.follow(options.signal);
+    abort.deadline(state.deadlineAtMs, limits.timeoutMs);
+    const ending = await runLoop(run, fresh);
+    await durable?.close();
+    return resultOf<Output>(state, ending, durable !== undefined);
+  } finally {
+    durable?.stopHeartbeat();
+    run.dispose();
+    registry.unregister(abort);
+    if (agentRuns.get(runId) === abort) agentRuns.delete(runId);
+  }
+}
+
+/** A run's result from its state and ending. */
+export function resultOf<Output>(state: RunState, ending: RunEnding, durable: boolean): RunResult<Output> {
+  const pending = ending.pending;
+  return {
+    runId: state.runId,
+    status: ending.status,
+    stopReason: ending.stopReason,
+    ...(ending.stopDetail === undefined ? {} : { stopDetail: ending.stopDetail }),
+    output: ending.output as Output | undefined,
+    messages: state.messages,
+    usage: { ...state.usage },
+    ...(ending.error === undefined ? {} : { error: ending.error }),
+    report: state.report,
+    state,
+    ...(pending === undefined || pending.length === 0 ? {} : { pending: [...pending] }),
+    resumable: durable && ending.status === 'interrupted',
+  };
+}
+
+/** Checks the options of `run` (or, with its own `known` list and `where`, of `resume`): `config.invalid` says what to fix. */
+export function checkOptions(
+  options: RunOptions,
+  known: readonly string[] = RUN_OPTIONS,
+  where = 'run',
+): void {
+  const fail = (message: string) => invalid(message, where);
+  if (typeof options !== 'object' || options === null) fail('options must be an object such as { signal }');
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) fail(`unknown option "${key}"; known options: ${known.join(', ')}`);
+  }
+  const { signal, runId, onEvent, onTextDelta } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal must be an AbortSignal');
+  if (runId !== undefined) checkRunId(runId, where);
+  if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function');
+  if (onTextDelta !== undefined && typeof onTextDelta !== 'function') fail('onTextDelta must be a function');
+}
+
+/** A run id must be a non-empty string of at most 200 characters. */
+export function checkRunId(runId: unknown, where = 'run'): void {
+  if (typeof runId !== 'string' || runId.trim() === '' || runId.length > 200) {
+    invalid('runId must be a non-empty string of at most 200 characters', where);
+  }
+}
+
+/** Throws `config.invalid` for a bad argument of `where` (`run` or `resume`). */
+export function invalid(message: string, where = 'run'): never {
+  throw new KeelError('config.invalid', `${where}: ${message}`, { data: { where } });
+}

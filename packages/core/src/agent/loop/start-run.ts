@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Message } from '../../spec/model.js';
+import type { AgentRuntime } from '../agent-runtime.js';
+import { startDurableRun } from '../durability/durable-start.js';
+import { createRunState } from '../durability/run-state.js';
+import type { RunAbort, RunRegistry } from './cancellation.js';
+import { checkOptions, driveRun, invalid, type RunOptions, type RunResult } from './run.js';
+
+/**
+ * Runs the agent once. Invalid arguments throw `config.invalid` before anything starts; from then on every outcome
+ * is a {@link RunResult}.
+ */
+export async function executeRun<Output>(
+  runtime: AgentRuntime,
+  registry: RunRegistry,
+  agentRuns: Map<string, RunAbort>,
+  input: string | readonly Message[],
+  options: RunOptions = {},
+): Promise<RunResult<Output>> {
+  checkOptions(options);
+  const messages = initialMessages(runtime, input);
+  const { clock, limits } = runtime;
+  const startedAtMs = clock.now();
+  const state = createRunState({
+    runId: options.runId ?? randomUUID(),
+    agentName: runtime.name,
+    messages,
+    startedAtMs,
+    deadlineAtMs: startedAtMs + limits.timeoutMs,
+  });
+  if (runtime.durability !== undefined) {
+    return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
+  }
+  return driveRun<Output>(runtime, registry, agentRuns, state, options, true);
+}
+
+/** The conversation a run starts from: the instructions, then the input (a prompt, or earlier messages). */
+function initialMessages(runtime: AgentRuntime, input: string | readonly Message[]): Message[] {
+  const messages: Message[] = [];
+  const instructions = runtime.instructions;
+  if (typeof input === 'string') {
+    if (instructions !== undefined) messages.push({ role: 'system', content: instructions });
+    messages.push({ role: 'user', content: input });
+    return messages;
+  }
+  if (!Array.isArray(input) || input.length === 0) {
+    invalid('input must be a string, or a non-empty array of messages ({ role, content })');
+  }
+  input.forEach((message, index) => {
+    const role = (message as { role?: unknown })?.role;
+    if (
+      !['system', 'user', 'assistant', 'tool'].includes(role as string) ||
+      typeof message.content !== 'string'
+    ) {
+      invalid(
+        `input[${index}] must be a message with role system, user, assistant or tool, and string content`,
+      );
+    }
+  });
+  if (instructions !== undefined && input[0]!.role !== 'system')
+    messages.push({ role: 'system', content: instructions });
+  for (const message of input) messages.push(message);
+  return messages;
+}

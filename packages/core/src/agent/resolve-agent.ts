@@ -1,0 +1,126 @@
+import { systemClock } from '../policies/clock.js';
+import { EventEmitter } from '../policies/events.js';
+import { resolveModels, resolveRetry, resolveTools } from './agent-dependencies.js';
+import type { AgentOptions } from './agent-options.js';
+import type { AgentRuntime } from './agent-runtime.js';
+import { agentConfigError as fail } from './config-error.js';
+import { slidingWindow } from './conversation/sliding-window.js';
+import { CorrectionTracker } from './correction/correction-tracker.js';
+import { type StructuredOutput, structuredOutput } from './correction/structured-output.js';
+import { resolveDurability } from './durability/durability.js';
+import type { RunEvent } from './loop/events.js';
+import { resolveLimits } from './loop/limits.js';
+import type { SchemaLike } from './schemas/schema.js';
+import { toToolDefinition } from './tools/tool.js';
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './tools/tool-result.js';
+
+const KNOWN_OPTIONS = [
+  'name',
+  'model',
+  'fallbacks',
+  'instructions',
+  'tools',
+  'limits',
+  'retry',
+  'modelTimeoutMs',
+  'toolTimeoutMs',
+  'breaker',
+  'toolBreaker',
+  'conversationManager',
+  'outputSchema',
+  'guardrails',
+  'corrections',
+  'onMaxTokens',
+  'maxOutputTokens',
+  'temperature',
+  'maxToolResultChars',
+  'clock',
+  'onEvent',
+  'checkpoint',
+  'store',
+  'durability',
+];
+
+/** Checks the options and builds what every run of the agent shares; a bad option throws `config.invalid`. */
+export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntime {
+  if (typeof options !== 'object' || options === null)
+    fail('options must be an object such as { model, tools }');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.includes(key))
+      fail(`unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
+  }
+  const name = options.name ?? 'agent';
+  if (typeof name !== 'string' || name.trim() === '') fail('name must be a non-empty string');
+  const clock = options.clock ?? systemClock;
+  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')
+    fail('clock must be a Clock');
+  optionalFunction(options.onEvent, 'onEvent');
+  optionalFunction(options.checkpoint, 'checkpoint');
+  if (options.instructions !== undefined && typeof options.instructions !== 'string')
+    fail('instructions must be a string');
+  const onMaxTokens = options.onMaxTokens ?? 'fail';
+  if (onMaxTokens !== 'fail' && onMaxTokens !== 'continue')
+    fail(`onMaxTokens must be 'fail' or 'continue'; got ${String(onMaxTokens)}`);
+  const maxToolResultChars = options.maxToolResultChars ?? DEFAULT_TOOL_RESULT_MAX_CHARS;
+  if (!Number.isInteger(maxToolResultChars) || maxToolResultChars < 1_024)
+    fail('maxToolResultChars must be an integer of at least 1024');
+  if (
+    options.maxOutputTokens !== undefined &&
+    !(Number.isInteger(options.maxOutputTokens) && options.maxOutputTokens > 0)
+  ) {
+    fail('maxOutputTokens must be a positive integer');
+  }
+  const conversation = options.conversationManager ?? slidingWindow();
+  if (typeof conversation?.reduce !== 'function')
+    fail('conversationManager must have a reduce function, such as slidingWindow()');
+  const corrections = options.corrections ?? {};
+  new CorrectionTracker(corrections);
+  const guardrails = options.guardrails ?? [];
+  if (!Array.isArray(guardrails) || guardrails.some((entry) => typeof entry?.check !== 'function')) {
+    fail('guardrails must be an array of guardrail(...) values');
+  }
+  const events = new EventEmitter<RunEvent>();
+  if (options.onEvent !== undefined) events.event(options.onEvent);
+  const toolList = options.tools ?? [];
+  const tools = resolveTools(toolList, options, clock);
+  return {
+    name,
+    models: resolveModels(options, clock),
+    tools,
+    toolNames: [...tools.keys()],
+    toolDefinitions: toolList.length === 0 ? undefined : toolList.map(toToolDefinition),
+    limits: resolveLimits(options.limits, 'agent'),
+    retry: resolveRetry(options.retry ?? {}, clock),
+    clock,
+    events,
+    instructions: options.instructions,
+    guardrails,
+    hasGuardrails: {
+      input: guardrails.some((entry) => entry.stage === 'input'),
+      output: guardrails.some((entry) => entry.stage === 'output'),
+      toolCall: guardrails.some((entry) => entry.stage === 'tool-call'),
+    },
+    output: resolveOutput(options.outputSchema),
+    conversation,
+    corrections,
+    onMaxTokens,
+    maxToolResultChars,
+    maxOutputTokens: options.maxOutputTokens,
+    temperature: options.temperature,
+    checkpoint: options.checkpoint,
+    durability: resolveDurability(options.store, options.durability),
+  };
+}
+
+function resolveOutput<Output>(schema: StructuredOutput<Output> | SchemaLike<Output> | undefined) {
+  if (schema === undefined) return undefined;
+  const candidate = schema as Partial<StructuredOutput<Output>>;
+  if (typeof candidate.parse === 'function' && typeof candidate.jsonSchema === 'object') {
+    return schema as StructuredOutput<unknown>;
+  }
+  return structuredOutput({ schema: schema as SchemaLike<Output> }) as StructuredOutput<unknown>;
+}
+
+function optionalFunction(value: unknown, name: string): void {
+  if (value !== undefined && typeof value !== 'function') fail(`${name} must be a function`);
+}

@@ -1,0 +1,180 @@
+import { classify } from '../../errors/classify.js';
+import type { ErrorCode } from '../../errors/codes.js';
+import { isControlSignal } from '../../errors/control.js';
+import { KeelError } from '../../errors/keel-error.js';
+import type { PolicyContext } from '../../policies/policy.js';
+import { type RetryPolicy, retry } from '../../policies/retry.js';
+import type { ToolContext, ToolProgress } from '../../spec/tool.js';
+import type { ToolSlot } from '../agent-runtime.js';
+import type { PendingToolCall } from '../durability/run-state.js';
+import { isDirective } from '../loop/directives.js';
+import { underlyingError } from '../loop/model-recovery.js';
+import { countRetry } from '../loop/report.js';
+import type { RunContext } from '../loop/run-context.js';
+
+/**
+ * Failures that prove the tool never started, so that retrying even a tool with side effects is safe: the tool said
+ * it is unavailable, a local limit refused the call, or nothing accepted the connection.
+ */
+export function provesNothingRan(error: KeelError): boolean {
+  switch (error.code) {
+    case 'tool.unavailable':
+    case 'policy.bulkhead_full':
+    case 'policy.rate_limited':
+      return true;
+    case 'network.connection':
+      return error.data.systemCode === 'ECONNREFUSED';
+    default:
+      return false;
+  }
+}
+
+/**
+ * Runs a tool call whose input is valid, under the run's retry policy for that tool (retrying only an idempotent
+ * tool, or a failure that proves nothing ran), the tool's breaker and its timeout (`tool.timeout`). The tool's
+ * context carries the call's idempotency key and a signal that aborts at once on cancellation or timeout (made only
+ * if the tool reads it).
+ *
+ * Resolves with the tool's output; rejects with a KeelError (the underlying failure, not a retry wrapper), or with a
+ * directive or the run's abort reason, as they are. A directive the tool returns is treated as thrown.
+ */
+export function executeTool(
+  run: RunContext,
+  slot: ToolSlot,
+  pending: PendingToolCall,
+  input: unknown,
+): Promise<unknown> {
+  run.watch(slot);
+  const breaker = slot.breaker;
+  return toolRetryOf(run, slot)
+    .execute(
+      (context) =>
+        breaker === undefined
+          ? invoke(run, slot, pending, input, context)
+          : breaker.execute((admitted) => invoke(run, slot, pending, input, admitted), context),
+      run.abort.signal,
+    )
+    .catch((thrown: unknown) => {
+      if (isControlSignal(thrown) || run.abort.aborted || !KeelError.isInstance(thrown)) throw thrown;
+      throw underlyingError(thrown);
+    });
+}
+
+function invoke(
+  run: RunContext,
+  slot: ToolSlot,
+  pending: PendingToolCall,
+  input: unknown,
+  context: PolicyContext,
+): Promise<unknown> {
+  return slot.timeout.execute(async (timed) => {
+    // The first attempt was counted when the call started (and checkpointed): a resumed execution is told it is not
+    // the first.
+    if (context.attempt > 1) pending.attempts++;
+    const toolContext: ToolContext = {
+      get signal() {
+        return timed.signal;
+      },
+      idempotencyKey: pending.idempotencyKey,
+      runId: run.runId,
+      step: run.state.step,
+      callIndex: pending.callIndex,
+      attempt: pending.attempts,
+    };
+    let running = true;
+    if (run.events.active) {
+      toolContext.reportProgress = (progress) => {
+        if (running) emitProgress(run, slot.tool.name, pending, progress);
+      };
+    }
+    let value: unknown;
+    try {
+      value = await slot.tool.execute(input, toolContext);
+    } catch (thrown) {
+      if (isControlSignal(thrown) || timed.aborted) throw thrown;
+      throw toolFailure(thrown, slot.tool.name);
+    } finally {
+      running = false;
+    }
+    if (isDirective(value)) throw value;
+    return value;
+  }, context);
+}
+
+function emitProgress(
+  run: RunContext,
+  toolName: string,
+  pending: PendingToolCall,
+  progress: ToolProgress,
+): void {
+  if (!run.events.active) return;
+  run.events.emit({
+    type: 'tool-call-progress',
+    runId: run.runId,
+    atMs: run.clock.now(),
+    step: run.state.step,
+    callIndex: pending.callIndex,
+    toolName,
+    idempotencyKey: pending.idempotencyKey,
+    progress: progress.progress,
+    ...(progress.total === undefined ? {} : { total: progress.total }),
+    ...(progress.message === undefined ? {} : { message: progress.message }),
+  });
+}
+
+/** A tool's thrown value as a KeelError: classified once; an unrecognised fault is `tool.failed`. */
+export function toolFailure(thrown: unknown, toolName: string): KeelError {
+  const error = classify(thrown, { provider: toolName });
+  if (error.code !== 'internal.unexpected' || KeelError.isInstance(thrown)) return error;
+  return new KeelError('tool.failed', `Tool "${toolName}" failed: ${error.message}`, {
+    provider: toolName,
+    data: { ...error.data },
+    cause: thrown,
+  });
+}
+
+function toolRetryOf(run: RunContext, slot: ToolSlot): RetryPolicy {
+  const name = slot.tool.name;
+  run.toolRetries ??= new Map();
+  const existing = run.toolRetries.get(name);
+  if (existing !== undefined) return existing;
+  const settings = run.agent.retry;
+  const policy = retry({
+    maxAttempts: settings.toolMaxAttempts,
+    delay: settings.delay,
+    random: settings.random,
+    maxRetryAfterMs: settings.maxRetryAfterMs,
+    budget: run.budget,
+    clock: run.clock,
+    retryIf: (error) => {
+      run.countError(error);
+      return error.retryable && (slot.tool.idempotent || provesNothingRan(error));
+    },
+  });
+  policy.onRetry((event) => {
+    countRetry(run.state.report, 'tool', event.delayMs);
+    if (run.events.active) emitRetry(run, name, event.attempt, event.delayMs, event.error.code);
+  });
+  run.toolRetries.set(name, policy);
+  return policy;
+}
+
+function emitRetry(
+  run: RunContext,
+  name: string,
+  attempt: number,
+  delayMs: number,
+  errorCode: ErrorCode,
+): void {
+  run.events.emit({
+    type: 'retry-scheduled',
+    runId: run.runId,
+    atMs: run.clock.now(),
+    step: run.state.step,
+    target: 'tool',
+    name,
+    attempt,
+    delayMs,
+    errorCode,
+  });
+}

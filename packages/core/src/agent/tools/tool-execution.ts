@@ -1,0 +1,245 @@
+import { isControlSignal } from '../../errors/control.js';
+import { KeelError } from '../../errors/keel-error.js';
+import type { ToolResult } from '../../spec/tool.js';
+import { invalidArgumentsError, parseToolArguments, unknownToolError } from '../correction/correction.js';
+import { CorrectionTracker } from '../correction/correction-tracker.js';
+import {
+  interruptionError,
+  type PendingDecision,
+  pendingDecisionOf,
+  rejectedResult,
+} from '../durability/pending-decision.js';
+import {
+  type PendingToolCall,
+  recordToolCallCompleted,
+  recordToolCallStarted,
+} from '../durability/run-state.js';
+import { runToolCallGuardrails } from '../guardrails/guardrail.js';
+import { isRetryStep, isStopRun, type ToolStop } from '../loop/directives.js';
+import type { CorrectionEventKind } from '../loop/events.js';
+import { countCorrection, countToolCall } from '../loop/report.js';
+import type { RunContext } from '../loop/run-context.js';
+import { executeWithFallbacks } from './fallback-call.js';
+import { toolFailure } from './tool-call.js';
+import { toolError, toolSuccess } from './tool-result.js';
+
+/**
+ * How a step's tool calls ended for the loop: go on, stop as asked, or end the run (failed, or interrupted for
+ * decisions: approvals, or calls that may have run).
+ */
+export type ToolStepOutcome =
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'stop'; readonly stop: ToolStop }
+  | { readonly kind: 'fail'; readonly error: KeelError }
+  | {
+      readonly kind: 'interrupt';
+      readonly stopReason: 'approval_required' | 'decision_required';
+      readonly error: KeelError;
+      readonly pending: readonly PendingDecision[];
+    };
+
+/** The outcome of a call (or step) after which the step goes on. */
+export const CONTINUE: ToolStepOutcome = Object.freeze({ kind: 'continue' });
+
+/**
+ * Runs one pending call: the tool-call guardrails, argument parsing and validation (an invalid call goes back to the
+ * model as a correction), the approval check (a call that needs approval and has none interrupts the run), then the
+ * call itself, checkpointed as started before it runs and as completed, with its result, after. Cancellation rejects
+ * with the run's abort reason.
+ */
+export async function runToolCall(run: RunContext, pending: PendingToolCall): Promise<ToolStepOutcome> {
+  const { agent, abort } = run;
+  if (abort.aborted) throw abort.signal.reason;
+  const call = pending.call;
+  const slot = agent.tools.get(call.name);
+  if (slot === undefined)
+    return correct(run, pending, 'unknown_tool', unknownToolError(call.name, agent.toolNames));
+
+  let argumentsText = call.arguments;
+  if (agent.hasGuardrails.toolCall) {
+    const checked = await runToolCallGuardrails(agent.guardrails, call, {
+      runId: run.runId,
+      step: run.state.step,
+      signal: abort.signal,
+    });
+    for (const finding of checked.findings) run.guardrailTripped(finding);
+    if (checked.action === 'block') {
+      run.countError(checked.error);
+      return complete(run, pending, toolError(checked.error));
+    }
+    argumentsText = checked.text;
+  }
+
+  const parsed = parseToolArguments(call.name, argumentsText);
+  if (!parsed.success) return correct(run, pending, 'malformed_json', parsed.error);
+  let validation: Awaited<ReturnType<typeof slot.tool.validate>>;
+  try {
+    validation = await slot.tool.validate(parsed.value);
+  } catch (thrown) {
+    if (isControlSignal(thrown)) throw thrown;
+    return complete(run, pending, failed(run, toolFailure(thrown, call.name)));
+  }
+  if (!validation.success)
+    return correct(run, pending, 'invalid_arguments', invalidArgumentsError(slot.tool, validation.issues));
+  if (run.tracker !== undefined) forgetFailures(run, call.name);
+
+  if (slot.tool.needsApproval !== undefined && slot.tool.needsApproval !== false) {
+    let needed: boolean;
+    try {
+      needed = slot.tool.needsApproval === true || (await slot.tool.needsApproval(validation.value));
+    } catch (thrown) {
+      // A check that fails is the tool's fault, shown to the model like any tool failure; the call does not run.
+      if (isControlSignal(thrown)) throw thrown;
+      return complete(run, pending, failed(run, toolFailure(thrown, call.name)));
+    }
+    if (needed) {
+      const answer = pending.approval;
+      if (answer === undefined) return approvalRequired(run, pending);
+      if (!answer.approved) {
+        run.countError({ code: 'tool.rejected' });
+        return complete(run, pending, rejectedResult(call.name, answer.reason));
+      }
+    }
+  }
+
+  // A run cancelled while its checks ran (a slow approval check, say) is over: the call must not start.
+  if (abort.aborted) throw abort.signal.reason;
+  recordToolCallStarted(pending);
+  if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-started', ...transitionOf(run, pending) });
+  if (abort.aborted) throw abort.signal.reason;
+  const startedMs = run.events.active ? run.clock.now() : 0;
+  if (run.events.active) {
+    run.events.emit({
+      type: 'tool-call-start',
+      runId: run.runId,
+      atMs: startedMs,
+      step: run.state.step,
+      callIndex: pending.callIndex,
+      toolName: call.name,
+      idempotencyKey: pending.idempotencyKey,
+    });
+  }
+  let result: ToolResult;
+  let stop: ToolStop | undefined;
+  try {
+    const outcome = await executeWithFallbacks(run, slot, pending, validation.value, parsed.value);
+    result = toolSuccess(outcome.output, outcome.degraded);
+  } catch (thrown) {
+    if (abort.aborted) throw abort.signal.reason;
+    if (isStopRun(thrown)) {
+      stop =
+        thrown.output === undefined
+          ? { reason: thrown.reason }
+          : { reason: thrown.reason, output: thrown.output };
+      result = toolSuccess({ stopRun: thrown.reason });
+    } else if (isRetryStep(thrown)) {
+      countCorrection(run.state.report, 'retry_step');
+      emitCorrection(run, 'retry_step', call.name, thrown.guidance);
+      result = {
+        status: 'error',
+        error: { name: 'RetryStep', message: 'The tool asked for this step to be done again' },
+        guidance: thrown.guidance,
+      };
+    } else if (isControlSignal(thrown)) {
+      throw thrown;
+    } else {
+      result = failed(run, KeelError.isInstance(thrown) ? thrown : toolFailure(thrown, call.name));
+    }
+  }
+  countToolCall(run.state.report, call.name, result.status === 'error' ? result.error.code : undefined);
+  if (run.events.active) {
+    const atMs = run.clock.now();
+    run.events.emit({
+      type: 'tool-call-end',
+      runId: run.runId,
+      atMs,
+      step: run.state.step,
+      callIndex: pending.callIndex,
+      toolName: call.name,
+      idempotencyKey: pending.idempotencyKey,
+      status: result.status,
+      ...(result.status === 'error' && result.error.code !== undefined
+        ? { errorCode: result.error.code }
+        : {}),
+      durationMs: atMs - startedMs,
+    });
+  }
+  const outcome = await complete(run, pending, result, stop);
+  return stop === undefined ? outcome : { kind: 'stop', stop };
+}
+
+function failed(run: RunContext, error: KeelError): ToolResult {
+  run.countError(error);
+  return toolError(error);
+}
+
+async function complete(
+  run: RunContext,
+  pending: PendingToolCall,
+  result: ToolResult,
+  stop?: ToolStop,
+): Promise<ToolStepOutcome> {
+  recordToolCallCompleted(pending, result, stop);
+  if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
+  return CONTINUE;
+}
+
+/** An invalid call: its guidance goes back to the model, unless the tracker sees no progress. */
+async function correct(
+  run: RunContext,
+  pending: PendingToolCall,
+  kind: CorrectionEventKind,
+  error: KeelError,
+): Promise<ToolStepOutcome> {
+  run.countError(error);
+  run.tracker ??= new CorrectionTracker(run.agent.corrections, run.state.corrections);
+  const decision = run.tracker.recordFailure({
+    target: pending.call.name,
+    text: pending.call.arguments,
+    error,
+  });
+  run.state.corrections = run.tracker.toJSON();
+  if (decision.action === 'stop') return { kind: 'fail', error: decision.error };
+  countCorrection(run.state.report, kind);
+  emitCorrection(run, kind, pending.call.name, error.message);
+  return complete(run, pending, toolError(error));
+}
+
+function forgetFailures(run: RunContext, toolName: string): void {
+  if (run.tracker === undefined || run.tracker.invalidCount === 0) return;
+  run.tracker.recordSuccess(toolName);
+  run.state.corrections = run.tracker.toJSON();
+}
+
+/** A call that needs a human's approval, and has none yet: the run is interrupted before it runs. */
+function approvalRequired(run: RunContext, pending: PendingToolCall): ToolStepOutcome {
+  const decisions = [pendingDecisionOf('approval', pending, run.state.step)];
+  return {
+    kind: 'interrupt',
+    stopReason: 'approval_required',
+    error: interruptionError(run.runId, decisions),
+    pending: decisions,
+  };
+}
+
+function emitCorrection(run: RunContext, kind: CorrectionEventKind, toolName: string, message: string): void {
+  if (!run.events.active) return;
+  run.events.emit({
+    type: 'correction',
+    runId: run.runId,
+    atMs: run.clock.now(),
+    step: run.state.step,
+    kind,
+    toolName,
+    message,
+  });
+}
+
+function transitionOf(run: RunContext, pending: PendingToolCall) {
+  return {
+    step: run.state.step,
+    callIndex: pending.callIndex,
+    idempotencyKey: pending.idempotencyKey,
+    toolName: pending.call.name,
+  };
+}

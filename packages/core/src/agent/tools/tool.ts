@@ -1,0 +1,181 @@
+import { KeelError } from '../../errors/keel-error.js';
+import type { ToolDefinition } from '../../spec/model.js';
+import type { Tool, ToolContext, ToolFallback } from '../../spec/tool.js';
+import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../schemas/schema.js';
+import { checkFallbacks } from './tool-fallback.js';
+
+/** What a tool name must look like: what OpenAI and Anthropic both accept. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Options of {@link tool}. */
+export interface ToolOptions<Input, Output> {
+  /** Sent to the model; 1 to 64 letters, digits, `_` or `-`. Required. */
+  name: string;
+  /** Tells the model what the tool does and when to use it. Required, non-empty. */
+  description: string;
+  /**
+   * The input's schema: a Standard Schema such as a zod 4 schema (validated by the library, transforms applied), or a
+   * plain JSON Schema object (validated by keel's own validator, see `validateJsonSchema`). Its top level must be an
+   * object schema (`type: 'object'`): providers accept nothing else. Required.
+   */
+  input: SchemaLike<Input>;
+  /**
+   * The JSON Schema sent to the model when `input` is a Standard Schema. Defaults to the one the library derives
+   * through Standard JSON Schema (zod 4.2 and later do: `~standard.jsonSchema.input({ target: 'draft-07' })`). Needed
+   * only for libraries without Standard JSON Schema, or schemas they cannot convert (zod's `z.date()`, `z.custom()`).
+   */
+  inputJsonSchema?: JsonSchemaInput;
+  /**
+   * Whether running the tool twice with the same input is harmless. On resume, a call that may have executed is
+   * re-run only when this is true; otherwise the run is interrupted for a decision. Defaults to false.
+   */
+  idempotent?: boolean;
+  /** Longest a call may run, in milliseconds. Defaults to the agent's tool timeout. */
+  timeoutMs?: number;
+  /** Whether a human must approve each call before it runs (or a function deciding per input). Defaults to false. */
+  needsApproval?: boolean | ((input: Input) => boolean | Promise<boolean>);
+  /**
+   * Runs the tool. Throw to fail (the error is classified and shown to the model as data), or throw a directive
+   * (`retryStep`, `stopRun`) to steer the run. Stop promptly when `context.signal` aborts.
+   */
+  execute(input: Input, context: ToolContext): Promise<Output> | Output;
+  /**
+   * What answers when a call fails (after its retries), tried in order, each matched against the latest failure:
+   * another tool (`{ tool: replica }`, given the same arguments) or a function returning a degraded value
+   * (`{ value: (input, { error }) => cached(input) }`). The model gets the result marked `degraded` (what failed, what
+   * answered, why), a `tool-degraded` event is emitted and the report counts it. When every matching fallback fails
+   * too, the model gets the last failure, with the whole chain in `data.failures`. Defaults to none.
+   *
+   * @example
+   *   fallbacks: [
+   *     { tool: searchReplica, on: ['tool.timeout', 'policy.circuit_open'] },
+   *     { value: (input) => cache.get(input.query), name: 'search_cache', reason: 'Results from the nightly cache' },
+   *   ]
+   */
+  fallbacks?: readonly ToolFallback<Input>[];
+}
+
+/**
+ * Defines a tool the agent can call. Options are checked at once: a bad name, an empty description, a missing
+ * `execute` or a schema keel cannot turn into JSON Schema throws a `config.invalid` KeelError saying what to fix.
+ *
+ * @example
+ *   const weather = tool({
+ *     name: 'get_weather',
+ *     description: 'Current weather for a city',
+ *     input: z.object({ city: z.string() }),
+ *     idempotent: true,
+ *     timeoutMs: 5_000,
+ *     async execute({ city }, { signal }) {
+ *       return fetchWeather(city, { signal });
+ *     },
+ *   });
+ */
+export function tool<Input = unknown, Output = unknown>(
+  options: ToolOptions<Input, Output>,
+): Tool<Input, Output> {
+  if (typeof options !== 'object' || options === null) {
+    throw new KeelError(
+      'config.invalid',
+      'tool() needs an options object with name, description, input and execute',
+    );
+  }
+  const {
+    name,
+    description,
+    input,
+    inputJsonSchema,
+    idempotent = false,
+    timeoutMs,
+    needsApproval,
+    execute,
+    fallbacks,
+  } = options;
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    throw new KeelError(
+      'config.invalid',
+      `tool name ${JSON.stringify(name)} is invalid: use 1 to 64 letters, digits, "_" or "-" (such as "get_weather")`,
+    );
+  }
+  const label = `tool "${name}"`;
+  if (typeof description !== 'string' || description.trim() === '') {
+    throw new KeelError(
+      'config.invalid',
+      `${label} needs a non-empty description: the model reads it to choose tools`,
+    );
+  }
+  if (typeof execute !== 'function')
+    throw new KeelError('config.invalid', `${label} needs an execute function`);
+  if (typeof idempotent !== 'boolean')
+    throw new KeelError('config.invalid', `${label}: idempotent must be a boolean`);
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)
+  ) {
+    throw new KeelError('config.invalid', `${label}: timeoutMs must be a positive number of milliseconds`);
+  }
+  if (
+    needsApproval !== undefined &&
+    typeof needsApproval !== 'boolean' &&
+    typeof needsApproval !== 'function'
+  ) {
+    throw new KeelError('config.invalid', `${label}: needsApproval must be a boolean or a function`);
+  }
+  if (input === undefined || input === null) {
+    throw new KeelError(
+      'config.invalid',
+      `${label} needs an input schema (a zod 4 schema or a JSON Schema object)`,
+    );
+  }
+  const resolved = resolveSchema(input, `${label} input`, inputJsonSchema);
+  if (resolved.jsonSchema.type !== 'object') {
+    throw new KeelError(
+      'config.invalid',
+      `${label} input must be an object schema (JSON Schema type "object", such as z.object({...})): providers accept no other tool input`,
+    );
+  }
+  const checkedFallbacks = checkFallbacks(fallbacks, label, name);
+  const definition: Tool<Input, Output> = {
+    name,
+    description,
+    inputSchema: resolved.jsonSchema,
+    validate: (value) => resolved.validate(value),
+    idempotent,
+    timeoutMs,
+    needsApproval,
+    execute: (value, context) => execute(value, context),
+    ...(checkedFallbacks === undefined
+      ? {}
+      : { fallbacks: checkedFallbacks as readonly ToolFallback<Input>[] }),
+  };
+  return Object.freeze(definition);
+}
+
+/** The description of a tool the model is sent. */
+export function toToolDefinition(
+  definition: Pick<Tool, 'name' | 'description' | 'inputSchema'>,
+): ToolDefinition {
+  return { name: definition.name, description: definition.description, inputSchema: definition.inputSchema };
+}
+
+/**
+ * Indexes tools by name, for lookup when the model calls one. Throws `config.invalid` when two tools share a name
+ * or an entry is not a tool.
+ */
+export function indexTools<T extends Pick<Tool, 'name' | 'execute'>>(
+  tools: readonly T[],
+): ReadonlyMap<string, T> {
+  if (!Array.isArray(tools))
+    throw new KeelError('config.invalid', 'tools must be an array of tools built with tool()');
+  const byName = new Map<string, T>();
+  tools.forEach((entry, index) => {
+    if (typeof entry !== 'object' || entry === null || typeof entry.execute !== 'function') {
+      throw new KeelError('config.invalid', `tools[${index}] is not a tool: build tools with tool({...})`);
+    }
+    if (byName.has(entry.name)) {
+      throw new KeelError('config.invalid', `two tools are named "${entry.name}": tool names must be unique`);
+    }
+    byName.set(entry.name, entry);
+  });
+  return byName;
+}
