@@ -38,7 +38,8 @@ export function validateOutages(outages: unknown, where: string): readonly Outag
       throw invalid(`${at} must be an object such as { startMs: 500, endMs: 2500 }`);
     }
     rejectUnknownOptions(window as Record<string, unknown>, WINDOW_KEYS, at);
-    const { startMs, endMs, fault } = window as OutageWindow;
+    const { startMs, endMs } = window as OutageWindow;
+    const { fault } = window as { fault?: unknown };
     if (!(Number.isFinite(startMs) && startMs >= 0)) {
       throw invalid(`${at}.startMs must be a number of milliseconds >= 0, got ${String(startMs)}`);
     }

@@ -1,0 +1,134 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { answerCheck } from './answer-check.js';
+import { environmentOf, ledgerOf } from './environment.js';
+import { sampleOf, thrownSample } from './run-sample.js';
+import type { ChaosScenario } from './scenario.js';
+import { type Calibration, requestSamples, startScenarioServer } from './scenario-server.js';
+import type { RunSample, ScenarioObservation } from './scorecard.js';
+import { runIdOf } from './seeds.js';
+import type { BreakerMoveRecord, ChaosSubject, PreparedSubject } from './subject.js';
+
+/** What one subject's pass through one scenario needs. */
+export interface ScenarioRun {
+  readonly subject: ChaosSubject;
+  readonly scenario: ChaosScenario;
+  readonly calibration: Calibration;
+  readonly runs: number;
+  readonly seed: number;
+  readonly task: string;
+  /** Longest a run may take, in milliseconds, before it counts as hung. */
+  readonly capMs: number;
+  /** Aborts every run under way (the suite was cancelled). Defaults to none. */
+  readonly signal?: AbortSignal;
+}
+
+/** Longest the subject's `close` may take after a scenario, in milliseconds: a close that hangs is left behind. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+/**
+ * Runs a scenario in this process: the scenario's server, one prepared subject, and `runs` runs started evenly over
+ * the scenario's arrival time, all at once; each is given up on (and counted hung) at the cap, never waited for
+ * longer.
+ */
+export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation> {
+  const { subject, scenario, calibration, seed } = run;
+  const directory = await mkdtemp(join(tmpdir(), `keel-chaos-${scenario.name}-`));
+  const scenarioServer = await startScenarioServer(scenario, subject, calibration, seed);
+  let prepared: PreparedSubject | undefined;
+  try {
+    const spec = {
+      scenario: scenario.name,
+      baseUrl: scenarioServer.server.url,
+      models: scenarioServer.models,
+      directory,
+      seed,
+      ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
+    };
+    prepared = await subject.prepare(environmentOf(spec));
+    const startedAtMs = Date.now();
+    const windows = scenarioServer.arm(startedAtMs);
+    const complete = answerCheck(calibration.answer);
+    const moves: BreakerMoveRecord[] = [];
+    const runOne = async (index: number): Promise<RunSample> => {
+      await delay(startedAtMs + (index * scenario.arrivalMs) / run.runs - Date.now());
+      const runId = runIdOf(scenario.name, seed, index);
+      const begun = Date.now();
+      const ending = await withCap(
+        (signal) => prepared!.run({ runId, task: run.task, signal }),
+        run.capMs,
+        run.signal,
+      );
+      const ended = Date.now();
+      if (ending.kind === 'hung')
+        return { runId, startedAtMs: begun, endedAtMs: ended, outcome: 'hung', code: 'hung' };
+      if (ending.kind === 'threw') return thrownSample(runId, begun, ended, ending.error);
+      moves.push(...(ending.ending.breakerMoves ?? []));
+      return sampleOf(runId, begun, ended, ending.ending, complete);
+    };
+    const runs = await Promise.all(Array.from({ length: run.runs }, (_, index) => runOne(index)));
+    return {
+      scenario,
+      subject: subject.name,
+      startedAtMs,
+      finishedAtMs: Date.now(),
+      runs,
+      requests: requestSamples(scenarioServer.server),
+      effects: ledgerOf(spec).read(),
+      breakerMoves: moves,
+      windows,
+      requestsPerCleanRun: calibration.requestsPerRun,
+      schedule: scenarioServer.schedule,
+    };
+  } finally {
+    if (prepared !== undefined) await withCap(() => prepared!.close(), CLOSE_TIMEOUT_MS);
+    await scenarioServer.server.close();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+/** How a capped call ended. */
+export type Capped<T> = { kind: 'ended'; ending: T } | { kind: 'threw'; error: unknown } | { kind: 'hung' };
+
+/**
+ * Calls `call` with a signal that aborts at the cap (or when `outer` aborts); resolves at the cap at the latest,
+ * whether or not the call honours its signal (a call that does not is left behind, counted hung).
+ */
+export function withCap<T>(
+  call: (signal: AbortSignal) => Promise<T>,
+  capMs: number,
+  outer?: AbortSignal,
+): Promise<Capped<T>> {
+  const controller = new AbortController();
+  if (outer !== undefined) {
+    if (outer.aborted) controller.abort(outer.reason);
+    else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
+  }
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      resolve({ kind: 'hung' });
+      controller.abort(new Error(`the chaos cap of ${capMs} ms was reached`));
+    }, capMs);
+    let pending: Promise<T>;
+    try {
+      pending = call(controller.signal);
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (ending) => {
+        clearTimeout(timer);
+        resolve({ kind: 'ended', ending });
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        resolve({ kind: 'threw', error });
+      },
+    );
+  });
+}
+
+function delay(milliseconds: number): Promise<void> {
+  return milliseconds <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
