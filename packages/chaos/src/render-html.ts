@@ -134,8 +134,8 @@ ${rows}
 </tbody>
 </table>
 <p class="note">Completed: the framework returned the whole answer a fault-free run gives. vs minimum: upstream requests
-against the fewest that could have completed the completed runs (a fault-free run's requests, plus one per fault the
-seeded schedule put in their way). While down: requests that reached a model during its outage. Times are real wall
+against the fewest that complete the completed runs (a fault-free run's requests, plus, in expectation, one per
+faulted request at the scenario's fault rate). While down: requests that reached a model during its outage. Times are real wall
 time; long waits of the real world are compressed by shortening the outage windows and Retry-After of the simulated
 provider, never by faking a clock.</p>
 ${sections}

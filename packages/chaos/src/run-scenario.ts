@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +52,9 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
     const windows = scenarioServer.arm(startedAtMs);
     const complete = answerCheck(calibration.answer);
     const moves: BreakerMoveRecord[] = [];
+    // One listener per run in flight on this signal; never on the caller's, which outlives the scenario.
+    const scenarioSignal = linkedSignal(run.signal);
+    setMaxListeners(run.runs + 10, scenarioSignal.signal);
     const runOne = async (index: number): Promise<RunSample> => {
       await delay(startedAtMs + (index * scenario.arrivalMs) / run.runs - Date.now());
       const runId = runIdOf(scenario.name, seed, index);
@@ -67,7 +71,9 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       moves.push(...(ending.ending.breakerMoves ?? []));
       return sampleOf(runId, begun, ended, ending.ending, complete);
     };
-    const runs = await Promise.all(Array.from({ length: run.runs }, (_, index) => runOne(index)));
+    const runs = await Promise.all(Array.from({ length: run.runs }, (_, index) => runOne(index))).finally(
+      scenarioSignal.dispose,
+    );
     return {
       scenario,
       subject: subject.name,
@@ -100,33 +106,46 @@ export function withCap<T>(
   capMs: number,
   outer?: AbortSignal,
 ): Promise<Capped<T>> {
-  const controller = new AbortController();
-  if (outer !== undefined) {
-    if (outer.aborted) controller.abort(outer.reason);
-    else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
-  }
+  const linked = linkedSignal(outer);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       resolve({ kind: 'hung' });
-      controller.abort(new Error(`the chaos cap of ${capMs} ms was reached`));
+      linked.dispose();
+      linked.abort(new Error(`the chaos cap of ${capMs} ms was reached`));
     }, capMs);
+    const settle = (capped: Capped<T>) => {
+      clearTimeout(timer);
+      linked.dispose();
+      resolve(capped);
+    };
     let pending: Promise<T>;
     try {
-      pending = call(controller.signal);
+      pending = call(linked.signal);
     } catch (error) {
       pending = Promise.reject(error);
     }
     pending.then(
-      (ending) => {
-        clearTimeout(timer);
-        resolve({ kind: 'ended', ending });
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        resolve({ kind: 'threw', error });
-      },
+      (ending) => settle({ kind: 'ended', ending }),
+      (error: unknown) => settle({ kind: 'threw', error }),
     );
   });
+}
+
+/** A signal of its own that also aborts when `outer` does, until `dispose` unlinks the two. */
+function linkedSignal(outer: AbortSignal | undefined): {
+  signal: AbortSignal;
+  abort: (reason: unknown) => void;
+  dispose: () => void;
+} {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted === true) onAbort();
+  outer?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
+    dispose: () => outer?.removeEventListener('abort', onAbort),
+  };
 }
 
 function delay(milliseconds: number): Promise<void> {

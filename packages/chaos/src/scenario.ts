@@ -66,8 +66,8 @@ export interface ChaosScenario {
   /** Runs start evenly spread over this many milliseconds. */
   readonly arrivalMs: number;
   /**
-   * How the minimum number of upstream requests is counted: `clean` is what fault-free runs need; `schedule` adds
-   * one request per fault the seeded schedule puts in their way (each faulted request needs one more).
+   * How the minimum number of upstream requests is counted: `clean` is what fault-free runs need; `schedule` adds,
+   * in expectation, one request per fault the primary's rates put in their way (each faulted request needs one more).
    */
   readonly minimum: 'clean' | 'schedule';
   /** The goals this scenario's scorecard is held to. */

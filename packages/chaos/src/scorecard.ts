@@ -1,4 +1,4 @@
-import { type FaultSchedule, scheduledFault } from '@keel/simulated';
+import type { FaultSchedule } from '@keel/simulated';
 import { duplicateEffects, type EffectRecord } from './effect-ledger.js';
 import type { ChaosScenario, GoalName } from './scenario.js';
 import { countInto, percentile, ratio } from './statistics.js';
@@ -90,7 +90,7 @@ export interface Scorecard {
   };
   /** Every upstream request the scenario caused, divided by the runs that completed; null when none did. */
   readonly requestsPerCompletedRun: number | null;
-  /** The fewest upstream requests that could have completed the completed runs (see `ChaosScenario.minimum`). */
+  /** The fewest upstream requests that complete the completed runs (see {@link minimumRequests}). */
   readonly minimumRequests: number;
   /** requests.total / minimumRequests; null when nothing completed. */
   readonly amplification: number | null;
@@ -119,9 +119,9 @@ export interface Scorecard {
 export const GOAL_TARGETS = { completionRate: 0.999, amplification: 1.1 } as const;
 
 /**
- * The fewest upstream requests that complete `completed` runs of `requestsPerCleanRun` requests each: that many
- * with `clean`, and with `schedule` one more for every fault the schedule puts before the last clean answer needed
- * (each faulted request needs one more request, and no fewer will do).
+ * The fewest upstream requests that complete `completed` runs of `requestsPerCleanRun` requests each: that many with
+ * `clean`; with `schedule`, as many as it takes, in expectation, to get that many clean answers when each request is
+ * faulted with the schedule's total rate `f` (each faulted request needs one more): needed / (1 - f), rounded up.
  */
 export function minimumRequests(
   kind: ChaosScenario['minimum'],
@@ -130,16 +130,13 @@ export function minimumRequests(
   schedule?: FaultSchedule,
 ): number {
   const needed = completed * requestsPerCleanRun;
-  if (kind === 'clean' || schedule === undefined || needed === 0) return needed;
-  let clean = 0;
-  let index = 0;
-  // A schedule with rates adding up to 1 never answers cleanly: stop rather than loop forever.
-  const limit = needed * 1_000;
-  while (clean < needed && index < limit) {
-    if (scheduledFault(schedule, index) === 'none') clean++;
-    index++;
-  }
-  return index;
+  if (kind === 'clean' || schedule?.rates === undefined || needed === 0) return needed;
+  const faultRate = Object.entries(schedule.rates).reduce(
+    (total, [kind, rate]) => (kind === 'none' ? total : total + (rate ?? 0)),
+    0,
+  );
+  // A rate of 1 never answers: nothing could complete, and nothing did (needed is 0 then).
+  return faultRate >= 1 ? needed : Math.ceil(needed / (1 - faultRate) - 1e-9);
 }
 
 /**
