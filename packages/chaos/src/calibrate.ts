@@ -46,7 +46,8 @@ export async function calibrate(
           ? `did not end within ${capMs} ms`
           : ended.kind === 'threw'
             ? `threw ${String(ended.error)}`
-            : `ended ${ended.ending.status}${ended.ending.code === undefined ? '' : ` (${ended.ending.code})`}`;
+            : `ended ${ended.ending.status}${ended.ending.code === undefined ? '' : ` (${ended.ending.code})`}` +
+              (ended.ending.message === undefined ? '' : `: ${ended.ending.message}`);
       throw new KeelError(
         'config.invalid',
         `${subject.name} does not complete the task on a provider without faults: its run ${what}`,

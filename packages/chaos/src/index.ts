@@ -1,6 +1,7 @@
 // The public surface of @keel/chaos. Every name is exported explicitly: adding one here makes it public API.
 
 export { answerCheck } from './answer-check.js';
+export { type KillPlan, killPlan } from './crash-scenario.js';
 export { canonicalJson, duplicateEffects, EffectLedger, type EffectRecord } from './effect-ledger.js';
 export {
   type BuiltKeelAgent,
@@ -22,7 +23,7 @@ export {
 } from './render-table.js';
 export { INCOMPLETE_ANSWER } from './run-sample.js';
 export type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
-export { type Calibration, fallbackName } from './scenario-server.js';
+export { type Calibration, fallbackName, scenarioSchedule } from './scenario-server.js';
 export { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
 export {
   formatPercent,

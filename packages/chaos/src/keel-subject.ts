@@ -90,7 +90,9 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
             return endingOf(await built.agent.resume(runId, { signal }));
           } catch (error) {
             // A run that cannot be resumed (not stored, held by another owner) says so with a code.
-            if (KeelError.isInstance(error)) return { status: 'failed', code: error.code, typed: true };
+            if (KeelError.isInstance(error)) {
+              return { status: 'failed', code: error.code, message: error.message, typed: true };
+            }
             throw error;
           }
         },
@@ -111,7 +113,7 @@ export function endingOf(result: RunResult<unknown>): RunEnding {
   return {
     status: result.status,
     ...(typeof result.output === 'string' ? { output: result.output } : {}),
-    ...(result.error === undefined ? {} : { code: result.error.code }),
+    ...(result.error === undefined ? {} : { code: result.error.code, message: result.error.message }),
     typed,
     breakerMoves: moves,
   };

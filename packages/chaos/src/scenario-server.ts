@@ -112,6 +112,19 @@ export async function startScenarioServer(
   };
 }
 
+/**
+ * The fault schedule of `model` (the primary, or a fallback) in `scenario`: its rates, Retry-After and hang length,
+ * drawn from a stream seeded by (seed, scenario, model). The same arguments always give the same schedule.
+ */
+export function scenarioSchedule(scenario: ChaosScenario, model: string, seed: number): FaultSchedule {
+  const faults = model === SIMULATED_MODEL ? scenario.primary : scenario.fallbacks;
+  const schedule: FaultSchedule = { seed: seedOf(seed, scenario.name, model) };
+  if (faults?.rates !== undefined) schedule.rates = { ...faults.rates };
+  if (faults?.retryAfterMs !== undefined) schedule.retryAfterMs = faults.retryAfterMs;
+  if (faults?.hangMs !== undefined) schedule.hangMs = faults.hangMs;
+  return schedule;
+}
+
 /** The chat completion requests `server` received, as samples. */
 export function requestSamples(server: SimulatedServer): RequestSample[] {
   return server.requests

@@ -33,6 +33,8 @@ export interface RunEnding {
   readonly output?: string;
   /** What went wrong: a KeelError code, or a peer's typed error name (`AI_APICallError:503`). */
   readonly code?: string;
+  /** What went wrong, in words. */
+  readonly message?: string;
   /**
    * Whether the ending says what happened: a terminal status with a code when it failed, or a typed error of the
    * framework's own. False for a bare `Error`, a `TypeError`, or a thrown non-error.
