@@ -12,6 +12,15 @@ import type { ChaosReport } from './run-chaos.js';
 import { selectScenarios } from './scenarios.js';
 import { type RunSample, type ScenarioObservation, scorecardOf } from './scorecard.js';
 
+/** What these tests read of a canvas (the type-check has no DOM types). */
+interface Canvas {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): {
+    getImageData(x: number, y: number, width: number, height: number): { data: Uint8ClampedArray };
+  };
+}
+
 const CHROMIUM_PATH = process.env.KEEL_CHROMIUM_PATH ?? '/usr/bin/chromium';
 const T0 = 1_700_000_000_000;
 const directory = mkdtempSync(join(tmpdir(), 'keel-chaos-html-'));
@@ -111,19 +120,19 @@ describe('the HTML report', () => {
       );
       await page.goto(pathToFileURL(path).href);
       await page.waitForFunction(
-        () => (window as { keelChaosCharts?: number }).keelChaosCharts !== undefined,
+        () => (globalThis as { keelChaosCharts?: number }).keelChaosCharts !== undefined,
       );
-      const drawn = await page.evaluate(() => (window as { keelChaosCharts?: number }).keelChaosCharts);
+      const drawn = await page.evaluate(() => (globalThis as { keelChaosCharts?: number }).keelChaosCharts);
       // Three summary charts and one timeline per scenario and subject.
       expect(drawn).toBe(3 + 4);
       const painted = await page.$$eval('canvas', (canvases) =>
         canvases.map((canvas) => {
-          const context = (canvas as HTMLCanvasElement).getContext('2d')!;
+          const context = (canvas as unknown as Canvas).getContext('2d')!;
           const { data } = context.getImageData(
             0,
             0,
-            (canvas as HTMLCanvasElement).width,
-            (canvas as HTMLCanvasElement).height,
+            (canvas as unknown as Canvas).width,
+            (canvas as unknown as Canvas).height,
           );
           let coloured = 0;
           for (let index = 3; index < data.length; index += 4) if (data[index]! > 0) coloured++;
@@ -134,12 +143,12 @@ describe('the HTML report', () => {
       for (const pixels of painted) expect(pixels).toBeGreaterThan(2_000);
       // The outage window is marked on its timeline.
       const outage = await page.$eval('#scenario-outage-fallback canvas', (canvas) => {
-        const context = (canvas as HTMLCanvasElement).getContext('2d')!;
+        const context = (canvas as unknown as Canvas).getContext('2d')!;
         const { data } = context.getImageData(
           0,
           0,
-          (canvas as HTMLCanvasElement).width,
-          (canvas as HTMLCanvasElement).height,
+          (canvas as unknown as Canvas).width,
+          (canvas as unknown as Canvas).height,
         );
         let shaded = 0;
         for (let index = 0; index < data.length; index += 4) {
