@@ -61,9 +61,11 @@ export async function calibrate(
     const prompts = server.requests.flatMap((record) =>
       record.promptTokens === undefined ? [] : [record.promptTokens],
     );
+    const effects = ledgerOf(spec).read();
     return {
       requestsPerRun: requestSamples(server).length,
-      effectsPerRun: ledgerOf(spec).read().length,
+      effectsPerRun: effects.length,
+      tools: [...new Set(effects.map((effect) => effect.tool))].sort(),
       answer: ended.ending.output,
       firstPromptTokens: prompts[0] ?? 0,
       largestPromptTokens: Math.max(0, ...prompts),

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { KeelError } from '@keel/core';
 import { answerCheck } from './answer-check.js';
 import { type EnvironmentSpec, ledgerOf } from './environment.js';
-import { sampleOf } from './run-sample.js';
+import { requireTools, sampleOf } from './run-sample.js';
 import type { ScenarioRun } from './run-scenario.js';
 import { requestSamples, startScenarioServer } from './scenario-server.js';
 import type { RunSample, ScenarioObservation } from './scorecard.js';
@@ -194,13 +194,14 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
       moves.push(...(end.ending.breakerMoves ?? []));
       return sampleOf(runId, begun, end.atMs, end.ending, complete);
     });
+    const effects = ledgerOf(environment).read();
     return {
       ...base,
       startedAtMs,
       finishedAtMs: Date.now(),
-      runs,
+      runs: requireTools(runs, effects, calibration.tools),
       requests: requestSamples(scenarioServer.server),
-      effects: ledgerOf(environment).read(),
+      effects,
       breakerMoves: moves,
       windows,
       schedule: scenarioServer.schedule,

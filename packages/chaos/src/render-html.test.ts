@@ -65,6 +65,7 @@ function report(): ChaosReport {
   const calibration = {
     requestsPerRun: 2,
     effectsPerRun: 1,
+    tools: ['get_weather'],
     answer: 'Here is what I found: get_weather returned "sunny".',
     firstPromptTokens: 100,
     largestPromptTokens: 150,

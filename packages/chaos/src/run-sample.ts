@@ -1,7 +1,11 @@
+import type { EffectRecord } from './effect-ledger.js';
 import type { RunSample } from './scorecard.js';
 import type { RunEnding } from './subject.js';
 
-/** The code of a run the framework called completed whose answer is not the whole answer of a fault-free run. */
+/**
+ * The code of a run the framework called completed without the whole answer of a fault-free run: part of the answer
+ * is missing or cut, or a tool the answer quotes never ran to its end (its error was read as a result).
+ */
 export const INCOMPLETE_ANSWER = 'answer.incomplete';
 
 /**
@@ -35,4 +39,21 @@ export function thrownSample(
 ): RunSample {
   const name = thrown instanceof Error ? thrown.name : typeof thrown;
   return { runId, startedAtMs, endedAtMs, outcome: 'untyped', code: `untyped:${name}` };
+}
+
+/**
+ * `samples` with every completed run that lacks a completed call of one of `tools` (those a fault-free run calls)
+ * turned into an `answer.incomplete` failure: an answer can only be whole if the tools behind it ran.
+ */
+export function requireTools(
+  samples: readonly RunSample[],
+  effects: readonly EffectRecord[],
+  tools: readonly string[],
+): RunSample[] {
+  const ran = new Set(effects.map((effect) => `${effect.runId}\u0000${effect.tool}`));
+  return samples.map((sample) =>
+    sample.outcome === 'completed' && tools.some((tool) => !ran.has(`${sample.runId}\u0000${tool}`))
+      ? { ...sample, outcome: 'failed', code: INCOMPLETE_ANSWER }
+      : sample,
+  );
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerCheck } from './answer-check.js';
 import { environmentOf, ledgerOf } from './environment.js';
-import { sampleOf, thrownSample } from './run-sample.js';
+import { requireTools, sampleOf, thrownSample } from './run-sample.js';
 import type { ChaosScenario } from './scenario.js';
 import { type Calibration, requestSamples, startScenarioServer } from './scenario-server.js';
 import type { RunSample, ScenarioObservation } from './scorecard.js';
@@ -74,14 +74,16 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
     const runs = await Promise.all(Array.from({ length: run.runs }, (_, index) => runOne(index))).finally(
       scenarioSignal.dispose,
     );
+    const finishedAtMs = Date.now();
+    const effects = ledgerOf(spec).read();
     return {
       scenario,
       subject: subject.name,
       startedAtMs,
-      finishedAtMs: Date.now(),
-      runs,
+      finishedAtMs,
+      runs: requireTools(runs, effects, calibration.tools),
       requests: requestSamples(scenarioServer.server),
-      effects: ledgerOf(spec).read(),
+      effects,
       breakerMoves: moves,
       windows,
       requestsPerCleanRun: calibration.requestsPerRun,

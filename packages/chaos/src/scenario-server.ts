@@ -17,6 +17,8 @@ export interface Calibration {
   readonly requestsPerRun: number;
   /** Tool calls that ran to their end. */
   readonly effectsPerRun: number;
+  /** The tools those calls were of: a completed run must have called each of them to its end too. */
+  readonly tools: readonly string[];
   /** Its answer: a completed run under faults must give the same (see `answerCheck`). */
   readonly answer: string;
   /** The size of its first prompt, and of its largest, in the server's tokens. */

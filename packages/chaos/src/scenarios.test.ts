@@ -119,6 +119,7 @@ describe('the scenario server', () => {
     const calibration = {
       requestsPerRun: 2,
       effectsPerRun: 1,
+      tools: ['get_weather'],
       answer: 'done',
       firstPromptTokens: 100,
       largestPromptTokens: 161,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { answerCheck } from './answer-check.js';
 import { canonicalJson, duplicateEffects, type EffectRecord } from './effect-ledger.js';
-import { sampleOf, thrownSample } from './run-sample.js';
+import { requireTools, sampleOf, thrownSample } from './run-sample.js';
 import { selectScenarios } from './scenarios.js';
 import {
   formatPercent,
@@ -330,6 +330,19 @@ describe('how an ending counts', () => {
       outcome: 'untyped',
       code: 'Error',
     });
+    const done = sampleOf('r1', T0, T0 + 5, ending('completed', clean), complete);
+    const effect = (tool: string) => ({ runId: 'r1', tool, key: tool, idempotent: true, atMs: T0 });
+    expect(
+      requireTools(
+        [done],
+        [effect('get_weather'), effect('create_ticket')],
+        ['create_ticket', 'get_weather'],
+      ),
+    ).toEqual([done]);
+    // The framework read a tool's error as its result: the answer quotes a call that never ran to its end.
+    expect(requireTools([done], [effect('get_weather')], ['create_ticket', 'get_weather'])).toEqual([
+      { ...done, outcome: 'failed', code: 'answer.incomplete' },
+    ]);
     expect(thrownSample('r', T0, T0 + 5, new TypeError('fetch failed'))).toMatchObject({
       outcome: 'untyped',
       code: 'untyped:TypeError',
