@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KeelError } from '@keel/core';
+import { completedEffects } from './effect-ledger.js';
 import { environmentOf, ledgerOf } from './environment.js';
 import { withCap } from './run-scenario.js';
 import type { ChaosScenario } from './scenario.js';
@@ -61,7 +62,7 @@ export async function calibrate(
     const prompts = server.requests.flatMap((record) =>
       record.promptTokens === undefined ? [] : [record.promptTokens],
     );
-    const effects = ledgerOf(spec).read();
+    const effects = completedEffects(ledgerOf(spec).read());
     return {
       requestsPerRun: requestSamples(server).length,
       effectsPerRun: effects.length,

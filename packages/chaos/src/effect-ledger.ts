@@ -1,7 +1,11 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 
-/** One tool call that ran to its end: its side effect (if it has one) happened. */
+/**
+ * One execution of a tool call: `started` just before its body runs (from there on its side effect may happen),
+ * `completed` once it returned (the effect happened).
+ */
 export interface EffectRecord {
+  readonly phase: 'started' | 'completed';
   readonly runId: string;
   readonly tool: string;
   /** The call's identity: run, tool and canonical arguments. The same call asked for again has the same key. */
@@ -44,16 +48,25 @@ export class EffectLedger {
   }
 }
 
-/** Side effects that happened more than once: each extra run of a call of a tool that is not idempotent. */
+/**
+ * Side effects risked twice: each execution of a call of a tool that is not idempotent that started after an earlier
+ * execution of the same call had started (and so may have had its effect). Executions refused before the tool's body
+ * ran (an injected 503, a hang cut short) never started and do not count.
+ */
 export function duplicateEffects(effects: readonly EffectRecord[]): number {
   const seen = new Set<string>();
   let duplicates = 0;
   for (const effect of effects) {
-    if (effect.idempotent) continue;
+    if (effect.idempotent || effect.phase !== 'started') continue;
     if (seen.has(effect.key)) duplicates++;
     else seen.add(effect.key);
   }
   return duplicates;
+}
+
+/** The executions that ran to their end. */
+export function completedEffects(effects: readonly EffectRecord[]): EffectRecord[] {
+  return effects.filter((effect) => effect.phase === 'completed');
 }
 
 /** JSON with object keys sorted, so that equal arguments always give the same text. */

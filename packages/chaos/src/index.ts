@@ -2,7 +2,13 @@
 
 export { answerCheck } from './answer-check.js';
 export { type KillPlan, killPlan } from './crash-scenario.js';
-export { canonicalJson, duplicateEffects, EffectLedger, type EffectRecord } from './effect-ledger.js';
+export {
+  canonicalJson,
+  completedEffects,
+  duplicateEffects,
+  EffectLedger,
+  type EffectRecord,
+} from './effect-ledger.js';
 export {
   type BuiltKeelAgent,
   endingOf,

@@ -1,4 +1,4 @@
-import type { EffectRecord } from './effect-ledger.js';
+import { completedEffects, type EffectRecord } from './effect-ledger.js';
 import type { RunSample } from './scorecard.js';
 import type { RunEnding } from './subject.js';
 
@@ -50,7 +50,7 @@ export function requireTools(
   effects: readonly EffectRecord[],
   tools: readonly string[],
 ): RunSample[] {
-  const ran = new Set(effects.map((effect) => `${effect.runId}\u0000${effect.tool}`));
+  const ran = new Set(completedEffects(effects).map((effect) => `${effect.runId}\u0000${effect.tool}`));
   return samples.map((sample) =>
     sample.outcome === 'completed' && tools.some((tool) => !ran.has(`${sample.runId}\u0000${tool}`))
       ? { ...sample, outcome: 'failed', code: INCOMPLETE_ANSWER }

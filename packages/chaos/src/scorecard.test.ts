@@ -107,7 +107,14 @@ describe('probesWhileDown', () => {
 });
 
 describe('duplicate side effects', () => {
-  const effect = (runId: string, tool: string, input: unknown, idempotent: boolean): EffectRecord => ({
+  const effect = (
+    runId: string,
+    tool: string,
+    input: unknown,
+    idempotent: boolean,
+    phase: EffectRecord['phase'] = 'started',
+  ): EffectRecord => ({
+    phase,
     runId,
     tool,
     key: `${runId}|${tool}|${canonicalJson(input)}`,
@@ -115,11 +122,13 @@ describe('duplicate side effects', () => {
     atMs: T0,
   });
 
-  it('counts each extra run of the same call of a tool that is not idempotent', () => {
+  it('counts each execution of a call of a tool that is not idempotent started after an earlier one had started', () => {
     expect(
       duplicateEffects([
         effect('r1', 'create_ticket', { title: 'a', priority: 'low' }, false),
+        // A worker killed here: the effect may or may not have happened; the call started again twice.
         effect('r1', 'create_ticket', { priority: 'low', title: 'a' }, false),
+        effect('r1', 'create_ticket', { priority: 'low', title: 'a' }, false, 'completed'),
         effect('r1', 'create_ticket', { title: 'a', priority: 'low' }, false),
         effect('r2', 'create_ticket', { title: 'a', priority: 'low' }, false),
         effect('r1', 'get_weather', { city: 'Paris' }, true),
@@ -331,16 +340,18 @@ describe('how an ending counts', () => {
       code: 'Error',
     });
     const done = sampleOf('r1', T0, T0 + 5, ending('completed', clean), complete);
-    const effect = (tool: string) => ({ runId: 'r1', tool, key: tool, idempotent: true, atMs: T0 });
-    expect(
-      requireTools(
-        [done],
-        [effect('get_weather'), effect('create_ticket')],
-        ['create_ticket', 'get_weather'],
-      ),
-    ).toEqual([done]);
+    const effect = (tool: string, phase: 'started' | 'completed' = 'completed') => ({
+      phase,
+      runId: 'r1',
+      tool,
+      key: tool,
+      idempotent: true,
+      atMs: T0,
+    });
+    const tools = ['create_ticket', 'get_weather'];
+    expect(requireTools([done], [effect('get_weather'), effect('create_ticket')], tools)).toEqual([done]);
     // The framework read a tool's error as its result: the answer quotes a call that never ran to its end.
-    expect(requireTools([done], [effect('get_weather')], ['create_ticket', 'get_weather'])).toEqual([
+    expect(requireTools([done], [effect('get_weather'), effect('create_ticket', 'started')], tools)).toEqual([
       { ...done, outcome: 'failed', code: 'answer.incomplete' },
     ]);
     expect(thrownSample('r', T0, T0 + 5, new TypeError('fetch failed'))).toMatchObject({

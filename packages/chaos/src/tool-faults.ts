@@ -37,8 +37,8 @@ export interface ToolInstrumentation {
 }
 
 /**
- * The same tools, with the scenario's faults injected before each call runs and each completed call recorded in the
- * effect ledger. A failing call throws what an HTTP client would for a 503 (`status: 503`), before doing anything; a
+ * The same tools, with the scenario's faults injected before each call runs, and each execution recorded in the
+ * effect ledger when it starts and when it completes. A failing call throws what an HTTP client would for a 503 (`status: 503`), before doing anything; a
  * hanging call waits for its signal and rejects with its reason.
  */
 export function instrumentTools(tools: readonly Tool[], instrumentation: ToolInstrumentation): Tool[] {
@@ -62,14 +62,15 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
         );
       }
       if (fault === 'hang') await hangUntilAborted(context.signal);
-      const output = await original.execute(input, context);
-      instrumentation.ledger.record({
+      const effect = {
         runId: context.runId,
         tool: original.name,
         key: `${context.runId}|${original.name}|${canonicalJson(input)}`,
         idempotent: original.idempotent,
-        atMs: Date.now(),
-      });
+      };
+      instrumentation.ledger.record({ ...effect, phase: 'started', atMs: Date.now() });
+      const output = await original.execute(input, context);
+      instrumentation.ledger.record({ ...effect, phase: 'completed', atMs: Date.now() });
       instrumentation.onEffect?.(context.runId, original.name);
       return output;
     };
