@@ -51,10 +51,15 @@ interface WorkerOutcome {
 }
 
 /**
- * Starts a worker with `spec`; kills it (SIGKILL) as `kill` says, or at `deadlineMs` (milliseconds since the epoch)
- * if it still runs then.
+ * Starts a worker with `spec`; kills it (SIGKILL) as `kill` says, at `deadlineMs` (milliseconds since the epoch) if
+ * it still runs then, or when `signal` aborts (the suite was cancelled).
  */
-function runWorker(spec: WorkerSpec, deadlineMs: number, kill?: KillPlan): Promise<WorkerOutcome> {
+function runWorker(
+  spec: WorkerSpec,
+  deadlineMs: number,
+  signal: AbortSignal | undefined,
+  kill?: KillPlan,
+): Promise<WorkerOutcome> {
   const child = spawn(process.execPath, [workerScriptPath(), JSON.stringify(spec)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -69,6 +74,7 @@ function runWorker(spec: WorkerSpec, deadlineMs: number, kill?: KillPlan): Promi
     child.kill('SIGKILL');
   };
   const deadline = setTimeout(sendKill, Math.max(0, deadlineMs - Date.now()));
+  signal?.addEventListener('abort', sendKill, { once: true });
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => {
     buffered += chunk;
@@ -90,6 +96,7 @@ function runWorker(spec: WorkerSpec, deadlineMs: number, kill?: KillPlan): Promi
     child.on('error', reject);
     child.on('close', () => {
       clearTimeout(deadline);
+      signal?.removeEventListener('abort', sendKill);
       resolve({ lines, killed, stderr });
     });
   });
@@ -148,6 +155,7 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
         runIds.map((runId, index) => ({ runId, delayMs: (index * scenario.arrivalMs) / run.runs })),
       ),
       startedAtMs + scenario.arrivalMs + run.capMs,
+      run.signal,
       killPlan(seed, scenario.name, run.runs, calibration.effectsPerRun),
     );
     failIfBroken(first);
@@ -161,16 +169,18 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
     };
     take(first.lines);
     const unfinished = runIds.filter((runId) => !ended.has(runId));
-    let recoveredAtMs = Date.now();
+    const recoveredAtMs = Date.now();
     if (unfinished.length > 0) {
-      const deadline = Math.max(...unfinished.map((runId) => (started.get(runId) ?? Date.now()) + run.capMs));
-      recoveredAtMs = Date.now();
+      const deadline = Math.max(
+        ...unfinished.map((runId) => (started.get(runId) ?? recoveredAtMs) + run.capMs),
+      );
       const second = await runWorker(
         spec(
           'recover',
           unfinished.map((runId) => ({ runId, delayMs: 0 })),
         ),
         deadline,
+        run.signal,
       );
       failIfBroken(second);
       take(second.lines);

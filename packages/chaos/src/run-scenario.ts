@@ -62,7 +62,7 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       const ending = await withCap(
         (signal) => prepared!.run({ runId, task: run.task, signal }),
         run.capMs,
-        run.signal,
+        scenarioSignal.signal,
       );
       const ended = Date.now();
       if (ending.kind === 'hung')
