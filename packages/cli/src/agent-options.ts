@@ -1,4 +1,4 @@
-import type { AgentOptions, DurabilityOptions, ModelProvider, RunStore, Tool } from '@keel/core';
+import type { AgentOptions, Clock, DurabilityOptions, ModelProvider, RunStore, Tool } from '@keel/core';
 import type { AgentFile } from './agent-file.js';
 
 /** What an agent file leaves to the command that builds its agent. */
@@ -9,6 +9,8 @@ export interface AgentParts {
   store: RunStore;
   /** How runs hold their leases. Defaults to the agent's defaults (one owner per process). */
   durability?: DurabilityOptions;
+  /** The agent's clock (leases, timeouts). Defaults to the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -23,6 +25,7 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
     tools: parts.tools,
     store: parts.store,
     ...(parts.durability === undefined ? {} : { durability: parts.durability }),
+    ...(parts.clock === undefined ? {} : { clock: parts.clock }),
     ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
     ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
     ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),

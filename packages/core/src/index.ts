@@ -159,6 +159,8 @@ export type {
   ModelProvider,
   ModelRequest,
   ModelResponse,
+  ProviderMetadata,
+  ReasoningPart,
   ToolCall,
   ToolChoice,
   ToolDefinition,
@@ -176,7 +178,19 @@ export type {
   RunSummary,
   StartedToolCall,
 } from './spec/run-store.js';
-export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
+export type {
+  FallbackValue,
+  Tool,
+  ToolContext,
+  ToolDegradation,
+  ToolFallback,
+  ToolFallbackCondition,
+  ToolFallbackContext,
+  ToolProgress,
+  ToolResult,
+  ValidationIssue,
+  ValidationResult,
+} from './spec/tool.js';
 
 // store
 export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './store/conflicts.js';
@@ -316,6 +330,7 @@ export type {
 } from './agent/loop/events.js';
 export { CONTINUE_PROMPT } from './agent/loop/final-answer.js';
 export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/loop/limits.js';
+export { FALLBACK_CODES } from './agent/loop/model-recovery.js';
 export type { BreakerMove, FallbackRecord, RunReport } from './agent/loop/report.js';
 export type { RunOptions, RunResult } from './agent/loop/run.js';
 export {
