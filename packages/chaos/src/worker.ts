@@ -63,12 +63,12 @@ async function main(argument: string | undefined): Promise<void> {
   await prepared.close();
 }
 
+// Exits once its lines are written: a keep-alive socket or a timer a subject left behind must not hold the worker.
+const exit = (code: number) => process.stdout.write('', () => process.exit(code));
 main(process.argv[2]).then(
-  () => {
-    process.exitCode = 0;
-  },
+  () => exit(0),
   (error: unknown) => {
     report({ type: 'error', message: String((error as Error)?.stack ?? error) });
-    process.exitCode = 1;
+    exit(1);
   },
 );

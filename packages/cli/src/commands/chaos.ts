@@ -17,7 +17,7 @@ export interface ChaosCommandContext {
 }
 
 /** `keel chaos --help`. */
-export const CHAOS_USAGE = `keel chaos: run an agent file through seeded failure scenarios and score it
+const CHAOS_USAGE = `keel chaos: run an agent file through seeded failure scenarios and score it
 
 usage:
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--task TEXT] [--html report.html] [--json]
