@@ -67,14 +67,7 @@ export async function startScenarioServer(
   });
   const settings = (index: number): ModelFaults | undefined =>
     index === 0 ? scenario.primary : scenario.fallbacks;
-  const scheduleOf = (index: number): FaultSchedule => {
-    const faults = settings(index);
-    const schedule: FaultSchedule = { seed: seedOf(seed, scenario.name, names[index]!) };
-    if (faults?.rates !== undefined) schedule.rates = { ...faults.rates };
-    if (faults?.retryAfterMs !== undefined) schedule.retryAfterMs = faults.retryAfterMs;
-    if (faults?.hangMs !== undefined) schedule.hangMs = faults.hangMs;
-    return schedule;
-  };
+  const scheduleOf = (index: number): FaultSchedule => scenarioSchedule(scenario, names[index]!, seed);
   const quiet = Object.fromEntries(
     models.map((model): [string, SimulatedModelOptions] => [
       model.name,
