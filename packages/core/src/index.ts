@@ -324,6 +324,7 @@ export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loo
 export type {
   CorrectionEventKind,
   DependencyKind,
+  RunAnnotations,
   RunEvent,
   RunEventListener,
   RunEventType,

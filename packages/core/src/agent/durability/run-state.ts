@@ -90,6 +90,8 @@ export interface RunState {
   endedAtMs?: number;
   /** When the state was last saved to a run store (the agent's clock); time since then does not count on resume. */
   checkpointedAtMs?: number;
+  /** What observers keep with the run (see `RunAnnotations`); absent until one adds an entry. keel never reads it. */
+  annotations?: Record<string, string>;
   report: RunReport;
 }
 
