@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
@@ -21,6 +22,7 @@ usage:
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
               [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
+  keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
 
 options:
@@ -45,8 +47,10 @@ options:
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
+  keel chaos --help lists the chaos suite's scenarios and options
 
-exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled`;
+exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled
+            (keel chaos: 0 every goal met, 1 a goal missed)`;
 
 /**
  * The CLI's entry: parses `argv`, runs the command, and returns the exit code. Every failure is printed as a
@@ -93,6 +97,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
   const { environment, output, workingDirectory, signal, clock } = context;
   if (argv[0] === 'dashboard')
     return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
   const { values, positionals } = parse(argv);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const [command, ...rest] = positionals;
