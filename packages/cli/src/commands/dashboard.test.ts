@@ -240,9 +240,13 @@ describe('keel dashboard', () => {
     expect(await fallback.locator('td').nth(1).textContent()).toBe(
       'fallback simulated/sim-primary → simulated/sim-fallback after provider.overloaded',
     );
-    expect(await page.locator('table.timeline-entries tr[data-lane="retry"] td').nth(1).textContent()).toBe(
-      '1 retry (model 1) waited 0 ms in all',
+    // Placed at their times from the run's journal: the retry (Retry-After 0: no wait) and the fallback.
+    const retry = page.locator('table.timeline-entries tr[data-lane="retry"]');
+    expect(await retry.locator('td').nth(1).textContent()).toBe(
+      'retry of simulated/sim-primary (model) after provider.rate_limited on attempt 1, waited 0 ms',
     );
+    expect(await retry.getAttribute('data-timing')).toBe('exact');
+    expect(await fallback.getAttribute('data-timing')).toBe('exact');
     // What the chart itself holds (the canvas is pixels): the lanes of its points, read through Chart.js.
     const charted = await page.evaluate(() => {
       const scope = globalThis as unknown as {
