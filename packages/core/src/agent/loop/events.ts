@@ -213,13 +213,16 @@ export class RunEventSink {
   constructor(
     private readonly agentEvents: EventEmitter<RunEvent>,
     private readonly runListener: RunEventListener | undefined,
+    /** Keeps a durable run's timed events in its state (`RunState.journal`); never throws. */
+    private readonly journal?: RunEventListener,
   ) {}
 
   get active(): boolean {
-    return this.runListener !== undefined || this.agentEvents.hasListeners;
+    return this.journal !== undefined || this.runListener !== undefined || this.agentEvents.hasListeners;
   }
 
   emit(event: RunEvent): void {
+    this.journal?.(event);
     if (this.runListener !== undefined) {
       try {
         this.runListener(event);
