@@ -116,6 +116,15 @@ const PLACES: readonly Place[] = [
     status: 'failed',
   },
   {
+    name: 'model generate (resolves with it)',
+    setup: (value) => ({
+      agent: {
+        model: { provider: 'hostile', model: 'm', generate: async () => value() } as ModelProvider,
+      },
+    }),
+    status: 'failed',
+  },
+  {
     name: 'model stream (after a delta)',
     setup: (value) => ({
       agent: {
@@ -199,6 +208,13 @@ const PLACES: readonly Place[] = [
     }),
     status: 'completed',
     check: (result) => expect(toolMessage(result)?.content).toMatch(/^\{"status":"error","error":\{"code":"/),
+  },
+  {
+    name: 'tool execute (resolves with it)',
+    setup: (value) => ({
+      agent: { model: callsLookupThenAnswers(), tools: [lookup(async () => value())] },
+    }),
+    status: 'completed',
   },
   {
     name: 'tool needsApproval',
