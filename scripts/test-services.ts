@@ -1,8 +1,9 @@
-// vitest global setup: starts the private PostgreSQL instance the store tests use, and stops it afterwards.
+// vitest global setup: starts the private PostgreSQL and Redis instances the tests use, and stops them afterwards.
 //
 // Each run gets a free loopback port and a data directory of its own, so that a leftover instance or a suite running
 // in parallel never collides with it. KEEL_POSTGRES_PORT and KEEL_POSTGRES_DIR pin either (a directory given that way
-// is kept at the end); KEEL_TEST_POSTGRES_URL skips all of this and uses that server.
+// is kept at the end); KEEL_TEST_POSTGRES_URL skips all of this and uses that server. Redis likewise gets a free port
+// (KEEL_TEST_REDIS_URL skips it); tests that stop Redis on purpose start their own with `startRedis`.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startRedis } from './redis.js';
 
 const script = fileURLToPath(new URL('./postgres.sh', import.meta.url));
 const DIRECTORY_PREFIX = 'keel-postgres-test-';
@@ -62,7 +64,7 @@ function removeAbandoned(): void {
   }
 }
 
-export async function setup(): Promise<() => void> {
+async function setupPostgres(): Promise<() => void> {
   if (process.env.KEEL_TEST_POSTGRES_URL !== undefined) return () => {};
   removeAbandoned();
   const port = process.env.KEEL_POSTGRES_PORT ?? String(await freeLoopbackPort());
@@ -83,6 +85,34 @@ export async function setup(): Promise<() => void> {
     } finally {
       if (given === undefined) rmSync(directory, { recursive: true, force: true });
       delete process.env.KEEL_TEST_POSTGRES_URL;
+    }
+  };
+}
+
+async function setupRedis(): Promise<() => Promise<void>> {
+  if (process.env.KEEL_TEST_REDIS_URL !== undefined) return async () => {};
+  const redis = await startRedis(await freeLoopbackPort());
+  process.env.KEEL_TEST_REDIS_URL = redis.url;
+  return async () => {
+    await redis.stop();
+    delete process.env.KEEL_TEST_REDIS_URL;
+  };
+}
+
+export async function setup(): Promise<() => Promise<void>> {
+  const stopPostgres = await setupPostgres();
+  let stopRedis: () => Promise<void>;
+  try {
+    stopRedis = await setupRedis();
+  } catch (error) {
+    stopPostgres();
+    throw error;
+  }
+  return async () => {
+    try {
+      await stopRedis();
+    } finally {
+      stopPostgres();
     }
   };
 }

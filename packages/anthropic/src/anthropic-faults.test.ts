@@ -99,6 +99,20 @@ describe('anthropic faults', () => {
     expect(error).toMatchObject({ code: 'provider.quota_exhausted', retryable: false });
   });
 
+  it('400 invalid_request_error saying the credit balance is too low is provider.quota_exhausted', async () => {
+    const error = await failure((_request, response) =>
+      sendJson(
+        response,
+        400,
+        anthropicError(
+          'invalid_request_error',
+          'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+        ),
+      ),
+    );
+    expect(error).toMatchObject({ code: 'provider.quota_exhausted', retryable: false, status: 400 });
+  });
+
   it.each([
     ['not JSON', '<html>gateway</html>'],
     ['without content', '{"type":"message","role":"assistant"}'],

@@ -141,6 +141,20 @@ describe('anthropic streaming', () => {
     expect(response).toMatchObject({ content: 'cut', finishReason: 'length', usage: { outputTokens: 4096 } });
   });
 
+  it('fails a stream ending with model_context_window_exceeded as provider.context_overflow', async () => {
+    const model = await streamOf([
+      START,
+      textStart(0),
+      textDelta(0, 'cut'),
+      ...end('model_context_window_exceeded'),
+    ]);
+    const error = await model.generate(streaming([])).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      code: 'provider.context_overflow',
+      data: { stopReason: 'model_context_window_exceeded', partialOutput: 'cut' },
+    });
+  });
+
   it('classifies an error event mid-stream (overloaded)', async () => {
     const model = await streamOf([
       START,

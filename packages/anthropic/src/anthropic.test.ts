@@ -100,6 +100,71 @@ describe('anthropic wire format', () => {
     });
   });
 
+  it('never sends an assistant turn with no content or only whitespace (the API refuses content: [])', async () => {
+    const { server, model } = await serve(message([{ type: 'text', text: 'ok' }]));
+    await model.generate(
+      request({
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: '' },
+          { role: 'user', content: 'Are you there?' },
+          { role: 'assistant', content: ' \n ' },
+          { role: 'user', content: 'Weather?' },
+          {
+            role: 'assistant',
+            content: '\n',
+            toolCalls: [{ id: 't1', name: 'get_weather', arguments: '{}' }],
+          },
+          { role: 'tool', toolCallId: 't1', toolName: 'get_weather', content: 'sunny' },
+          { role: 'assistant', content: '', toolCalls: [] },
+        ],
+      }),
+    );
+    const body = server.requests[0]!.json() as { messages: unknown[] };
+    // Whitespace-only text is refused too ("text content blocks must contain non-whitespace text").
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Hi' },
+          { type: 'text', text: 'Are you there?' },
+          { type: 'text', text: 'Weather?' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'get_weather', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'sunny' }] },
+    ]);
+  });
+
+  it('sends the anthropic-version given by option, and refuses one that is not a YYYY-MM-DD date', async () => {
+    const { server } = await serve(message([{ type: 'text', text: 'ok' }]));
+    await anthropic('c', { apiKey: 'k', baseUrl: server.url, version: '2023-01-01' }).generate(request());
+    expect(server.requests[0]!.headers['anthropic-version']).toBe('2023-01-01');
+    for (const version of ['latest', '2023-6-1', '2023-06-01\r\nx-api-key: stolen', '', 20230601]) {
+      expect(() => anthropic('c', { apiKey: 'k', version: version as string })).toThrow(
+        expect.objectContaining({
+          code: 'config.invalid',
+          message: expect.stringMatching(
+            /version must be an Anthropic API version date such as "2023-06-01"/,
+          ),
+        }),
+      );
+    }
+  });
+
+  it('fails stop_reason model_context_window_exceeded as provider.context_overflow, not max_tokens', async () => {
+    const { model } = await serve(
+      message([{ type: 'text', text: 'The answer is' }], 'model_context_window_exceeded'),
+    );
+    const error = await model.generate(request()).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      code: 'provider.context_overflow',
+      retryable: false,
+      provider: 'anthropic',
+      data: { stopReason: 'model_context_window_exceeded', partialOutput: 'The answer is' },
+    });
+  });
+
   it.each([
     ['auto', { type: 'auto' }],
     ['none', { type: 'none' }],

@@ -6,9 +6,16 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { invalidResponse, post, readJson } from '@keel/core/http';
+import {
+  checkMaxResponseBytes,
+  credentialRedactor,
+  invalidResponse,
+  post,
+  readJson,
+  withRedactedErrors,
+} from '@keel/core/http';
 import { toRequestBody } from './request-body.js';
-import { parseMessage, toModelResponse } from './response.js';
+import { type Answer, parseMessage, stopReasonError, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';
 
 /** Options of {@link anthropic}. */
@@ -30,11 +37,22 @@ export interface AnthropicOptions {
   contextWindowTokens?: number;
   /** The provider's name in errors, events and reports. Defaults to `anthropic`. */
   provider?: string;
-  /** Sent as `anthropic-version`. Defaults to `2023-06-01`. */
+  /**
+   * Sent as `anthropic-version`: the API version date, in the form `YYYY-MM-DD` (such as `2023-06-01`); newer
+   * behaviour behind `anthropic-beta` flags goes in `headers`. Defaults to `2023-06-01`.
+   */
   version?: string;
   /** The fetch to call. Defaults to the global `fetch`. */
   fetch?: typeof globalThis.fetch;
+  /**
+   * The largest successful response read, in bytes, whole body or event stream; a larger one fails with
+   * `provider.response_too_large` (not retryable) and is read no further. Defaults to 67_108_864 (64 MiB).
+   */
+  maxResponseBytes?: number;
 }
+
+/** An `anthropic-version` value: a date such as `2023-06-01` (also what keeps a header break out of it). */
+const API_VERSION = /^\d{4}-\d{2}-\d{2}$/;
 
 // A record over the interface, so that adding an option without listing it here fails to compile.
 const KNOWN_OPTIONS = Object.keys({
@@ -47,6 +65,7 @@ const KNOWN_OPTIONS = Object.keys({
   provider: true,
   version: true,
   fetch: true,
+  maxResponseBytes: true,
 } satisfies Record<keyof AnthropicOptions, true>);
 
 /**
@@ -99,7 +118,13 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') fail('fetch must be a function');
   const version = options.version ?? '2023-06-01';
-  if (typeof version !== 'string' || version === '') fail('version must be a non-empty string');
+  if (typeof version !== 'string' || !API_VERSION.test(version)) {
+    fail(
+      `version must be an Anthropic API version date such as "2023-06-01", got ${JSON.stringify(version)}`,
+    );
+  }
+
+  const maxResponseBytes = checkMaxResponseBytes(options.maxResponseBytes, 'anthropic()');
 
   const endpoint = `${baseUrl.replace(/\/+$/, '')}/v1/messages`;
   const headers: Record<string, string> = { accept: 'application/json', 'anthropic-version': version };
@@ -107,9 +132,14 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   Object.assign(headers, extraHeaders);
   const fetch = options.fetch ?? globalThis.fetch;
   const settings = { model, provider, maxOutputTokens };
+  // Every error leaves without the key and credential headers, whatever the server echoed.
+  const redactor = credentialRedactor(apiKey, headers);
 
-  async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta } = request;
+  async function send(
+    request: ModelRequest,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<ModelResponse> {
+    const { signal } = request;
     const stream = onTextDelta !== undefined;
     const { body, outputTool } = toRequestBody(request, settings, stream);
     const response = await post({
@@ -121,23 +151,35 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       provider,
     });
     const contentType = response.headers.get('content-type') ?? '';
-    let result: ModelResponse;
-    if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
+    const streamed = onTextDelta !== undefined && contentType.includes('text/event-stream');
+    let answer: Answer;
+    if (streamed) {
       if (response.body === null)
         throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
-      const input = { body: response.body, signal, provider, requestedModel: model, outputTool, onTextDelta };
-      result = toModelResponse(await readMessageStream(input), outputTool);
+      answer = await readMessageStream({
+        body: response.body,
+        signal,
+        provider,
+        requestedModel: model,
+        outputTool,
+        onTextDelta,
+        maxResponseBytes,
+      });
     } else {
-      // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
-      const answer = parseMessage(await readJson(response, signal, provider), provider, model);
-      result = toModelResponse(answer, outputTool);
-      if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+      answer = parseMessage(await readJson(response, signal, provider, maxResponseBytes), provider, model);
     }
+    const failure = stopReasonError(answer, provider);
+    if (failure !== undefined) throw failure;
+    const result = toModelResponse(answer, outputTool);
+    // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
+    if (!streamed && onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     const requestId = response.headers.get('request-id');
     if (requestId !== null && requestId !== '') result.requestId = requestId;
     return result;
   }
 
+  const generate = (request: ModelRequest): Promise<ModelResponse> =>
+    withRedactedErrors(redactor, request, (onTextDelta) => send(request, onTextDelta));
   return { provider, model, contextWindowTokens: window, generate };
 }
 

@@ -31,7 +31,7 @@ describe('anthropic() options', () => {
 
   it('an unknown option is named with the known ones, before the missing key', () => {
     expect(thrownBy(() => anthropic('m', { maxTokens: 10 } as never)).message).toBe(
-      'Unknown anthropic() option maxTokens (known: apiKey, env, baseUrl, headers, maxOutputTokens, contextWindowTokens, provider, version, fetch)',
+      'Unknown anthropic() option maxTokens (known: apiKey, env, baseUrl, headers, maxOutputTokens, contextWindowTokens, provider, version, fetch, maxResponseBytes)',
     );
     expect(thrownBy(() => anthropic('m', { apikey: 'k' } as never)).message).toMatch(
       /option apikey \(known: .*\); did you mean apiKey\?/,
@@ -52,6 +52,7 @@ describe('anthropic() options', () => {
       provider: 'proxy',
       version: '2023-06-01',
       fetch: globalThis.fetch,
+      maxResponseBytes: 1_000_000,
     });
     expect([model.provider, model.contextWindowTokens]).toEqual(['proxy', 8]);
   });

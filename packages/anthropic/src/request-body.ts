@@ -87,6 +87,8 @@ export function toRequestBody(
 /**
  * Maps keel messages to alternating user and assistant turns. Tool results become `tool_result` blocks in a user
  * turn, and consecutive turns of one role are merged, so parallel tool results travel in one message as the API asks.
+ * An assistant message with neither text (whitespace aside) nor tool calls is left out: the API refuses a turn with
+ * empty content, and the model said nothing in it; the user turns around it merge.
  */
 function toWireMessages(messages: Message[]): WireMessage[] {
   const turns: { role: 'user' | 'assistant'; blocks: ContentBlock[] }[] = [];
@@ -94,6 +96,7 @@ function toWireMessages(messages: Message[]): WireMessage[] {
     if (message.role === 'system') continue;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     const blocks = toBlocks(message);
+    if (blocks.length === 0) continue;
     const last = turns[turns.length - 1];
     if (last !== undefined && last.role === role) last.blocks.push(...blocks);
     else turns.push({ role, blocks });
@@ -110,8 +113,8 @@ function toBlocks(message: Exclude<Message, { role: 'system' }>): ContentBlock[]
       return [{ type: 'text', text: message.content }];
     case 'assistant': {
       const blocks: ContentBlock[] = [];
-      // The API refuses empty text blocks.
-      if (message.content !== '') blocks.push({ type: 'text', text: message.content });
+      // The API refuses empty and whitespace-only text blocks.
+      if (message.content.trim() !== '') blocks.push({ type: 'text', text: message.content });
       for (const call of message.toolCalls ?? []) {
         blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toInput(call.arguments) });
       }

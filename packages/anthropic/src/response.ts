@@ -1,4 +1,4 @@
-import type { FinishReason, KeelError, ModelResponse, ToolCall, Usage } from '@keel/core';
+import { type FinishReason, KeelError, type ModelResponse, type ToolCall, type Usage } from '@keel/core';
 import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 
@@ -97,13 +97,28 @@ export function toModelResponse(answer: Answer, outputTool: OutputTool | undefin
 }
 
 /**
- * Maps `stop_reason`: `end_turn` and `stop_sequence` are `stop`; `max_tokens` and
- * `model_context_window_exceeded` are `length`; `refusal` is `content_filter`.
+ * The failure an answer's stop reason stands for, if any. `model_context_window_exceeded`: the conversation filled
+ * the model's context window before the answer ended. That is an overflowing context, not an output limit (a larger
+ * `max_tokens` cannot help), so it is `provider.context_overflow`, which the run loop meets with its conversation
+ * manager and then a model with a larger window; the text written so far is kept in `data.partialOutput`.
+ */
+export function stopReasonError(answer: Answer, provider: string): KeelError | undefined {
+  if (answer.stopReason !== 'model_context_window_exceeded') return undefined;
+  const partialOutput = answer.blocks.map((block) => (block.type === 'text' ? block.text : '')).join('');
+  return new KeelError(
+    'provider.context_overflow',
+    `${provider}: ${answer.model} stopped because the conversation filled its context window (stop_reason model_context_window_exceeded)`,
+    { provider, data: { stopReason: answer.stopReason, partialOutput } },
+  );
+}
+
+/**
+ * Maps `stop_reason`: `end_turn` and `stop_sequence` are `stop`; `max_tokens` is `length`; `refusal` is
+ * `content_filter` (`model_context_window_exceeded` is an error: see {@link stopReasonError}).
  */
 export function toFinishReason(reason: unknown, toolCallCount: number): FinishReason {
   switch (reason) {
     case 'max_tokens':
-    case 'model_context_window_exceeded':
       return 'length';
     case 'refusal':
       return 'content_filter';

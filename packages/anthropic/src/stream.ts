@@ -1,8 +1,7 @@
 import type { Usage } from '@keel/core';
-import { invalidResponse, streamReadError } from '@keel/core/http';
+import { invalidResponse, readServerSentEvents, streamReadError } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 import { type Answer, type AnswerBlock, bodyError, isObject, parseUsage } from './response.js';
-import { readServerSentEvents } from '@keel/core/http';
 
 /** What reading a Messages API stream needs. */
 export interface StreamInput {
@@ -12,6 +11,8 @@ export interface StreamInput {
   requestedModel: string;
   outputTool: OutputTool | undefined;
   onTextDelta: (delta: string) => void;
+  /** The most bytes of events read; more is `provider.response_too_large`. */
+  maxResponseBytes: number;
 }
 
 /**
@@ -38,7 +39,10 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
   };
 
   try {
-    for await (const event of readServerSentEvents(input.body)) {
+    for await (const event of readServerSentEvents(input.body, {
+      maxBytes: input.maxResponseBytes,
+      provider,
+    })) {
       let data: unknown;
       try {
         data = JSON.parse(event.data);

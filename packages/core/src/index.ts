@@ -17,6 +17,7 @@ export { ERROR_CODES, type ErrorCategory, type ErrorCode, isErrorCode } from './
 export { CONTROL_SIGNAL, type ControlSignal, isControlSignal } from './errors/control.js';
 export { type JsonValue, KeelError, type KeelErrorOptions } from './errors/keel-error.js';
 export { isSecretKey, REDACTED, redactSecrets } from './errors/redact.js';
+export { createRedactor, MIN_SECRET_CHARS, type Redactor } from './errors/redactor.js';
 export { type HeadersLike, MAX_RETRY_AFTER_MS, retryAfterFromHeaders } from './errors/retry-after.js';
 export {
   deserializeError,

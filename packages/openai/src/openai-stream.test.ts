@@ -1,4 +1,4 @@
-import { KeelError, type ModelRequest } from '@keel/core';
+import { agent, KeelError, type ModelRequest } from '@keel/core';
 import {
   type HttpTestServer,
   type ServerSentEvent,
@@ -100,6 +100,37 @@ describe('openai streaming', () => {
       { id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { id: 'call_b', name: 'get_time', arguments: '{}' },
     ]);
+  });
+
+  it('ends a streamed refusal as content_filter with the refusal as content, as unstreamed', async () => {
+    const model = await streamOf([
+      chunk({ role: 'assistant', content: null, refusal: '' }),
+      chunk({ refusal: "I'm sorry, " }),
+      chunk({ refusal: 'I cannot help with that.' }),
+      chunk({}, 'stop'),
+      USAGE,
+      { data: '[DONE]' },
+    ]);
+    const deltas: string[] = [];
+    const response = await model.generate(streaming(deltas));
+    expect(response).toMatchObject({
+      content: "I'm sorry, I cannot help with that.",
+      finishReason: 'content_filter',
+    });
+    // A refusal is not the answer: nothing of it is streamed as text.
+    expect(deltas).toEqual([]);
+  });
+
+  it('fails a streaming run on a refusal with provider.content_filter', async () => {
+    const model = await streamOf([
+      chunk({ role: 'assistant', content: null, refusal: '' }),
+      chunk({ refusal: 'I cannot help with that.' }),
+      chunk({}, 'stop'),
+      { data: '[DONE]' },
+    ]);
+    const result = await agent({ model }).run('Hi', { onTextDelta: () => undefined });
+    expect(result.status).toBe('failed');
+    expect(result.error?.code).toBe('provider.content_filter');
   });
 
   it('parses CRLF line endings, comments and events split across network chunks', async () => {

@@ -6,7 +6,14 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { invalidResponse, post, readJson } from '@keel/core/http';
+import {
+  checkMaxResponseBytes,
+  credentialRedactor,
+  invalidResponse,
+  post,
+  readJson,
+  withRedactedErrors,
+} from '@keel/core/http';
 import { type MaxTokensField, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
@@ -32,6 +39,11 @@ export interface OpenAICommonOptions {
    * (every property required, `additionalProperties: false`). Defaults to false.
    */
   strictJsonSchema?: boolean;
+  /**
+   * The largest successful response read, in bytes, whole body or event stream; a larger one fails with
+   * `provider.response_too_large` (not retryable) and is read no further. Defaults to 67_108_864 (64 MiB).
+   */
+  maxResponseBytes?: number;
 }
 
 /** Options of {@link openai}. */
@@ -67,6 +79,7 @@ const COMMON_OPTIONS: Record<keyof OpenAICommonOptions, true> = {
   fetch: true,
   maxTokensField: true,
   strictJsonSchema: true,
+  maxResponseBytes: true,
 };
 const OPENAI_OPTIONS = Object.keys({
   ...COMMON_OPTIONS,
@@ -153,6 +166,7 @@ type ProviderSettings = OpenAICommonOptions & {
 
 function createProvider(settings: ProviderSettings): ModelProvider {
   validateOptions(settings);
+  const maxResponseBytes = checkMaxResponseBytes(settings.maxResponseBytes, settings.provider);
   const url = `${settings.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (settings.apiKey !== undefined && settings.apiKey !== '')
@@ -165,9 +179,14 @@ function createProvider(settings: ProviderSettings): ModelProvider {
     maxTokensField: settings.maxTokensField,
     strictJsonSchema: settings.strictJsonSchema ?? false,
   };
+  // Every error leaves without the key and credential headers, whatever the server echoed.
+  const redactor = credentialRedactor(settings.apiKey, headers);
 
-  async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta } = request;
+  async function send(
+    request: ModelRequest,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<ModelResponse> {
+    const { signal } = request;
     const stream = onTextDelta !== undefined;
     const response = await post({
       url,
@@ -188,10 +207,12 @@ function createProvider(settings: ProviderSettings): ModelProvider {
         provider,
         requestedModel: model,
         onTextDelta,
+        maxResponseBytes,
       });
     } else {
       // A server that ignores `stream: true` answers in one piece: deliver its text as a single delta.
-      result = parseCompletion(await readJson(response, signal, provider), provider, model);
+      const body = await readJson(response, signal, provider, maxResponseBytes);
+      result = parseCompletion(body, provider, model);
       if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     }
     const requestId = response.headers.get('x-request-id');
@@ -199,6 +220,8 @@ function createProvider(settings: ProviderSettings): ModelProvider {
     return result;
   }
 
+  const generate = (request: ModelRequest): Promise<ModelResponse> =>
+    withRedactedErrors(redactor, request, (onTextDelta) => send(request, onTextDelta));
   return { provider, model, contextWindowTokens: settings.contextWindowTokens, generate };
 }
 

@@ -70,7 +70,7 @@ function toWireMessage(message: Message): WireMessage {
         tool_calls: calls.map((call) => ({
           id: call.id,
           type: 'function',
-          function: { name: call.name, arguments: call.arguments },
+          function: { name: call.name, arguments: toWireArguments(call.arguments) },
         })),
       };
     }
@@ -78,6 +78,23 @@ function toWireMessage(message: Message): WireMessage {
       // The wire has no error flag: the run loop has already written the error into the content.
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
   }
+}
+
+/**
+ * A tool call's arguments as sent back in the conversation: the model's own text when it is a JSON object (byte for
+ * byte), `{}` otherwise. Servers such as vLLM parse these arguments to render the chat template and answer 400 when
+ * they are not a JSON object, which would fail the very request that asks the model to correct them. The model
+ * loses nothing it needs: the tool result that follows (keel's correction) names the parse error and quotes the text
+ * around it. Anthropic's wire does the same, as its tool inputs must be objects.
+ */
+function toWireArguments(argumentsText: string): string {
+  try {
+    const parsed: unknown = JSON.parse(argumentsText);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return argumentsText;
+  } catch {
+    // Malformed: replaced below.
+  }
+  return '{}';
 }
 
 function toWireToolChoice(choice: ToolChoice): unknown {

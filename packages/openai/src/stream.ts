@@ -1,7 +1,6 @@
 import type { ModelResponse, ToolCall } from '@keel/core';
-import { invalidResponse, streamReadError } from '@keel/core/http';
+import { invalidResponse, readServerSentEvents, streamReadError } from '@keel/core/http';
 import { bodyError, isObject, parseUsage, toArgumentsText, toFinishReason } from './response.js';
-import { readServerSentEvents } from '@keel/core/http';
 
 interface PartialToolCall {
   id: string;
@@ -16,16 +15,21 @@ export interface StreamInput {
   provider: string;
   requestedModel: string;
   onTextDelta: (delta: string) => void;
+  /** The most bytes of events read; more is `provider.response_too_large`. */
+  maxResponseBytes: number;
 }
 
 /**
  * Reads a streamed Chat Completions answer: text deltas go to `onTextDelta` as they arrive, tool call fragments are
- * joined by their `index`. A stream that ends before `[DONE]` or a finish reason is `provider.invalid_response`;
- * an `error` chunk is classified; an error thrown by `onTextDelta` is rethrown as it is.
+ * joined by their `index`. A refusal (`delta.refusal`) ends with finish reason `content_filter` and the refusal as
+ * content, as an unstreamed one does, and is not delivered as text. A stream that ends before `[DONE]` or a finish
+ * reason is `provider.invalid_response`; an `error` chunk is classified; an error thrown by `onTextDelta` is rethrown
+ * as it is.
  */
 export async function readCompletionStream(input: StreamInput): Promise<ModelResponse> {
   const { signal, provider } = input;
   let content = '';
+  let refusal = '';
   const calls = new Map<number, PartialToolCall>();
   let finishReason: unknown;
   let usage: unknown;
@@ -34,7 +38,10 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
   let callbackError: { error: unknown } | undefined;
 
   try {
-    for await (const event of readServerSentEvents(input.body)) {
+    for await (const event of readServerSentEvents(input.body, {
+      maxBytes: input.maxResponseBytes,
+      provider,
+    })) {
       if (event.data === '[DONE]') {
         done = true;
         break;
@@ -71,6 +78,8 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
           throw error;
         }
       }
+      // A refusal streams in its own field; like an unstreamed one it is not the answer, so it is not delivered.
+      if (typeof delta.refusal === 'string') refusal += delta.refusal;
       if (Array.isArray(delta.tool_calls)) {
         for (const fragment of delta.tool_calls) addToolCallFragment(calls, fragment, provider);
       }
@@ -100,10 +109,11 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
         arguments: call.arguments || '{}',
       };
     });
+  const refused = refusal !== '';
   return {
-    content,
+    content: refused && content === '' ? refusal : content,
     toolCalls,
-    finishReason: toFinishReason(finishReason, toolCalls.length),
+    finishReason: refused ? 'content_filter' : toFinishReason(finishReason, toolCalls.length),
     usage: parseUsage(usage),
     model: model ?? input.requestedModel,
   };

@@ -138,8 +138,10 @@ function correctedCall(
   return corrected && { name, arguments: corrected };
 }
 
+const MALFORMED_ARGUMENTS = /not valid JSON|malformed JSON/i;
+
 /**
- * Arguments fixed after `error`: unparseable arguments are rebuilt; properties that are missing, of the wrong type
+ * Arguments fixed after `error`: unparseable arguments (or arguments the error calls malformed) are rebuilt; properties that are missing, of the wrong type
  * or named in the error get a new value (one quoted in the error when there is one, else the next candidate from
  * the task); unknown properties named in the error are dropped. Undefined when nothing would change.
  */
@@ -151,7 +153,9 @@ function correctArguments(
   variant: number,
 ): Record<string, JsonValue> | undefined {
   const previous = parseObject(previousText);
-  if (previous === undefined) return argumentsFromSchema(tool.inputSchema, task);
+  // Providers send malformed arguments back as `{}` (servers parse them), so the error is what says they were broken.
+  if (previous === undefined || MALFORMED_ARGUMENTS.test(error))
+    return argumentsFromSchema(tool.inputSchema, task);
   const schema = tool.inputSchema;
   const properties = isRecord(schema.properties) ? schema.properties : {};
   const required = Array.isArray(schema.required) ? schema.required : [];

@@ -206,9 +206,17 @@ describe('classify: provider error bodies', () => {
       { code: 'provider.overloaded' },
     ],
     [
-      'Anthropic 429 rate_limit_error with its reset headers',
+      'Anthropic 429 rate_limit_error: retry-after decides before its reset headers',
       exchange(429, anthropic('rate_limit_error'), {
         'retry-after': '5',
+        'anthropic-ratelimit-tokens-remaining': '0',
+        'anthropic-ratelimit-tokens-reset': '2025-06-01T12:00:12Z',
+      }),
+      { code: 'provider.rate_limited', retryAfterMs: 5_000, data: { providerType: 'rate_limit_error' } },
+    ],
+    [
+      'Anthropic 429 rate_limit_error without retry-after: the reset of the exhausted limit',
+      exchange(429, anthropic('rate_limit_error'), {
         'anthropic-ratelimit-tokens-remaining': '0',
         'anthropic-ratelimit-tokens-reset': '2025-06-01T12:00:12Z',
       }),
@@ -244,6 +252,17 @@ describe('classify: provider error bodies', () => {
       'Anthropic 400 "prompt is too long" is an overflowing context',
       exchange(400, anthropic('invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum')),
       { code: 'provider.context_overflow' },
+    ],
+    [
+      'Anthropic 400 "credit balance is too low" is an exhausted quota',
+      exchange(
+        400,
+        anthropic(
+          'invalid_request_error',
+          'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+        ),
+      ),
+      { code: 'provider.quota_exhausted', retryable: false },
     ],
     [
       'Anthropic 400 other invalid_request_error stays a bad request',

@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import { inspect } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushMicrotasks } from '../testing/fake-clock.js';
 import { classifyResponse } from './classify-response.js';
@@ -105,4 +106,25 @@ describe('classifyResponse: a body that never ends', () => {
       });
     },
   );
+});
+
+describe('classifyResponse: what is kept on the error', () => {
+  it('keeps the body and headers on its cause with credentials redacted, after classifying the raw body', async () => {
+    const key = 'sk-proj-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWx';
+    const response = new Response(
+      JSON.stringify({
+        error: { message: `Incorrect API key provided: ${key}`, code: 'insufficient_quota' },
+      }),
+      { status: 429, headers: { 'content-type': 'application/json', 'set-cookie': 'session=s3cr3t-cookie' } },
+    );
+    const error = await classifyResponse(response);
+    expect(error.code).toBe('provider.quota_exhausted');
+    const shown = inspect(error, { depth: 10 });
+    expect(shown).not.toContain(key);
+    expect(shown).not.toContain('s3cr3t-cookie');
+    expect(shown).toContain('Incorrect API key provided: [redacted]');
+    const cause = error.cause as { body: string; headers: Record<string, string> };
+    expect(cause.body).toContain('"code":"insufficient_quota"');
+    expect(cause.headers['content-type']).toBe('application/json');
+  });
 });

@@ -1,5 +1,6 @@
 import { type ClassifyOptions, classify } from './classify.js';
 import { KeelError } from './keel-error.js';
+import { createRedactor } from './redactor.js';
 
 /** How much of an error body is read: error bodies are small, and an HTML error page needs no more. */
 export const MAX_ERROR_BODY_BYTES = 65_536;
@@ -22,7 +23,9 @@ export interface ClassifyResponseOptions extends ClassifyOptions {
  * body says `context_length_exceeded` is `provider.context_overflow`. A body that cannot be read (already used, the
  * connection dropped, still incomplete after `maxBodyWaitMs`, or `signal` aborted before or while it is read) is
  * skipped, the reader cancelled, and the status and headers decide. `classify(response)` gives the same verdict from
- * status and headers alone, synchronously. The result's `cause` is an Error carrying `status`, `headers` and `body`.
+ * status and headers alone, synchronously. The result's `cause` is an Error carrying `status`, `statusText`, `headers`
+ * (a plain record) and `body` (text), with credentials redacted (see `redactSecrets`; secret-named headers such as
+ * `set-cookie` are dropped whole).
  *
  * @example
  *   const response = await fetch(url, { signal });
@@ -57,7 +60,9 @@ export async function classifyResponse(
     headers: response.headers,
     body,
   });
-  return classify(exchange, classifyOptions);
+  // Classified from the raw body (a redacted one may not parse), then kept only redacted: the error is logged and
+  // stored, and a body echoing a credential must not travel with it.
+  return createRedactor().error(classify(exchange, classifyOptions));
 }
 
 async function readBody(

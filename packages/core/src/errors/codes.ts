@@ -47,6 +47,9 @@ export const ERROR_CODES = {
   'internal.unexpected': { category: 'internal', retryable: false },
   // The store refused the operation itself (a bad query, a value it cannot hold): trying again cannot help.
   'store.invalid': { category: 'store', retryable: false },
+  // A successful response larger than the provider's `maxResponseBytes` cap: downloading it again would end the same
+  // way, so it is not retried (raise the cap, or ask for less output).
+  'provider.response_too_large': { category: 'provider', retryable: false },
 } as const satisfies Record<string, { category: ErrorCategory; retryable: boolean }>;
 
 /** Where a fault came from. */

@@ -1,5 +1,5 @@
 import type { ErrorCode } from './codes.js';
-import { CONTEXT_OVERFLOW_MESSAGE } from './provider-bodies.js';
+import { CONTEXT_OVERFLOW_MESSAGE, QUOTA_EXHAUSTED_MESSAGE } from './provider-bodies.js';
 
 /**
  * The last resort: words in a message. Order matters: an overflowing context and an exhausted quota are named
@@ -7,10 +7,7 @@ import { CONTEXT_OVERFLOW_MESSAGE } from './provider-bodies.js';
  */
 export const MESSAGE_PATTERNS: readonly (readonly [pattern: RegExp, code: ErrorCode])[] = [
   [CONTEXT_OVERFLOW_MESSAGE, 'provider.context_overflow'],
-  [
-    /insufficient[_ ]quota|exceeded your current quota|credit balance is too low/i,
-    'provider.quota_exhausted',
-  ],
+  [QUOTA_EXHAUSTED_MESSAGE, 'provider.quota_exhausted'],
   [/rate[ _-]?limit|too many requests|throttl/i, 'provider.rate_limited'],
   [/overloaded|over capacity|service unavailable/i, 'provider.overloaded'],
   [/timed? ?out|timeout/i, 'network.timeout'],

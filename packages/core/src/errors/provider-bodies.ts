@@ -88,15 +88,27 @@ const GENERIC: Readonly<Record<string, ErrorCode>> = {
 export const CONTEXT_OVERFLOW_MESSAGE =
   /prompt is too long|maximum context length|context[ _-]?(?:length|window)|too many (?:input )?tokens|input is too long|reduce the length of the (?:messages|prompt)|exceeds? the (?:model's )?(?:context|maximum number of tokens)/i;
 
+/**
+ * Messages of providers refusing a request because the account has no credit or quota left. Anthropic reports an
+ * empty credit balance as a 400 `invalid_request_error`; only its message ("Your credit balance is too low to access
+ * the Anthropic API") tells.
+ */
+export const QUOTA_EXHAUSTED_MESSAGE =
+  /insufficient[_ ]quota|exceeded your current quota|credit balance is too low/i;
+
 /** What a provider body says, or undefined when it names nothing known. */
 export function codeForBody(body: ProviderBody): BodyVerdict | undefined {
   for (const field of [body.code, body.type]) {
     if (field !== undefined && Object.hasOwn(SPECIFIC, field))
       return { code: SPECIFIC[field]!, specific: true };
   }
-  // Anthropic reports an overflowing prompt as a plain invalid_request_error; only its message tells.
+  // Anthropic reports an overflowing prompt and an empty credit balance as plain invalid_request_errors; only their
+  // messages tell.
   if (body.message !== undefined && CONTEXT_OVERFLOW_MESSAGE.test(body.message)) {
     return { code: 'provider.context_overflow', specific: true };
+  }
+  if (body.message !== undefined && QUOTA_EXHAUSTED_MESSAGE.test(body.message)) {
+    return { code: 'provider.quota_exhausted', specific: true };
   }
   for (const field of [body.code, body.type]) {
     if (field !== undefined && Object.hasOwn(GENERIC, field))

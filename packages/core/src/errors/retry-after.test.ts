@@ -16,17 +16,54 @@ describe('retryAfterFromHeaders', () => {
     ['a bare number that is not a date', { 'retry-after': '12 34' }, undefined],
     ['retry-after-ms', { 'retry-after-ms': '250' }, 250],
     ['garbage retry-after-ms', { 'retry-after-ms': 'NaN' }, undefined],
-    ['the larger of retry-after-ms and retry-after', { 'retry-after-ms': '250', 'retry-after': '1' }, 1_000],
+    ['retry-after-ms before retry-after', { 'retry-after-ms': '250', 'retry-after': '1' }, 250],
+    ['retry-after when retry-after-ms is garbage', { 'retry-after-ms': 'soon', 'retry-after': '1' }, 1_000],
+    [
+      'retry-after before an exhausted OpenAI limit (the SDK waits 1 s, not 6 min)',
+      {
+        'retry-after': '1',
+        'x-ratelimit-reset-tokens': '6m0s',
+        'x-ratelimit-remaining-tokens': '0',
+      },
+      1_000,
+    ],
+    [
+      'retry-after before an OpenAI reset without a remaining count',
+      { 'retry-after': '1', 'x-ratelimit-reset-tokens': '6m0s' },
+      1_000,
+    ],
+    [
+      'retry-after-ms before an exhausted Anthropic limit',
+      {
+        'retry-after-ms': '1200',
+        'anthropic-ratelimit-tokens-reset': '2025-06-01T12:00:54Z',
+        'anthropic-ratelimit-tokens-remaining': '0',
+      },
+      1_200,
+    ],
     [
       'OpenAI reset of 6m0s when requests ran out',
       { 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-remaining-requests': '0' },
       360_000,
     ],
-    ['OpenAI reset in ms', { 'x-ratelimit-reset-tokens': '20ms' }, 20],
-    ['OpenAI reset of 2m3.5s', { 'x-ratelimit-reset-tokens': '2m3.5s' }, 123_500],
+    [
+      'OpenAI reset in ms when tokens ran out',
+      { 'x-ratelimit-reset-tokens': '20ms', 'x-ratelimit-remaining-tokens': '0' },
+      20,
+    ],
+    [
+      'OpenAI reset of 2m3.5s when tokens ran out',
+      { 'x-ratelimit-reset-tokens': '2m3.5s', 'x-ratelimit-remaining-tokens': '0' },
+      123_500,
+    ],
+    [
+      'an OpenAI reset without a remaining count is not known to be the limit that ran out',
+      { 'x-ratelimit-reset-tokens': '20ms' },
+      undefined,
+    ],
     [
       'an OpenAI reset over an hour is capped',
-      { 'x-ratelimit-reset-tokens': '1h2m3.5s' },
+      { 'x-ratelimit-reset-tokens': '1h2m3.5s', 'x-ratelimit-remaining-tokens': '0' },
       MAX_RETRY_AFTER_MS,
     ],
     [
@@ -39,7 +76,21 @@ describe('retryAfterFromHeaders', () => {
       },
       1_000,
     ],
-    ['garbage OpenAI reset', { 'x-ratelimit-reset-requests': '6 minutes' }, undefined],
+    [
+      'the longest reset of the limits that ran out',
+      {
+        'x-ratelimit-reset-tokens': '7s',
+        'x-ratelimit-remaining-tokens': '0',
+        'x-ratelimit-reset-requests': '1s',
+        'x-ratelimit-remaining-requests': '0',
+      },
+      7_000,
+    ],
+    [
+      'garbage OpenAI reset',
+      { 'x-ratelimit-reset-requests': '6 minutes', 'x-ratelimit-remaining-requests': '0' },
+      undefined,
+    ],
     [
       'Anthropic RFC 3339 reset',
       {
@@ -48,14 +99,39 @@ describe('retryAfterFromHeaders', () => {
       },
       7_000,
     ],
-    ['Anthropic reset in the past', { 'anthropic-ratelimit-tokens-reset': '2025-06-01T11:00:00Z' }, 0],
-    ['Anthropic reset that is not a timestamp', { 'anthropic-ratelimit-tokens-reset': '7' }, undefined],
     [
-      'the largest relevant of retry-after and Anthropic resets',
+      'Anthropic reset in the past',
       {
-        'retry-after': '3',
+        'anthropic-ratelimit-tokens-reset': '2025-06-01T11:00:00Z',
+        'anthropic-ratelimit-tokens-remaining': '0',
+      },
+      0,
+    ],
+    [
+      'Anthropic reset that is not a timestamp',
+      { 'anthropic-ratelimit-tokens-reset': '7', 'anthropic-ratelimit-tokens-remaining': '0' },
+      undefined,
+    ],
+    [
+      'Anthropic resets of limits with room left (the SDK waits for retry-after)',
+      {
+        'retry-after': '1',
+        'anthropic-ratelimit-input-tokens-reset': '2025-06-01T12:00:54Z',
+        'anthropic-ratelimit-input-tokens-remaining': '0',
+        'anthropic-ratelimit-requests-reset': '2025-06-01T12:00:20Z',
+        'anthropic-ratelimit-requests-remaining': '49',
+      },
+      1_000,
+    ],
+    [
+      'the longest of the exhausted Anthropic limits without retry-after',
+      {
         'anthropic-ratelimit-input-tokens-reset': '2025-06-01T12:00:20Z',
+        'anthropic-ratelimit-input-tokens-remaining': '0',
         'anthropic-ratelimit-output-tokens-reset': '2025-06-01T12:00:09Z',
+        'anthropic-ratelimit-output-tokens-remaining': '0',
+        'anthropic-ratelimit-requests-reset': '2025-06-01T12:00:50Z',
+        'anthropic-ratelimit-requests-remaining': '3',
       },
       20_000,
     ],

@@ -29,12 +29,20 @@ const RESET_HEADERS: readonly (readonly [
 ];
 
 /**
- * How long the server asked us to wait, in milliseconds, read from `retry-after-ms`, `retry-after` (seconds or an
- * HTTP-date), OpenAI's `x-ratelimit-reset-requests` / `-tokens` (durations such as `6m0s`, `20ms`, `1h2m3.5s`) and
- * Anthropic's `anthropic-ratelimit-*-reset` (RFC 3339 timestamps). A reset header counts only when its matching
- * `remaining` header is absent or zero: a limit with room left is not what stopped us. The largest relevant value
- * wins; garbage and negative values are ignored, dates in the past mean 0, and the result is clamped to
- * {@link MAX_RETRY_AFTER_MS}. Undefined when no header says anything usable.
+ * How long the server asked us to wait, in milliseconds. The first header that says something usable decides, in the
+ * order the official OpenAI and Anthropic SDKs read them:
+ *
+ * 1. `retry-after-ms`: milliseconds.
+ * 2. `retry-after`: seconds (possibly fractional) or an HTTP-date.
+ * 3. Only when neither is there: the reset headers of the limits that ran out, OpenAI's `x-ratelimit-reset-requests`
+ *    / `-tokens` (durations such as `6m0s`, `20ms`, `1h2m3.5s`) and Anthropic's `anthropic-ratelimit-*-reset`
+ *    (RFC 3339 timestamps). A reset counts only when its limit's `remaining` header says `0`: a limit with room left
+ *    (or one the server did not say ran out) is not what refused the request, and its reset can be minutes away
+ *    while the refusal lasts a second. When several limits ran out, the latest reset wins: all must reset before a
+ *    request can pass.
+ *
+ * Garbage and negative values are ignored (the next header decides), dates in the past mean 0, and the result is
+ * clamped to {@link MAX_RETRY_AFTER_MS}. Undefined when no header says anything usable.
  *
  * @param nowMs The current time for HTTP-dates and timestamps, in milliseconds since the epoch. Defaults to `Date.now()`.
  * @example
@@ -45,21 +53,25 @@ export function retryAfterFromHeaders(
   nowMs: number = Date.now(),
 ): number | undefined {
   if (headers === null || headers === undefined || typeof headers !== 'object') return undefined;
-  const candidates: number[] = [];
-  const add = (value: number | undefined) => {
-    if (value !== undefined) candidates.push(value);
-  };
-  add(parseMilliseconds(readHeader(headers, 'retry-after-ms')));
-  add(parseRetryAfter(readHeader(headers, 'retry-after'), nowMs));
+  const asked =
+    parseMilliseconds(readHeader(headers, 'retry-after-ms')) ??
+    parseRetryAfter(readHeader(headers, 'retry-after'), nowMs) ??
+    latestExhaustedReset(headers, nowMs);
+  return asked === undefined ? undefined : Math.min(asked, MAX_RETRY_AFTER_MS);
+}
+
+/** The latest reset among the limits whose `remaining` header is 0, or undefined when none ran out. */
+function latestExhaustedReset(headers: HeadersLike, nowMs: number): number | undefined {
+  let latest: number | undefined;
   for (const [resetName, remainingName, format] of RESET_HEADERS) {
+    const remaining = readHeader(headers, remainingName);
+    if (remaining === undefined || !/^0+$/.test(remaining)) continue;
     const reset = readHeader(headers, resetName);
     if (reset === undefined) continue;
-    const remaining = readHeader(headers, remainingName);
-    if (remaining !== undefined && Number(remaining) > 0) continue;
-    add(format === 'duration' ? parseDurationMs(reset) : parseTimestamp(reset, nowMs));
+    const waitMs = format === 'duration' ? parseDurationMs(reset) : parseTimestamp(reset, nowMs);
+    if (waitMs !== undefined && (latest === undefined || waitMs > latest)) latest = waitMs;
   }
-  if (candidates.length === 0) return undefined;
-  return Math.min(Math.max(...candidates), MAX_RETRY_AFTER_MS);
+  return latest;
 }
 
 /** Reads one header, case-insensitively, from either headers shape. The first value of a repeated header wins. */

@@ -1,5 +1,6 @@
-// `@keel/core/http`: what every provider speaking HTTP needs: one request, its errors classified, and
-// server-sent events read from a response body. Explicit exports only.
+// `@keel/core/http`: what every provider speaking HTTP needs: one request, its errors classified and cleared of the
+// provider's credentials, bodies read within a size cap, and server-sent events read from a response body. Explicit
+// exports only.
 export {
   classifyBodyError,
   excerpt,
@@ -9,4 +10,19 @@ export {
   readJson,
   streamReadError,
 } from './provider-http.js';
-export { readServerSentEvents, type SseEvent } from './server-sent-events.js';
+export {
+  credentialRedactor,
+  type RedactedCallRequest,
+  withRedactedErrors,
+} from './redaction.js';
+export {
+  checkMaxResponseBytes,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  readBoundedText,
+  responseTooLarge,
+} from './response-size.js';
+export {
+  readServerSentEvents,
+  type ServerSentEventsOptions,
+  type SseEvent,
+} from './server-sent-events.js';

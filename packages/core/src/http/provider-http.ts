@@ -1,6 +1,7 @@
 import { classify } from '../errors/classify.js';
 import { classifyResponse } from '../errors/classify-response.js';
 import { KeelError } from '../errors/keel-error.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, readBoundedText } from './response-size.js';
 
 /** What one upstream call needs. */
 export interface PostRequest {
@@ -54,13 +55,24 @@ export async function post(request: PostRequest): Promise<Response> {
   throw error;
 }
 
-/** Reads a 2xx response body as JSON. A body cut off or not JSON is `provider.invalid_response`. */
-export async function readJson(response: Response, signal: AbortSignal, provider: string): Promise<unknown> {
+/**
+ * Reads a 2xx response body as JSON. A body cut off or not JSON is `provider.invalid_response`; a body over
+ * `maxBytes` is `provider.response_too_large` (not retryable), read no further.
+ *
+ * @param maxBytes The largest body read, in bytes. Defaults to {@link DEFAULT_MAX_RESPONSE_BYTES} (64 MiB).
+ */
+export async function readJson(
+  response: Response,
+  signal: AbortSignal,
+  provider: string,
+  maxBytes: number = DEFAULT_MAX_RESPONSE_BYTES,
+): Promise<unknown> {
   let text: string;
   try {
-    text = await response.text();
+    text = await readBoundedText(response, maxBytes, provider);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
+    if (KeelError.isInstance(error)) throw error;
     throw invalidResponse(provider, 'the response body was cut off before it ended', error, response.status);
   }
   try {
