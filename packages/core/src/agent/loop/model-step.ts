@@ -61,20 +61,21 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
   }
 }
 
+/** What a step asks of the model, the same for each attempt; each attempt adds its own signal. */
+type StepRequest = Omit<ModelRequest, 'signal'>;
+
 function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
   run.watch(slot);
   run.currentModel = slot;
   run.deltaDelivered = false;
   const { agent, state } = run;
-  const request: ModelRequest = {
+  const request: StepRequest = {
     messages: state.messages,
     tools: agent.toolDefinitions,
     outputSchema:
       agent.output === undefined ? undefined : { name: agent.output.name, schema: agent.output.jsonSchema },
     maxOutputTokens: agent.maxOutputTokens,
     temperature: agent.temperature,
-    // Replaced by each attempt's own signal; present so the object keeps one shape.
-    signal: run.abort.signal,
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
   };
   const breaker = slot.breaker;
@@ -83,7 +84,7 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
       breaker === undefined
         ? attempt(run, slot, request, context)
         : breaker.execute((admitted) => attempt(run, slot, request, admitted), context),
-    run.abort.signal,
+    run.abort,
   );
 }
 
@@ -91,7 +92,7 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
 async function attempt(
   run: RunContext,
   slot: ModelSlot,
-  request: ModelRequest,
+  request: StepRequest,
   context: PolicyContext,
 ): Promise<ModelResponse> {
   const { state, events, clock } = run;
@@ -110,7 +111,7 @@ async function attempt(
   run.streamedText = '';
   try {
     const response = await slot.timeout.execute(
-      (timed) => slot.provider.generate({ ...request, signal: timed.signal }),
+      (timed) => slot.provider.generate(attemptRequest(request, timed)),
       context,
     );
     checkResponse(response, slot);
@@ -130,6 +131,25 @@ async function attempt(
       emitCallEnd(run, slot, context.attempt, startedMs, { outcome: 'error', errorCode: error.code });
     throw error;
   }
+}
+
+/**
+ * The request of one attempt, with the attempt's own signal (aborted at its timeout or the run's cancellation). The
+ * signal is made when the provider first reads it: an AbortSignal costs microseconds, and an in-process model may
+ * never read it.
+ */
+function attemptRequest(request: StepRequest, timed: PolicyContext): ModelRequest {
+  return {
+    messages: request.messages,
+    tools: request.tools,
+    outputSchema: request.outputSchema,
+    maxOutputTokens: request.maxOutputTokens,
+    temperature: request.temperature,
+    get signal() {
+      return timed.signal;
+    },
+    onTextDelta: request.onTextDelta,
+  };
 }
 
 /** The `model-call-end` event of one attempt: what is common to both outcomes, and the outcome's own fields. */

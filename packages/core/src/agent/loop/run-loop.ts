@@ -21,7 +21,7 @@ export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEndin
     if (fresh) await start(run);
     else await resumed(run);
     // A run cancelled before its loop starts never starts it: `advance` would fail with nobody left to listen.
-    if (run.abort.signal.aborted) throw run.abort.signal.reason;
+    if (run.abort.aborted) throw run.abort.signal.reason;
     ending = await untilAborted(advance(run), run);
   } catch (thrown) {
     ending = endingOf(run, thrown);
@@ -34,22 +34,22 @@ export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEndin
  * a callback that never returns (a hung validator, guardrail or tool that ignores its signal) cannot hold the run.
  */
 function untilAborted<T>(work: Promise<T>, run: RunContext): Promise<T> {
-  const signal = run.abort.signal;
-  if (signal.aborted) {
+  const abort = run.abort;
+  if (abort.aborted) {
     // The work goes on after the run has ended; its late failure has nobody to report to.
     work.catch(() => undefined);
-    return Promise.reject(signal.reason);
+    return Promise.reject(abort.signal.reason);
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = () => reject(abort.signal.reason);
+    abort.addAbortListener(onAbort);
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        abort.removeAbortListener(onAbort);
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        abort.removeAbortListener(onAbort);
         reject(error);
       },
     );

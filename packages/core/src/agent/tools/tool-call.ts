@@ -52,7 +52,7 @@ export function executeTool(
         breaker === undefined
           ? invoke(run, slot, pending, input, context)
           : breaker.execute((admitted) => invoke(run, slot, pending, input, admitted), context),
-      run.abort.signal,
+      run.abort,
     )
     .catch((thrown: unknown) => {
       if (isControlSignal(thrown) || run.abort.aborted || !KeelError.isInstance(thrown)) throw thrown;
