@@ -1,6 +1,14 @@
-// keel's own overhead per agent step (an in-process model and tool that do almost nothing), and the memory per run
-// while 10,000 runs wait on their model. Run: npm run bench:agent
+// keel's own overhead per agent step (an in-process model and tool that do almost nothing), its whole cost per step
+// beside the Vercel AI SDK and the OpenAI Agents SDK on the same run, and the memory per run while 10,000 runs wait on
+// their model. Run: npm run bench:agent
 import { agent, type ModelProvider, type ModelRequest } from '@keel/core';
+import {
+  type AgentRunner,
+  aiSdkRunner,
+  keelRunner,
+  openAIAgentsRunner,
+  PEER_RUN_STEPS,
+} from './agent-peers.js';
 import { lookupTool, stepModel } from './step-agent.js';
 import { percentile } from './statistics.js';
 
@@ -68,6 +76,71 @@ async function overheadPerStep(): Promise<void> {
   );
 }
 
+/** How many times keel's whole cost per step must be below each peer's. */
+const PEER_TARGETS = { aiSdk: 12, openAIAgents: 20 } as const;
+const PEER_ROUNDS = 7;
+const PEER_ROUND_MS = Number(process.env.KEEL_BENCH_PEER_ROUND_MS ?? 400);
+
+/** Microseconds per step of `runs` sequential runs, after a full collection so that each pays for its own garbage. */
+async function timeRuns(runner: AgentRunner, runs: number): Promise<number> {
+  collectGarbage();
+  const start = process.hrtime.bigint();
+  for (let index = 0; index < runs; index++) await runner();
+  return Number(process.hrtime.bigint() - start) / runs / PEER_RUN_STEPS / 1_000;
+}
+
+/**
+ * The whole cost per step (model and tool included: both do almost nothing) of keel, the AI SDK and the OpenAI
+ * Agents SDK on the same 5-step run with a zod tool, in interleaved rounds; each round's run count is set so that it
+ * lasts about PEER_ROUND_MS. The median of the rounds after the first two (JIT warm-up) is reported.
+ */
+async function loopCostVersusPeers(): Promise<void> {
+  const subjects: { name: string; runner: AgentRunner; runs: number; samples: number[] }[] = [
+    { name: 'keel', runner: keelRunner(), runs: 0, samples: [] },
+    { name: 'Vercel AI SDK 6 (generateText)', runner: aiSdkRunner(), runs: 0, samples: [] },
+    { name: 'OpenAI Agents SDK (run)', runner: openAIAgentsRunner(), runs: 0, samples: [] },
+  ];
+  for (const subject of subjects) {
+    const perStepUs = await timeRuns(subject.runner, 200);
+    subject.runs = Math.max(50, Math.round((PEER_ROUND_MS * 1_000) / (perStepUs * PEER_RUN_STEPS)));
+  }
+  for (let round = 0; round < PEER_ROUNDS; round++) {
+    for (const subject of subjects) subject.samples.push(await timeRuns(subject.runner, subject.runs));
+  }
+  const median = (samples: number[]) =>
+    percentile(
+      samples.slice(2).sort((a, b) => a - b),
+      0.5,
+    );
+  const [keel, aiSdk, openAIAgents] = subjects.map((subject) => median(subject.samples)) as [
+    number,
+    number,
+    number,
+  ];
+  console.log(
+    `whole cost per step, ${PEER_RUN_STEPS}-step run with a zod tool (median of ${PEER_ROUNDS - 2} interleaved rounds):`,
+  );
+  const line = (name: string, perStepUs: number) =>
+    `  ${name.padEnd(32)} ${perStepUs.toFixed(2).padStart(8)} µs`;
+  console.log(line(subjects[0]!.name, keel));
+  const versus = (index: number, perStepUs: number, target: number) => {
+    const ratio = perStepUs / keel;
+    console.log(
+      `${line(subjects[index]!.name, perStepUs)}  ${ratio.toFixed(1)}x keel  (target >= ${target}x: ${
+        ratio >= target ? 'PASS' : 'FAIL'
+      })`,
+    );
+  };
+  versus(1, aiSdk, PEER_TARGETS.aiSdk);
+  versus(2, openAIAgents, PEER_TARGETS.openAIAgents);
+}
+
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('run with node --expose-gc');
+  gc();
+}
+
 async function memoryPerWaitingRun(): Promise<void> {
   const waiting: ModelProvider = {
     provider: 'bench',
@@ -102,4 +175,5 @@ async function memoryPerWaitingRun(): Promise<void> {
 
 console.log(`agent loop: ${RUNS} runs of ${STEPS_PER_RUN} steps per round, 7 rounds (median of the last 5)`);
 await overheadPerStep();
+await loopCostVersusPeers();
 await memoryPerWaitingRun();
