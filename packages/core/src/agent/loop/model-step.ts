@@ -3,7 +3,7 @@ import type { ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
-import { type RetryPolicy, retry } from '../../policies/retry.js';
+import type { RetryPolicy } from '../../policies/retry.js';
 import type { ModelRequest, ModelResponse } from '../../spec/model.js';
 import type { ModelSlot } from '../agent-runtime.js';
 import {
@@ -178,20 +178,10 @@ function emitCallEnd(
 /** The run's model retry policy, made at its first model call: one per run, drawing on the run's budget. */
 function modelRetryOf(run: RunContext): RetryPolicy {
   if (run.modelRetry !== undefined) return run.modelRetry;
-  const settings = run.agent.retry;
-  const policy = retry({
-    maxAttempts: settings.modelMaxAttempts,
-    delay: settings.delay,
-    random: settings.random,
-    maxRetryAfterMs: settings.maxRetryAfterMs,
-    maxElapsedMs: settings.maxElapsedMs,
-    budget: run.budget,
-    clock: run.clock,
-    retryIf: (error) => {
-      run.countError(error);
-      // Replaying a call whose output the caller already saw would show it twice.
-      return error.retryable && !run.deltaDelivered;
-    },
+  const policy = run.agent.retry.makeModelRetry(run.budget, (error) => {
+    run.countError(error);
+    // Replaying a call whose output the caller already saw would show it twice.
+    return error.retryable && !run.deltaDelivered;
   });
   policy.onRetry((event) => {
     countRetry(run.state.report, 'model', event.delayMs);

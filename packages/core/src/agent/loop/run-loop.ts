@@ -102,7 +102,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
       }
       const toolCalls = state.pendingToolCalls.length;
       endStep(state, toolMessages(run), []);
-      await endOfStep(run, toolCalls);
+      const saved = endOfStep(run, toolCalls);
+      if (saved !== undefined) await saved;
       continue;
     }
     if (state.phase === 'answer') {
@@ -111,7 +112,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
         return { status: 'completed', stopReason: 'final_answer', output: settled.output };
       if (settled.kind === 'fail') return failedEnding(settled.error);
       state.phase = 'model';
-      await endOfStep(run, 0);
+      const saved = endOfStep(run, 0);
+      if (saved !== undefined) await saved;
       continue;
     }
     const limitError = tokenBudgetError(state, agent.limits) ?? turnLimitError(state, agent.limits);
@@ -144,7 +146,8 @@ function answerOf(run: RunContext): ModelResponse {
   };
 }
 
-async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
+/** The end of a step: its event, and its checkpoint (a promise) when the run is checkpointed. */
+function endOfStep(run: RunContext, toolCalls: number): void | PromiseLike<void> {
   const { state } = run;
   if (run.events.active) {
     run.events.emit({
@@ -155,7 +158,7 @@ async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
       toolCalls,
     });
   }
-  if (run.checkpoints) await run.checkpoint({ kind: 'step-ended', step: state.step });
+  if (run.checkpoints) return run.checkpoint({ kind: 'step-ended', step: state.step });
 }
 
 /** Runs the input guardrails over the newest user message; a redaction replaces it in the conversation. */

@@ -87,7 +87,7 @@ export async function driveRun<Output>(
   if (prepared === undefined) registry.register(abort);
   agentRuns.set(runId, abort);
   const durable = prepared?.durable;
-  const budget = combineBudgets(runtime.retry.createRunBudget(clock), runtime.retry.sharedBudget);
+  const budget = combineBudgets(runtime.retry.createRunBudget(), runtime.retry.sharedBudget);
   const events = new RunEventSink(runtime.events, options.onEvent);
   const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta, durable);
   try {

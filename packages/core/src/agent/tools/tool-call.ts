@@ -3,7 +3,7 @@ import type { ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
-import { type RetryPolicy, retry } from '../../policies/retry.js';
+import type { RetryPolicy } from '../../policies/retry.js';
 import type { ToolContext } from '../../spec/tool.js';
 import type { ToolSlot } from '../agent-runtime.js';
 import type { PendingToolCall } from '../durability/run-state.js';
@@ -109,18 +109,9 @@ function toolRetryOf(run: RunContext, slot: ToolSlot): RetryPolicy {
   run.toolRetries ??= new Map();
   const existing = run.toolRetries.get(name);
   if (existing !== undefined) return existing;
-  const settings = run.agent.retry;
-  const policy = retry({
-    maxAttempts: settings.toolMaxAttempts,
-    delay: settings.delay,
-    random: settings.random,
-    maxRetryAfterMs: settings.maxRetryAfterMs,
-    budget: run.budget,
-    clock: run.clock,
-    retryIf: (error) => {
-      run.countError(error);
-      return error.retryable && (slot.tool.idempotent || provesNothingRan(error));
-    },
+  const policy = run.agent.retry.makeToolRetry(run.budget, (error) => {
+    run.countError(error);
+    return error.retryable && (slot.tool.idempotent || provesNothingRan(error));
   });
   policy.onRetry((event) => {
     countRetry(run.state.report, 'tool', event.delayMs);
