@@ -40,6 +40,11 @@ export function renderEvent(event: RunEvent, output: Output): void {
           : `${step}${paint(output, 'red', '✗')} tool ${event.toolName} failed: ${event.errorCode} (sent to the model as data)`,
       );
       return;
+    case 'tool-degraded':
+      output.out(
+        `${step}${paint(output, 'yellow', '⇢')} tool ${event.toolName} degraded to ${event.fallback} after ${event.errorCode}`,
+      );
+      return;
     case 'correction':
       output.out(`${step}${paint(output, 'cyan', '✎')} correction (${event.kind}): ${event.message}`);
       return;
@@ -127,6 +132,10 @@ export function reportLines(report: RunReport): string[] {
     `         fallbacks ${report.fallbacks.total} · breaker moves ${report.breakerTransitions.length} · corrections ${report.corrections.total} · context reductions ${report.contextReductions}`,
     `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${Math.round(report.waitingMs)} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens} · ${report.durationMs} ms`,
   ];
+  if (report.degradations.total > 0) {
+    const byTool = Object.entries(report.degradations.byTool).map(([tool, count]) => `${tool} ×${count}`);
+    lines.push(`degraded ${report.degradations.total} tool results (${byTool.join(', ')})`);
+  }
   const errors = Object.entries(report.errors.byCode);
   if (errors.length > 0)
     lines.push(`errors   ${errors.map(([code, count]) => `${code} ×${count}`).join(', ')}`);

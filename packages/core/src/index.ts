@@ -176,7 +176,19 @@ export type {
   RunSummary,
   StartedToolCall,
 } from './spec/run-store.js';
-export type { Tool, ToolContext, ToolResult, ValidationIssue, ValidationResult } from './spec/tool.js';
+export type {
+  FallbackValue,
+  Tool,
+  ToolContext,
+  ToolDegradation,
+  ToolFallback,
+  ToolFallbackCondition,
+  ToolFallbackContext,
+  ToolProgress,
+  ToolResult,
+  ValidationIssue,
+  ValidationResult,
+} from './spec/tool.js';
 
 // store
 export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './store/conflicts.js';

@@ -7,9 +7,10 @@ import { retryBudgetMaker } from '../policies/retry-budget.js';
 import { timeout } from '../policies/timeout.js';
 import type { Tool } from '../spec/tool.js';
 import type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent-options.js';
-import type { ModelSlot, RetrySettings, ToolSlot } from './agent-runtime.js';
+import type { BreakerWatcher, FallbackSlot, ModelSlot, RetrySettings, ToolSlot } from './agent-runtime.js';
 import { agentConfigError, checkMilliseconds } from './config-error.js';
 import { indexTools } from './tools/tool.js';
+import { fallbackName } from './tools/tool-fallback.js';
 
 /** The model chain: one slot (breaker, timeout) per provider and model, shared when a model appears twice. */
 export function resolveModels(options: AgentOptions<unknown>, clock: Clock): ModelSlot[] {
@@ -47,7 +48,11 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
   });
 }
 
-/** One slot (breaker, timeout) per tool, by name. */
+/**
+ * One slot (breaker, timeout) per tool, by name, with its fallbacks resolved. A fallback tool the agent also offers
+ * to the model shares that tool's slot (one breaker for one dependency); one it does not offer gets a slot of its own,
+ * shared by every tool that falls back to it.
+ */
 export function resolveTools(
   tools: readonly Tool[],
   options: AgentOptions<unknown>,
@@ -55,10 +60,9 @@ export function resolveTools(
 ): Map<string, ToolSlot> {
   const defaultTimeoutMs = options.toolTimeoutMs ?? 60_000;
   checkMilliseconds(defaultTimeoutMs, 'toolTimeoutMs');
-  const slots = new Map<string, ToolSlot>();
-  for (const [name, entry] of indexTools(tools)) {
-    const slot: ToolSlot = {
-      kind: 'tool',
+  const makeSlot = (name: string, entry: Tool): ToolSlot & { fallbacks: FallbackSlot[] } => {
+    const slot = {
+      kind: 'tool' as const,
       key: name,
       tool: entry,
       breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker'),
@@ -67,10 +71,34 @@ export function resolveTools(
         strategy: 'forced',
         clock,
       }),
-      watchers: new Set(),
+      watchers: new Set<BreakerWatcher>(),
+      fallbacks: [] as FallbackSlot[],
     };
     forwardBreakerMoves(slot);
-    slots.set(name, slot);
+    return slot;
+  };
+  const slots = new Map<string, ToolSlot & { fallbacks: FallbackSlot[] }>();
+  for (const [name, entry] of indexTools(tools)) slots.set(name, makeSlot(name, entry));
+  const fallbackOnly = new Map<string, ToolSlot>();
+  for (const slot of slots.values()) {
+    for (const fallback of slot.tool.fallbacks ?? []) {
+      const target = fallback.tool;
+      if (target === undefined) {
+        slot.fallbacks.push({ name: fallbackName(fallback), fallback, slot: undefined });
+        continue;
+      }
+      let targetSlot = slots.get(target.name) ?? fallbackOnly.get(target.name);
+      if (targetSlot !== undefined && targetSlot.tool !== target) {
+        agentConfigError(
+          `tool "${slot.key}" falls back to a tool named "${target.name}" that is not the agent's tool of that name: give one of them another name`,
+        );
+      }
+      if (targetSlot === undefined) {
+        targetSlot = makeSlot(target.name, target);
+        fallbackOnly.set(target.name, targetSlot);
+      }
+      slot.fallbacks.push({ name: target.name, fallback, slot: targetSlot });
+    }
   }
   return slots;
 }

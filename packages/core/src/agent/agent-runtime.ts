@@ -7,7 +7,7 @@ import type { EventEmitter } from '../policies/events.js';
 import type { RetryBudget } from '../policies/retry-budget.js';
 import type { TimeoutPolicy } from '../policies/timeout.js';
 import type { ModelProvider, ToolDefinition } from '../spec/model.js';
-import type { Tool } from '../spec/tool.js';
+import type { Tool, ToolFallback } from '../spec/tool.js';
 import type { ConversationManager } from './conversation/manager.js';
 import type { CorrectionLimits } from './correction/correction-tracker.js';
 import type { StructuredOutput } from './correction/structured-output.js';
@@ -50,6 +50,20 @@ export interface ModelSlot extends GuardedSlot {
 export interface ToolSlot extends GuardedSlot {
   readonly kind: 'tool';
   readonly tool: Tool;
+  /** The tool's fallbacks, in order; empty when it has none. */
+  readonly fallbacks: readonly FallbackSlot[];
+}
+
+/**
+ * One fallback of a tool, resolved: a fallback tool gets a slot (its breaker and timeout; the agent's own slot when
+ * the agent also offers that tool to the model), a value fallback is run as it is.
+ */
+export interface FallbackSlot {
+  /** `degraded.to`: the fallback tool's name, or the value fallback's. */
+  readonly name: string;
+  readonly fallback: ToolFallback;
+  /** Set for a fallback tool. */
+  readonly slot: ToolSlot | undefined;
 }
 
 /** How the loop retries: the agent's `retry` option, resolved. */

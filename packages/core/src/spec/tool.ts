@@ -1,4 +1,5 @@
-import type { JsonValue } from '../errors/keel-error.js';
+import type { ErrorCategory, ErrorCode } from '../errors/codes.js';
+import type { JsonValue, KeelError } from '../errors/keel-error.js';
 import type { SerializedError } from '../errors/serialize.js';
 import type { JsonSchema } from './model.js';
 
@@ -11,6 +12,16 @@ export interface ValidationIssue {
 
 /** What validating a tool's input produced. */
 export type ValidationResult<T> = { success: true; value: T } | { success: false; issues: ValidationIssue[] };
+
+/** How far a running tool call has come, as the tool reports it (an MCP server's progress notifications, say). */
+export interface ToolProgress {
+  /** Progress so far; it should grow with each report. */
+  readonly progress: number;
+  /** The total `progress` is heading for, when known. */
+  readonly total?: number;
+  /** A short note for people watching the run. */
+  readonly message?: string;
+}
 
 /** What a tool is handed besides its input. */
 export interface ToolContext {
@@ -26,6 +37,12 @@ export interface ToolContext {
   callIndex: number;
   /** 1 for the first execution of this call, higher when it is retried. */
   attempt: number;
+  /**
+   * Reports this call's progress as a `tool-call-progress` run event. Present only while somebody listens to the
+   * run's events, so that a tool can skip asking its backend for progress when nobody would see it; reports after
+   * the call has ended are ignored. Defaults to absent.
+   */
+  reportProgress?: (progress: ToolProgress) => void;
 }
 
 /** A tool the agent can call. Build one with `tool(...)`. */
@@ -43,6 +60,72 @@ export interface Tool<Input = unknown, Output = unknown> {
   /** Whether a human must approve a call before it runs. */
   readonly needsApproval?: boolean | ApprovalCheck<Input>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
+  /** What answers instead when a call fails, tried in order. Defaults to none. */
+  readonly fallbacks?: readonly ToolFallback<Input>[];
+}
+
+/**
+ * Which failures a {@link ToolFallback} answers: error codes and categories (`'tool.timeout'`, `'network'`), or a
+ * predicate on the failure.
+ */
+export type ToolFallbackCondition = readonly (ErrorCode | ErrorCategory)[] | ((error: KeelError) => boolean);
+
+/** What a value fallback is handed: the call's context and the failure it answers. */
+export interface ToolFallbackContext extends ToolContext {
+  readonly error: KeelError;
+}
+
+/**
+ * What answers a failed tool call instead: another tool given the same arguments (a replica, a cache), or a function
+ * returning a degraded value. The model is told the result is degraded, and the run's report counts it.
+ */
+export type ToolFallback<Input = unknown> = {
+  /**
+   * The failures this fallback answers (the latest failure of the chain is matched). Defaults to failures that say
+   * the tool could not serve: retryable ones (timeouts, network faults, 5xx, rate limits, unavailability), an open
+   * breaker, and `tool.unavailable`; never the caller's faults (invalid input, permission denied, not found).
+   */
+  readonly on?: ToolFallbackCondition;
+  /** Told to the model in `degraded.reason`. Defaults to a sentence naming the failure answered. */
+  readonly reason?: string;
+} & (
+  | {
+      /**
+       * Another tool, called with the call's arguments (validated by its own schema) and idempotency key, under its
+       * own breaker, timeout and retries. Its own fallbacks are not used. For a tool that is not idempotent, it runs
+       * only when the failure proves the tool never ran (an open breaker, `tool.unavailable`, a refused connection).
+       */
+      readonly tool: Tool;
+      readonly value?: never;
+      readonly name?: never;
+    }
+  | {
+      /** Computes the degraded value (a cached answer, a default), under the failed tool's timeout. */
+      readonly value: FallbackValue<Input>;
+      /** Names the fallback in `degraded.to`, events and the report. Defaults to `fallback value`. */
+      readonly name?: string;
+      readonly tool?: never;
+    }
+);
+
+/**
+ * Computes a fallback's degraded value. Declared through a method signature so that its parameter is checked
+ * bivariantly, as {@link ApprovalCheck} is.
+ */
+export type FallbackValue<Input> = {
+  compute(input: Input, context: ToolFallbackContext): unknown;
+}['compute'];
+
+/** How a result is degraded: which tool failed, what answered instead, and why. */
+export interface ToolDegradation {
+  /** The tool whose call failed. */
+  readonly from: string;
+  /** The fallback that answered: a tool's name, or a value fallback's name. */
+  readonly to: string;
+  /** The code of the tool's own failure (a later fallback may have answered another fallback's failure). */
+  readonly errorCode: ErrorCode;
+  /** Why the result is degraded, for the model. */
+  readonly reason: string;
 }
 
 /**
@@ -54,7 +137,10 @@ export type ApprovalCheck<Input> = {
   check(input: Input): boolean | Promise<boolean>;
 }['check'];
 
-/** A tool's result as the model sees it: data, never an exception. */
+/**
+ * A tool's result as the model sees it: data, never an exception. A success answered by a fallback says so in
+ * `degraded`.
+ */
 export type ToolResult =
-  | { status: 'success'; content: JsonValue }
+  | { status: 'success'; content: JsonValue; degraded?: ToolDegradation }
   | { status: 'error'; error: SerializedError; guidance?: string };

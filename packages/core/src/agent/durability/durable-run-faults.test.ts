@@ -8,6 +8,7 @@ import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import type { RunResult } from '../loop/run.js';
 import { tool } from '../tools/tool.js';
+import { RUN_STATE_SCHEMA_VERSION } from './run-state.js';
 
 /** Advances the clock in steps until `pending` settles (at most `limitMs`); resolves whether it settled. */
 async function settleOnClock(clock: FakeClock, pending: Promise<unknown>, limitMs: number): Promise<boolean> {
@@ -150,7 +151,7 @@ describe('durable runs: late work, late requests, hung stores', () => {
       runId: 'done',
       agentName: 'durable-fixture',
       status: 'running',
-      schemaVersion: 2,
+      schemaVersion: RUN_STATE_SCHEMA_VERSION,
       state: JSON.parse(JSON.stringify(completed.state)),
       createdAtMs: FIXTURE_START_MS,
     });

@@ -9,7 +9,7 @@ import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import type { RunEvent } from '../loop/events.js';
 import { tool } from '../tools/tool.js';
-import type { RunState } from './run-state.js';
+import { RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
 
 /** A store that keeps a copy of every checkpoint it was asked to save. */
 class RecordingStore extends MemoryRunStore {
@@ -70,13 +70,13 @@ describe('durable runs', () => {
     expect(store.saved[1]!.state.pendingToolCalls[0]).toMatchObject({ status: 'started', attempts: 1 });
     expect(store.saved.at(-1)).toMatchObject({
       status: 'completed',
-      state: { schemaVersion: 2, output: 'done' },
+      state: { schemaVersion: RUN_STATE_SCHEMA_VERSION, output: 'done' },
     });
     const record = await store.loadRun('saved');
     expect(record).toMatchObject({
       status: 'completed',
       version: 13,
-      schemaVersion: 2,
+      schemaVersion: RUN_STATE_SCHEMA_VERSION,
       agentName: 'durable-fixture',
     });
     expect(

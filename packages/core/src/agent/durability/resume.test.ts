@@ -8,6 +8,7 @@ import { FakeClock } from '../../testing/fake-clock.js';
 import { type ScriptedStep, scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import { tool } from '../tools/tool.js';
+import { RUN_STATE_SCHEMA_VERSION } from './run-state.js';
 
 type FixtureName = 'midStep' | 'answerReceived' | 'approvalInterrupted' | 'completed';
 const V1 = JSON.parse(
@@ -68,6 +69,29 @@ async function storeWith(
   return store;
 }
 
+describe('resume from version-2 checkpoints', () => {
+  it('goes on in the middle of a step, re-running the idempotent call that had started, and counts no degradation', async () => {
+    const v2 = JSON.parse(
+      readFileSync(new URL('./fixtures/run-state-v2.json', import.meta.url), 'utf8'),
+    ) as Record<string, Record<string, JsonValue>>;
+    const store = new MemoryRunStore();
+    await store.createRun({
+      runId: 'v2-mid-step',
+      agentName: 'agent',
+      status: 'running',
+      schemaVersion: 2,
+      state: v2.midStep!,
+      createdAtMs: 1_700_000_000_000,
+    });
+    const { assistant, executed } = v1Agent(store, [{ content: 'Both sunny.' }]);
+    const result = await assistant.resume('v2-mid-step');
+    expect(result).toMatchObject({ status: 'completed', output: 'Both sunny.' });
+    expect(executed).toEqual(['v2-mid-step:1:1#2']);
+    expect(result.report.degradations).toEqual({ total: 0, byTool: {} });
+    expect((await store.loadRun('v2-mid-step'))?.schemaVersion).toBe(RUN_STATE_SCHEMA_VERSION);
+  });
+});
+
 describe('resume from version-1 checkpoints', () => {
   it('goes on in the middle of a step, running only the call not yet done', async () => {
     const store = await storeWith('midStep');
@@ -82,7 +106,7 @@ describe('resume from version-1 checkpoints', () => {
       '{"status":"success","content":"Paris: sunny"}',
       '{"status":"success","content":"Rome: sunny"}',
     ]);
-    expect((await store.loadRun('v1-mid-step'))?.schemaVersion).toBe(2);
+    expect((await store.loadRun('v1-mid-step'))?.schemaVersion).toBe(RUN_STATE_SCHEMA_VERSION);
   });
 
   it('settles an answer that was received without asking the model again', async () => {
@@ -116,7 +140,7 @@ describe('resume from version-1 checkpoints', () => {
   });
 
   it('refuses a state from a newer keel with config.invalid', async () => {
-    const store = await storeWith('midStep', { schemaVersion: 3 });
+    const store = await storeWith('midStep', { schemaVersion: RUN_STATE_SCHEMA_VERSION + 1 });
     const { assistant, model } = v1Agent(store, []);
     await expect(assistant.resume('v1-mid-step')).rejects.toMatchObject({
       code: 'config.invalid',

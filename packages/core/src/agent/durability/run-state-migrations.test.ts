@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { RUN_STATE_SCHEMA_VERSION } from './run-state.js';
 import { migrateRunState } from './run-state-migrations.js';
 
+const V2 = JSON.parse(
+  readFileSync(new URL('./fixtures/run-state-v2.json', import.meta.url), 'utf8'),
+) as Record<string, Record<string, unknown>>;
 const V1 = JSON.parse(
   readFileSync(new URL('./fixtures/run-state-v1.json', import.meta.url), 'utf8'),
 ) as Record<string, Record<string, unknown>>;
@@ -11,14 +14,30 @@ describe('run state migrations', () => {
   it('brings a version-1 state mid-step to the current version, leaving the stored value alone', () => {
     const stored = structuredClone(V1.midStep!);
     const state = migrateRunState(stored, 'v1-mid-step');
-    expect(RUN_STATE_SCHEMA_VERSION).toBe(2);
-    expect(state).toMatchObject({ schemaVersion: 2, phase: 'tools', pendingDecisions: [] });
+    expect(RUN_STATE_SCHEMA_VERSION).toBe(3);
+    expect(state).toMatchObject({ schemaVersion: 3, phase: 'tools', pendingDecisions: [] });
     expect(state.pendingToolCalls.map((call) => [call.status, call.attempts])).toEqual([
       ['completed', 1],
       ['pending', 0],
     ]);
     expect(state.report.retries).toEqual({ total: 0, model: 0, tool: 0, store: 0 });
+    expect(state.report.degradations).toEqual({ total: 0, byTool: {} });
     expect(stored).toEqual(V1.midStep);
+  });
+
+  it('brings a version-2 state to version 3: the report counts no degradation yet, nothing else changes', () => {
+    for (const name of ['midStep', 'completed']) {
+      const stored = structuredClone(V2[name]!);
+      const state = migrateRunState(stored, String(stored.runId));
+      const { report, schemaVersion, ...rest } = state as unknown as Record<string, unknown> & {
+        report: Record<string, unknown>;
+      };
+      const { report: storedReport, schemaVersion: storedVersion, ...storedRest } = stored;
+      expect([storedVersion, schemaVersion]).toEqual([2, 3]);
+      expect(rest).toEqual(storedRest);
+      expect(report).toEqual({ ...(storedReport as object), degradations: { total: 0, byTool: {} } });
+      expect(stored).toEqual(V2[name]);
+    }
   });
 
   it('moves an answer received but not settled to the answer phase', () => {
@@ -52,7 +71,7 @@ describe('run state migrations', () => {
       [{ schemaVersion: 0 }, /no valid schemaVersion/],
       [
         { ...V1.midStep, schemaVersion: 7 },
-        /schema version 7, newer than this keel understands \(2\): upgrade keel/,
+        /schema version 7, newer than this keel understands \(3\): upgrade keel/,
       ],
       [{ ...V1.midStep, messages: 'none' }, /not a valid keel run state \(bad messages\)/],
       [{ ...V1.midStep, phase: 'dreaming' }, /bad phase/],

@@ -16,7 +16,7 @@ type StoredState = Record<string, unknown>;
  * Each entry moves a stored state from version `index + 1` to the next. Never edit a released entry; append one with
  * every new schema version.
  */
-const MIGRATIONS: readonly ((state: StoredState) => StoredState)[] = [fromVersion1];
+const MIGRATIONS: readonly ((state: StoredState) => StoredState)[] = [fromVersion1, fromVersion2];
 
 const PHASES: readonly RunPhase[] = ['model', 'answer', 'tools', 'ended'];
 const STATUSES: readonly string[] = ['running', 'completed', 'failed', 'interrupted', 'cancelled'];
@@ -77,6 +77,14 @@ function fromVersion1(state: StoredState): StoredState {
   }
   if (state.status === 'interrupted') restoreInterruptedCalls(state, messages);
   state.schemaVersion = 2;
+  return state;
+}
+
+/** Version 2 to 3: the report counts degraded tool results (none before). */
+function fromVersion2(state: StoredState): StoredState {
+  const report = state.report as { degradations?: unknown } | undefined;
+  if (typeof report === 'object' && report !== null) report.degradations ??= { total: 0, byTool: {} };
+  state.schemaVersion = 3;
   return state;
 }
 

@@ -11,9 +11,10 @@ import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
 /**
  * The version of {@link RunState}'s shape. Raised with every incompatible change; stores keep it for migrations (see
  * `migrateRunState`). Version 2 added the durable fields: the `answer` phase, `finishReason`, each call's `attempts`,
- * `approval` and `decision`, `pendingDecisions` and `checkpointedAtMs`.
+ * `approval` and `decision`, `pendingDecisions` and `checkpointedAtMs`. Version 3 added the report's `degradations`
+ * (tool results answered by a fallback).
  */
-export const RUN_STATE_SCHEMA_VERSION = 2;
+export const RUN_STATE_SCHEMA_VERSION = 3;
 
 /**
  * What the loop does next: ask the model, settle the answer it gave (no tool calls: the final answer, or a cut one to

@@ -94,6 +94,17 @@ export type RunEvent =
       readonly idempotencyKey: string;
     })
   | (RunEventBase & {
+      /** A running tool reported how far it has come (`ToolContext.reportProgress`). */
+      readonly type: 'tool-call-progress';
+      readonly step: number;
+      readonly callIndex: number;
+      readonly toolName: string;
+      readonly idempotencyKey: string;
+      readonly progress: number;
+      readonly total?: number;
+      readonly message?: string;
+    })
+  | (RunEventBase & {
       readonly type: 'tool-call-end';
       readonly step: number;
       readonly callIndex: number;
@@ -102,6 +113,19 @@ export type RunEvent =
       readonly status: 'success' | 'error';
       readonly errorCode?: ErrorCode;
       readonly durationMs: number;
+    })
+  | (RunEventBase & {
+      /** A failed tool call was answered by one of its fallbacks: the model gets a result marked degraded. */
+      readonly type: 'tool-degraded';
+      readonly step: number;
+      readonly callIndex: number;
+      /** The tool whose call failed. */
+      readonly toolName: string;
+      /** The fallback that answered. */
+      readonly fallback: string;
+      /** The code of the tool's own failure. */
+      readonly errorCode: ErrorCode;
+      readonly reason: string;
     })
   | (RunEventBase & {
       readonly type: 'correction';

@@ -42,6 +42,8 @@ export interface RunReport {
     byTool: Record<string, number>;
     errorsByCode: Record<string, number>;
   };
+  /** Tool calls answered by a fallback (their results are marked degraded), by the tool whose call failed. */
+  degradations: { total: number; byTool: Record<string, number> };
   errors: { total: number; byCode: Record<string, number> };
   guardrailsTripped: number;
   /** Time spent waiting between retries, from the agent's clock. */
@@ -62,6 +64,7 @@ export function createReport(): RunReport {
     corrections: { total: 0, byKind: {} },
     contextReductions: 0,
     toolCalls: { total: 0, errors: 0, byTool: {}, errorsByCode: {} },
+    degradations: { total: 0, byTool: {} },
     errors: { total: 0, byCode: {} },
     guardrailsTripped: 0,
     waitingMs: 0,
@@ -108,4 +111,10 @@ export function countToolCall(report: RunReport, toolName: string, errorCode: Er
     report.toolCalls.errors++;
     increment(report.toolCalls.errorsByCode, errorCode);
   }
+}
+
+/** Counts one tool call answered by a fallback. */
+export function countDegradation(report: RunReport, toolName: string): void {
+  report.degradations.total++;
+  increment(report.degradations.byTool, toolName);
 }

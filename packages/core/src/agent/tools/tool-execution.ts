@@ -20,7 +20,8 @@ import { isRetryStep, isStopRun, type ToolStop } from '../loop/directives.js';
 import type { CorrectionEventKind } from '../loop/events.js';
 import { countCorrection, countToolCall } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
-import { executeTool, toolFailure } from './tool-call.js';
+import { executeWithFallbacks } from './fallback-call.js';
+import { toolFailure } from './tool-call.js';
 import { toolError, toolSuccess } from './tool-result.js';
 
 /**
@@ -124,7 +125,8 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
   let result: ToolResult;
   let stop: ToolStop | undefined;
   try {
-    result = toolSuccess(await executeTool(run, slot, pending, validation.value));
+    const outcome = await executeWithFallbacks(run, slot, pending, validation.value, parsed.value);
+    result = toolSuccess(outcome.output, outcome.degraded);
   } catch (thrown) {
     if (abort.aborted) throw abort.signal.reason;
     if (isStopRun(thrown)) {

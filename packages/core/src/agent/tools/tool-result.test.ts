@@ -146,6 +146,29 @@ describe('renderToolResult', () => {
     expect(parsed.note).toContain('shortened');
   });
 
+  it('renders a degraded success with its degradation, kept when the content is cut', () => {
+    const degraded = {
+      from: 'search',
+      to: 'search_cache',
+      errorCode: 'tool.timeout' as const,
+      reason: 'from the cache',
+    };
+    expect(renderToolResult(toolSuccess({ hits: 1 }, degraded)).content).toBe(
+      '{"status":"success","content":{"hits":1},"degraded":{"from":"search","to":"search_cache","errorCode":"tool.timeout","reason":"from the cache"}}',
+    );
+    const long = renderToolResult(
+      toolSuccess('x'.repeat(5_000), { ...degraded, reason: 'r'.repeat(3_000) }),
+      {
+        maxChars: 1_024,
+      },
+    );
+    expect(long.truncated).toBe(true);
+    expect(long.content.length).toBeLessThanOrEqual(1_024);
+    const parsed = JSON.parse(long.content);
+    expect(parsed.degraded).toMatchObject({ from: 'search', to: 'search_cache', errorCode: 'tool.timeout' });
+    expect(parsed.degraded.reason).toHaveLength(500);
+  });
+
   it('rejects a maxChars too small to say anything', () => {
     expect(() => renderToolResult(toolSuccess(1), { maxChars: 100 })).toThrow(/at least 1024/);
   });

@@ -1,5 +1,5 @@
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
-import type { ToolResult } from '../../spec/tool.js';
+import type { ToolDegradation, ToolResult } from '../../spec/tool.js';
 
 /** Longest tool message the model is sent by default, in characters (UTF-16 code units): 32 KiB. */
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 32_768;
@@ -7,6 +7,8 @@ export const DEFAULT_TOOL_RESULT_MAX_CHARS = 32_768;
 const MIN_TOOL_RESULT_MAX_CHARS = 1_024;
 /** Caps on an error's message and guidance when an error result must be shortened. */
 const ERROR_TEXT_CAP_CHARS = 2_000;
+/** Cap on a degraded result's reason, so that it always fits beside truncated content. */
+const DEGRADED_REASON_CAP_CHARS = 500;
 const MAX_CONTENT_DEPTH = 64;
 
 /** A successful {@link ToolResult}. */
@@ -17,10 +19,14 @@ export type ToolErrorResult = Extract<ToolResult, { status: 'error' }>;
 /**
  * A successful tool result. `content` is turned into JSON: `undefined` becomes `null`, bigints become strings,
  * `toJSON` is honoured, functions and symbols are dropped, and cycles or nesting deeper than 64 levels are replaced
- * by a marker string, so any value a tool returns can be shown to the model and checkpointed.
+ * by a marker string, so any value a tool returns can be shown to the model and checkpointed. `degraded` marks a
+ * result a fallback produced after the tool failed.
  */
-export function toolSuccess(content: unknown): ToolSuccessResult {
-  return { status: 'success', content: toJsonValue(content, 0, new Set()) };
+export function toolSuccess(content: unknown, degraded?: ToolDegradation): ToolSuccessResult {
+  const json = toJsonValue(content, 0, new Set());
+  return degraded === undefined
+    ? { status: 'success', content: json }
+    : { status: 'success', content: json, degraded: { ...degraded } };
 }
 
 /**
@@ -56,7 +62,8 @@ export interface RenderedToolResult {
 
 /**
  * Renders a tool result as the JSON text of a `tool` message:
- * `{"status":"success","content":...}` or
+ * `{"status":"success","content":...}` (with `"degraded":{"from","to","errorCode","reason"}` after it when a fallback
+ * answered) or
  * `{"status":"error","error":{"code","message","retryable","data"},"guidance":...}` (causes stay in the run's
  * report, not in the model's context). Output over `maxChars` is never cut silently: a success's content is replaced
  * by its first characters as a string, with `"truncated":true` and a note giving the original size; an error drops
@@ -79,7 +86,7 @@ export function renderToolResult(
   const isError = result.status === 'error';
   const view = isError
     ? errorView(result.error, result.guidance)
-    : { status: 'success', content: result.content };
+    : withDegradation({ status: 'success', content: result.content }, result.degraded);
   const content = JSON.stringify(view);
   if (content.length <= maxChars)
     return { content, isError, truncated: false, originalChars: content.length };
@@ -89,7 +96,7 @@ export function renderToolResult(
         truncated: true,
         note: `The error was shortened from ${content.length} characters; its data was dropped.`,
       })
-    : truncateSuccess(result.content, content.length, maxChars);
+    : truncateSuccess(result.content, content.length, maxChars, result.degraded);
   return { content: shortened, isError, truncated: true, originalChars: content.length };
 }
 
@@ -110,15 +117,35 @@ function errorView(
   return result;
 }
 
-function truncateSuccess(content: JsonValue, originalChars: number, maxChars: number): string {
+/** A success view with the degradation, when there is one, after the content. */
+function withDegradation(
+  view: Record<string, JsonValue>,
+  degraded: ToolDegradation | undefined,
+): Record<string, JsonValue> {
+  if (degraded === undefined) return view;
+  const { from, to, errorCode, reason } = degraded;
+  return { ...view, degraded: { from, to, errorCode, reason: cutAt(reason, DEGRADED_REASON_CAP_CHARS) } };
+}
+
+function truncateSuccess(
+  content: JsonValue,
+  originalChars: number,
+  maxChars: number,
+  degraded: ToolDegradation | undefined,
+): string {
   const text = typeof content === 'string' ? content : JSON.stringify(content);
   const render = (kept: string) =>
-    JSON.stringify({
-      status: 'success',
-      truncated: true,
-      note: `Output truncated: showing the first ${kept.length} of ${text.length} characters (${originalChars} rendered). Ask for less (a filter, a page, a range) if you need the rest.`,
-      content: kept,
-    });
+    JSON.stringify(
+      withDegradation(
+        {
+          status: 'success',
+          truncated: true,
+          note: `Output truncated: showing the first ${kept.length} of ${text.length} characters (${originalChars} rendered). Ask for less (a filter, a page, a range) if you need the rest.`,
+          content: kept,
+        },
+        degraded,
+      ),
+    );
   // Escaping can lengthen the kept text, so shrink until the rendering fits; a few rounds always suffice.
   let keep = maxChars - render('').length - 16;
   for (let round = 0; round < 8; round++) {

@@ -1,7 +1,8 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { ToolDefinition } from '../../spec/model.js';
-import type { Tool, ToolContext } from '../../spec/tool.js';
+import type { Tool, ToolContext, ToolFallback } from '../../spec/tool.js';
 import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../schemas/schema.js';
+import { checkFallbacks } from './tool-fallback.js';
 
 /** What a tool name must look like: what OpenAI and Anthropic both accept. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -38,6 +39,20 @@ export interface ToolOptions<Input, Output> {
    * (`retryStep`, `stopRun`) to steer the run. Stop promptly when `context.signal` aborts.
    */
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
+  /**
+   * What answers when a call fails (after its retries), tried in order, each matched against the latest failure:
+   * another tool (`{ tool: replica }`, given the same arguments) or a function returning a degraded value
+   * (`{ value: (input, { error }) => cached(input) }`). The model gets the result marked `degraded` (what failed, what
+   * answered, why), a `tool-degraded` event is emitted and the report counts it. When every matching fallback fails
+   * too, the model gets the last failure, with the whole chain in `data.failures`. Defaults to none.
+   *
+   * @example
+   *   fallbacks: [
+   *     { tool: searchReplica, on: ['tool.timeout', 'policy.circuit_open'] },
+   *     { value: (input) => cache.get(input.query), name: 'search_cache', reason: 'Results from the nightly cache' },
+   *   ]
+   */
+  fallbacks?: readonly ToolFallback<Input>[];
 }
 
 /**
@@ -74,6 +89,7 @@ export function tool<Input = unknown, Output = unknown>(
     timeoutMs,
     needsApproval,
     execute,
+    fallbacks,
   } = options;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new KeelError(
@@ -118,6 +134,7 @@ export function tool<Input = unknown, Output = unknown>(
       `${label} input must be an object schema (JSON Schema type "object", such as z.object({...})): providers accept no other tool input`,
     );
   }
+  const checkedFallbacks = checkFallbacks(fallbacks, label, name);
   const definition: Tool<Input, Output> = {
     name,
     description,
@@ -127,6 +144,9 @@ export function tool<Input = unknown, Output = unknown>(
     timeoutMs,
     needsApproval,
     execute: (value, context) => execute(value, context),
+    ...(checkedFallbacks === undefined
+      ? {}
+      : { fallbacks: checkedFallbacks as readonly ToolFallback<Input>[] }),
   };
   return Object.freeze(definition);
 }

@@ -1,0 +1,52 @@
+import type { RunReport } from '@keel/core';
+import { describe, expect, it } from 'vitest';
+import type { Output } from './output.js';
+import { renderEvent, reportLines } from './render.js';
+
+function captured(): Output & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, out: (line) => lines.push(line), error: (line) => lines.push(line), colour: false };
+}
+
+describe('render: degraded tool results', () => {
+  it('prints a tool-degraded event on one line', () => {
+    const output = captured();
+    renderEvent(
+      {
+        type: 'tool-degraded',
+        runId: 'r',
+        atMs: 0,
+        step: 2,
+        callIndex: 0,
+        toolName: 'search',
+        fallback: 'search_cache',
+        errorCode: 'tool.timeout',
+        reason: 'from the cache',
+      },
+      output,
+    );
+    expect(output.lines).toEqual(['step 2  ⇢ tool search degraded to search_cache after tool.timeout']);
+  });
+
+  it('adds a line counting degradations to the report, only when there were some', () => {
+    const report = {
+      steps: 1,
+      requests: { total: 1, byModel: {} },
+      retries: { total: 0, model: 0, tool: 0, store: 0 },
+      fallbacks: { total: 0, used: [] },
+      breakerTransitions: [],
+      corrections: { total: 0, byKind: {} },
+      contextReductions: 0,
+      toolCalls: { total: 2, errors: 0, byTool: {}, errorsByCode: {} },
+      degradations: { total: 0, byTool: {} },
+      errors: { total: 0, byCode: {} },
+      guardrailsTripped: 0,
+      waitingMs: 0,
+      usage: { inputTokens: 0, outputTokens: 0 },
+      durationMs: 0,
+    } satisfies RunReport;
+    expect(reportLines(report).some((line) => line.startsWith('degraded'))).toBe(false);
+    const degraded = { ...report, degradations: { total: 2, byTool: { search: 2 } } };
+    expect(reportLines(degraded)).toContain('degraded 2 tool results (search ×2)');
+  });
+});

@@ -1,0 +1,112 @@
+import { ERROR_CODES, type ErrorCategory, isErrorCode } from '../../errors/codes.js';
+import { KeelError } from '../../errors/keel-error.js';
+import { rejectUnknownOptions } from '../../policies/validate.js';
+import type { ToolFallback, ToolFallbackCondition } from '../../spec/tool.js';
+
+const CATEGORIES: ReadonlySet<string> = new Set(Object.values(ERROR_CODES).map((entry) => entry.category));
+
+/** The name a value fallback gets when it has none. */
+export const DEFAULT_FALLBACK_VALUE_NAME = 'fallback value';
+
+/**
+ * The failures a fallback answers when it says nothing: those that say the tool could not serve (a retryable
+ * failure, an open breaker, `tool.unavailable`), never the caller's own faults, which a fallback would only hide.
+ */
+export function couldNotServe(error: KeelError): boolean {
+  return error.retryable || error.code === 'policy.circuit_open' || error.code === 'tool.unavailable';
+}
+
+/** Whether `fallback` answers `error`. */
+export function fallbackApplies(fallback: ToolFallback<never>, error: KeelError): boolean {
+  const on = fallback.on;
+  if (on === undefined) return couldNotServe(error);
+  if (typeof on === 'function') return on(error) === true;
+  return on.some((entry) => entry === error.code || entry === (error.category as ErrorCategory));
+}
+
+/** The name a fallback goes by in `degraded.to`, events and the report. */
+export function fallbackName(fallback: ToolFallback<never>): string {
+  return fallback.tool?.name ?? fallback.name ?? DEFAULT_FALLBACK_VALUE_NAME;
+}
+
+/**
+ * Checks a tool's `fallbacks` option, throwing `config.invalid` with what to fix: each entry must be `{ tool }` or
+ * `{ value }`, with `on` a list of error codes and categories or a function, and `reason` a non-empty string. A
+ * fallback tool may not be the tool itself, nor need approval (a fallback runs without asking).
+ */
+export function checkFallbacks(
+  fallbacks: unknown,
+  label: string,
+  toolName: string,
+): readonly ToolFallback[] | undefined {
+  if (fallbacks === undefined) return undefined;
+  if (!Array.isArray(fallbacks)) {
+    throw invalid(label, 'fallbacks must be an array such as [{ tool: replica }, { value: () => cached }]');
+  }
+  return fallbacks.map((entry: unknown, index): ToolFallback => {
+    const where = `fallbacks[${index}]`;
+    if (typeof entry !== 'object' || entry === null)
+      throw invalid(label, `${where} must be { tool } or { value }`);
+    rejectUnknownOptions(entry, ['on', 'reason', 'tool', 'value', 'name'], `${label} ${where}`);
+    const { on, reason, tool, value, name } = entry as Record<string, unknown>;
+    if ((tool === undefined) === (value === undefined)) {
+      throw invalid(label, `${where} needs exactly one of tool (another tool) and value (a function)`);
+    }
+    if (tool !== undefined) {
+      const candidate = tool as {
+        name?: unknown;
+        execute?: unknown;
+        validate?: unknown;
+        needsApproval?: unknown;
+      };
+      if (typeof candidate !== 'object' || candidate === null || typeof candidate.execute !== 'function') {
+        throw invalid(label, `${where}.tool is not a tool: build it with tool({...})`);
+      }
+      if (candidate.name === toolName) throw invalid(label, `${where}.tool is the tool itself`);
+      if (candidate.needsApproval !== undefined && candidate.needsApproval !== false) {
+        throw invalid(
+          label,
+          `${where}.tool "${String(candidate.name)}" needs approval; a fallback runs without asking`,
+        );
+      }
+      if (name !== undefined)
+        throw invalid(label, `${where}.name is for value fallbacks; a tool goes by its own name`);
+    } else if (typeof value !== 'function') {
+      throw invalid(label, `${where}.value must be a function (input, context) => value`);
+    }
+    if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) {
+      throw invalid(label, `${where}.name must be a non-empty string`);
+    }
+    if (reason !== undefined && (typeof reason !== 'string' || reason.trim() === '')) {
+      throw invalid(label, `${where}.reason must be a non-empty string`);
+    }
+    checkCondition(on, label, where);
+    return Object.freeze({ ...(entry as ToolFallback) });
+  });
+}
+
+function checkCondition(
+  on: unknown,
+  label: string,
+  where: string,
+): asserts on is ToolFallbackCondition | undefined {
+  if (on === undefined || typeof on === 'function') return;
+  if (!Array.isArray(on) || on.length === 0) {
+    throw invalid(
+      label,
+      `${where}.on must be a non-empty array of error codes and categories, or a function`,
+    );
+  }
+  for (const entry of on) {
+    if (typeof entry !== 'string' || !(isErrorCode(entry) || CATEGORIES.has(entry))) {
+      throw invalid(
+        label,
+        `${where}.on: ${JSON.stringify(entry)} is neither an error code (such as 'tool.timeout') nor a category (such as 'network')`,
+      );
+    }
+  }
+}
+
+function invalid(label: string, message: string): KeelError {
+  return new KeelError('config.invalid', `${label}: ${message}`, { data: { option: 'fallbacks' } });
+}

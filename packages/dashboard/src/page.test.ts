@@ -1,0 +1,129 @@
+// The real page in headless Chromium over runs made by keel's run loop: hostile content stays text, the list follows
+// the store live, and the page's scripts never turn data into markup.
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Agent, MemoryRunStore } from '@keel/core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Dashboard, startDashboard } from './dashboard.js';
+import { launchBrowser } from './test-support/browser.js';
+import { fallbackRun, HOSTILE, interruptedRun, resumeWith, uncertainRun } from './test-support/runs.js';
+
+const store = new MemoryRunStore();
+const agents = new Map<string, Agent<string>>();
+let browser: Browser;
+let dashboard: Dashboard;
+let page: Page;
+const pageErrors: string[] = [];
+const consoleErrors: string[] = [];
+const requested: string[] = [];
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  dashboard = await startDashboard({ store, port: 0, pollIntervalMs: 50, resume: resumeWith(agents) });
+  page = await browser.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${message.text()} ${message.location().url}`);
+  });
+  page.on('request', (request) => requested.push(request.url()));
+});
+afterAll(async () => {
+  await browser?.close();
+  await dashboard?.close();
+});
+
+describe('the page', () => {
+  it('shows a hostile tool argument and task as text, running none of it', async () => {
+    const { runId, key } = await interruptedRun(store, { title: HOSTILE, task: `Open a ticket: ${HOSTILE}` });
+    await page.goto(dashboard.pageUrl);
+    await page.locator(`tr[data-run-id="${runId}"] a`).click();
+    const card = page.locator(`article.decision[data-key="${key}"]`);
+    await expect
+      .poll(() => card.locator('pre.arguments').textContent())
+      .toContain(HOSTILE.replace(/"/g, '\\"'));
+    await expect
+      .poll(() => page.locator('.message-user pre').textContent())
+      .toBe(`Open a ticket: ${HOSTILE}`);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('main img, main script').count()).toBe(0);
+    expect(new URL(page.url()).hash).toBe('');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('abandons a call that may have run: the run goes on without running it again', async () => {
+    const { runId, key, executions, agent } = await uncertainRun(store);
+    agents.set('billing', agent);
+    await page.goto(`${dashboard.url}/runs/${runId}`);
+    const card = page.locator(`article.decision-uncertain[data-key="${key}"]`);
+    await card.getByText('may or may not have run before the process stopped').waitFor();
+    await card.getByRole('button', { name: 'Abandon' }).click();
+    await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
+    expect(await page.locator('.message-tool pre').textContent()).toMatch(/outcome is unknown/);
+    expect(executions).toEqual([key]);
+  });
+
+  it('adds a run to the list while it is open, without a reload', async () => {
+    await page.goto(dashboard.pageUrl);
+    await page.locator('#live[data-state="live"]').waitFor();
+    const rows = page.locator('tr[data-run-id]');
+    const before = await rows.count();
+    const runId = await fallbackRun(store);
+    await page.locator(`tr[data-run-id="${runId}"][data-status="completed"]`).waitFor();
+    expect(await rows.count()).toBe(before + 1);
+    const cells = await page.locator(`tr[data-run-id="${runId}"] td`).allTextContents();
+    expect(cells.slice(1, 8)).toEqual([
+      'weather',
+      'completed',
+      'final_answer',
+      expect.stringMatching(/ms$/),
+      '4',
+      '1',
+      '1',
+    ]);
+  });
+
+  it('filters by status and searches, keeping the filter in the address', async () => {
+    await page.goto(`${dashboard.url}/?status=interrupted`);
+    await page.locator('tr[data-run-id]').first().waitFor();
+    expect(await page.locator('tr[data-run-id]:not([data-status="interrupted"])').count()).toBe(0);
+    await page.locator('select[name="status"]').selectOption('');
+    await page.locator('input[name="q"]').fill('weather');
+    await expect.poll(() => page.locator('tr[data-run-id]').count()).toBe(1);
+    expect(new URL(page.url()).search).toBe('?q=weather');
+  });
+
+  it('asks for the token when the tab has none', async () => {
+    const fresh = await browser.newPage();
+    await fresh.goto(dashboard.url);
+    await fresh.locator('form.token-form').waitFor();
+    await fresh.locator('input[name="token"]').fill(dashboard.token);
+    await fresh.locator('form.token-form button').click();
+    await fresh.locator('tr[data-run-id]').first().waitFor();
+    await fresh.close();
+  });
+});
+
+describe('the page, all along', () => {
+  it('asked nothing of another origin and broke no Content-Security-Policy rule', () => {
+    expect(requested.length).toBeGreaterThan(10);
+    expect(requested.filter((url) => !url.startsWith(`${dashboard.url}/`))).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+describe('the page scripts', () => {
+  it('never parse data as HTML', () => {
+    const directory = fileURLToPath(new URL('../assets/', import.meta.url));
+    const offenders = readdirSync(directory)
+      .filter((name) => name.endsWith('.js'))
+      .flatMap((name) => {
+        const text = readFileSync(`${directory}${name}`, 'utf8');
+        return /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/.test(text)
+          ? [name]
+          : [];
+      });
+    expect(offenders).toEqual([]);
+  });
+});
