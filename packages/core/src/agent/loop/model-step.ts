@@ -111,7 +111,7 @@ async function attempt(
   run.streamedText = '';
   try {
     const response = await slot.timeout.execute(
-      (timed) => slot.provider.generate(attemptRequest(request, timed)),
+      (timed) => slot.provider.generate(new AttemptRequest(request, timed)),
       context,
     );
     checkResponse(response, slot);
@@ -135,21 +135,32 @@ async function attempt(
 
 /**
  * The request of one attempt, with the attempt's own signal (aborted at its timeout or the run's cancellation). The
- * signal is made when the provider first reads it: an AbortSignal costs microseconds, and an in-process model may
- * never read it.
+ * signal is made when the provider first reads it (an AbortSignal costs microseconds, and an in-process model may
+ * never read it), through an accessor on the prototype: see `ToolCallContext` for why not an object literal's getter.
  */
-function attemptRequest(request: StepRequest, timed: PolicyContext): ModelRequest {
-  return {
-    messages: request.messages,
-    tools: request.tools,
-    outputSchema: request.outputSchema,
-    maxOutputTokens: request.maxOutputTokens,
-    temperature: request.temperature,
-    get signal() {
-      return timed.signal;
-    },
-    onTextDelta: request.onTextDelta,
-  };
+class AttemptRequest implements ModelRequest {
+  readonly messages: ModelRequest['messages'];
+  readonly tools: ModelRequest['tools'];
+  readonly outputSchema: ModelRequest['outputSchema'];
+  readonly maxOutputTokens: ModelRequest['maxOutputTokens'];
+  readonly temperature: ModelRequest['temperature'];
+  readonly onTextDelta: ModelRequest['onTextDelta'];
+  // A private field: copying the request (`{ ...request }`) copies only what a ModelRequest holds.
+  readonly #attempt: PolicyContext;
+
+  constructor(request: StepRequest, attempt: PolicyContext) {
+    this.#attempt = attempt;
+    this.messages = request.messages;
+    this.tools = request.tools;
+    this.outputSchema = request.outputSchema;
+    this.maxOutputTokens = request.maxOutputTokens;
+    this.temperature = request.temperature;
+    this.onTextDelta = request.onTextDelta;
+  }
+
+  get signal(): AbortSignal {
+    return this.#attempt.signal;
+  }
 }
 
 /** The `model-call-end` event of one attempt: what is common to both outcomes, and the outcome's own fields. */

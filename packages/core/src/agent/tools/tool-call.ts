@@ -4,13 +4,14 @@ import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
 import type { RetryPolicy } from '../../policies/retry.js';
-import type { ToolContext, ToolProgress } from '../../spec/tool.js';
+import type { ToolProgress } from '../../spec/tool.js';
 import type { ToolSlot } from '../agent-runtime.js';
 import type { PendingToolCall } from '../durability/run-state.js';
 import { isDirective } from '../loop/directives.js';
 import { underlyingError } from '../loop/model-recovery.js';
 import { countRetry } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
+import { ToolCallContext } from './tool-context.js';
 
 /**
  * Failures that prove the tool never started, so that retrying even a tool with side effects is safe: the tool said
@@ -71,16 +72,14 @@ function invoke(
     // The first attempt was counted when the call started (and checkpointed): a resumed execution is told it is not
     // the first.
     if (context.attempt > 1) pending.attempts++;
-    const toolContext: ToolContext = {
-      get signal() {
-        return timed.signal;
-      },
-      idempotencyKey: pending.idempotencyKey,
-      runId: run.runId,
-      step: run.state.step,
-      callIndex: pending.callIndex,
-      attempt: pending.attempts,
-    };
+    const toolContext = new ToolCallContext(
+      timed,
+      pending.idempotencyKey,
+      run.runId,
+      run.state.step,
+      pending.callIndex,
+      pending.attempts,
+    );
     let running = true;
     if (run.events.active) {
       toolContext.reportProgress = (progress) => {
