@@ -21,7 +21,7 @@ import type { CorrectionEventKind } from '../loop/events.js';
 import { countCorrection, countToolCall } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
 import { executeWithFallbacks } from './fallback-call.js';
-import { toolFailure } from './tool-call.js';
+import { executeTool, toolFailure } from './tool-call.js';
 import { toolError, toolSuccess } from './tool-result.js';
 
 /**
@@ -125,8 +125,12 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
   let result: ToolResult;
   let stop: ToolStop | undefined;
   try {
-    const outcome = await executeWithFallbacks(run, slot, pending, validation.value, parsed.value);
-    result = toolSuccess(outcome.output, outcome.degraded);
+    if (slot.fallbacks.length === 0) {
+      result = toolSuccess(await executeTool(run, slot, pending, validation.value));
+    } else {
+      const outcome = await executeWithFallbacks(run, slot, pending, validation.value, parsed.value);
+      result = toolSuccess(outcome.output, outcome.degraded);
+    }
   } catch (thrown) {
     if (abort.aborted) throw abort.signal.reason;
     if (isStopRun(thrown)) {
