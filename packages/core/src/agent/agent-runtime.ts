@@ -3,6 +3,7 @@ import type { BreakerTransition } from '../policies/breaker/breaker-store.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
 import type { RetryPolicy } from '../policies/retry.js';
+import type { DeadlineQueue } from '../policies/deadline-queue.js';
 import type { EventEmitter } from '../policies/events.js';
 import type { RetryBudget } from '../policies/retry-budget.js';
 import type { TimeoutPolicy } from '../policies/timeout.js';
@@ -89,6 +90,8 @@ export interface AgentRuntime {
   readonly retry: RetrySettings;
   readonly clock: Clock;
   readonly events: EventEmitter<RunEvent>;
+  /** The deadlines (`limits.timeoutMs`) of the agent's runs in progress, served by one timer. */
+  readonly runDeadlines: DeadlineQueue;
   readonly instructions: string | undefined;
   readonly guardrails: readonly Guardrail[];
   readonly hasGuardrails: { readonly input: boolean; readonly output: boolean; readonly toolCall: boolean };

@@ -1,6 +1,7 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { Clock, TimerHandle } from '../../policies/clock.js';
 import type { AbortFollowable } from '../../policies/context.js';
+import type { DeadlineEntry, DeadlineQueue } from '../../policies/deadline-queue.js';
 
 /**
  * Why a run's signal aborted: the caller cancelled it, its run timeout elapsed, or its run store failed or another
@@ -26,6 +27,7 @@ export class RunAbort implements AbortFollowable {
   private reason: unknown;
   private listeners: Set<() => void> | undefined;
   private timer: TimerHandle | undefined;
+  private queuedDeadline: RunDeadline | undefined;
   private callerSignal: AbortSignal | undefined;
 
   constructor(
@@ -71,11 +73,19 @@ export class RunAbort implements AbortFollowable {
     addFollower(signal, this);
   }
 
-  /** Times the run out at `deadlineAtMs` (ms since the epoch) with `run.timeout`. */
-  deadline(deadlineAtMs: number, timeoutMs: number): void {
+  /**
+   * Times the run out at `deadlineAtMs` (ms since the epoch) with `run.timeout`: on a timer of its own, or, given a
+   * `queue` (one per agent), on the queue's one timer shared by every run in it.
+   */
+  deadline(deadlineAtMs: number, timeoutMs: number, queue?: DeadlineQueue): void {
     const leftMs = deadlineAtMs - this.clock.now();
     if (leftMs <= 0) {
       this.timeOut(timeoutMs);
+      return;
+    }
+    if (queue !== undefined) {
+      this.queuedDeadline = new RunDeadline(queue, () => this.timeOut(timeoutMs));
+      queue.add(this.queuedDeadline, deadlineAtMs);
       return;
     }
     this.timer = this.clock.setTimeout(() => {
@@ -112,8 +122,10 @@ export class RunAbort implements AbortFollowable {
     return true;
   }
 
-  /** Releases the timer and the caller-signal listener. */
+  /** Releases the timer (or the queued deadline) and the caller-signal listener. */
   dispose(): void {
+    this.queuedDeadline?.release();
+    this.queuedDeadline = undefined;
     if (this.timer !== undefined) {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
@@ -142,6 +154,23 @@ export class RunAbort implements AbortFollowable {
         guidance: 'Raise limits.timeoutMs, or give the agent a smaller task.',
       }),
     );
+  }
+}
+
+/** A run's deadline in a deadline queue. */
+class RunDeadline implements DeadlineEntry {
+  dueAtMs = 0;
+  previous: DeadlineEntry | undefined;
+  next: DeadlineEntry | undefined;
+  queued = false;
+
+  constructor(
+    private readonly queue: DeadlineQueue,
+    readonly expire: () => void,
+  ) {}
+
+  release(): void {
+    if (this.queued) this.queue.remove(this);
   }
 }
 

@@ -93,7 +93,7 @@ export async function driveRun<Output>(
   try {
     durable?.attach(run);
     abort.follow(options.signal);
-    abort.deadline(state.deadlineAtMs, limits.timeoutMs);
+    abort.deadline(state.deadlineAtMs, limits.timeoutMs, runtime.runDeadlines);
     const ending = await runLoop(run, fresh);
     await durable?.close();
     return resultOf<Output>(state, ending, durable !== undefined);
