@@ -94,8 +94,9 @@ async function cpuPerStep(runner: AgentRunner, runs: number): Promise<number> {
  * The whole cost per step (model and tool included: both do almost nothing) of keel, the AI SDK and the OpenAI
  * Agents SDK on the same 5-step run with a zod tool, in interleaved rounds; each round's run count is set so that it
  * lasts about PEER_ROUND_MS. Cost is the process's CPU time (user + system, GC threads included), not wall time: the
- * benchmark machine may be shared, and CPU time is what another process's load disturbs least. The median of the
- * rounds after the first two (JIT warm-up) is reported.
+ * benchmark machine may be shared, and CPU time is what another process's load disturbs least. Each ratio is the
+ * median over rounds of the peer's cost over keel's in the same round (neighbours in time share the machine's load),
+ * after two warm-up rounds.
  */
 async function loopCostVersusPeers(): Promise<void> {
   const subjects: { name: string; runner: AgentRunner; runs: number; samples: number[] }[] = [
@@ -110,32 +111,28 @@ async function loopCostVersusPeers(): Promise<void> {
   for (let round = 0; round < PEER_ROUNDS; round++) {
     for (const subject of subjects) subject.samples.push(await cpuPerStep(subject.runner, subject.runs));
   }
-  const median = (samples: number[]) =>
+  const median = (values: readonly number[]) =>
     percentile(
-      samples.slice(2).sort((a, b) => a - b),
+      values.slice(2).sort((a, b) => a - b),
       0.5,
     );
-  const [keel, aiSdk, openAIAgents] = subjects.map((subject) => median(subject.samples)) as [
-    number,
-    number,
-    number,
-  ];
+  const keel = subjects[0]!;
   console.log(
-    `whole cost per step (CPU time), ${PEER_RUN_STEPS}-step run with a zod tool, median of ${PEER_ROUNDS - 2} interleaved rounds:`,
+    `whole cost per step (CPU time), ${PEER_RUN_STEPS}-step run with a zod tool, ${PEER_ROUNDS - 2} interleaved rounds:`,
   );
   const line = (name: string, perStepUs: number) =>
-    `  ${name.padEnd(32)} ${perStepUs.toFixed(2).padStart(8)} µs`;
-  console.log(line(subjects[0]!.name, keel));
-  const versus = (index: number, perStepUs: number, target: number) => {
-    const ratio = perStepUs / keel;
+    `  ${name.padEnd(32)} ${perStepUs.toFixed(2).padStart(8)} µs (median)`;
+  console.log(line(keel.name, median(keel.samples)));
+  const versus = (peer: (typeof subjects)[number], target: number) => {
+    const ratio = median(peer.samples.map((sample, round) => sample / keel.samples[round]!));
     console.log(
-      `${line(subjects[index]!.name, perStepUs)}  ${ratio.toFixed(1)}x keel  (target >= ${target}x: ${
+      `${line(peer.name, median(peer.samples))}  ${ratio.toFixed(1)}x keel  (target >= ${target}x: ${
         ratio >= target ? 'PASS' : 'FAIL'
       })`,
     );
   };
-  versus(1, aiSdk, PEER_TARGETS.aiSdk);
-  versus(2, openAIAgents, PEER_TARGETS.openAIAgents);
+  versus(subjects[1]!, PEER_TARGETS.aiSdk);
+  versus(subjects[2]!, PEER_TARGETS.openAIAgents);
 }
 
 function collectGarbage(): void {

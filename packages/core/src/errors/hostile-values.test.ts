@@ -7,6 +7,7 @@ import { isControlSignal } from './control.js';
 import { errorChain, messageOf } from './error-chain.js';
 import { KeelError } from './keel-error.js';
 import { redactSecrets } from './redact.js';
+import { createRedactor } from './redactor.js';
 import { deserializeError, serializeError } from './serialize.js';
 
 /** A KeelError made here, whose every field is what its type says. */
@@ -57,6 +58,15 @@ describe.each(HOSTILE_VALUES)('$name', ({ make }) => {
     expect(typeof messageOf(value)).toBe('string');
     expect(errorChain(value).length).toBeGreaterThan(0);
     expect(redactSecrets(value as string)).toBe(value);
+  });
+
+  it('is copied by a provider redactor, alone and as a cause, into values that can be logged', () => {
+    const redactor = createRedactor(['gsk_0123456789abcdefghij']);
+    for (const value of [make(), new Error('outer', { cause: make() }), classify(make())]) {
+      const copy = redactor.error(value);
+      expect(typeof inspect(copy)).toBe('string');
+      expect(typeof JSON.stringify(serializeError(copy))).toBe('string');
+    }
   });
 
   it('is rebuilt into an error when read back as a serialised error', () => {
