@@ -77,6 +77,8 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
     maxOutputTokens: agent.maxOutputTokens,
     temperature: agent.temperature,
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
+    // A continuation (Anthropic's pause_turn) is one more request the provider received.
+    onContinuationRequest: () => countRequest(state.report, slot.key),
   };
   const breaker = slot.breaker;
   return modelRetryOf(run).execute(
@@ -106,6 +108,7 @@ async function attempt(
       step: state.step,
       model: slot.key,
       attempt: context.attempt,
+      messages: request.messages,
     });
   }
   run.streamedText = '';
@@ -120,6 +123,10 @@ async function attempt(
         outcome: 'success',
         finishReason: response.finishReason,
         usage: response.usage,
+        responseModel: response.model,
+        ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
+        content: response.content,
+        toolCalls: response.toolCalls,
       });
     }
     return response;
@@ -170,7 +177,15 @@ function emitCallEnd(
   attempt: number,
   startedMs: number,
   outcome:
-    | { outcome: 'success'; finishReason: ModelResponse['finishReason']; usage: ModelResponse['usage'] }
+    | {
+        outcome: 'success';
+        finishReason: ModelResponse['finishReason'];
+        usage: ModelResponse['usage'];
+        responseModel: string;
+        requestId?: string;
+        content: string;
+        toolCalls: ModelResponse['toolCalls'];
+      }
     | { outcome: 'error'; errorCode: ErrorCode },
 ): void {
   const atMs = run.clock.now();

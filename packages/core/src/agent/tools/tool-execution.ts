@@ -120,6 +120,8 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
       callIndex: pending.callIndex,
       toolName: call.name,
       idempotencyKey: pending.idempotencyKey,
+      toolCallId: call.id,
+      arguments: argumentsText,
     });
   }
   let result: ToolResult;
@@ -169,6 +171,8 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
         ? { errorCode: result.error.code }
         : {}),
       durationMs: atMs - startedMs,
+      toolCallId: call.id,
+      result,
     });
   }
   const completed = complete(run, pending, result, stop);
