@@ -148,9 +148,11 @@ async function attempt(
 class AttemptRequest implements ModelRequest {
   readonly messages: ModelRequest['messages'];
   readonly tools: ModelRequest['tools'];
+  readonly toolChoice: ModelRequest['toolChoice'];
   readonly outputSchema: ModelRequest['outputSchema'];
   readonly maxOutputTokens: ModelRequest['maxOutputTokens'];
   readonly temperature: ModelRequest['temperature'];
+  readonly onContinuationRequest: ModelRequest['onContinuationRequest'];
   readonly onTextDelta: ModelRequest['onTextDelta'];
   // A private field: copying the request (`{ ...request }`) copies only what a ModelRequest holds.
   readonly #attempt: PolicyContext;
@@ -159,9 +161,11 @@ class AttemptRequest implements ModelRequest {
     this.#attempt = attempt;
     this.messages = request.messages;
     this.tools = request.tools;
+    this.toolChoice = request.toolChoice;
     this.outputSchema = request.outputSchema;
     this.maxOutputTokens = request.maxOutputTokens;
     this.temperature = request.temperature;
+    this.onContinuationRequest = request.onContinuationRequest;
     this.onTextDelta = request.onTextDelta;
   }
 
@@ -169,6 +173,10 @@ class AttemptRequest implements ModelRequest {
     return this.#attempt.signal;
   }
 }
+
+// A field added to ModelRequest must be carried by AttemptRequest too: this does not compile until it is.
+const attemptRequestCarriesEveryField: Record<Exclude<keyof ModelRequest, keyof AttemptRequest>, never> = {};
+void attemptRequestCarriesEveryField;
 
 /** The `model-call-end` event of one attempt: what is common to both outcomes, and the outcome's own fields. */
 function emitCallEnd(

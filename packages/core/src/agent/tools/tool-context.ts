@@ -28,3 +28,7 @@ export class ToolCallContext implements ToolContext {
     return this.#call.signal;
   }
 }
+
+// A field added to ToolContext must be carried by ToolCallContext too: this does not compile until it is.
+const toolCallContextCarriesEveryField: Record<Exclude<keyof ToolContext, keyof ToolCallContext>, never> = {};
+void toolCallContextCarriesEveryField;
