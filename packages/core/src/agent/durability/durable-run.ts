@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
 import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
@@ -293,7 +294,7 @@ export class DurableRun implements DurableLink {
     if (this.halted !== undefined) return this.halted.error;
     const keelError = KeelError.isInstance(error)
       ? error
-      : new KeelError('store.unavailable', `The run store failed: ${String(error)}`, { cause: error });
+      : new KeelError('store.unavailable', `The run store failed: ${messageOf(error)}`, { cause: error });
     this.halted = {
       stopReason: keelError.code === 'store.conflict' ? 'lease_lost' : 'store_unavailable',
       error: keelError,

@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import type { ErrorCode } from '../../errors/codes.js';
 import type { SerializedError } from '../../errors/serialize.js';
 import type { EventEmitter } from '../../policies/events.js';
@@ -227,7 +228,7 @@ export class RunEventSink {
       try {
         this.runListener(event);
       } catch (error) {
-        process.emitWarning(`keel: a run event listener threw: ${String(error)}`);
+        process.emitWarning(`keel: a run event listener threw: ${messageOf(error)}`);
       }
     }
     this.agentEvents.emit(event);
