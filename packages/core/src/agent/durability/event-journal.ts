@@ -1,6 +1,5 @@
 import { redactSecrets } from '../../errors/redact.js';
 import type { DependencyKind, RunEvent } from '../loop/events.js';
-import type { RunState } from './run-state.js';
 
 /**
  * The most entries a run's journal keeps: past it, the oldest are dropped first (and counted in `dropped`). At most
@@ -60,8 +59,13 @@ export interface EventJournal {
   dropped: number;
 }
 
+/** What holds a journal: the run state (typed structurally, so that this file does not import it back). */
+export interface JournalHolder {
+  journal?: EventJournal;
+}
+
 /** Adds an entry to the state's journal (made at the first entry), dropping the oldest past the limit. */
-export function journal(state: RunState, entry: JournalEntry): void {
+export function journal(state: JournalHolder, entry: JournalEntry): void {
   state.journal ??= { entries: [], dropped: 0 };
   const { entries } = state.journal;
   if (entries.length >= EVENT_JOURNAL_LIMIT) {
@@ -76,7 +80,7 @@ export function journal(state: RunState, entry: JournalEntry): void {
  * A run event listener that journals the events a timeline needs into the state; others pass by. Handed to a durable
  * run's event sink only: a run without a store builds no events for it.
  */
-export function journalingListener(state: RunState): (event: RunEvent) => void {
+export function journalingListener(state: JournalHolder): (event: RunEvent) => void {
   return (event) => {
     const entry = entryOf(event);
     if (entry !== undefined) journal(state, entry);
