@@ -74,6 +74,8 @@ export interface RetrySettings {
   readonly random: RandomSource | undefined;
   readonly maxRetryAfterMs: number;
   readonly maxElapsedMs: number | undefined;
+  /** The longest a run waits, all waits together, for an open breaker of its last model to let a probe through. */
+  readonly waitForOpenBreakerMs: number;
   /** Makes the run's own budget. */
   readonly createRunBudget: (clock: Clock) => RetryBudget;
   /** A budget shared beyond the run (the process, say); every retry draws from both. */
