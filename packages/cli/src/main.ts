@@ -20,6 +20,7 @@ usage:
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
               [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
+              [--otlp URL] [--metrics-port N] [--log json]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
 
@@ -29,7 +30,7 @@ options:
   --seed N        seed of the fault schedule (default: 1)
   --json          print the result as JSON
   --otlp URL      export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318
-  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run lives
+  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run (or resumption) lives
   --log json      print JSON log lines (one per event, then the result) in place of the live view
   --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
   --approve KEY   run a call that waits for approval (KEY is its idempotency key, printed by keel run)
@@ -140,6 +141,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
+      options.telemetry = telemetryFlags(values);
       return withStore(values.store, workingDirectory, {}, (store) => resumeCommand(options, store, output));
     }
     case 'cancel': {
