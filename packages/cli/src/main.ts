@@ -9,7 +9,7 @@ import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { openStore } from './store.js';
-import type { TelemetryFlags } from './telemetry.js';
+import { otlpBase, type TelemetryFlags } from './telemetry.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
@@ -222,7 +222,8 @@ function telemetryFlags(values: ReturnType<typeof parse>['values']): TelemetryFl
   if (values.log !== undefined && values.log !== 'json' && values.log !== 'text')
     throw new KeelError('config.invalid', `--log must be json or text, not "${values.log}"`);
   const flags: TelemetryFlags = { logJson: values.log === 'json' };
-  if (values.otlp !== undefined) flags.otlp = values.otlp;
+  // Checked here, so that a bad URL is refused before a command reads anything.
+  if (values.otlp !== undefined) flags.otlp = otlpBase(values.otlp);
   const port = values['metrics-port'];
   if (port !== undefined) {
     flags.metricsPort = integerOption('--metrics-port', port, 0);

@@ -117,8 +117,8 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
   };
 }
 
-/** The receiver's base URL, checked: http or https, without a trailing slash. */
-function otlpBase(value: string): string {
+/** The receiver's base URL, checked: http or https, without a trailing slash. Fails with `config.invalid`. */
+export function otlpBase(value: string): string {
   if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
     throw new KeelError(
       'config.invalid',
