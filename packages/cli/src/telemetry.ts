@@ -1,6 +1,7 @@
-// What `keel run` and `keel resume` export while they run: OTLP/HTTP traces and metrics (--otlp), a Prometheus /metrics endpoint
-// (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK and its OTLP
-// exporters are dependencies of the command line only; the packages it wires rest on @opentelemetry/api alone.
+// What `keel run` and `keel resume` export while they run: OTLP/HTTP traces and metrics (--otlp), a Prometheus
+// /metrics endpoint (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK
+// and its OTLP exporters are dependencies of the command line only; the packages it wires rest on @opentelemetry/api
+// alone.
 import { context, diag, type DiagLogger, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
