@@ -25,6 +25,8 @@ export interface BuildOptions {
   allowedKeyHosts?: readonly string[];
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
+  /** Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`). Defaults to none. */
+  wrapTools?: (tools: Tool[]) => Tool[];
 }
 
 /** Reads an agent file and builds the agent it describes, durable on `store`. */
@@ -41,7 +43,8 @@ export function buildAgentFromFile(file: AgentFile, options: BuildOptions): Buil
     filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
-  const tools: Tool[] = file.tools.map((name) => available.get(name)!);
+  const named: Tool[] = file.tools.map((name) => available.get(name)!);
+  const tools = options.wrapTools === undefined ? named : options.wrapTools(named);
   const models = resolveModels(file, {
     environment: options.environment,
     ...(options.faults === undefined ? {} : { faults: options.faults }),
