@@ -119,6 +119,6 @@ export async function resumeCommand(
       }
     }
   } finally {
-    await built.models.close();
+    await built.close();
   }
 }

@@ -74,6 +74,6 @@ export async function runCommand(
     });
     return presentResult(result, options.json, output);
   } finally {
-    await built.models.close();
+    await built.close();
   }
 }
