@@ -81,7 +81,9 @@ export function readTools(
     }
     const bodyField = `${field}.${kind}`;
     const body = reader.node(entryNode, kind!, bodyField);
-    if (!isMap(body)) return reader.fail(body, bodyField, 'must be a mapping');
+    if (!isMap(body)) {
+      reader.fail(body, bodyField, 'must be a mapping');
+    }
     if (kind === 'mcp') {
       const entry = readMcpEntry(reader, body, bodyField, context);
       // Two servers with one prefix would offer tools of the same names.

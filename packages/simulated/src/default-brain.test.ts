@@ -55,6 +55,35 @@ const result = (id: string, toolName: string, content: string, isError = false):
     : { role: 'tool', toolCallId: id, toolName, content };
 
 describe('defaultBrain', () => {
+  it('answers a question about what a folder holds with the listing tools alone, listing "." unless a path is given', async () => {
+    const pathInput = {
+      type: 'object',
+      properties: { path: { type: 'string' } },
+      required: ['path'],
+    } as const;
+    const files: ToolDefinition[] = [
+      { name: 'read_text_file', description: 'Read the contents of a file', inputSchema: pathInput },
+      {
+        name: 'list_directory',
+        description: 'List the files and directories in a path',
+        inputSchema: pathInput,
+      },
+      { name: 'get_file_info', description: 'Metadata of a file', inputSchema: pathInput },
+    ];
+    const listed = await think([user('What files are in the examples folder?')], { tools: files });
+    expect(listed.toolCalls).toEqual([{ name: 'list_directory', arguments: { path: '.' } }]);
+    const spelled = await think([user('Which files are in docs/guides?')], { tools: files });
+    expect(spelled.toolCalls).toEqual([{ name: 'list_directory', arguments: { path: 'docs/guides' } }]);
+    // Not a question about a folder: every relevant tool, with the file the task names.
+    const read = await think([user('Read the file notes.txt')], { tools: files });
+    expect(read.toolCalls?.map((call) => call.name)).toEqual([
+      'read_text_file',
+      'list_directory',
+      'get_file_info',
+    ]);
+    expect(read.toolCalls?.[0]?.arguments).toEqual({ path: 'notes.txt' });
+  });
+
   it('picks tools by keywords of their name and description', () => {
     expect(relevantTools('What is the weather in Paris?', [weather, time, stocks])).toEqual([weather]);
     expect(relevantTools('Weather and local time in Oslo', [weather, time, stocks])).toEqual([weather, time]);
