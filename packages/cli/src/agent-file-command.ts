@@ -1,9 +1,15 @@
-import { resolve } from 'node:path';
 import { type CommandTemplate, type CommandToolOptions, commandTool, type ResourceLimits } from '@keel/tools';
 import { isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
 import { type FieldReader, placeholderHint } from './agent-file-reader.js';
 import { type EnvEntry, environmentOf, readEnvEntries } from './agent-file-secrets.js';
-import { type DeclaredTool, probe, readDeclaredTool, type ToolEntryContext } from './agent-file-tools.js';
+import {
+  type DeclaredTool,
+  placeholderField,
+  probe,
+  readDeclaredTool,
+  readWorkingDirectory,
+  type ToolEntryContext,
+} from './agent-file-tools.js';
 
 /** A `command:` entry: a program run with arguments filled from the model's input, never through a shell. */
 export interface CommandEntry extends DeclaredTool {
@@ -68,7 +74,7 @@ export function readCommandEntry(
       return node.items.map((inner, position) => argument(inner as Node, `${at}[${position}]`));
     return argument(node, at);
   });
-  const cwd = resolve(context.directory, reader.string(map, 'cwd', `${field}.cwd`, false) ?? '.');
+  const cwd = readWorkingDirectory(reader, map, `${field}.cwd`, context);
   const entry: CommandEntry = {
     kind: 'command',
     field,
@@ -105,9 +111,14 @@ export function readCommandEntry(
     field,
     () => commandTool(commandToolOptions(entry, NO_ENVIRONMENT)),
     (option, message) => {
-      if (option !== 'command') return option;
-      const position = /command\[(\d+)\]/.exec(message)?.[1];
-      return position === undefined ? 'argv' : `argv.${position}`;
+      // `root` is the tool's cwd: path arguments are confined below it.
+      if (option === 'root') return 'cwd';
+      if (option === undefined || (option !== 'command' && !option.startsWith('commandTool')))
+        return undefined;
+      const position = /command\[(\d+)\](?:\[(\d+)\])?/.exec(`${option} ${message}`);
+      if (position !== null)
+        return ['argv', position[1], position[2]].filter((part) => part !== undefined).join('.');
+      return placeholderField(map, ['argv'], message) ?? 'argv';
     },
   );
   return entry;

@@ -2,7 +2,13 @@ import { type HttpMethod, type HttpToolOptions, httpTool } from '@keel/tools';
 import { isScalar, type Node, type YAMLMap } from 'yaml';
 import { type FieldReader, placeholderHint } from './agent-file-reader.js';
 import { type HeaderValue, headerValuesOf, readHeaders } from './agent-file-secrets.js';
-import { type DeclaredTool, probe, readDeclaredTool, type ToolEntryContext } from './agent-file-tools.js';
+import {
+  type DeclaredTool,
+  placeholderField,
+  probe,
+  readDeclaredTool,
+  type ToolEntryContext,
+} from './agent-file-tools.js';
 
 /** An `http:` entry: one HTTP endpoint, its URL, query, headers and JSON body filled from the model's input. */
 export interface HttpEntry extends DeclaredTool {
@@ -93,12 +99,21 @@ export function readHttpEntry(
   if (maxRedirects !== undefined) entry.maxRedirects = maxRedirects;
   const allow = reader.stringList(map, 'allow', `${field}.allow`, 'host names and address ranges');
   if (allow !== undefined) entry.allow = allow;
-  probe(reader, map, field, () =>
-    httpTool(
-      httpToolOptions(entry, PROBE_VALUES, () => {
-        throw new Error('unreachable: every variable has a value while probing');
-      }),
-    ),
+  probe(
+    reader,
+    map,
+    field,
+    () =>
+      httpTool(
+        httpToolOptions(entry, PROBE_VALUES, () => {
+          throw new Error('unreachable: every variable has a value while probing');
+        }),
+      ),
+    (option, message) => {
+      if (option === undefined || !option.startsWith('httpTool')) return undefined;
+      const named = / (url|query|headers|body)$/.exec(option)?.[1];
+      return named ?? placeholderField(map, ['url', 'query', 'headers', 'body'], message);
+    },
   );
   return entry;
 }

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { type McpToolsOptions, mcpTools } from '@keel/mcp';
@@ -12,11 +12,19 @@ import {
   readEnvEntries,
   readHeaders,
 } from './agent-file-secrets.js';
-import { probe, type ToolEntryContext } from './agent-file-tools.js';
+import { probe, readWorkingDirectory, type ToolEntryContext } from './agent-file-tools.js';
 
 /** How an MCP server is reached: a program over stdio, or a URL. */
 export type McpServerEntry =
-  | { kind: 'stdio'; command: string; args: string[]; cwd: string; env: EnvEntry[] }
+  | {
+      kind: 'stdio';
+      command: string;
+      args: string[];
+      cwd: string;
+      env: EnvEntry[];
+      /** The npm package whose program `command` (this Node.js) runs, when the file named one. */
+      package?: string;
+    }
   | { kind: 'http'; url: string; headers: Record<string, HeaderValue> };
 
 /** An `mcp:` entry: the tools of an MCP server, connected when the agent first needs them. */
@@ -98,14 +106,7 @@ export function readMcpEntry(
     };
   } else {
     const args = reader.stringList(map, 'args', `${field}.args`, 'arguments') ?? [];
-    const cwd = resolve(context.directory, reader.string(map, 'cwd', `${field}.cwd`, false) ?? '.');
-    if (!isDirectory(cwd)) {
-      reader.fail(
-        (map.get('cwd', true) as Node | undefined) ?? map,
-        `${field}.cwd`,
-        `must be an existing directory (${cwd} is not one)`,
-      );
-    }
+    const cwd = readWorkingDirectory(reader, map, `${field}.cwd`, context);
     const env = readEnvEntries(reader, map, `${field}.env`) ?? [];
     if (target === 'package') {
       const name = reader.string(map, 'package', `${field}.package`, true)!;
@@ -116,7 +117,7 @@ export function readMcpEntry(
         name,
         context.directory,
       );
-      server = { kind: 'stdio', command: process.execPath, args: [bin, ...args], cwd, env };
+      server = { kind: 'stdio', command: process.execPath, args: [bin, ...args], cwd, env, package: name };
     } else {
       server = {
         kind: 'stdio',
@@ -251,12 +252,4 @@ function packageBin(reader: FieldReader, node: Node, field: string, name: string
     );
   }
   return resolve(dirname(manifestPath), chosen[1]);
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

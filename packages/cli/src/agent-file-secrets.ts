@@ -51,7 +51,7 @@ export function readEnvEntries(reader: FieldReader, map: YAMLMap, field: string)
     if (separator === -1) return undefined;
     const value = text.slice(separator + 1);
     if (namesSecret(name) || looksLikeSecret(value)) {
-      return `sets ${name} to a literal that looks like a secret: an agent file names secrets, it does not hold them (write ${name} alone, and set it in keel's environment)`;
+      return `sets ${name} to a literal that looks like a secret; an agent file names secrets and does not hold them (write ${name} alone, and set it in keel's environment)`;
     }
     return undefined;
   });
@@ -120,7 +120,7 @@ export function readHeaders(
       reader.fail(
         node,
         headerField,
-        'holds a literal credential: an agent file names secrets, it does not hold them',
+        'holds a literal credential; an agent file names secrets and does not hold them',
         `Keep the secret in an API key variable and write ${name}: { env: NAME_API_KEY, prefix: "Bearer " }`,
       );
     }

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { type JsonSchemaInput, KeelError, TOOL_NAME_PATTERN } from '@keel/core';
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
 import { type CommandEntry, readCommandEntry } from './agent-file-command.js';
@@ -102,6 +104,30 @@ export function readTools(
   return entries;
 }
 
+/** Reads `cwd` (relative to the agent file's directory, which is the default) as an existing directory's path. */
+export function readWorkingDirectory(
+  reader: FieldReader,
+  map: YAMLMap,
+  field: string,
+  context: ToolEntryContext,
+): string {
+  const cwd = resolve(context.directory, reader.string(map, 'cwd', field, false) ?? '.');
+  let directory = false;
+  try {
+    directory = statSync(cwd).isDirectory();
+  } catch {
+    // Missing or unreadable: refused below.
+  }
+  if (!directory) {
+    reader.fail(
+      (map.get('cwd', true) as Node | undefined) ?? map,
+      field,
+      `must be an existing directory (${cwd} is not one)`,
+    );
+  }
+  return cwd;
+}
+
 /** The fields every declared tool has: its name, description and input schema (a JSON Schema object). */
 export interface DeclaredTool {
   name: string;
@@ -153,15 +179,16 @@ export function readDeclaredTool(reader: FieldReader, map: YAMLMap, field: strin
 }
 
 /**
- * Builds the tool once with `build`, so that what its factory refuses is refused here, at the field it names:
- * `data.option` (`command`, `limits.cpuSeconds`) is looked up in `map` through `fieldOf`.
+ * Builds the tool once with `build`, so that what its factory refuses is refused here, at the field it names. The
+ * factory's `data.option` (`command`, `limits.cpuSeconds`, or a template's own label) and message go through
+ * `fieldOf` to a key path in `map` (such as `argv.2`); by default an option that is a key path is used as it is.
  */
 export function probe(
   reader: FieldReader,
   map: YAMLMap,
   field: string,
   build: () => unknown,
-  fieldOf: (option: string, message: string) => string = (option) => option,
+  fieldOf: (option: string | undefined, message: string) => string | undefined = () => undefined,
 ): void {
   try {
     build();
@@ -171,30 +198,67 @@ export function probe(
       /^(commandTool|httpTool|mcpTools)( "[^"]*")?( limits)?: /,
       '',
     );
-    const option =
-      typeof keelError?.data.option === 'string' ? fieldOf(keelError.data.option, message) : undefined;
+    const option = typeof keelError?.data.option === 'string' ? keelError.data.option : undefined;
     const key =
-      option ??
+      fieldOf(option, message) ??
+      (option !== undefined && /^[\w.]+$/.test(option) ? option : undefined) ??
       (/^tool "[^"]*" input|the JSON Schema/.test(message)
         ? 'input'
         : message.startsWith('tool name')
           ? 'name'
           : undefined);
     let at: Node = map;
+    let located = '';
     if (key !== undefined) {
+      // A JSON Schema refusal says where in the schema: `$.properties.count.maximum`.
+      const schemaPath =
+        typeof keelError?.data.path === 'string' && key === 'input' ? keelError.data.path : '$';
+      const parts = [
+        ...key.split('.'),
+        ...[...schemaPath.matchAll(/\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)].map(
+          (match) => match[1] ?? match[2] ?? (JSON.parse(match[3]!) as string),
+        ),
+      ];
       let current: unknown = map;
-      for (const part of key.split('.')) {
-        const next = isMap(current) ? (current.get(part, true) as Node | undefined) : undefined;
+      for (const part of parts) {
+        const next =
+          isMap(current) || isSeq(current)
+            ? (current.get(isSeq(current) ? Number(part) : part, true) as Node | undefined)
+            : undefined;
         if (next === undefined) break;
         current = next;
+        located += isSeq(at) ? `[${part}]` : `.${part}`;
+        at = next;
       }
-      at = current as Node;
     }
-    reader.fail(
-      at,
-      key === undefined ? field : `${field}.${key}`,
-      `is refused: ${message}`,
-      keelError?.guidance,
-    );
+    reader.fail(at, `${field}${located}`, `is refused: ${message}`, keelError?.guidance);
   }
+}
+
+/** The key path (below `map`) of the first template field whose text holds the placeholder `{name`. */
+export function placeholderField(map: YAMLMap, keys: readonly string[], message: string): string | undefined {
+  const name = /placeholder \{([^}:]+)/.exec(message)?.[1];
+  if (name === undefined) return undefined;
+  const search = (node: unknown, path: string): string | undefined => {
+    if (isScalar(node))
+      return typeof node.value === 'string' && node.value.includes(`{${name}`) ? path : undefined;
+    if (isSeq(node)) {
+      for (const [index, item] of node.items.entries()) {
+        const found = search(item, `${path}.${index}`);
+        if (found !== undefined) return found;
+      }
+    }
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        const found = search(pair.value, `${path}.${isScalar(pair.key) ? String(pair.key.value) : ''}`);
+        if (found !== undefined) return found;
+      }
+    }
+    return undefined;
+  };
+  for (const key of keys) {
+    const found = search(map.get(key, true), key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -12,7 +12,7 @@ export interface AgentTools {
   tools: (Tool | ToolSource)[];
   /** The MCP toolsets. None has started a server yet: the agent connects each at its first step. */
   toolsets: McpToolset[];
-  /** What each entry that runs or reaches something outside keel is, for the command line to show. */
+  /** Each entry that runs a program or reaches a server, and what it runs or reaches, for the command line to show. */
   summary: string[];
 }
 
@@ -42,18 +42,22 @@ export function buildAgentTools(
           built.toolsets.push(toolset);
           built.tools.push(toolset);
           const { server } = entry;
-          built.summary.push(
-            `mcp ${toolset.name}: ${server.kind === 'http' ? server.url : [server.command, ...server.args].join(' ')}`,
-          );
+          const reached =
+            server.kind === 'http'
+              ? server.url
+              : server.package === undefined
+                ? [server.command, ...server.args].join(' ')
+                : [server.package, ...server.args.slice(1)].join(' ');
+          built.summary.push(`mcp ${toolset.name} (${reached})`);
           break;
         }
         case 'command':
           built.tools.push(commandTool(commandToolOptions(entry, environment)));
-          built.summary.push(`command ${entry.name}: ${String(entry.argv[0])}`);
+          built.summary.push(`command ${entry.name} (${String(entry.argv[0])})`);
           break;
         case 'http':
           built.tools.push(httpTool(httpToolOptions(entry, environment, locate(entry.field))));
-          built.summary.push(`http ${entry.name}: ${entry.method ?? 'GET'} ${entry.url}`);
+          built.summary.push(`http ${entry.name} (${entry.method ?? 'GET'} ${entry.url})`);
           break;
       }
     }

@@ -56,11 +56,7 @@ const result = (id: string, toolName: string, content: string, isError = false):
 
 describe('defaultBrain', () => {
   it('answers a question about what a folder holds with the listing tools alone, listing "." unless a path is given', async () => {
-    const pathInput = {
-      type: 'object',
-      properties: { path: { type: 'string' } },
-      required: ['path'],
-    } as const;
+    const pathInput = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
     const files: ToolDefinition[] = [
       { name: 'read_text_file', description: 'Read the contents of a file', inputSchema: pathInput },
       {

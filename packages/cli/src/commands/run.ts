@@ -64,6 +64,8 @@ export async function runCommand(
           ),
         );
       }
+      if (built.tools.summary.length > 0)
+        output.out(paint(output, 'grey', `tools ${built.tools.summary.join(' · ')}`));
       output.out(paint(output, 'grey', `task: ${options.task}`));
       output.out('');
     }
