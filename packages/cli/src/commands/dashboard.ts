@@ -6,6 +6,7 @@ import { type Dashboard, type ResumeOutcome, type ResumeRun, startDashboard } fr
 import { loadAgentFile } from '../agent-file.js';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { invocationPath } from '../invocation.js';
+import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
 import { openStore } from '../store.js';
 import { resumeCommand } from './resume.js';
@@ -22,7 +23,8 @@ export interface DashboardCommandContext {
   signal: AbortSignal;
 }
 
-const USAGE = 'usage: keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent FILE]...';
+const USAGE =
+  'usage: keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent FILE]... [--allow-key-host HOST]...';
 
 /**
  * `keel dashboard`: serves the dashboard over the run store until the signal aborts, then waits for the runs it
@@ -35,7 +37,8 @@ export async function dashboardCommand(
 ): Promise<number> {
   const values = parse(argv);
   const token = values.token ?? context.environment[TOKEN_VARIABLE];
-  const agents = await agentFilesByName(values.agent ?? [], context.workingDirectory);
+  const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
+  const agents = await agentFilesByName(values.agent ?? [], context.workingDirectory, allowedKeyHosts);
   const store = openStore(values.store, context.workingDirectory);
   let dashboard: Dashboard;
   try {
@@ -44,7 +47,7 @@ export async function dashboardCommand(
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(values.port === undefined ? {} : { port: portOption(values.port) }),
       ...(token === undefined || token === '' ? {} : { token }),
-      resume: cliResume(store, agents, context),
+      resume: cliResume(store, agents, allowedKeyHosts, context),
     });
   } catch (error) {
     await store.close();
@@ -90,6 +93,7 @@ export async function dashboardCommand(
 function cliResume(
   store: RunStore,
   agents: Map<string, string>,
+  allowedKeyHosts: string[],
   context: DashboardCommandContext,
 ): ResumeRun {
   return async (request) => {
@@ -125,6 +129,7 @@ function cliResume(
         reject,
         execute: decided.filter(([, decision]) => decision === 'execute').map(([key]) => key),
         abandon: decided.filter(([, decision]) => decision === 'abandon').map(([key]) => key),
+        allowedKeyHosts,
         json: true,
         workingDirectory: context.workingDirectory,
         environment: context.environment,
@@ -144,11 +149,12 @@ function cliResume(
 async function agentFilesByName(
   files: readonly string[],
   workingDirectory: string,
+  allowedKeyHosts: readonly string[],
 ): Promise<Map<string, string>> {
   const byName = new Map<string, string>();
   for (const file of files) {
     const path = resolve(workingDirectory, file);
-    const agent = await loadAgentFile(path, BUILTIN_TOOL_NAMES);
+    const agent = await loadAgentFile(path, BUILTIN_TOOL_NAMES, { allowedKeyHosts });
     const known = byName.get(agent.name);
     if (known !== undefined && known !== path) {
       throw new KeelError(
@@ -182,6 +188,7 @@ function parse(argv: readonly string[]) {
         host: { type: 'string' },
         token: { type: 'string' },
         agent: { type: 'string', multiple: true },
+        'allow-key-host': { type: 'string', multiple: true },
       },
     });
     if (positionals.length > 0) throw new Error(`unexpected argument ${positionals[0]}`);
