@@ -58,6 +58,8 @@ async function keel(
 /** What `keel run --json` prints, as far as these tests read it. */
 interface RunJson {
   status: string;
+  runId: string;
+  pending?: { idempotencyKey: string; toolName: string }[];
   report: { toolCalls: { byTool: Record<string, number> } };
   messages: { role: string; content: string }[];
 }
@@ -187,6 +189,25 @@ describe('an MCP server declared in an agent file', () => {
     } finally {
       await built.close();
     }
+  });
+
+  it('asks for approval of a destructive tool, and keel resume --approve runs it on a new server', async () => {
+    const path = agentFile('approving', [
+      'tools:',
+      '  - mcp:',
+      `      command: ${JSON.stringify(process.execPath)}`,
+      `      args: [${JSON.stringify(FIXTURE_SERVER)}]`,
+      '      include: [add_tool]',
+      '      destructiveNeedsApproval: true',
+    ]);
+    const started = await keel(['run', path, 'Add the extra one']);
+    expect(started.code).toBe(3);
+    expect(started.result.status).toBe('interrupted');
+    const [pending] = started.result.pending ?? [];
+    expect(pending?.toolName).toBe('add_tool');
+    const resumed = await keel(['resume', started.result.runId, '--approve', pending!.idempotencyKey]);
+    expect(resumed.code).toBe(0);
+    expect(toolContents(resumed.result)).toEqual([{ status: 'success', content: 'added' }]);
   });
 
   it('is called in the run and gone when the command ends (checked by pid)', async () => {
