@@ -91,9 +91,9 @@ export function toolSlots(
       const kept = new Map<Tool, ToolSlot>();
       const reuse = (name: string, entry: Tool) => {
         const existing = seen.get(entry);
-        const slot = existing?.key === name ? existing : makeSlot(name, entry);
+        const slot = existing ?? makeSlot(name, entry);
         kept.set(entry, slot);
-        return { slot, fresh: slot !== existing };
+        return { slot, fresh: existing === undefined };
       };
       const slots = new Map<string, ToolSlot>();
       const fresh: (ToolSlot & { fallbacks: FallbackSlot[] })[] = [];
