@@ -176,6 +176,15 @@ describe('defaultBrain', () => {
     });
   });
 
+  it('quotes the text of a result that is an object holding one text (an MCP server’s structured content)', async () => {
+    const reply = await think([
+      user('Weather in Paris?'),
+      called('a', 'get_weather', '{"city":"Paris"}'),
+      result('a', 'get_weather', '{"status":"success","content":{"content":"Sunny,\\n21°C"}}'),
+    ]);
+    expect(reply).toEqual({ content: 'Here is what I found: get_weather returned "Sunny, 21°C".' });
+  });
+
   it('fixes an argument the error names, using a value quoted in the guidance', async () => {
     const error = JSON.stringify({
       status: 'error',

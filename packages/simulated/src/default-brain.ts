@@ -299,11 +299,16 @@ function errorText(content: string): string {
   return parts.join('\n');
 }
 
-/** What a successful tool returned: the `content` of keel's `{"status":"success","content":...}`, else the text. */
+/**
+ * What a successful tool returned: the `content` of keel's `{"status":"success","content":...}`, else the text. An
+ * object holding one text (an MCP server's `{ content: "..." }`) is that text.
+ */
 function successText(content: string): string {
   const parsed = parseJson(content);
   if (!isRecord(parsed) || parsed.status !== 'success' || !('content' in parsed)) return content;
   const inner = parsed.content;
+  const values = isRecord(inner) ? Object.values(inner) : [];
+  if (values.length === 1 && typeof values[0] === 'string') return values[0];
   return typeof inner === 'string' ? inner : JSON.stringify(inner ?? null);
 }
 
