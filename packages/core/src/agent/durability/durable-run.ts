@@ -81,7 +81,7 @@ export class DurableRun implements DurableLink {
     const text = JSON.stringify(state);
     const ledgerWrite = this.ledgerWriteOf(transition, nowMs);
     const status: RunStatus = transition.kind === 'run-ended' ? transition.status : 'running';
-    const write = this.queue.then(() => this.write(status, text, nowMs, ledgerWrite));
+    const write = this.queue.then(() => this.write(transition, status, text, nowMs, ledgerWrite));
     this.queue = write.catch(() => undefined);
     return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
   }
@@ -137,19 +137,45 @@ export class DurableRun implements DurableLink {
   }
 
   private async write(
+    transition: RunTransition,
     status: RunStatus,
     text: string,
     nowMs: number,
     ledgerWrite: (() => Promise<void>) | undefined,
   ): Promise<void> {
     if (this.halted !== undefined) throw this.halted.error;
+    const startedMs = this.run!.events.active ? this.clock.now() : 0;
     try {
       if (ledgerWrite !== undefined) await this.retrying(ledgerWrite);
       if (this.heartbeat.due()) await this.renewLease();
       this.version = await this.saveState(status, text, nowMs);
     } catch (error) {
-      throw this.stop(error);
+      const stopped = this.stop(error);
+      this.reportCheckpoint(transition, startedMs, stopped);
+      throw stopped;
     }
+    this.reportCheckpoint(transition, startedMs, undefined);
+  }
+
+  /** The `checkpoint-saved` or `checkpoint-failed` event of a write; a cancellation met on the way is neither. */
+  private reportCheckpoint(transition: RunTransition, startedMs: number, failure: unknown): void {
+    const run = this.run!;
+    if (!run.events.active) return;
+    if (failure !== undefined && !(KeelError.isInstance(failure) && failure.code.startsWith('store.')))
+      return;
+    const atMs = this.clock.now();
+    const common = {
+      runId: this.runId,
+      atMs,
+      step: 'step' in transition ? transition.step : run.state.step,
+      transition: transition.kind,
+      durationMs: atMs - startedMs,
+    };
+    run.events.emit(
+      failure === undefined
+        ? { type: 'checkpoint-saved', ...common }
+        : { type: 'checkpoint-failed', ...common, errorCode: failure.code },
+    );
   }
 
   private async saveState(status: RunStatus, text: string, nowMs: number): Promise<number> {
