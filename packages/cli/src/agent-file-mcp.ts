@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { type McpToolsOptions, mcpTools } from '@keel/mcp';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { McpToolsOptions } from '@keel/mcp';
 import type { Node, YAMLMap } from 'yaml';
 import type { FieldReader } from './agent-file-reader.js';
 import {
@@ -12,7 +12,7 @@ import {
   readEnvEntries,
   readHeaders,
 } from './agent-file-secrets.js';
-import { probe, readWorkingDirectory, type ToolEntryContext } from './agent-file-tools.js';
+import { readWorkingDirectory, type ToolEntryContext } from './agent-file-tools.js';
 
 /** How an MCP server is reached: a program over stdio, or a URL. */
 export type McpServerEntry =
@@ -61,11 +61,14 @@ const FIELDS = [
 const TARGETS = ['package', 'command', 'url'] as const;
 const PACKAGE_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
 const MAX_TIMER_MS = 2_147_483_647;
-/** Stands in for secret header values when a toolset is made only to check it. */
-const PROBE_VALUES: NodeJS.ProcessEnv = new Proxy({}, { get: () => 'probe' });
+/** What `mcpTools` accepts as a prefix. */
+const PREFIX = /^[a-zA-Z0-9_-]{1,32}$/;
 const require = createRequire(import.meta.url);
 
-/** Reads an `mcp:` entry at `field`, and makes the toolset once (nothing starts) to check it. */
+/**
+ * Reads an `mcp:` entry at `field`, checked as `mcpTools` checks its options. (`@keel/mcp` and the MCP SDK are loaded
+ * only when a file has an MCP server, so the check is written out here rather than made by calling `mcpTools`.)
+ */
 export function readMcpEntry(
   reader: FieldReader,
   map: YAMLMap,
@@ -105,7 +108,10 @@ export function readMcpEntry(
       headers: readHeaders(reader, map, `${field}.headers`, parsed, context.allowedKeyHosts) ?? {},
     };
   } else {
-    const args = reader.stringList(map, 'args', `${field}.args`, 'arguments') ?? [];
+    const args =
+      reader.stringList(map, 'args', `${field}.args`, 'arguments', (text) =>
+        text.includes('\0') ? 'must not hold a NUL character' : undefined,
+      ) ?? [];
     const cwd = readWorkingDirectory(reader, map, `${field}.cwd`, context);
     const env = readEnvEntries(reader, map, `${field}.env`) ?? [];
     if (target === 'package') {
@@ -119,20 +125,30 @@ export function readMcpEntry(
       );
       server = { kind: 'stdio', command: process.execPath, args: [bin, ...args], cwd, env, package: name };
     } else {
-      server = {
-        kind: 'stdio',
-        command: reader.string(map, 'command', `${field}.command`, true)!,
-        args,
-        cwd,
-        env,
-      };
+      const command = reader.string(map, 'command', `${field}.command`, true)!;
+      if (command.includes('\0') || basename(command) === '') {
+        reader.fail(
+          map.get('command', true) as Node,
+          `${field}.command`,
+          'must name a program, such as my-server or ./bin/server',
+        );
+      }
+      server = { kind: 'stdio', command, args, cwd, env };
     }
   }
   const entry: McpEntry = { kind: 'mcp', field, server };
   const name = reader.string(map, 'name', `${field}.name`, false);
   if (name !== undefined) entry.name = name;
   const prefix = reader.string(map, 'prefix', `${field}.prefix`, false);
-  if (prefix !== undefined) entry.prefix = prefix;
+  if (prefix !== undefined) {
+    if (!PREFIX.test(prefix))
+      reader.fail(
+        map.get('prefix', true) as Node,
+        `${field}.prefix`,
+        `must be 1 to 32 letters, digits, "_" or "-" (got ${JSON.stringify(prefix)})`,
+      );
+    entry.prefix = prefix;
+  }
   const timeoutMs = reader.integer(map, 'timeoutMs', `${field}.timeoutMs`, 1, MAX_TIMER_MS);
   if (timeoutMs !== undefined) entry.timeoutMs = timeoutMs;
   const connectTimeoutMs = reader.integer(
@@ -159,13 +175,6 @@ export function readMcpEntry(
     'tool names as the server lists them',
   );
   if (exclude !== undefined) entry.exclude = exclude;
-  probe(reader, map, field, () =>
-    mcpTools(
-      mcpToolsOptions(entry, PROBE_VALUES, () => {
-        throw new Error('unreachable: every variable has a value while probing');
-      }),
-    ),
-  );
   return entry;
 }
 

@@ -50,6 +50,7 @@ export function readEnvEntries(reader: FieldReader, map: YAMLMap, field: string)
       return `must be a variable name, or NAME=value (got ${JSON.stringify(text)})`;
     if (separator === -1) return undefined;
     const value = text.slice(separator + 1);
+    if (value.includes('\0')) return 'must not hold a NUL character';
     if (namesSecret(name) || looksLikeSecret(value)) {
       return `sets ${name} to a literal that looks like a secret; an agent file names secrets and does not hold them (write ${name} alone, and set it in keel's environment)`;
     }

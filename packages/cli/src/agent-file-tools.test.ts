@@ -214,6 +214,12 @@ describe('agent file tools: refusals, located', () => {
       'tools[0].mcp.package',
     ],
     [
+      'a command that names no program',
+      ['  - mcp: { command: / }'],
+      /:3:21: tools\[0\]\.mcp\.command must name a program/,
+      'tools[0].mcp.command',
+    ],
+    [
       'a working directory that does not exist',
       ['  - mcp: { command: a, cwd: missing }'],
       /:3:29: tools\[0\]\.mcp\.cwd must be an existing directory/,
@@ -222,7 +228,7 @@ describe('agent file tools: refusals, located', () => {
     [
       'a prefix the toolset refuses',
       ['  - mcp: { command: a, prefix: "has space" }'],
-      /:3:32: tools\[0\]\.mcp\.prefix is refused: prefix must be 1 to 32 letters/,
+      /:3:32: tools\[0\]\.mcp\.prefix must be 1 to 32 letters/,
       'tools[0].mcp.prefix',
     ],
     [

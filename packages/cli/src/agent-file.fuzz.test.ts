@@ -346,7 +346,7 @@ const environment = new Proxy({} as NodeJS.ProcessEnv, {
 });
 
 describe('agent file loader (seeded fuzzing)', () => {
-  it(`accepts only files that build, and refuses with file, line and field (seed ${SEED})`, () => {
+  it(`accepts only files that build, and refuses with file, line and field (seed ${SEED})`, async () => {
     const random = seededRandom(SEED);
     const escaped: string[] = [];
     let accepted = 0;
@@ -367,7 +367,7 @@ describe('agent file loader (seeded fuzzing)', () => {
         continue;
       }
       try {
-        const built = buildAgentFromFile(file, {
+        const built = await buildAgentFromFile(file, {
           workingDirectory: DIRECTORY,
           environment,
           store: new MemoryRunStore(),

@@ -1,5 +1,5 @@
 import type { Tool, ToolSource } from '@keel/core';
-import { type McpToolset, mcpTools } from '@keel/mcp';
+import type { McpToolset } from '@keel/mcp';
 import { commandTool, httpTool } from '@keel/tools';
 import type { AgentFile } from './agent-file.js';
 import { commandToolOptions } from './agent-file-command.js';
@@ -17,15 +17,17 @@ export interface AgentTools {
 }
 
 /**
- * Builds an agent file's tools: built-in ones from `builtins`, MCP toolsets (lazy: no server starts here), command and
- * HTTP tools. Variables the file names take their values from `environment`; an unset secret header variable is
+ * Builds an agent file's tools: built-in ones from `builtins`, MCP toolsets (lazy: no server starts here; `@keel/mcp`
+ * is loaded only for a file that has one), command and HTTP tools. Variables the file names take their values from `environment`; an unset secret header variable is
  * refused at its field.
  */
-export function buildAgentTools(
+export async function buildAgentTools(
   file: AgentFile,
   builtins: ReadonlyMap<string, Tool>,
   environment: NodeJS.ProcessEnv,
-): AgentTools {
+): Promise<AgentTools> {
+  // The MCP SDK takes a while to load: only files with an MCP server pay for it.
+  const mcp = file.tools.some((entry) => entry.kind === 'mcp') ? await import('@keel/mcp') : undefined;
   const built: AgentTools = { tools: [], toolsets: [], summary: [] };
   const locate = (field: string) => (header: string) => {
     const named = `${field}.headers.${header}`;
@@ -38,7 +40,7 @@ export function buildAgentTools(
           built.tools.push(builtins.get(entry.name)!);
           break;
         case 'mcp': {
-          const toolset = mcpTools(mcpToolsOptions(entry, environment, locate(entry.field)));
+          const toolset = mcp!.mcpTools(mcpToolsOptions(entry, environment, locate(entry.field)));
           built.toolsets.push(toolset);
           built.tools.push(toolset);
           const { server } = entry;

@@ -46,12 +46,12 @@ export async function buildAgent(options: BuildOptions & { agentFile: string }):
  * Builds the agent a validated agent file describes; its `read_file` reads below the file's directory. Nothing starts
  * here: MCP servers start at the agent's first step, the simulated provider at its first request.
  */
-export function buildAgentFromFile(file: AgentFile, options: BuildOptions): BuiltAgent {
+export async function buildAgentFromFile(file: AgentFile, options: BuildOptions): Promise<BuiltAgent> {
   const builtins = builtinTools({
     filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
-  const tools = buildAgentTools(file, builtins, options.environment);
+  const tools = await buildAgentTools(file, builtins, options.environment);
   const close = async () => {
     await Promise.all([...tools.toolsets.map((toolset) => toolset.close()), models?.close()]);
   };

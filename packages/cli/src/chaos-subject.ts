@@ -43,14 +43,14 @@ export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptio
     name: options.name ?? `keel (${file.name})`,
     fallbacks: modelChainOf(file).length - 1,
     worker: { module: import.meta.url, options: { ...options } },
-    build: ({ models: [model, ...fallbacks], environment }) => {
+    build: async ({ models: [model, ...fallbacks], environment }) => {
       const available = builtinTools({
         filesDirectory: dirname(file.path),
         outboxPath: join(environment.directory, 'outbox.jsonl'),
       });
       // The file's tools as keel run builds them; the scenario's tool faults reach the tools keel calls in process
       // (MCP toolsets are sources of tools that change, and are passed as they are).
-      const declared = buildAgentTools(file, available, process.env);
+      const declared = await buildAgentTools(file, available, process.env);
       const plain = declared.tools.filter((entry): entry is Tool => 'execute' in entry);
       const instrumented = environment.instrumentTools(plain);
       const tools = declared.tools.map((entry) =>
