@@ -9,7 +9,7 @@ import {
   readDeclaredTool,
   readWorkingDirectory,
   type ToolEntryContext,
-} from './agent-file-tools.js';
+} from './agent-file-tool-fields.js';
 
 /** A `command:` entry: a program run with arguments filled from the model's input, never through a shell. */
 export interface CommandEntry extends DeclaredTool {

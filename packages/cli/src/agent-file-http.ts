@@ -8,7 +8,7 @@ import {
   probe,
   readDeclaredTool,
   type ToolEntryContext,
-} from './agent-file-tools.js';
+} from './agent-file-tool-fields.js';
 
 /** An `http:` entry: one HTTP endpoint, its URL, query, headers and JSON body filled from the model's input. */
 export interface HttpEntry extends DeclaredTool {

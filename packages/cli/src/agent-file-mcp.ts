@@ -12,7 +12,7 @@ import {
   readEnvEntries,
   readHeaders,
 } from './agent-file-secrets.js';
-import { readWorkingDirectory, type ToolEntryContext } from './agent-file-tools.js';
+import { readWorkingDirectory, type ToolEntryContext } from './agent-file-tool-fields.js';
 
 /** How an MCP server is reached: a program over stdio, or a URL. */
 export type McpServerEntry =
