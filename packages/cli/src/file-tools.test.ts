@@ -155,6 +155,15 @@ describe('an HTTP tool declared in an agent file', () => {
     expect(server.requests.length).toBe(before);
   });
 
+  it('refuses to start without the variable a secret header names, at the header', async () => {
+    const file = agentFile('unset', lines(true));
+    const { code, printed } = await keel(['run', file, 'Get item 42', '--allow-key-host', host()]);
+    expect(code).toBe(2);
+    expect(printed).toMatch(
+      /config\.invalid: .*unset\.yaml:9:33: tools\[0\]\.http\.headers\.authorization needs the environment variable CATALOGUE_API_TOKEN, which is not set/,
+    );
+  });
+
   it('will not send the secret header to a host the command line does not name', async () => {
     const file = agentFile('unnamed', lines(true));
     const { code, printed } = await keel(['run', file, 'Get item 42'], { CATALOGUE_API_TOKEN: TOKEN });
