@@ -24,7 +24,7 @@ usage:
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
-                 [--allow-key-host HOST]...
+                 [--allow-key-host HOST]... [--json]   (keel dashboard --help for its options)
 
 options:
   --faults SPEC   fault schedule of the simulated provider: a preset (none, demo, flaky, chaos) or entries such as

@@ -355,6 +355,12 @@ export { type StopReason, stopReasonOf, type TerminalStatus } from './agent/loop
 
 // agent: durable runs
 export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability/durability.js';
+export {
+  EVENT_JOURNAL_LIMIT,
+  type EventJournal,
+  type JournalEntry,
+  type JournalEntryType,
+} from './agent/durability/event-journal.js';
 export type {
   ApprovalAnswer,
   PendingDecision,

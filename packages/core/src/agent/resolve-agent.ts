@@ -1,3 +1,4 @@
+import { DeadlineQueue } from '../policies/deadline-queue.js';
 import { systemClock } from '../policies/clock.js';
 import { EventEmitter } from '../policies/events.js';
 import { resolveModels, resolveRetry, toolSlots } from './agent-dependencies.js';
@@ -103,6 +104,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     retry: resolveRetry(options.retry ?? {}, clock),
     clock,
     events,
+    runDeadlines: new DeadlineQueue(clock),
     instructions: options.instructions,
     guardrails,
     hasGuardrails: {
