@@ -45,7 +45,8 @@ options:
                   most 10 minutes, then resume
   --allow-key-host HOST
                   let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
-                  go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com)
+                  go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com); a
+                  tool's secret header (headers: { authorization: { env: X_API_TOKEN } }) goes only to HOST
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)

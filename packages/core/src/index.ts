@@ -194,6 +194,7 @@ export type {
   ToolFallbackContext,
   ToolProgress,
   ToolResult,
+  ToolSource,
   ValidationIssue,
   ValidationResult,
 } from './spec/tool.js';

@@ -28,14 +28,18 @@ export interface Agent<Output = string> {
    *
    * Rejects before anything runs with `config.invalid` (no store, bad options, a key that is not pending, a state
    * from a newer keel), `store.not_found` (unknown run), `store.conflict` (another live process, or this one, runs
-   * it) or `store.unavailable`. From then on it resolves like `run`.
+   * it), `store.unavailable`, or the error of a tool source that cannot list its tools for the first time (an MCP
+   * server that does not start: `tool.unavailable`; the run is left as it was). From then on it resolves like `run`.
    */
   resume(runId: string, options?: ResumeOptions): Promise<RunResult<Output>>;
   /** Cancels one of this agent's runs in progress; false when it has none with this id. */
   cancel(runId: string, reason?: string): boolean;
   /** Subscribes to the events of every run of this agent. */
   readonly onEvent: Event<RunEvent>;
-  /** The agent's breakers by name (`provider/model`, `tool:<name>`): they span runs. */
+  /**
+   * The agent's breakers by name (`provider/model`, `tool:<name>`): they span runs. Breakers of tools a tool source
+   * adds later join the map when the agent first lists them.
+   */
   readonly breakers: ReadonlyMap<string, CircuitBreaker>;
 }
 
@@ -58,10 +62,6 @@ export interface Agent<Output = string> {
 export function agent<Output = string>(options: AgentOptions<Output>): Agent<Output> {
   const runtime = resolveAgent(options);
   const runs = new Map<string, RunAbort>();
-  const breakers = new Map<string, CircuitBreaker>();
-  for (const slot of [...runtime.models, ...runtime.tools.values()]) {
-    if (slot.breaker !== undefined) breakers.set(slot.breaker.name, slot.breaker);
-  }
   return Object.freeze({
     name: runtime.name,
     run: (input: string | readonly Message[], runOptions?: RunOptions) =>
@@ -73,6 +73,6 @@ export function agent<Output = string>(options: AgentOptions<Output>): Agent<Out
       return run === undefined ? false : run.cancel(reason);
     },
     onEvent: runtime.events.event,
-    breakers,
+    breakers: runtime.breakers,
   });
 }
