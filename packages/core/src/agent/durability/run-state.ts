@@ -6,6 +6,7 @@ import type { CorrectionTrackerState } from '../correction/correction-tracker.js
 import type { ToolStop } from '../loop/directives.js';
 import { createReport, type RunReport } from '../loop/report.js';
 import type { StopReason, TerminalStatus } from '../loop/stop-reason.js';
+import type { SessionRunState } from '../sessions/session-state.js';
 import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
 
 /**
@@ -87,6 +88,11 @@ export interface RunState {
   /** When the state was last saved to a run store (the agent's clock); time since then does not count on resume. */
   checkpointedAtMs?: number;
   report: RunReport;
+  /**
+   * Set for a run on a session: which session, at which version, and which messages are the run's own (appended to
+   * the session when it completes). An optional field, so states without it need no migration.
+   */
+  session?: SessionRunState;
 }
 
 /** A move of the run's state, handed to the checkpoint hook right after it happened. */
