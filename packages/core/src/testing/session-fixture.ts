@@ -114,7 +114,9 @@ export class SessionFixture {
       retry: { maxAttempts: 1, toolMaxAttempts: 1 },
       store,
       durability: { storeMaxAttempts: 1, ...options.durability, owner: options.owner },
-      ...(options.conversationManager === undefined ? {} : { conversationManager: options.conversationManager }),
+      ...(options.conversationManager === undefined
+        ? {}
+        : { conversationManager: options.conversationManager }),
     });
   }
 }

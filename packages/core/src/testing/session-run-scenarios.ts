@@ -50,12 +50,20 @@ export function sessionRunScenarios(
       expect(weather).toMatchObject({ output: 'done: {"status":"success","content":"Paris: sunny"}' });
       expect(weather.session).toEqual({ sessionId, outcome: 'saved', version: 2 });
       // The second run was sent the first one's turns, after the instructions.
-      expect(fixture.requests[1]?.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'user']);
+      expect(fixture.requests[1]?.map((message) => message.role)).toEqual([
+        'system',
+        'user',
+        'assistant',
+        'user',
+      ]);
       if (persistent) {
         await store.close();
         store = await createStore();
       }
-      const later = fixture.agent(store, { owner: 'process-b', clock: new FakeClock(SESSION_START_MS + 3_600_000) });
+      const later = fixture.agent(store, {
+        owner: 'process-b',
+        clock: new FakeClock(SESSION_START_MS + 3_600_000),
+      });
       const recalled = await later.run('recall', { sessionId });
       expect(recalled.output).toBe('you said: I am Ana | weather Paris');
       const session = await store.loadSession(sessionId);
@@ -133,7 +141,9 @@ export function sessionRunScenarios(
       const crashing = new FaultyRunStore(store);
       // createRun, acquireLease, the model's response, the call started: the process dies at the next write.
       crashing.writeLimit = 4;
-      const crashed = await fixture.agent(crashing, { owner: 'process-a' }).run('weather Oslo', { sessionId });
+      const crashed = await fixture
+        .agent(crashing, { owner: 'process-a' })
+        .run('weather Oslo', { sessionId });
       expect(crashed).toMatchObject({ status: 'interrupted', stopReason: 'store_unavailable' });
       expect(crashed.session).toEqual({ sessionId, outcome: 'held' });
       let session = await store.loadSession(sessionId);

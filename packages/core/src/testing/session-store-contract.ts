@@ -85,7 +85,12 @@ export function sessionStoreContract(name: string, createStore: () => RunStore |
       for (const [index, runId] of runs.entries()) {
         await createOn(sessionId, runId, index, NOW_MS + index);
         await end(runId, 'completed');
-        const append = { runId, expectedVersion: index, messages: turn(`turn ${index}`), nowMs: NOW_MS + index };
+        const append = {
+          runId,
+          expectedVersion: index,
+          messages: turn(`turn ${index}`),
+          nowMs: NOW_MS + index,
+        };
         expect(await store.appendSessionTurn(sessionId, append)).toBe(index + 1);
         // An append whose answer was lost is made again: nothing changes.
         expect(await store.appendSessionTurn(sessionId, append)).toBe(index + 1);
@@ -179,7 +184,12 @@ export function sessionStoreContract(name: string, createStore: () => RunStore |
       await createOn(sessionId, second, 1);
       expect(
         await errorOf(
-          store.appendSessionTurn(sessionId, { runId: second, expectedVersion: 0, messages: [], nowMs: NOW_MS }),
+          store.appendSessionTurn(sessionId, {
+            runId: second,
+            expectedVersion: 0,
+            messages: [],
+            nowMs: NOW_MS,
+          }),
         ),
       ).toMatchObject({ code: 'store.conflict', data: { sessionId, expectedVersion: 0, actualVersion: 1 } });
       const notHolder = await errorOf(
@@ -201,7 +211,10 @@ export function sessionStoreContract(name: string, createStore: () => RunStore |
 
     it('gives exactly one of two runs claiming a session at once', async () => {
       const sessionId = newId();
-      const claims = await Promise.allSettled([createOn(sessionId, newId(), 0), createOn(sessionId, newId(), 0)]);
+      const claims = await Promise.allSettled([
+        createOn(sessionId, newId(), 0),
+        createOn(sessionId, newId(), 0),
+      ]);
       expect(claims.map((claim) => claim.status).sort()).toEqual(['fulfilled', 'rejected']);
       const rejected = claims.find((claim) => claim.status === 'rejected') as PromiseRejectedResult;
       expect(rejected.reason).toMatchObject({ code: 'store.conflict', data: { sessionId } });
