@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util';
 import { KeelError, type RunStore } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { chatCommand } from './commands/chat.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
+import { sessionsCommand } from './commands/sessions.js';
 import { type Output, paint, processOutput } from './output.js';
 import { openStore } from './store.js';
 
@@ -12,6 +14,8 @@ const USAGE = `keel: run AI agents that survive failure
 
 usage:
   keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--json] [--store URL|PATH]
+  keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]      (keel chat --help)
+  keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]  (keel sessions --help)
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
@@ -74,6 +78,9 @@ async function dispatch(
 ): Promise<number> {
   if (argv[0] === 'dashboard')
     return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'chat')
+    return chatCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'sessions') return sessionsCommand(argv.slice(1), { output, workingDirectory });
   const { values, positionals } = parse(argv);
   const [command, ...rest] = positionals;
   if (values.help === true || command === undefined || command === 'help') {
