@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { type Agent, agent, type RunStore, type Tool } from '@keel/core';
+import { type Agent, agent, type Clock, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { type ResolvedModels, resolveModels } from './models.js';
@@ -11,18 +11,33 @@ export interface BuiltAgent {
   models: ResolvedModels;
 }
 
-/** Reads an agent file and builds the agent it describes, durable on `store`. */
-export async function buildAgent(options: {
-  agentFile: string;
+/** What {@link buildAgent} needs beside the agent file. */
+export interface BuildOptions {
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   store: RunStore;
+  /** The simulated provider's fault schedule (`--faults`). Defaults to none. */
   faults?: string;
+  /** The fault schedule's seed (`--seed`). Defaults to the schedule's own. */
   seed?: number;
-}): Promise<BuiltAgent> {
-  const file = await loadAgentFile(options.agentFile, BUILTIN_TOOL_NAMES);
+  /** Hosts other than a provider's own that may receive an API key (`--allow-key-host`). Defaults to none. */
+  allowedKeyHosts?: readonly string[];
+  /** The agent's clock (leases, timeouts). Defaults to the system clock. */
+  clock?: Clock;
+}
+
+/** Reads an agent file and builds the agent it describes, durable on `store`. */
+export async function buildAgent(options: BuildOptions & { agentFile: string }): Promise<BuiltAgent> {
+  const file = await loadAgentFile(options.agentFile, BUILTIN_TOOL_NAMES, {
+    allowedKeyHosts: options.allowedKeyHosts ?? [],
+  });
+  return buildAgentFromFile(file, options);
+}
+
+/** Builds the agent a validated agent file describes; its `read_file` reads below the file's directory. */
+export function buildAgentFromFile(file: AgentFile, options: BuildOptions): BuiltAgent {
   const available = builtinTools({
-    filesDirectory: dirname(options.agentFile),
+    filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
   const tools: Tool[] = file.tools.map((name) => available.get(name)!);
@@ -37,6 +52,7 @@ export async function buildAgent(options: {
     fallbacks: models.fallbacks,
     tools,
     store: options.store,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
     ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
     ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir, readFile, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve } from 'node:path';
-import { KeelError, type Tool, tool } from '@keel/core';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Tool, tool } from '@keel/core';
 import { evaluateArithmetic } from './arithmetic.js';
+import { type ConfinementStrategy, readConfinedFile } from './confined-file.js';
 
 /** Where the built-in tools may read and write. */
 export interface BuiltinToolContext {
@@ -10,6 +11,11 @@ export interface BuiltinToolContext {
   filesDirectory: string;
   /** `create_ticket` appends its tickets here. */
   outboxPath: string;
+  /**
+   * How `read_file` keeps to `filesDirectory`: `descriptors` (any depth; needs `/proc/self/fd`, as on Linux) or
+   * `top-level` (files directly in it only). Defaults to `descriptors` where `/proc/self/fd` exists, else `top-level`.
+   */
+  confinement?: ConfinementStrategy;
 }
 
 const WEATHER = ['sunny', 'cloudy', 'light rain', 'windy', 'snow showers', 'clear skies'] as const;
@@ -58,7 +64,8 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
     }),
     tool({
       name: 'read_file',
-      description: "Reads a text file below the agent file's directory (at most 64 KB).",
+      description:
+        "Reads a text file below the agent file's directory (at most 64 KB); symbolic links are not followed.",
       input: {
         type: 'object',
         properties: {
@@ -68,20 +75,12 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
         additionalProperties: false,
       },
       idempotent: true,
-      execute: async (input, { signal }) => {
-        const path = await confine(context.filesDirectory, (input as { path: string }).path);
-        const size = (await stat(path)).size;
-        if (size > MAX_FILE_BYTES) {
-          throw new KeelError(
-            'tool.invalid_input',
-            `The file is ${size} bytes; read_file reads at most ${MAX_FILE_BYTES}`,
-          );
-        }
-        return {
-          path: relative(context.filesDirectory, path),
-          content: await readFile(path, { encoding: 'utf8', signal }),
-        };
-      },
+      execute: (input, { signal }) =>
+        readConfinedFile(context.filesDirectory, (input as { path: string }).path, {
+          maxBytes: MAX_FILE_BYTES,
+          signal,
+          ...(context.confinement === undefined ? {} : { strategy: context.confinement }),
+        }),
     }),
     tool({
       name: 'create_ticket',
@@ -110,33 +109,4 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
     }),
   ];
   return new Map(tools.map((item) => [item.name, item]));
-}
-
-/** Resolves `requested` inside `root`, refusing absolute paths, `..` escapes and symbolic links that leave it. */
-async function confine(root: string, requested: string): Promise<string> {
-  if (requested.includes('\0')) throw new KeelError('tool.invalid_input', 'The path contains a NUL byte');
-  if (isAbsolute(requested)) {
-    throw new KeelError(
-      'tool.permission_denied',
-      'Absolute paths are not allowed; give a path relative to the agent file',
-      {
-        guidance: 'Use a relative path such as notes/today.md',
-      },
-    );
-  }
-  const realRoot = await realpath(root);
-  const candidate = resolve(realRoot, requested);
-  let real: string;
-  try {
-    real = await realpath(candidate);
-  } catch (error) {
-    throw new KeelError('tool.invalid_input', `No such file: ${requested}`, { cause: error });
-  }
-  const inside = relative(realRoot, real);
-  if (inside.startsWith('..') || isAbsolute(inside)) {
-    throw new KeelError('tool.permission_denied', `The path ${requested} leaves the agent's directory`, {
-      guidance: 'Only files below the agent file directory can be read',
-    });
-  }
-  return real;
 }

@@ -1,11 +1,12 @@
 // The `keel` binary as users run it: a real child process on the built packages, in a scratch directory with its
 // own SQLite store. Agent files here disable retries so no run waits on a real backoff timer.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { SqliteRunStore } from '@keel/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const binary = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
@@ -39,11 +40,19 @@ interface Outcome {
   stderr: string;
 }
 
+/** Root ignores file modes: a read-only store is then read by an unprivileged user (nobody). */
+const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : {};
+
 async function keel(...args: string[]): Promise<Outcome> {
+  return keelIn({ cwd: directory }, ...args);
+}
+
+async function keelIn(options: { cwd: string; unprivileged?: boolean }, ...args: string[]): Promise<Outcome> {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
-      cwd: directory,
+      cwd: options.cwd,
       env: { ...process.env, NO_COLOR: '1' },
+      ...(options.unprivileged === true ? UNPRIVILEGED : {}),
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -154,6 +163,9 @@ describe('keel (the binary)', () => {
     ],
     [['run', 'missing.yaml', 'x'], 2, /config\.invalid: Cannot read agent file/],
     [['run', 'weather.yaml'], 2, /usage: keel run/],
+    [['run', 'weather.yaml', ''], 2, /config\.invalid: The task is empty/],
+    [['run', 'weather.yaml', ' \n\t '], 2, /config\.invalid: The task is empty/],
+    [['run', 'weather.yaml', 'x', '--allow-key-host', 'http://x/'], 2, /--allow-key-host takes a host name/],
     [['run', 'weather.yaml', 'x', '--faults', 'meteor=1'], 2, /config\.invalid/],
     [['run', 'weather.yaml', 'x', '--seed', 'abc'], 2, /--seed must be an integer/],
     [
@@ -169,5 +181,111 @@ describe('keel (the binary)', () => {
     expect(outcome.code).toBe(code);
     expect(outcome.stderr).toMatch(pattern);
     expect(outcome.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('keel resume and keel runs, against the store as it is on disk', () => {
+  async function interruptedRun(cwd = directory): Promise<{ runId: string; key: string }> {
+    const outcome = await keelIn(
+      { cwd },
+      'run',
+      join(directory, 'support.yaml'),
+      'Open an urgent ticket: no coffee',
+      '--json',
+    );
+    const result = JSON.parse(outcome.stdout);
+    return { runId: result.runId, key: result.pending[0].idempotencyKey };
+  }
+
+  it('takes an absolute --agent path, from another directory', async () => {
+    const { runId, key } = await interruptedRun();
+    const elsewhere = mkdtempSync(join(tmpdir(), 'keel-elsewhere-'));
+    try {
+      const resumed = await keelIn(
+        { cwd: elsewhere },
+        'resume',
+        runId,
+        '--agent',
+        join(directory, 'support.yaml'),
+        '--store',
+        join(directory, '.keel', 'keel.db'),
+        '--approve',
+        key,
+        '--json',
+      );
+      expect(resumed.stderr).toBe('');
+      expect(JSON.parse(resumed.stdout).status).toBe('completed');
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('says in words when the lease of a run held by another process ends, and how to wait for it', async () => {
+    const { runId } = await interruptedRun();
+    const store = new SqliteRunStore(join(directory, '.keel', 'keel.db'));
+    await store.acquireLease(runId, 'worker-that-died', 30_000, Date.now());
+    await store.close();
+    const outcome = await keel('resume', runId);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(
+      new RegExp(
+        `store\\.conflict: Run ${runId} is held by another process \\(lease owner worker-that-died\\); its lease ends in (29|30) s, at \\d\\d:\\d\\d:\\d\\d`,
+      ),
+    );
+    expect(outcome.stderr).toMatch(new RegExp(`keel resume ${runId} --wait`));
+    expect(outcome.stderr).not.toMatch(/until \d{13}/);
+  });
+
+  it('lists and shows runs from a store it may not write (read-only file and directory)', async () => {
+    const { runId } = await interruptedRun();
+    const readOnly = mkdtempSync(join(tmpdir(), 'keel-read-only-'));
+    cpSync(join(directory, '.keel'), join(readOnly, '.keel'), { recursive: true });
+    chmodSync(join(readOnly, '.keel', 'keel.db'), 0o444);
+    chmodSync(join(readOnly, '.keel'), 0o555);
+    chmodSync(readOnly, 0o555);
+    try {
+      const listed = await keelIn({ cwd: readOnly, unprivileged: true }, 'runs', 'list', '--json');
+      expect(listed.stderr).toBe('');
+      expect(JSON.parse(listed.stdout).map((run: { runId: string }) => run.runId)).toContain(runId);
+      const shown = await keelIn({ cwd: readOnly, unprivileged: true }, 'runs', 'show', runId);
+      expect(shown.stdout).toMatch(/status {3}interrupted/);
+      const text = await keelIn({ cwd: readOnly, unprivileged: true }, 'runs', 'list');
+      expect(text.stdout).toContain(runId);
+    } finally {
+      chmodSync(readOnly, 0o755);
+      chmodSync(join(readOnly, '.keel'), 0o755);
+      rmSync(readOnly, { recursive: true, force: true });
+    }
+  });
+
+  it('lists no runs in a directory with no store, and creates none', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'keel-empty-'));
+    try {
+      const listed = await keelIn({ cwd: empty }, 'runs', 'list');
+      expect(listed.stdout).toMatch(/No runs yet/);
+      expect(JSON.parse((await keelIn({ cwd: empty }, 'runs', 'list', '--json')).stdout)).toEqual([]);
+      expect((await keelIn({ cwd: empty }, 'runs', 'show', 'x')).stderr).toMatch(/store\.not_found/);
+      expect(existsSync(join(empty, '.keel'))).toBe(false);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a damaged store as store.invalid, with guidance, for every command', async () => {
+    const damaged = join(directory, 'damaged.db');
+    writeFileSync(damaged, 'this is not a database '.repeat(100));
+    for (const args of [
+      ['runs', 'list'],
+      ['runs', 'show', 'x'],
+      ['run', 'weather.yaml', 'x'],
+      ['cancel', 'x'],
+    ]) {
+      const outcome = await keel(...args, '--store', damaged);
+      expect(outcome.code, args.join(' ')).toBe(1);
+      expect(outcome.stderr).toMatch(
+        /^store\.invalid: The SQLite run store .*damaged\.db is damaged or not a SQLite database/,
+      );
+      expect(outcome.stderr).toMatch(/guidance: Move .*damaged\.db aside/);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { KeelError } from '@keel/core';
 
 /** How a run was started from the command line: what `keel resume` needs to rebuild the same agent. */
@@ -8,6 +8,8 @@ export interface Invocation {
   agentFile: string;
   faults?: string;
   seed?: number;
+  /** The `--allow-key-host` values the run was started with: resuming it may send its key there too. */
+  allowedKeyHosts?: string[];
 }
 
 /** Where invocations are kept: beside the default store, one small JSON file per run. */
@@ -27,8 +29,9 @@ export async function saveInvocation(
 }
 
 /**
- * Reads how `runId` was started here. A run started on another machine (a shared PostgreSQL store) has no record
- * here: `--agent <file>` names the agent file instead.
+ * Reads how `runId` was started here. A run started on another machine (a shared PostgreSQL store) or in another
+ * directory has no record here: `--agent <file>` (relative to the working directory, or absolute) names the agent
+ * file instead.
  */
 export async function loadInvocation(
   workingDirectory: string,
@@ -46,7 +49,7 @@ export async function loadInvocation(
       );
     }
   }
-  if (agentFile !== undefined) return { ...stored, agentFile: join(workingDirectory, agentFile) };
+  if (agentFile !== undefined) return { ...stored, agentFile: resolve(workingDirectory, agentFile) };
   if (stored === undefined) {
     throw new KeelError('config.invalid', `This directory has no record of how run ${runId} was started`, {
       guidance: 'Name its agent file: keel resume <run-id> --agent <agent.yaml>',

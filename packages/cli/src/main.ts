@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { KeelError, type RunStore } from '@keel/core';
+import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
 import { chatCommand } from './commands/chat.js';
 import { dashboardCommand } from './commands/dashboard.js';
@@ -7,20 +7,22 @@ import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
 import { sessionsCommand } from './commands/sessions.js';
+import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
+import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { openStore } from './store.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
 usage:
-  keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--json] [--store URL|PATH]
+  keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json] [--store URL|PATH]
   keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]      (keel chat --help)
   keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]  (keel sessions --help)
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
-              [--agent <agent.yaml>] [--json] [--store URL|PATH]
-  keel cancel <run-id> [--reason TEXT] [--store URL|PATH]
+              [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
+  keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
 
 options:
@@ -33,7 +35,12 @@ options:
   --reject KEY=R  refuse it; the model sees a tool error with the reason R
   --execute KEY   run again a call that may or may not have run before a crash (its effect may happen twice)
   --abandon KEY   give up on such a call; the model is told its outcome is unknown
-  --agent FILE    the agent file, for a run started in another directory or machine
+  --agent FILE    the agent file (relative or absolute), for a run started in another directory or machine
+  --wait          when another process holds the run (its owner may have died), wait until its lease ends, at
+                  most 10 minutes, then resume
+  --allow-key-host HOST
+                  let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
+                  go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com)
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
@@ -42,19 +49,22 @@ exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 1
 
 /**
  * The CLI's entry: parses `argv`, runs the command, and returns the exit code. Every failure is printed as a
- * KeelError code and message, never a stack trace.
+ * KeelError code and message, never a stack trace; no line printed ever holds the value of an API key variable of
+ * `environment`. `clock` (defaults to the system clock) drives the agent and `keel resume --wait`.
  */
 export async function main(
   argv: readonly string[],
   environment: NodeJS.ProcessEnv,
-  output: Output = processOutput(environment),
+  printer: Output = processOutput(environment),
   workingDirectory: string = process.cwd(),
+  clock: Clock = systemClock,
 ): Promise<number> {
+  const output = redactingOutput(printer, apiKeyValues(environment));
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(new KeelError('run.cancelled', 'Cancelled with Ctrl-C'));
   process.once('SIGINT', onInterrupt);
   try {
-    return await dispatch(argv, environment, output, workingDirectory, controller.signal);
+    return await dispatch(argv, { environment, output, workingDirectory, signal: controller.signal, clock });
   } catch (error) {
     const keelError = KeelError.isInstance(error)
       ? error
@@ -69,19 +79,24 @@ export async function main(
   }
 }
 
-async function dispatch(
-  argv: readonly string[],
-  environment: NodeJS.ProcessEnv,
-  output: Output,
-  workingDirectory: string,
-  signal: AbortSignal,
-): Promise<number> {
+/** What every command runs with. */
+interface CommandContext {
+  environment: NodeJS.ProcessEnv;
+  output: Output;
+  workingDirectory: string;
+  signal: AbortSignal;
+  clock: Clock;
+}
+
+async function dispatch(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { environment, output, workingDirectory, signal, clock } = context;
   if (argv[0] === 'dashboard')
     return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
   if (argv[0] === 'chat')
     return chatCommand(argv.slice(1), { environment, output, workingDirectory, signal });
   if (argv[0] === 'sessions') return sessionsCommand(argv.slice(1), { output, workingDirectory });
   const { values, positionals } = parse(argv);
+  const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const [command, ...rest] = positionals;
   if (values.help === true || command === undefined || command === 'help') {
     output.out(USAGE);
@@ -96,14 +111,16 @@ async function dispatch(
       const options: Parameters<typeof runCommand>[0] = {
         file,
         task,
+        allowedKeyHosts,
         json: values.json === true,
         workingDirectory,
         environment,
         signal,
+        clock,
       };
       if (values.faults !== undefined) options.faults = values.faults;
       if (values.seed !== undefined) options.seed = integerOption('--seed', values.seed, 0);
-      return withStore(values.store, workingDirectory, (store) => runCommand(options, store, output));
+      return withStore(values.store, workingDirectory, {}, (store) => runCommand(options, store, output));
     }
     case 'resume': {
       const [runId, ...extra] = rest;
@@ -115,25 +132,29 @@ async function dispatch(
         reject: values.reject ?? [],
         execute: values.execute ?? [],
         abandon: values.abandon ?? [],
+        allowedKeyHosts,
+        wait: values.wait === true,
         json: values.json === true,
         workingDirectory,
         environment,
         signal,
+        clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
-      return withStore(values.store, workingDirectory, (store) => resumeCommand(options, store, output));
+      return withStore(values.store, workingDirectory, {}, (store) => resumeCommand(options, store, output));
     }
     case 'cancel': {
       const [runId, ...extra] = rest;
       if (runId === undefined || extra.length > 0)
         throw new KeelError('config.invalid', 'usage: keel cancel <run-id>');
-      return withStore(values.store, workingDirectory, (store) =>
-        cancelCommand(store, runId, values.reason, output),
+      return withStore(values.store, workingDirectory, {}, (store) =>
+        cancelCommand(store, runId, { reason: values.reason, json: values.json === true }, output),
       );
     }
     case 'runs': {
       const [subcommand, runId] = rest;
-      return withStore(values.store, workingDirectory, async (store) => {
+      // Listing and showing only read: a store the user may not write still works, and none is created.
+      return withStore(values.store, workingDirectory, { readOnly: true }, async (store) => {
         if (subcommand === 'list') {
           const options: Parameters<typeof listRuns>[1] = { json: values.json === true };
           if (values.status !== undefined) options.status = values.status;
@@ -153,9 +174,10 @@ async function dispatch(
 async function withStore(
   location: string | undefined,
   workingDirectory: string,
+  options: { readOnly?: boolean },
   command: (store: RunStore) => Promise<number>,
 ): Promise<number> {
-  const store = openStore(location, workingDirectory);
+  const store = openStore(location, workingDirectory, options);
   try {
     return await command(store);
   } finally {
@@ -181,6 +203,8 @@ function parse(argv: readonly string[]) {
         execute: { type: 'string', multiple: true },
         abandon: { type: 'string', multiple: true },
         agent: { type: 'string' },
+        wait: { type: 'boolean' },
+        'allow-key-host': { type: 'string', multiple: true },
         reason: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },

@@ -9,6 +9,7 @@ import {
   type SimulatedServer,
 } from '@keel/simulated';
 import type { AgentFile, ModelEntry } from './agent-file.js';
+import { keyVariableOf } from './key-hosts.js';
 
 /** The models of an agent file, made into providers; `close` stops the simulated server if one was started. */
 export interface ResolvedModels {
@@ -58,24 +59,31 @@ export function resolveModels(file: AgentFile, options: SimulationOptions): Reso
     }
     return root.withModel(entry.name, modelOptions);
   };
-  const build = (entry: ModelEntry): ModelProvider => {
-    switch (entry.provider) {
-      case 'simulated':
-        return simulatedModel(entry);
-      case 'openai':
-        return buildOpenAI(entry, options.environment);
-      case 'anthropic':
-        return anthropic(entry.name, {
-          ...apiKeyOption(entry, options.environment, 'ANTHROPIC_API_KEY'),
-          ...(entry.baseUrl === undefined ? {} : { baseUrl: entry.baseUrl }),
-          ...(entry.contextWindowTokens === undefined
-            ? {}
-            : { contextWindowTokens: entry.contextWindowTokens }),
-        });
+  const build = (entry: ModelEntry, field: string): ModelProvider => {
+    if (entry.provider === 'simulated') return simulatedModel(entry);
+    const apiKey = apiKeyOf(entry, field, file, options.environment);
+    const common = {
+      ...(apiKey === undefined ? {} : { apiKey }),
+      ...(entry.contextWindowTokens === undefined ? {} : { contextWindowTokens: entry.contextWindowTokens }),
+    };
+    if (entry.provider === 'anthropic') {
+      return anthropic(entry.name, {
+        ...common,
+        ...(entry.baseUrl === undefined ? {} : { baseUrl: entry.baseUrl }),
+      });
     }
+    // With a base URL: any OpenAI-compatible server (Ollama, vLLM, LiteLLM), where a key is optional.
+    return entry.baseUrl === undefined
+      ? openai(entry.name, common)
+      : openaiCompatible({
+          baseUrl: entry.baseUrl,
+          model: entry.name,
+          provider: 'openai-compatible',
+          ...common,
+        });
   };
-  const model = build(primary);
-  const fallbacks = fallbackEntries.map(build);
+  const model = build(primary, 'model');
+  const fallbacks = fallbackEntries.map((entry, index) => build(entry, `fallbacks[${index}]`));
   return {
     model,
     fallbacks,
@@ -87,37 +95,28 @@ export function resolveModels(file: AgentFile, options: SimulationOptions): Reso
   };
 }
 
-function buildOpenAI(entry: ModelEntry, environment: NodeJS.ProcessEnv): ModelProvider {
-  const common = {
-    ...(entry.contextWindowTokens === undefined ? {} : { contextWindowTokens: entry.contextWindowTokens }),
-  };
-  if (entry.baseUrl !== undefined) {
-    // Any OpenAI-compatible server (Ollama, vLLM, LiteLLM): a key is optional there.
-    const key = environment[entry.apiKeyEnv ?? 'OPENAI_API_KEY'];
-    return openaiCompatible({
-      baseUrl: entry.baseUrl,
-      model: entry.name,
-      provider: 'openai-compatible',
-      ...(key === undefined ? {} : { apiKey: key }),
-      ...common,
-    });
-  }
-  return openai(entry.name, { ...apiKeyOption(entry, environment, 'OPENAI_API_KEY'), ...common });
-}
-
-function apiKeyOption(
+/**
+ * The API key sent with `entry`'s requests (see key-hosts.ts for which variable, and to which host), or undefined
+ * when none is sent. A variable that must hold a key and is unset is refused at the field that names it.
+ */
+function apiKeyOf(
   entry: ModelEntry,
+  field: string,
+  file: AgentFile,
   environment: NodeJS.ProcessEnv,
-  defaultVariable: string,
-): { apiKey: string } {
-  const variable = entry.apiKeyEnv ?? defaultVariable;
+): string | undefined {
+  const variable = keyVariableOf(entry);
+  if (variable === undefined) return undefined;
   const apiKey = environment[variable];
-  if (apiKey === undefined || apiKey === '') {
-    throw new KeelError(
-      'config.invalid',
-      `The ${entry.provider} model ${entry.name} needs an API key in the environment variable ${variable}`,
-      { guidance: `Set ${variable}, or use the offline simulated provider (model: "simulated:sim-primary")` },
-    );
-  }
-  return { apiKey };
+  if (apiKey !== undefined && apiKey !== '') return apiKey;
+  const named = entry.apiKeyEnv === undefined ? field : `${field}.apiKeyEnv`;
+  const location = file.locations[named] ?? file.locations[field] ?? file.path;
+  throw new KeelError(
+    'config.invalid',
+    `${location}: ${named} needs an API key in the environment variable ${variable}, which is not set`,
+    {
+      data: { file: file.path, field: named, variable },
+      guidance: `Set ${variable}, or use the offline simulated provider (model: "simulated:sim-primary")`,
+    },
+  );
 }

@@ -159,6 +159,8 @@ export type {
   ModelProvider,
   ModelRequest,
   ModelResponse,
+  ProviderMetadata,
+  ReasoningPart,
   ToolCall,
   ToolChoice,
   ToolDefinition,
@@ -190,6 +192,7 @@ export type {
   ToolFallback,
   ToolFallbackCondition,
   ToolFallbackContext,
+  ToolProgress,
   ToolResult,
   ValidationIssue,
   ValidationResult,
@@ -348,6 +351,7 @@ export type {
 } from './agent/loop/events.js';
 export { CONTINUE_PROMPT } from './agent/loop/final-answer.js';
 export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/loop/limits.js';
+export { FALLBACK_CODES } from './agent/loop/model-recovery.js';
 export type { BreakerMove, FallbackRecord, RunReport } from './agent/loop/report.js';
 export type { RunOptions, RunResult } from './agent/loop/run.js';
 export {

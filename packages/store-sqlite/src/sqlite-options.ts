@@ -12,14 +12,22 @@ export interface SqliteRunStoreOptions {
    * integer from 0 to 2_147_483_647). Defaults to 5000.
    */
   busyTimeoutMs?: number;
+  /**
+   * Opens an existing database for reading only, as `keel runs list|show` do, so that a store whose file or directory
+   * is read-only can still be read: no directory or file is created, nothing is migrated, and every write fails with
+   * `store.invalid`. When SQLite cannot use the WAL in place (a read-only directory, where its `-shm` file cannot be
+   * created) and the `-wal` file holds nothing, the file is read into memory and queried there. Defaults to false.
+   */
+  readOnly?: boolean;
 }
 
-const OPTION_NAMES = ['synchronous', 'busyTimeoutMs'];
+const OPTION_NAMES = ['synchronous', 'busyTimeoutMs', 'readOnly'];
 
 /** Checks the constructor's options: `config.invalid` names the option at fault and the known ones. */
 export function checkOptions(options: SqliteRunStoreOptions): {
   synchronous: 'normal' | 'full';
   busyTimeoutMs: number;
+  readOnly: boolean;
 } {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     invalid(
@@ -40,7 +48,10 @@ export function checkOptions(options: SqliteRunStoreOptions): {
       `busyTimeoutMs must be an integer from 0 to 2_147_483_647 (milliseconds), not ${String(busyTimeoutMs)}`,
     );
   }
-  return { synchronous, busyTimeoutMs };
+  const readOnly = options.readOnly ?? false;
+  if (typeof readOnly !== 'boolean')
+    invalid(`readOnly must be true or false, not ${JSON.stringify(readOnly)}`);
+  return { synchronous, busyTimeoutMs, readOnly };
 }
 
 function invalid(message: string): never {

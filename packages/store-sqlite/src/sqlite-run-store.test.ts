@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agent, KeelError, tool } from '@keel/core';
 import { FakeClock, FaultyRunStore, runStoreContract, scriptedModel } from '@keel/core/testing';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteRunStore } from './sqlite-run-store.js';
 
@@ -49,13 +50,17 @@ describe('SqliteRunStore', () => {
 
   it('rejects bad options with config.invalid naming the option and the known ones', async () => {
     const cases: Array<[unknown, RegExp]> = [
-      [null, /options must be an object .*known options: synchronous, busyTimeoutMs/],
+      [null, /options must be an object .*known options: synchronous, busyTimeoutMs, readOnly/],
       [[], /options must be an object/],
-      [{ synchronus: 'full' }, /unknown option "synchronus"; known options: synchronous, busyTimeoutMs/],
+      [
+        { synchronus: 'full' },
+        /unknown option "synchronus"; known options: synchronous, busyTimeoutMs, readOnly/,
+      ],
       [{ synchronous: 'off' }, /synchronous must be "normal" or "full", not "off"/],
       [{ busyTimeoutMs: -1 }, /busyTimeoutMs must be an integer from 0/],
       [{ busyTimeoutMs: 1.5 }, /busyTimeoutMs must be an integer/],
       [{ busyTimeoutMs: 2 ** 31 }, /busyTimeoutMs must be an integer/],
+      [{ readOnly: 'yes' }, /readOnly must be true or false, not "yes"/],
     ];
     for (const [options, message] of cases) {
       expect(() => new SqliteRunStore(':memory:', options as never), JSON.stringify(options)).toThrow(
@@ -65,6 +70,127 @@ describe('SqliteRunStore', () => {
     const store = new SqliteRunStore(':memory:', { busyTimeoutMs: 0, synchronous: 'full' });
     expect(await store.listRuns()).toEqual([]);
     await store.close();
+  });
+});
+
+describe('a damaged database', () => {
+  async function damagedStore(): Promise<string> {
+    const path = join(directory, `damaged-${Math.random().toString(36).slice(2)}.db`);
+    const store = new SqliteRunStore(path);
+    for (let index = 0; index < 200; index++) {
+      await store.createRun({
+        runId: `run-${index}`,
+        agentName: 'a',
+        status: 'completed',
+        schemaVersion: 2,
+        state: { padding: 'x'.repeat(200) },
+        createdAtMs: index,
+      });
+    }
+    await store.close();
+    // Every page past the first (the schema) overwritten: the tables' pages no longer parse.
+    const descriptor = openSync(path, 'r+');
+    const pages = Math.floor(statSync(path).size / 4096);
+    for (let page = 1; page < pages; page++)
+      writeSync(descriptor, Buffer.alloc(4096, 0xff), 0, 4096, page * 4096);
+    closeSync(descriptor);
+    return path;
+  }
+
+  it('is store.invalid (not retryable) with guidance when the file is not a SQLite database', () => {
+    const path = join(directory, 'not-a-database.db');
+    writeFileSync(path, 'this is not a database '.repeat(100));
+    const error = (() => {
+      try {
+        new SqliteRunStore(path);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toMatchObject({
+      code: 'store.invalid',
+      retryable: false,
+      data: { sqliteCode: 'SQLITE_NOTADB', path },
+      message: expect.stringContaining(`The SQLite run store ${path} is damaged or not a SQLite database`),
+      guidance: expect.stringMatching(/move .* aside/i),
+    });
+  });
+
+  it('is store.invalid when a page is damaged, whether read at open or later', async () => {
+    const path = await damagedStore();
+    const error = await (async () => {
+      const store = new SqliteRunStore(path);
+      try {
+        await store.listRuns();
+        await store.loadRun('run-7');
+      } finally {
+        await store.close();
+      }
+    })().catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      code: 'store.invalid',
+      retryable: false,
+      data: { sqliteCode: 'SQLITE_CORRUPT' },
+    });
+  });
+});
+
+describe('a read-only store (readOnly: true)', () => {
+  async function storeWithRun(path: string): Promise<void> {
+    const store = new SqliteRunStore(path);
+    await store.createRun({
+      runId: 'kept',
+      agentName: 'a',
+      status: 'interrupted',
+      schemaVersion: 2,
+      state: { step: 3 },
+      createdAtMs: 5,
+    });
+    await store.recordToolStarted({
+      runId: 'kept',
+      idempotencyKey: 'kept:1:0',
+      step: 1,
+      callIndex: 0,
+      toolName: 'charge',
+      startedAtMs: 6,
+    });
+    await store.close();
+  }
+
+  it('reads runs and ledgers, and refuses every write with store.invalid', async () => {
+    const path = join(directory, 'read-only.db');
+    await storeWithRun(path);
+    const store = new SqliteRunStore(path, { readOnly: true });
+    expect((await store.listRuns()).map((run) => run.runId)).toEqual(['kept']);
+    expect((await store.loadRun('kept'))?.state).toEqual({ step: 3 });
+    expect(await store.ledger('kept')).toHaveLength(1);
+    await expect(store.acquireLease('kept', 'me', 1_000, 10)).rejects.toMatchObject({
+      code: 'store.invalid',
+      message: expect.stringMatching(/read-only/),
+    });
+    await expect(store.requestCancellation('kept', 'no', 10)).rejects.toMatchObject({
+      code: 'store.invalid',
+    });
+    await store.close();
+  });
+
+  it('creates nothing where there is no database', () => {
+    const path = join(directory, 'nowhere', 'keel.db');
+    expect(() => new SqliteRunStore(path, { readOnly: true })).toThrow(
+      expect.objectContaining({ code: 'config.invalid', message: expect.stringMatching(/no database at/) }),
+    );
+    expect(() => statSync(join(directory, 'nowhere'))).toThrow(/ENOENT/);
+  });
+
+  it('says so when the database is not a keel store', () => {
+    const path = join(directory, 'foreign.db');
+    new Database(path).exec('CREATE TABLE photos (id INTEGER)');
+    expect(() => new SqliteRunStore(path, { readOnly: true })).toThrow(
+      expect.objectContaining({
+        code: 'store.invalid',
+        message: expect.stringMatching(/not a keel run store/),
+      }),
+    );
   });
 });
 

@@ -27,6 +27,8 @@ import {
   runSummaryFromRow,
 } from '@keel/core';
 import Database from 'better-sqlite3';
+import { switchToWal } from './journal-mode.js';
+import { openReadOnly } from './read-only.js';
 import { migrate } from './schema.js';
 import { checkOptions, type SqliteRunStoreOptions } from './sqlite-options.js';
 import { toStoreError } from './sqlite-rows.js';
@@ -42,28 +44,33 @@ import { SqliteSessions } from './sqlite-sessions.js';
 export class SqliteRunStore implements RunStore {
   private readonly database: Database.Database;
   private readonly statements;
+  private readonly where: { path: string; readOnly: boolean };
   private readonly sessions: SqliteSessions;
 
   /**
-   * Opens (creating it and its directory if needed) the database at `path`, or an in-memory one for `":memory:"`.
-   * Throws `config.invalid` for a bad path or options, `store.unavailable` when the file cannot be opened.
+   * Opens (creating it and its directory if needed) the database at `path`, or an in-memory one for `":memory:"`;
+   * with `readOnly`, opens an existing one and creates nothing. Throws `config.invalid` for a bad path or options,
+   * `store.invalid` for a file that is damaged, not a SQLite database or not a keel store, `store.unavailable` when
+   * the file cannot be opened.
    */
   constructor(path: string, options: SqliteRunStoreOptions = {}) {
     if (typeof path !== 'string' || path === '') {
       throw new KeelError('config.invalid', 'SqliteRunStore needs a file path (or ":memory:")');
     }
-    const { synchronous, busyTimeoutMs } = checkOptions(options);
+    const { synchronous, busyTimeoutMs, readOnly } = checkOptions(options);
+    this.where = { path, readOnly };
     try {
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.database = new Database(path, { timeout: busyTimeoutMs });
-      // Switching the journal mode takes a lock the busy timeout does not cover, so a process opening a file that is
-      // already in WAL mode (every open but the first) leaves it alone rather than fail with "database is locked".
-      if (this.database.pragma('journal_mode', { simple: true }) !== 'wal')
-        this.database.pragma('journal_mode = WAL');
-      this.database.pragma(`synchronous = ${synchronous.toUpperCase()}`);
-      migrate(this.database);
+      if (readOnly) {
+        this.database = openReadOnly(path, busyTimeoutMs);
+      } else {
+        if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+        this.database = new Database(path, { timeout: busyTimeoutMs });
+        switchToWal(this.database, busyTimeoutMs);
+        this.database.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+        migrate(this.database);
+      }
     } catch (error) {
-      throw toStoreError(error, `Cannot open SQLite run store at ${path}`);
+      throw toStoreError(error, `Cannot open SQLite run store at ${path}`, this.where);
     }
     const database = this.database;
     this.statements = {
@@ -271,7 +278,7 @@ export class SqliteRunStore implements RunStore {
     try {
       return operation();
     } catch (error) {
-      throw toStoreError(error, 'SQLite run store operation failed');
+      throw toStoreError(error, 'SQLite run store operation failed', this.where);
     }
   }
 }

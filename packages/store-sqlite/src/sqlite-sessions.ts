@@ -19,43 +19,27 @@ import type Database from 'better-sqlite3';
  * synchronous and meant to run inside the store's guard; `claim` and `append` run inside a write transaction.
  */
 export class SqliteSessions {
-  private readonly statements;
+  private prepared: ReturnType<typeof prepare> | undefined;
 
-  constructor(database: Database.Database) {
-    this.statements = {
-      head: database.prepare('SELECT version, active_run_id FROM sessions WHERE session_id = ?'),
-      holder: database.prepare('SELECT status, lease_expires_at_ms FROM runs WHERE run_id = ?'),
-      insert: database.prepare(
-        `INSERT INTO sessions (session_id, agent_name, version, message_count, active_run_id, created_at_ms, updated_at_ms)
-         VALUES (@sessionId, @agentName, 0, 0, @runId, @nowMs, @nowMs)`,
-      ),
-      hold: database.prepare(
-        'UPDATE sessions SET active_run_id = @runId, updated_at_ms = @nowMs WHERE session_id = @sessionId',
-      ),
-      summary: database.prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = ?`),
-      turns: database.prepare(
-        'SELECT run_id, messages, appended_at_ms FROM session_turns WHERE session_id = ? ORDER BY turn',
-      ),
-      appended: database.prepare('SELECT 1 FROM session_turns WHERE session_id = ? AND run_id = ?'),
-      insertTurn: database.prepare(
-        `INSERT INTO session_turns (session_id, turn, run_id, messages, appended_at_ms)
-         VALUES (@sessionId, @turn, @runId, @messages, @nowMs)`,
-      ),
-      advance: database.prepare(
-        `UPDATE sessions SET version = @turn, message_count = message_count + @count, active_run_id = NULL,
-           updated_at_ms = @nowMs
-         WHERE session_id = @sessionId`,
-      ),
-      release: database.prepare(
-        `UPDATE sessions SET active_run_id = NULL, updated_at_ms = @nowMs
-         WHERE session_id = @sessionId AND active_run_id = @runId`,
-      ),
-      list: database.prepare(
-        `SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY updated_at_ms DESC, session_id DESC LIMIT ?`,
-      ),
-      deleteTurns: database.prepare('DELETE FROM session_turns WHERE session_id = ?'),
-      deleteSession: database.prepare('DELETE FROM sessions WHERE session_id = ?'),
-    };
+  constructor(private readonly database: Database.Database) {}
+
+  /**
+   * The statements, prepared on first use: a store opened read-only on a database of an older schema (never migrated:
+   * no session tables) then reads as holding no sessions.
+   */
+  private get statements(): ReturnType<typeof prepare> {
+    this.prepared ??= prepare(this.database);
+    return this.prepared;
+  }
+
+  /** Whether the database has the session tables (always once migrated; not in a read-only store of an older schema). */
+  private get present(): boolean {
+    if (this.prepared !== undefined) return true;
+    return (
+      this.database
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'")
+        .get() !== undefined
+    );
   }
 
   /** Claims the session for a new run (see `SessionClaim`); throws `store.conflict` when it may not. */
@@ -79,6 +63,7 @@ export class SqliteSessions {
   }
 
   load(sessionId: string): SessionRecord | undefined {
+    if (!this.present) return undefined;
     const row = this.statements.summary.get(sessionId) as SessionRow | undefined;
     if (row === undefined) return undefined;
     const turns = (this.statements.turns.all(sessionId) as SessionTurnRow[]).map(sessionTurnFromRow);
@@ -106,6 +91,7 @@ export class SqliteSessions {
   }
 
   list(limit: number): SessionSummary[] {
+    if (!this.present) return [];
     return (this.statements.list.all(limit) as SessionRow[]).map(sessionSummaryFromRow);
   }
 
@@ -127,4 +113,42 @@ export class SqliteSessions {
 interface HolderRow {
   status: NewRun['status'];
   lease_expires_at_ms: number | null;
+}
+
+/** The statements over the session tables. */
+function prepare(database: Database.Database) {
+  return {
+    head: database.prepare('SELECT version, active_run_id FROM sessions WHERE session_id = ?'),
+    holder: database.prepare('SELECT status, lease_expires_at_ms FROM runs WHERE run_id = ?'),
+    insert: database.prepare(
+      `INSERT INTO sessions (session_id, agent_name, version, message_count, active_run_id, created_at_ms, updated_at_ms)
+       VALUES (@sessionId, @agentName, 0, 0, @runId, @nowMs, @nowMs)`,
+    ),
+    hold: database.prepare(
+      'UPDATE sessions SET active_run_id = @runId, updated_at_ms = @nowMs WHERE session_id = @sessionId',
+    ),
+    summary: database.prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = ?`),
+    turns: database.prepare(
+      'SELECT run_id, messages, appended_at_ms FROM session_turns WHERE session_id = ? ORDER BY turn',
+    ),
+    appended: database.prepare('SELECT 1 FROM session_turns WHERE session_id = ? AND run_id = ?'),
+    insertTurn: database.prepare(
+      `INSERT INTO session_turns (session_id, turn, run_id, messages, appended_at_ms)
+       VALUES (@sessionId, @turn, @runId, @messages, @nowMs)`,
+    ),
+    advance: database.prepare(
+      `UPDATE sessions SET version = @turn, message_count = message_count + @count, active_run_id = NULL,
+         updated_at_ms = @nowMs
+       WHERE session_id = @sessionId`,
+    ),
+    release: database.prepare(
+      `UPDATE sessions SET active_run_id = NULL, updated_at_ms = @nowMs
+       WHERE session_id = @sessionId AND active_run_id = @runId`,
+    ),
+    list: database.prepare(
+      `SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY updated_at_ms DESC, session_id DESC LIMIT ?`,
+    ),
+    deleteTurns: database.prepare('DELETE FROM session_turns WHERE session_id = ?'),
+    deleteSession: database.prepare('DELETE FROM sessions WHERE session_id = ?'),
+  };
 }

@@ -1,6 +1,21 @@
-import { type ApprovalAnswer, KeelError, type RunStore, type ToolCallDecision } from '@keel/core';
+import {
+  type ApprovalAnswer,
+  type Clock,
+  KeelError,
+  type RunStore,
+  systemClock,
+  type ToolCallDecision,
+} from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { loadInvocation } from '../invocation.js';
+import {
+  heldLease,
+  leaseHeldError,
+  leaseRenewedError,
+  MAX_LEASE_WAIT_MS,
+  waitForLease,
+  whenLeaseEnds,
+} from '../lease-wait.js';
 import { type Output, paint } from '../output.js';
 import { liveEvents, presentResult } from '../render.js';
 
@@ -17,18 +32,32 @@ export interface ResumeCommandOptions {
   execute: string[];
   /** Idempotency keys of calls that may have run, to give up on (the model is told the outcome is unknown). */
   abandon: string[];
+  /** `--allow-key-host` values, added to those the run was started with. Defaults to none. */
+  allowedKeyHosts?: string[];
+  /**
+   * When another process holds the run's lease: wait for it to end (at most {@link MAX_LEASE_WAIT_MS}, printing
+   * progress on stderr), then resume. Without it, `keel resume` says when the lease ends and exits. Defaults to false.
+   */
+  wait?: boolean;
   json: boolean;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
+  /** The agent's clock, and the one `wait` waits on. Defaults to the system clock. */
+  clock?: Clock;
 }
 
-/** `keel resume <run-id>`: continues a run from its last checkpoint, with the decisions it waits for. */
+/**
+ * `keel resume <run-id>`: continues a run from its last checkpoint, with the decisions it waits for. A run another
+ * process holds (its owner may have died: its lease runs out by itself) is refused with when its lease ends, or
+ * waited for with `--wait`.
+ */
 export async function resumeCommand(
   options: ResumeCommandOptions,
   store: RunStore,
   output: Output,
 ): Promise<number> {
+  const clock = options.clock ?? systemClock;
   const invocation = await loadInvocation(options.workingDirectory, options.runId, options.agentFile);
   const approvals: Record<string, ApprovalAnswer> = {};
   for (const key of options.approve) approvals[key] = { approved: true };
@@ -50,6 +79,8 @@ export async function resumeCommand(
     workingDirectory: options.workingDirectory,
     environment: options.environment,
     store,
+    allowedKeyHosts: [...(invocation.allowedKeyHosts ?? []), ...(options.allowedKeyHosts ?? [])],
+    clock,
     ...(invocation.faults === undefined ? {} : { faults: invocation.faults }),
     ...(invocation.seed === undefined ? {} : { seed: invocation.seed }),
   });
@@ -58,13 +89,35 @@ export async function resumeCommand(
       output.out(`${paint(output, 'bold', `keel resume ${built.file.name}`)}  run ${options.runId}`);
       output.out('');
     }
-    const result = await built.agent.resume(options.runId, {
-      approvals,
-      decisions,
-      signal: options.signal,
-      ...liveEvents(options.json, output),
-    });
-    return presentResult(result, options.json, output);
+    const deadlineMs = clock.now() + MAX_LEASE_WAIT_MS;
+    let waitedFor: number | undefined;
+    for (;;) {
+      try {
+        const result = await built.agent.resume(options.runId, {
+          approvals,
+          decisions,
+          signal: options.signal,
+          ...liveEvents(options.json, output),
+        });
+        return presentResult(result, options.json, output);
+      } catch (error) {
+        const lease = heldLease(error);
+        if (lease === undefined) throw error;
+        const nowMs = clock.now();
+        if (waitedFor !== undefined && lease.expiresAtMs > waitedFor)
+          throw leaseRenewedError(options.runId, lease, nowMs, error);
+        if (options.wait !== true) throw leaseHeldError(options.runId, lease, nowMs, error);
+        if (lease.expiresAtMs > deadlineMs) {
+          const limit = `, later than --wait waits (${MAX_LEASE_WAIT_MS / 1_000} s)`;
+          throw leaseHeldError(options.runId, lease, nowMs, error, limit);
+        }
+        output.error(
+          `waiting for run ${options.runId}: its lease (owner ${lease.holder ?? 'unknown'}) ends ${whenLeaseEnds(lease.expiresAtMs, nowMs)}`,
+        );
+        await waitForLease(lease, clock, options.signal, (line) => output.error(line));
+        waitedFor = lease.expiresAtMs;
+      }
+    }
   } finally {
     await built.models.close();
   }

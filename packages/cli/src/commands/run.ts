@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { RunStore } from '@keel/core';
+import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { saveInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
@@ -11,10 +11,13 @@ export interface RunCommandOptions {
   task: string;
   faults?: string;
   seed?: number;
+  /** `--allow-key-host` values: hosts besides a provider's own that may receive an API key. */
+  allowedKeyHosts: string[];
   json: boolean;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
+  clock: Clock;
 }
 
 /** `keel run <agent.yaml> "<task>"`: runs an agent file durably, showing live what happens, then the report. */
@@ -23,12 +26,19 @@ export async function runCommand(
   store: RunStore,
   output: Output,
 ): Promise<number> {
+  if (options.task.trim() === '') {
+    throw new KeelError('config.invalid', 'The task is empty: say what the agent should do', {
+      guidance: 'keel run <agent.yaml> "What is the weather in Paris?"',
+    });
+  }
   const agentFile = resolve(options.workingDirectory, options.file);
   const built = await buildAgent({
     agentFile,
     workingDirectory: options.workingDirectory,
     environment: options.environment,
     store,
+    allowedKeyHosts: options.allowedKeyHosts,
+    clock: options.clock,
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
@@ -38,6 +48,7 @@ export async function runCommand(
       agentFile,
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.seed === undefined ? {} : { seed: options.seed }),
+      ...(options.allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts: options.allowedKeyHosts }),
     });
     if (!options.json) {
       const chain = [built.models.model, ...built.models.fallbacks]

@@ -11,10 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { type ChildOutcome, runChild, spawnChild } from './crash-child-process.js';
 import { driveRun, readEffects } from './crash-harness.js';
 import { type ChildSettings, crashPlan, EXIT_CONFLICT, expectedKey } from './crash-plan.js';
+import { crashSettings } from './crash-settings.js';
 import { seededRandom, seedOf } from './prng.js';
 
 const CHILD_PATH = fileURLToPath(new URL('../../dist/crash/crash-child.js', import.meta.url));
-const SEED = Number(process.env.KEEL_CRASH_SEED ?? 4_242);
+const SEED = crashSettings(process.env).seed;
 const RUNS = 6;
 // The killed owner's lease is short, so the rivals wait little for it; theirs is long, so that a rival slowed down
 // by a busy machine never loses the lease it won. The winner keeps its lease a moment before going on, so that the

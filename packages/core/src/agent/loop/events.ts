@@ -93,6 +93,17 @@ export type RunEvent =
       readonly idempotencyKey: string;
     })
   | (RunEventBase & {
+      /** A running tool reported how far it has come (`ToolContext.reportProgress`). */
+      readonly type: 'tool-call-progress';
+      readonly step: number;
+      readonly callIndex: number;
+      readonly toolName: string;
+      readonly idempotencyKey: string;
+      readonly progress: number;
+      readonly total?: number;
+      readonly message?: string;
+    })
+  | (RunEventBase & {
       readonly type: 'tool-call-end';
       readonly step: number;
       readonly callIndex: number;

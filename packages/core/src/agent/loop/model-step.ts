@@ -76,6 +76,8 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
     // Replaced by each attempt's own signal; present so the object keeps one shape.
     signal: run.abort.signal,
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
+    // A continuation (Anthropic's pause_turn) is one more request the provider received.
+    onContinuationRequest: () => countRequest(state.report, slot.key),
   };
   const breaker = slot.breaker;
   return modelRetryOf(run).execute(

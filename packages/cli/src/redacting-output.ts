@@ -1,0 +1,33 @@
+import { REDACTED } from '@keel/core';
+import { API_KEY_VARIABLE } from './key-hosts.js';
+import type { Output } from './output.js';
+
+/** Shorter values are left alone: replacing them would mangle ordinary words. */
+const MIN_SECRET_LENGTH = 6;
+
+/** The values of the API key variables in `environment` (names matching `*_API_KEY`, `*_API_TOKEN`). */
+export function apiKeyValues(environment: NodeJS.ProcessEnv): string[] {
+  return Object.entries(environment)
+    .filter(
+      ([name, value]) =>
+        API_KEY_VARIABLE.test(name) && value !== undefined && value.length >= MIN_SECRET_LENGTH,
+    )
+    .map(([, value]) => value!);
+}
+
+/**
+ * An Output that replaces each secret, as it is and as JSON escapes it, with `[redacted]` in every line: whatever a
+ * provider's error, a stored run or a server's echo carries, the CLI never prints an API key it could send.
+ */
+export function redactingOutput(output: Output, secrets: readonly string[]): Output {
+  const forms = [...new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))].sort(
+    (left, right) => right.length - left.length,
+  );
+  if (forms.length === 0) return output;
+  const redact = (line: string) => forms.reduce((text, form) => text.split(form).join(REDACTED), line);
+  return {
+    colour: output.colour,
+    out: (line) => output.out(redact(line)),
+    error: (line) => output.error(redact(line)),
+  };
+}
