@@ -93,9 +93,10 @@ class LineInput implements ChatInput {
   private ended = false;
   private readonly readline: Interface;
 
+  /** `show`: writes prompts, and each line read after its prompt (a transcript); undefined for none. */
   constructor(
-    private readonly streams: ChatStreams,
-    private readonly showPrompts: boolean,
+    streams: ChatStreams,
+    private readonly show: ((text: string) => void) | undefined,
   ) {
     this.readline = createInterface({ input: streams.input, terminal: false });
     this.readline.on('line', (line) => {
@@ -109,10 +110,10 @@ class LineInput implements ChatInput {
   }
 
   question(prompt: string): Promise<string | undefined> {
-    if (this.showPrompts) this.streams.output.write(prompt);
+    this.show?.(prompt);
     const next = this.lines.shift();
     if (next !== undefined) {
-      if (this.showPrompts) this.streams.output.write(`${next}\n`);
+      this.show?.(`${next}\n`);
       return Promise.resolve(next);
     }
     if (this.ended) return Promise.resolve(undefined);
@@ -133,16 +134,17 @@ class LineInput implements ChatInput {
     const waiting = this.waiting;
     this.waiting = undefined;
     if (waiting === undefined) return;
-    if (line !== undefined && this.showPrompts) this.streams.output.write(`${line}\n`);
+    if (line !== undefined) this.show?.(`${line}\n`);
     waiting(line);
   }
 }
 
 /**
  * The chat's input: a terminal (line editing, Ctrl-C handled in raw mode) when the input is a TTY and the output is
- * for a person, else plain lines (`--json`, pipes), with prompts shown only to a person.
+ * for a person, else plain lines (`--json`, pipes). Read from a pipe, prompts and the lines read are written with
+ * `show` for a person to follow (undefined: not at all, as with `--json`).
  */
-export function chatInput(streams: ChatStreams, json: boolean): ChatInput {
-  if (streams.input.isTTY === true && !json) return new TerminalInput(streams);
-  return new LineInput(streams, !json);
+export function chatInput(streams: ChatStreams, show: ((text: string) => void) | undefined): ChatInput {
+  if (streams.input.isTTY === true && show !== undefined) return new TerminalInput(streams);
+  return new LineInput(streams, show);
 }

@@ -8,6 +8,7 @@ import type {
   SessionRecord,
 } from '@keel/core';
 import { type Output, paint } from '../output.js';
+import type { StreamRedactor } from './stream-redactor.js';
 
 /** What the chat shows at its start. */
 export interface ChatStart {
@@ -40,7 +41,10 @@ export interface ChatView {
   readonly prompt: string;
 }
 
-/** Shows the chat to a person: the answer streamed as it is written, retries, fallbacks and tool calls inline. */
+/**
+ * Shows the chat to a person: the answer streamed as it is written, retries, fallbacks and tool calls inline. Every
+ * character goes through `redactor`, so that no API key is shown, even one a model streams in pieces.
+ */
 export class TextChatView implements ChatView {
   readonly prompt: string;
   private midLine = false;
@@ -51,7 +55,8 @@ export class TextChatView implements ChatView {
 
   constructor(
     private readonly output: Output,
-    private readonly write: (text: string) => void,
+    private readonly raw: (text: string) => void,
+    private readonly redactor: StreamRedactor,
   ) {
     this.prompt = `${paint(output, 'bold', 'you ›')} `;
   }
@@ -197,8 +202,13 @@ export class TextChatView implements ChatView {
   }
 
   private endLine(): void {
+    this.raw(this.redactor.flush());
     if (this.midLine) this.write('\n');
     this.midLine = false;
+  }
+
+  private write(text: string): void {
+    this.raw(this.redactor.push(text));
   }
 
   private line(text: string): void {

@@ -22,11 +22,15 @@ writeFileSync(
 );
 
 /** Runs `keel` with `input` on its stdin (then closed); its exit code and output. */
-function keel(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+function keel(
+  args: string[],
+  input = '',
+  environment: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [binary, ...args], {
       cwd: directory,
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, NO_COLOR: '1', ...environment },
     });
     let stdout = '';
     let stderr = '';
@@ -93,6 +97,26 @@ describe('keel chat --json', () => {
       sessionId: 'json-1',
       comeBack: 'keel chat support.yaml --session json-1',
     });
+  });
+
+  it('never writes an API key of its environment, even streamed in pieces', async () => {
+    const secret = 'sk-chat-test-0123456789abcdefghij';
+    for (const json of [true, false]) {
+      const outcome = await keel(
+        ['chat', 'support.yaml', '--session', `secret-${json}`, ...(json ? ['--json'] : [])],
+        `Remember this: ${secret}\n`,
+        { KEEL_CHAT_TEST_API_KEY: secret },
+      );
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout).not.toContain(secret);
+      expect(outcome.stdout).not.toContain(secret.slice(0, 20));
+      expect(outcome.stdout).toContain('[redacted]');
+      if (json) {
+        const deltas = linesOf(outcome.stdout).filter((line) => line.type === 'text-delta');
+        expect(deltas.length).toBeGreaterThan(1);
+        expect(deltas.map((line) => line.delta).join('')).toMatch(/Remember this: \[redacted\]/);
+      }
+    }
   });
 
   it('leaves a run waiting for approval when the input ends, and goes on with it in the next chat', async () => {

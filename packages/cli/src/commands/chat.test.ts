@@ -7,13 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const binary = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-chat-'));
-const socket = `keel-chat-test-${process.pid}`;
+// A tmux server per test: a server being killed after one test never meets the next test's first command.
+let servers = 0;
+let socket = '';
 
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
+beforeEach(() => {
+  socket = `keel-chat-test-${process.pid}-${servers++}`;
+});
 afterEach(() => {
   try {
     execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });

@@ -7,11 +7,15 @@ import { type ChatStreams, chatInput } from '../chat/chat-input.js';
 import { JsonChatView } from '../chat/chat-json.js';
 import { ChatLoop } from '../chat/chat-loop.js';
 import { type ChatView, TextChatView } from '../chat/chat-view.js';
+import { StreamRedactor } from '../chat/stream-redactor.js';
 import { saveInvocation } from '../invocation.js';
+import { parseAllowedHost } from '../key-hosts.js';
 import type { Output } from '../output.js';
+import { apiKeyValues } from '../redacting-output.js';
 import { openStore } from '../store.js';
 
 const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH] [--faults SPEC] [--seed N]
+                 [--allow-key-host HOST]...
 
 An interactive chat with the agent of <agent.yaml>, kept in a session of the run store: the answer streams as it is
 written, retries, fallbacks and tool calls show inline, and a tool call that needs approval is asked about (y/n, with
@@ -25,6 +29,8 @@ options:
   --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
   --faults SPEC   fault schedule of the simulated provider (see keel --help)
   --seed N        seed of the fault schedule (default: 1)
+  --allow-key-host HOST
+                  a host other than the provider's own that may receive the agent's API key (see keel --help)
 
 keys: Ctrl-C stops the answer being written (the session keeps what completed); Ctrl-C or Ctrl-D at the prompt, or
 /exit, leaves.`;
@@ -56,6 +62,12 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
   const sessionId = values.session ?? `chat-${randomUUID().slice(0, 8)}`;
   checkSessionId(sessionId, 'keel chat --session');
   const seed = values.seed === undefined ? undefined : seedOf(values.seed);
+  const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
+  const simulation = {
+    ...(values.faults === undefined ? {} : { faults: values.faults }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts }),
+  };
   const json = values.json === true;
   const streams = context.streams ?? { input: process.stdin, output: process.stdout };
   const { workingDirectory } = context;
@@ -67,14 +79,16 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
       workingDirectory,
       environment: context.environment,
       store,
-      ...(values.faults === undefined ? {} : { faults: values.faults }),
-      ...(seed === undefined ? {} : { seed }),
+      ...simulation,
     });
     try {
       const write = (text: string) => {
         streams.output.write(text);
       };
-      const view: ChatView = json ? new JsonChatView(write) : new TextChatView(context.output, write);
+      const redactor = new StreamRedactor(apiKeyValues(context.environment));
+      const view: ChatView = json
+        ? new JsonChatView(write, redactor)
+        : new TextChatView(context.output, write, redactor);
       const comeBack = [
         'keel chat',
         file,
@@ -95,19 +109,14 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
         session,
         comeBack,
       });
-      const input = chatInput(streams, json);
+      const input = chatInput(streams, json ? undefined : (text) => write(redactor.redact(text)));
       const loop = new ChatLoop(
         {
           agent: built.agent,
           store,
           sessionId,
           signal: context.signal,
-          beforeRun: (runId) =>
-            saveInvocation(workingDirectory, runId, {
-              agentFile,
-              ...(values.faults === undefined ? {} : { faults: values.faults }),
-              ...(seed === undefined ? {} : { seed }),
-            }),
+          beforeRun: (runId) => saveInvocation(workingDirectory, runId, { agentFile, ...simulation }),
         },
         input,
         view,
@@ -135,6 +144,7 @@ function parse(argv: readonly string[]) {
         store: { type: 'string' },
         faults: { type: 'string' },
         seed: { type: 'string' },
+        'allow-key-host': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });

@@ -37,11 +37,11 @@ export async function sessionsCommand(argv: readonly string[], context: Sessions
   if (subcommand === 'list') {
     if (sessionId !== undefined) throw usage();
     const limit = values.limit === undefined ? 20 : limitOf(values.limit);
-    return withStore(values.store, context, (store) => listSessions(store, limit, json, output));
+    return withStore(values.store, context, true, (store) => listSessions(store, limit, json, output));
   }
   if ((subcommand === 'show' || subcommand === 'delete') && sessionId !== undefined) {
     checkSessionId(sessionId, `keel sessions ${subcommand}`);
-    return withStore(values.store, context, (store) =>
+    return withStore(values.store, context, subcommand === 'show', (store) =>
       subcommand === 'show'
         ? showSession(store, sessionId, json, output)
         : deleteSession(store, sessionId, values.force === true, json, output),
@@ -166,12 +166,14 @@ function messageLine(message: Message, output: Output): string {
   }
 }
 
+/** Runs `command` on the store; `readOnly` for commands that only read (see `openStore`). */
 async function withStore(
   location: string | undefined,
   context: SessionsContext,
+  readOnly: boolean,
   command: (store: RunStore) => Promise<number>,
 ): Promise<number> {
-  const store = openStore(location, context.workingDirectory);
+  const store = openStore(location, context.workingDirectory, { readOnly });
   try {
     return await command(store);
   } finally {
