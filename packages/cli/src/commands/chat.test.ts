@@ -75,9 +75,9 @@ class Pane {
       '40',
       '-c',
       directory,
-      `env NO_COLOR=1 ${command}`,
+      // The shell prints the exit status, then keeps the pane (and what it shows) until the server is killed.
+      `env NO_COLOR=1 ${command}; echo "[exit $?]"; sleep 600`,
     );
-    tmux('set-option', '-t', name, 'remain-on-exit', 'on');
     return new Pane(name);
   }
 
@@ -110,23 +110,10 @@ class Pane {
     }
   }
 
-  /** Waits for the command to end; resolves with its exit status. */
+  /** Waits for the command to end; resolves with its exit status (which the pane's shell prints). */
   async exitStatus(timeoutMs = 15_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const [dead, status] = tmux(
-        'display-message',
-        '-p',
-        '-t',
-        this.name,
-        '#{pane_dead} #{pane_dead_status}',
-      )
-        .trim()
-        .split(' ');
-      if (dead === '1') return Number(status);
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for the chat to end:\n${this.text()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const screen = await this.waitFor(/^\[exit \d+\]$/m, 1, timeoutMs);
+    return Number(/^\[exit (\d+)\]$/m.exec(screen)![1]);
   }
 }
 
