@@ -64,36 +64,27 @@ export async function runOnSession<Output>(
       continue;
     }
     const holder = data.activeRunId!;
+    const resumeIt = `resume it (resume("${holder}"), keel resume ${holder}) or cancel it first`;
     if (data.activeRunStatus === 'completed') {
-      if (await settleCompletedHolder(runtime, holder)) continue;
+      // Its process stopped (or its store failed) between its end and its append: append for it, then go on.
+      if (++moves <= MAX_MOVES && (await settleCompletedHolder(runtime, holder))) continue;
       throw refusal(conflict, `run ${holder} completed but its turns cannot be appended`);
     }
-    if (data.activeRunStatus === 'interrupted') {
-      throw refusal(
-        conflict,
-        `run ${holder} is interrupted: resume it (resume("${holder}"), keel resume ${holder}) or cancel it first`,
-      );
-    }
+    if (data.activeRunStatus === 'interrupted')
+      throw refusal(conflict, `run ${holder} is interrupted: ${resumeIt}`);
     const nowMs = clock.now();
     const leaseExpiresAtMs = data.activeRunLeaseExpiresAtMs;
     if (leaseExpiresAtMs === undefined || leaseExpiresAtMs <= nowMs) {
       throw refusal(
         conflict,
-        `run ${holder} stopped without ending (its process may have died): resume it (keel resume ${holder}) or cancel it first`,
+        `run ${holder} stopped without ending (its process may have died): ${resumeIt}`,
       );
     }
     if (settings.busy === 'fail')
-      throw refusal(
-        conflict,
-        `run ${holder} is running on it (sessionBusy: 'fail')`,
-        leaseExpiresAtMs - nowMs,
-      );
-    if (nowMs >= waitUntilMs)
-      throw refusal(
-        conflict,
-        `run ${holder} still runs on it after ${settings.waitMs} ms (sessionWaitMs)`,
-        leaseExpiresAtMs - nowMs,
-      );
+      throw refusal(conflict, `run ${holder} is running on it (sessionBusy: 'fail')`);
+    if (nowMs >= waitUntilMs) {
+      throw refusal(conflict, `run ${holder} still runs on it after ${settings.waitMs} ms (sessionWaitMs)`);
+    }
     try {
       await waitForSession(sessionId, Math.min(SESSION_POLL_MS, waitUntilMs - nowMs), clock, options.signal);
     } catch (reason) {
@@ -154,12 +145,11 @@ function sessionInputOf(input: string | readonly Message[]): Message[] {
 }
 
 /** The refusal of a session claim, saying which run holds the session and what to do. */
-function refusal(conflict: KeelError, why: string, retryAfterMs?: number): KeelError {
+function refusal(conflict: KeelError, why: string): KeelError {
   const sessionId = String(conflict.data.sessionId);
   return new KeelError('store.conflict', `Session ${sessionId} is in use: ${why}`, {
     data: conflict.data,
     cause: conflict,
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     guidance: 'One run at a time on a session: wait for it to end, or run on another session.',
   });
 }
