@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { type Agent, agent, type Clock, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
+import { agentOptionsFromFile } from './agent-options.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { type ResolvedModels, resolveModels } from './models.js';
 
@@ -46,16 +47,14 @@ export function buildAgentFromFile(file: AgentFile, options: BuildOptions): Buil
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
-  const built = agent({
-    name: file.name,
-    model: models.model,
-    fallbacks: models.fallbacks,
-    tools,
-    store: options.store,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
-    ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
-    ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),
-  });
+  const built = agent(
+    agentOptionsFromFile(file, {
+      model: models.model,
+      fallbacks: models.fallbacks,
+      tools,
+      store: options.store,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    }),
+  );
   return { file, agent: built, models };
 }

@@ -27,7 +27,13 @@ export {
 } from './errors/serialize.js';
 
 export { type Clock, systemClock, type TimerHandle } from './policies/clock.js';
-export { isAborted, NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './policies/context.js';
+export {
+  CALL_SETTLED_REASON,
+  isAborted,
+  NEVER_ABORTED_SIGNAL,
+  toContext,
+  withAttempt,
+} from './policies/context.js';
 export { EventEmitter } from './policies/events.js';
 export type {
   ClockOption,
@@ -345,6 +351,7 @@ export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loo
 export type {
   CorrectionEventKind,
   DependencyKind,
+  RunAnnotations,
   RunEvent,
   RunEventListener,
   RunEventType,
@@ -368,6 +375,12 @@ export { type StopReason, stopReasonOf, type TerminalStatus } from './agent/loop
 
 // agent: durable runs
 export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability/durability.js';
+export {
+  EVENT_JOURNAL_LIMIT,
+  type EventJournal,
+  type JournalEntry,
+  type JournalEntryType,
+} from './agent/durability/event-journal.js';
 export type {
   ApprovalAnswer,
   PendingDecision,

@@ -2,7 +2,8 @@ import { KeelError } from '../errors/keel-error.js';
 import { isDependencyFailure } from '../policies/breaker/failures.js';
 import { circuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
-import { retryBudget } from '../policies/retry-budget.js';
+import { retryMaker } from '../policies/retry.js';
+import { retryBudgetMaker } from '../policies/retry-budget.js';
 import { timeout } from '../policies/timeout.js';
 import type { Tool } from '../spec/tool.js';
 import type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent-options.js';
@@ -139,9 +140,12 @@ function forwardBreakerMoves(slot: ModelSlot | ToolSlot): void {
 /** The `retry` option, checked, with the defaults filled in. */
 export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySettings {
   if (typeof options !== 'object' || options === null) agentConfigError('retry must be an object');
-  const runBudget = { maxRetries: 10, ratio: false as const, ...(options.runBudget ?? {}) };
-  const createRunBudget = (budgetClock: Clock) => retryBudget({ ...runBudget, clock: budgetClock });
-  createRunBudget(clock);
+  const createRunBudget = retryBudgetMaker({
+    maxRetries: 10,
+    ratio: false,
+    ...(options.runBudget ?? {}),
+    clock,
+  });
   const shared = options.budget;
   if (
     shared !== undefined &&
@@ -158,13 +162,15 @@ export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySet
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   checkMilliseconds(maxRetryAfterMs, 'retry.maxRetryAfterMs', true);
   if (options.maxElapsedMs !== undefined) checkMilliseconds(options.maxElapsedMs, 'retry.maxElapsedMs');
+  // Checked here once; each run makes its policies from these without checking again.
+  const common = { delay: options.delay, random: options.random, maxRetryAfterMs, clock };
   return {
-    modelMaxAttempts,
-    toolMaxAttempts,
-    delay: options.delay,
-    random: options.random,
-    maxRetryAfterMs,
-    maxElapsedMs: options.maxElapsedMs,
+    makeModelRetry: retryMaker({
+      ...common,
+      maxAttempts: modelMaxAttempts,
+      maxElapsedMs: options.maxElapsedMs,
+    }),
+    makeToolRetry: retryMaker({ ...common, maxAttempts: toolMaxAttempts }),
     createRunBudget,
     sharedBudget: shared,
   };

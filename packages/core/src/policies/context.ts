@@ -1,6 +1,30 @@
 import { isControlSignal } from '../errors/control.js';
 import type { PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 
+/**
+ * The reason a policy aborts the signal it made for a function once that function has settled (resolved, rejected,
+ * returned or thrown), so that work started with the signal (a stream, a sub-request, a timer) does not outlive the
+ * call. One shared, frozen `AbortError` DOMException: `signal.reason === CALL_SETTLED_REASON` tells this ending
+ * apart from a timeout (the timeout's error) or a cancellation (the caller's reason), which keep their own reasons.
+ *
+ * Only policies that make a signal of their own do this: `timeout` (per call) and `hedge` (per attempt). The others
+ * hand their caller's signal through, and a caller's signal is never theirs to abort.
+ *
+ * So a function should return data, not a stream still tied to its signal: a `fetch` Response returned unread
+ * fails when its body is read after the call.
+ *
+ * @example
+ *   const response = await timeout(5_000).execute(({ signal }) => fetch(url, { signal }));
+ *   await response.json(); // rejects: the signal was aborted with CALL_SETTLED_REASON when the function returned
+ *   const data = await timeout(5_000).execute(async ({ signal }) => (await fetch(url, { signal })).json()); // works
+ */
+export const CALL_SETTLED_REASON: DOMException = Object.freeze(
+  new DOMException(
+    'The policy call this signal belongs to has settled; work started with the signal is no longer wanted',
+    'AbortError',
+  ),
+);
+
 /** A signal that never aborts, shared by every call made without one. */
 export const NEVER_ABORTED_SIGNAL: AbortSignal = new AbortController().signal;
 
@@ -31,6 +55,23 @@ class AttemptContext implements PolicyContext {
   get aborted(): boolean {
     return this.parent.aborted;
   }
+}
+
+/**
+ * A context that tells its own abort to listeners, without an AbortSignal: an agent run's abort switch. A policy that
+ * must follow its caller's abort (a forced timeout) uses these instead of a listener on `signal`, so that the context
+ * need not make its AbortSignal (microseconds each) nor take an EventTarget listener per call. A listener is called
+ * once, synchronously, when the context aborts; by then `aborted` is true and `signal` (made on read) is aborted with
+ * the reason.
+ */
+export interface AbortFollowable extends PolicyContext {
+  addAbortListener(listener: () => void): void;
+  removeAbortListener(listener: () => void): void;
+}
+
+/** True when `context` tells its abort to listeners itself (see {@link AbortFollowable}). */
+export function isAbortFollowable(context: PolicyContext): context is AbortFollowable {
+  return typeof (context as Partial<AbortFollowable>).addAbortListener === 'function';
 }
 
 /** True when `input` is a policy context rather than a bare AbortSignal. */
