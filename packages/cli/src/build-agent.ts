@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path';
-import { type Agent, agent, type Clock, type RunStore } from '@keel/core';
+import { type Agent, agent, type Clock, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { agentOptionsFromFile } from './agent-options.js';
-import { type AgentTools, buildAgentTools } from './agent-tools.js';
+import { type AgentTools, buildAgentTools, wrapPlainTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { type ResolvedModels, resolveModels } from './models.js';
 
@@ -32,6 +32,11 @@ export interface BuildOptions {
   allowedKeyHosts?: readonly string[];
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
+  /**
+   * Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`): built-in, command and HTTP
+   * tools; an MCP server's tools reach the agent as its toolset lists them. Defaults to none.
+   */
+  wrapTools?: (tools: Tool[]) => Tool[];
 }
 
 /** Reads an agent file and builds the agent it describes, durable on `store`. */
@@ -51,7 +56,11 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
     filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
-  const tools = await buildAgentTools(file, builtins, options.environment);
+  const declared = await buildAgentTools(file, builtins, options.environment);
+  const tools =
+    options.wrapTools === undefined
+      ? declared
+      : { ...declared, tools: wrapPlainTools(declared.tools, options.wrapTools) };
   const close = async () => {
     await Promise.all([...tools.toolsets.map((toolset) => toolset.close()), models?.close()]);
   };

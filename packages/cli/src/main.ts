@@ -10,7 +10,7 @@ import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { openStore } from './store.js';
-import type { TelemetryFlags } from './telemetry.js';
+import { otlpBase, type TelemetryFlags } from './telemetry.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
@@ -21,6 +21,7 @@ usage:
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
               [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
+              [--otlp URL] [--metrics-port N] [--log json]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
@@ -32,7 +33,7 @@ options:
   --seed N        seed of the fault schedule (default: 1)
   --json          print the result as JSON
   --otlp URL      export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318
-  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run lives
+  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run (or resumption) lives
   --log json      print JSON log lines (one per event, then the result) in place of the live view
   --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
   --approve KEY   run a call that waits for approval (KEY is its idempotency key, printed by keel run)
@@ -147,6 +148,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
+      options.telemetry = telemetryFlags(values);
       return withStore(values.store, workingDirectory, {}, (store) => resumeCommand(options, store, output));
     }
     case 'cancel': {
@@ -227,7 +229,8 @@ function telemetryFlags(values: ReturnType<typeof parse>['values']): TelemetryFl
   if (values.log !== undefined && values.log !== 'json' && values.log !== 'text')
     throw new KeelError('config.invalid', `--log must be json or text, not "${values.log}"`);
   const flags: TelemetryFlags = { logJson: values.log === 'json' };
-  if (values.otlp !== undefined) flags.otlp = values.otlp;
+  // Checked here, so that a bad URL is refused before a command reads anything.
+  if (values.otlp !== undefined) flags.otlp = otlpBase(values.otlp);
   const port = values['metrics-port'];
   if (port !== undefined) {
     flags.metricsPort = integerOption('--metrics-port', port, 0);

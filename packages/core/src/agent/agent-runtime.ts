@@ -73,6 +73,8 @@ export interface RetrySettings {
   readonly makeModelRetry: (budget: RetryBudget, retryIf: (error: KeelError) => boolean) => RetryPolicy;
   /** Makes a run's retry policy for one tool (options checked once). */
   readonly makeToolRetry: (budget: RetryBudget, retryIf: (error: KeelError) => boolean) => RetryPolicy;
+  /** The longest a run waits, all waits together, for an open breaker of its last model to let a probe through. */
+  readonly waitForOpenBreakerMs: number;
   /** Makes the run's own budget (options checked once). */
   readonly createRunBudget: () => RetryBudget;
   /** A budget shared beyond the run (the process, say); every retry draws from both. */

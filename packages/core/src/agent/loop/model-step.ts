@@ -6,6 +6,7 @@ import type { PolicyContext } from '../../policies/policy.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { ModelRequest, ModelResponse } from '../../spec/model.js';
 import type { ModelSlot } from '../agent-runtime.js';
+import { waitForOpenBreaker } from './breaker-wait.js';
 import {
   FALLBACK_CODES,
   largerModelIndex,
@@ -25,7 +26,8 @@ import type { RunContext } from './run-context.js';
  * When a model's calls fail: a context overflow first has the conversation manager reduce the conversation and
  * retries the same model, then, when nothing more can be removed, moves to a later model with a larger context
  * window; an unavailable model (see `FALLBACK_CODES`) moves to the next model; anything else fails the step.
- * A run that fell back stays on its fallback for its remaining steps. Once a text delta reached the caller nothing is
+ * A run that fell back stays on its fallback for its remaining steps. When the last model's breaker is open, the run
+ * waits for its half-open moment within `retry.waitForOpenBreakerMs` (see `waitForOpenBreaker`). Once a text delta reached the caller nothing is
  * retried or replayed: the step fails with the error, `data.partialOutput` holding what was streamed.
  *
  * Cancellation and control signals pass through as they are.
@@ -56,7 +58,11 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
       switchModel(run, larger, cause.code);
       continue;
     }
-    if (!FALLBACK_CODES.has(cause.code) || state.modelIndex + 1 >= agent.models.length) throw error;
+    if (!FALLBACK_CODES.has(cause.code)) throw error;
+    if (state.modelIndex + 1 >= agent.models.length) {
+      if (await waitForOpenBreaker(run, slot, cause)) continue;
+      throw error;
+    }
     switchModel(run, state.modelIndex + 1, cause.code);
   }
 }
