@@ -70,16 +70,3 @@ export async function buildAgentTools(
   }
   return built;
 }
-
-/**
- * `tools` with its plain tools (built-in, command, HTTP) replaced by what `wrap` makes of them, in place; tool sources
- * (MCP toolsets) as they are.
- */
-export function wrapPlainTools(
-  tools: readonly (Tool | ToolSource)[],
-  wrap: (plain: Tool[]) => Tool[],
-): (Tool | ToolSource)[] {
-  const plain = tools.filter((entry): entry is Tool => 'execute' in entry);
-  const wrapped = wrap(plain);
-  return tools.map((entry) => ('execute' in entry ? wrapped[plain.indexOf(entry)]! : entry));
-}

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { type Agent, agent, type Clock, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { agentOptionsFromFile } from './agent-options.js';
-import { type AgentTools, buildAgentTools, wrapPlainTools } from './agent-tools.js';
+import { type AgentTools, buildAgentTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { type ResolvedModels, resolveModels } from './models.js';
 
@@ -32,10 +32,7 @@ export interface BuildOptions {
   allowedKeyHosts?: readonly string[];
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
-  /**
-   * Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`): built-in, command and HTTP
-   * tools; an MCP server's tools reach the agent as its toolset lists them. Defaults to none.
-   */
+  /** Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`). Defaults to none. */
   wrapTools?: (tools: Tool[]) => Tool[];
 }
 
@@ -56,11 +53,13 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
     filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
-  const declared = await buildAgentTools(file, builtins, options.environment);
-  const tools =
-    options.wrapTools === undefined
-      ? declared
-      : { ...declared, tools: wrapPlainTools(declared.tools, options.wrapTools) };
+  const tools = await buildAgentTools(file, builtins, options.environment);
+  const { wrapTools } = options;
+  // Plain tools are wrapped (tracing, say); a tool source (an MCP toolset) lists its tools itself and passes as it is.
+  const offered =
+    wrapTools === undefined
+      ? tools.tools
+      : tools.tools.map((entry) => ('execute' in entry ? (wrapTools([entry])[0] ?? entry) : entry));
   const close = async () => {
     await Promise.all([...tools.toolsets.map((toolset) => toolset.close()), models?.close()]);
   };
@@ -75,7 +74,7 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
       agentOptionsFromFile(file, {
         model: models.model,
         fallbacks: models.fallbacks,
-        tools: tools.tools,
+        tools: offered,
         store: options.store,
         ...(options.clock === undefined ? {} : { clock: options.clock }),
       }),

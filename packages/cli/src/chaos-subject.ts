@@ -2,12 +2,12 @@
 // scenario's simulated ones and its tools instrumented. Also the worker module of the crash scenario (the
 // `createChaosSubject` export), so that a worker process builds the very same agent.
 import { dirname, join } from 'node:path';
-import { agent, type JsonValue, KeelError } from '@keel/core';
+import { agent, type JsonValue, KeelError, type Tool } from '@keel/core';
 import { type ChaosSubject, keelSubject } from '@keel/chaos';
 import { SqliteRunStore } from '@keel/store-sqlite';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { agentOptionsFromFile } from './agent-options.js';
-import { buildAgentTools, wrapPlainTools } from './agent-tools.js';
+import { buildAgentTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { modelChainOf } from './models.js';
 
@@ -51,7 +51,11 @@ export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptio
       // The file's tools as keel run builds them; the scenario's tool faults reach the tools keel calls in process
       // (MCP toolsets are sources of tools that change, and are passed as they are).
       const declared = await buildAgentTools(file, available, process.env);
-      const tools = wrapPlainTools(declared.tools, (plain) => environment.instrumentTools(plain));
+      const plain = declared.tools.filter((entry): entry is Tool => 'execute' in entry);
+      const instrumented = environment.instrumentTools(plain);
+      const tools = declared.tools.map((entry) =>
+        'execute' in entry ? instrumented[plain.indexOf(entry)]! : entry,
+      );
       const store = new SqliteRunStore(join(environment.directory, 'keel.db'));
       const built = agent(
         agentOptionsFromFile(file, {

@@ -182,6 +182,12 @@ export type {
   RunStatus,
   RunStore,
   RunSummary,
+  SessionAppend,
+  SessionClaim,
+  SessionConflictData,
+  SessionRecord,
+  SessionSummary,
+  SessionTurn,
   StartedToolCall,
 } from './spec/run-store.js';
 export type {
@@ -210,6 +216,21 @@ export {
   runSummaryFromRow,
 } from './store/sql-rows.js';
 export { MemoryRunStore } from './store/memory-run-store.js';
+export {
+  holdsSession,
+  type SessionHead,
+  type SessionHolder,
+  sessionAppendConflict,
+  sessionClaimConflict,
+  sessionNotFound,
+} from './store/session-conflicts.js';
+export {
+  SESSION_COLUMNS,
+  type SessionRow,
+  type SessionTurnRow,
+  sessionSummaryFromRow,
+  sessionTurnFromRow,
+} from './store/session-rows.js';
 
 // agent: tools, guardrails, conversation
 export {
@@ -369,3 +390,8 @@ export type {
 export type { ResumeOptions } from './agent/durability/resume.js';
 export { migrateRunState } from './agent/durability/run-state-migrations.js';
 // end agent: durable runs
+
+// agent: sessions
+export { checkSessionId, SESSION_ID_PATTERN, type SessionBusy } from './agent/sessions/session-options.js';
+export type { RunSessionOutcome, SessionRunState } from './agent/sessions/session-state.js';
+// end agent: sessions
