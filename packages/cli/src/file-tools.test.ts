@@ -2,6 +2,7 @@
 // child process), an HTTP tool (a real server on 127.0.0.1, let through the SSRF guard by `allow:`), and an MCP
 // server started at the agent's first step and gone, checked by pid, when the command ends.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,7 @@ import { MemoryRunStore } from '@keel/core';
 import { type HttpTestServer, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAgent } from './build-agent.js';
+import { chatCommand } from './commands/chat.js';
 import { main } from './main.js';
 import type { Output } from './output.js';
 
@@ -217,6 +219,31 @@ describe('an MCP server declared in an agent file', () => {
     const resumed = await keel(['resume', started.result.runId, '--approve', pending!.idempotencyKey]);
     expect(resumed.code).toBe(0);
     expect(toolContents(resumed.result)).toEqual([{ status: 'success', content: 'added' }]);
+  });
+
+  it('in keel chat too: called in a turn, gone when the chat ends (checked by pid)', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let printed = '';
+    output.on('data', (chunk: Buffer) => {
+      printed += chunk.toString('utf8');
+    });
+    input.end('What is the server process id?\n');
+    const lines: string[] = [];
+    const code = await chatCommand(
+      [file(), '--json', '--store', join(directory, 'chat.db'), '--session', 'mcp-chat'],
+      {
+        environment: { NO_COLOR: '1' },
+        output: { out: (line) => lines.push(line), error: (line) => lines.push(line), colour: false },
+        workingDirectory: directory,
+        signal: new AbortController().signal,
+        streams: { input, output },
+      },
+    );
+    expect(code).toBe(0);
+    const pid = Number(/pid returned \\?"(\d+)/.exec(printed)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    expect(isAlive(pid)).toBe(false);
   });
 
   it('is called in the run and gone when the command ends (checked by pid)', async () => {

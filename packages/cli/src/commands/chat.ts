@@ -125,7 +125,8 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
       view.left(sessionId, comeBack);
       return 0;
     } finally {
-      await built.models.close();
+      // Its MCP servers too, not only the simulated provider.
+      await built.close();
     }
   } finally {
     await store.close();
