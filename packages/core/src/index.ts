@@ -27,7 +27,13 @@ export {
 } from './errors/serialize.js';
 
 export { type Clock, systemClock, type TimerHandle } from './policies/clock.js';
-export { isAborted, NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './policies/context.js';
+export {
+  CALL_SETTLED_REASON,
+  isAborted,
+  NEVER_ABORTED_SIGNAL,
+  toContext,
+  withAttempt,
+} from './policies/context.js';
 export { EventEmitter } from './policies/events.js';
 export type {
   ClockOption,
