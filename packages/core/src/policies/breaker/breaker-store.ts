@@ -110,6 +110,8 @@ export interface BreakerRules {
 
 /** What a store factory receives from the breaker it serves. */
 export interface BreakerStoreOptions {
+  /** The breaker's name (its `name` option): a shared store keys the breaker's state by it. */
+  readonly name: string;
   readonly rules: BreakerRules;
   readonly clock: Clock;
   /**
