@@ -29,7 +29,12 @@ export type BreakerTransitionReason =
   /** The last isolation handle was disposed: isolated to closed. */
   | 'isolation-released'
   /** `reset()` was called: any state to closed. */
-  | 'reset';
+  | 'reset'
+  /**
+   * A shared store caught up with the state the breaker has elsewhere (other processes moved it while this one could
+   * not see, during an outage of the store, say): any state to any other. The moves in between are not known.
+   */
+  | 'synchronized';
 
 /** One change of state. */
 export interface BreakerTransition {
