@@ -54,16 +54,20 @@ function breaker(overrides: Partial<Rules> = {}) {
     probeTimeoutMs: rules.probeTimeoutMs,
   });
   const moves: string[] = [];
+  let seedJson = '';
   const call = async (operation: string, nowMs: number, ...args: string[]): Promise<BreakerUpdate> => {
     const run = (client as unknown as Record<string, (...values: string[]) => Promise<string>>).keelBreaker!;
     const update = parseBreakerUpdate(
-      await run.call(client, key, operation, String(nowMs), rulesJson, String(TTL_MS), ...args),
+      await run.call(client, key, operation, String(nowMs), rulesJson, String(TTL_MS), seedJson, ...args),
     );
     for (const move of update.transitions ?? [])
       moves.push(`${move.from}>${move.to}:${move.reason}@${move.atMs}`);
     return update;
   };
-  const sync = (nowMs: number, seed = '') => call('sync', nowMs, seed);
+  const sync = (nowMs: number, seed = '') => {
+    seedJson = seed;
+    return call('sync', nowMs);
+  };
   const admit = (nowMs: number) => call('admit', nowMs);
   const report = (nowMs: number, ticket: { gen: number; probeId?: number }, outcome: string, cause = '') =>
     call(

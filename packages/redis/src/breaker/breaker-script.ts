@@ -9,9 +9,9 @@
 // ARGV[3]  the rules as JSON: { strategy: { kind, options }, openDuration, halfOpenMaxProbes, probeSuccessesToClose,
 //          probeTimeoutMs }
 // ARGV[4]  the key's time to live, in milliseconds (refreshed by every call)
-// report:  ARGV[5] ticket kind (closed | probe), ARGV[6] the ticket's generation, ARGV[7] probe id, ARGV[8] outcome
-//          (success | failure | ignored | cancelled), ARGV[9] the failure as serialised JSON or ''
-// sync:    ARGV[5] a snapshot (BreakerSnapshot JSON) to seed a missing state from, or ''
+// ARGV[5]  a snapshot (BreakerSnapshot JSON) to seed the state from if it does not exist, or ''
+// report:  ARGV[6] ticket kind (closed | probe), ARGV[7] the ticket's generation, ARGV[8] probe id, ARGV[9] outcome
+//          (success | failure | ignored | cancelled), ARGV[10] the failure as serialised JSON or ''
 //
 // Generations: `gen` grows by one with every transition and every reset, so that a process can tell a newer state
 // from an older one and a ticket issued under an earlier state. A new state starts at the current time in ms, so that
@@ -20,7 +20,7 @@ export const BREAKER_SCRIPT = `
 local key = KEYS[1]
 local op = ARGV[1]
 local now = tonumber(ARGV[2])
-if not now then
+if not now or now ~= now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
@@ -234,9 +234,9 @@ local function seed(snapshot)
 end
 
 local reply = {}
+if not existed and ARGV[5] ~= '' then seed(cjson.decode(ARGV[5])) end
 
 if op == 'sync' then
-  if not existed and ARGV[5] ~= '' then seed(cjson.decode(ARGV[5])) end
   applyDue()
   reply.cause = s.cause
   reply.lastReason = s.lastReason
@@ -262,8 +262,8 @@ elseif op == 'admit' then
     reply.cause = s.cause
   end
 elseif op == 'report' then
-  local kind, ticketGen, probeId, outcome = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
-  local cause = ARGV[9] ~= '' and ARGV[9] or nil
+  local kind, ticketGen, probeId, outcome = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+  local cause = ARGV[10] ~= '' and ARGV[10] or nil
   if kind == 'closed' then
     if s.state == 'closed' and ticketGen == s.gen then
       if outcome == 'success' then

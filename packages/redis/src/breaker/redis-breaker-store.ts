@@ -76,7 +76,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
   private readonly name: string;
   private readonly clock: Clock;
   private readonly onTransition: (transition: BreakerTransition) => void;
-  /** The snapshot to seed a missing shared state from, on the first read only. */
+  /** The snapshot to seed a missing shared state from, until the first answer from Redis. */
   private seedJson: string;
   // The local copy of the shared state; times in the scripts' clock.
   private gen = Number.NEGATIVE_INFINITY;
@@ -208,17 +208,26 @@ class RedisBreakerStore implements BreakerStore, Participant {
   }
 
   async prepareResync(): Promise<() => void> {
-    const update = parseBreakerUpdate(await this.call('sync', [this.seedJson]));
+    const genBefore = this.gen;
+    const update = parseBreakerUpdate(await this.call('sync', []));
     return () => {
-      this.seedJson = '';
-      const before = this.local !== undefined ? this.local.read().state : this.visibleState(this.serverNow());
+      // The first read of the shared state is a restore, not a move; after an outage, what this process showed meanwhile
+      // (its stand-in's state, or its copy's) is what the fleet's state is compared with.
+      const before =
+        this.local !== undefined
+          ? this.local.read().state
+          : this.gen === Number.NEGATIVE_INFINITY
+            ? undefined
+            : this.visibleState(this.serverNow());
       this.local = undefined;
-      // Redis holds the truth, even a state older than the copy (a server restored from an older backup).
-      this.gen = Number.NEGATIVE_INFINITY;
+      // Redis holds the truth, even a state older than the copy (a server restored from an older backup), unless
+      // messages published after this read have brought the copy further already.
+      const newerSinceRead = this.gen > genBefore && this.gen > update.gen;
+      if (!newerSinceRead) this.gen = Number.NEGATIVE_INFINITY;
       this.apply({ ...update, transitions: [] }, true);
       this.current = true;
       const after = this.visibleState(this.serverNow());
-      if (before === after) return;
+      if (before === undefined || before === after) return;
       // What happened elsewhere while this process could not see is not known move by move: one move says so.
       const transition: BreakerTransition =
         after === 'open'
@@ -279,13 +288,17 @@ class RedisBreakerStore implements BreakerStore, Participant {
 
   private async call(operation: string, args: readonly string[]): Promise<string> {
     const nowArgument = this.connection.timeSource === 'clock' ? String(this.clock.now()) : '';
-    return (await this.connection.run('breaker', this.key, [
+    const answer = (await this.connection.run('breaker', this.key, [
       operation,
       nowArgument,
       this.rulesJson,
       String(this.connection.ttlMs),
+      this.seedJson,
       ...args,
     ])) as string;
+    // The shared state exists now: the snapshot must not come back should the key expire one day.
+    this.seedJson = '';
+    return answer;
   }
 
   /**

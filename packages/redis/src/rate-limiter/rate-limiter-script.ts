@@ -18,7 +18,7 @@ export const RATE_LIMITER_SCRIPT = `
 local key = KEYS[1]
 local op = ARGV[1]
 local now = tonumber(ARGV[2])
-if not now then
+if not now or now ~= now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
 end

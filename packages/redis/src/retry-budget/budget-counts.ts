@@ -17,7 +17,7 @@ export interface BudgetAnswer {
  */
 export class BudgetCounts {
   spent: number;
-  private readonly ids = new Array<number>(RETRY_BUDGET_SLOTS).fill(-1);
+  private readonly ids = new Array<number>(RETRY_BUDGET_SLOTS).fill(Number.NEGATIVE_INFINITY);
   private readonly requests = new Array<number>(RETRY_BUDGET_SLOTS).fill(0);
   private readonly retries = new Array<number>(RETRY_BUDGET_SLOTS).fill(0);
 
@@ -32,7 +32,7 @@ export class BudgetCounts {
   /** Takes Redis's counts over. */
   load(answer: BudgetAnswer): void {
     this.spent = answer.spent;
-    this.ids.fill(-1);
+    this.ids.fill(Number.NEGATIVE_INFINITY);
     this.requests.fill(0);
     this.retries.fill(0);
     if (!Array.isArray(answer.slots)) return;

@@ -16,7 +16,7 @@ export const RETRY_BUDGET_SCRIPT = `
 local key = KEYS[1]
 local op = ARGV[1]
 local now = tonumber(ARGV[2])
-if not now then
+if not now or now ~= now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
@@ -82,7 +82,10 @@ for slot = 0, SLOTS - 1 do
   writes[#writes + 1] = string.format('%d', requests[slot])
   writes[#writes + 1] = 'r' .. slot
   writes[#writes + 1] = string.format('%d', retries[slot])
-  if ids[slot] > slotId - SLOTS then slots[#slots + 1] = { ids[slot], requests[slot], retries[slot] } end
+  -- Slot ids are never negative: -1 marks a slot never used.
+  if ids[slot] >= 0 and ids[slot] > slotId - SLOTS then
+    slots[#slots + 1] = { ids[slot], requests[slot], retries[slot] }
+  end
 end
 redis.call('HSET', key, unpack(writes))
 redis.call('PEXPIRE', key, ttl)
