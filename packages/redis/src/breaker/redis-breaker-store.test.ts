@@ -72,7 +72,7 @@ describe('redisBreakerStore', () => {
     for (let call = 0; call < 20; call++) await breaker.execute(() => call);
     const commands = (await monitor.settle()).slice(before);
     expect(commands).toHaveLength(20);
-    expect(new Set(commands.map((command) => command.split(' ')[0]))).toEqual(new Set(['evalsha']));
+    expect(commands.every((command) => command.startsWith('evalsha '))).toBe(true);
   });
 
   it('opens in every process: the other one hears the transition, with the failure, and rejects without a round trip', async () => {

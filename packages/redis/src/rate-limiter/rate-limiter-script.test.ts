@@ -86,13 +86,13 @@ describe('rate limiter script', () => {
     expect(await client.exists(l.key)).toBe(0);
   });
 
-  it('reads the server clock when no time is given, to the microsecond', async () => {
-    const l = limiter(1_000, 1);
-    const first = await l.acquire('', '');
-    expect(first.outcome).toBe('granted');
+  it('reads the server clock when no time is given', async () => {
+    const l = limiter(10, 1);
+    expect((await l.acquire('', '')).outcome).toBe('granted');
     const second = await l.acquire('', '');
+    // Booked one interval after the first, minus the little time between the two calls.
     expect(second.outcome).toBe('granted');
-    expect(second.waitMs).toBeGreaterThan(0);
-    expect(second.waitMs).toBeLessThanOrEqual(1);
+    expect(second.waitMs).toBeGreaterThan(50);
+    expect(second.waitMs).toBeLessThanOrEqual(100);
   });
 });

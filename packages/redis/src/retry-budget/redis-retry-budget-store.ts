@@ -45,17 +45,24 @@ export function redisRetryBudgetStore(
 /**
  * A retry budget whose counts live in Redis. `RetryBudget` answers synchronously, so each process judges a retry on
  * its copy of the shared counts (as of Redis's last answer, plus its own operations still on their way) and sends
- * what it did to Redis without waiting (one script call per request and per retry). Consistency: processes that take
- * a retry within the same round trip may together exceed the limits by those retries; every answer brings the copy
- * back to the fleet's counts.
+ * what it did to Redis without waiting (one script call per request and per retry). Consistency: the copy is brought
+ * back to the fleet's counts by every answer to this process's own operations, so a decision may miss what other
+ * processes did since this one's last answer: processes retrying within the same round trip, or one retrying after a
+ * quiet spell, may together exceed the limits by those few retries; the counts themselves are never lost.
  */
 class RedisRetryBudgetStore implements RetryBudgetStore, Participant {
   private readonly limits: RetryBudgetLimits;
   private readonly clock: Clock;
   private readonly sharedCounts: BudgetCounts;
   private readonly windowed: boolean;
-  /** Operations sent and not answered yet, oldest first, with the time each was made (the scripts' clock). */
-  private readonly pending: Array<{ operation: BudgetOperation; atMs: number }> = [];
+  /**
+   * Operations sent and not answered yet, oldest first, with the time each was made (the scripts' clock) and their
+   * place in the order of everything sent on the connection (answers come back in that order).
+   */
+  private pending: Array<{ operation: BudgetOperation; atMs: number; sequence: number }> = [];
+  private sent = 0;
+  /** The place of the newest answer taken into the copy: answers handled out of order must not undo a newer one. */
+  private takenSequence = -1;
   private offsetMs = 0;
   private initialSpent: number;
   /** The store that stands in while Redis is unavailable (rule `local`), from the shared counts as they were. */
@@ -114,13 +121,13 @@ class RedisRetryBudgetStore implements RetryBudgetStore, Participant {
   }
 
   async prepareResync(): Promise<() => void> {
+    const sequence = this.sent++;
     const answer = await this.call('sync');
     return () => {
-      // The fleet's counts win over what this process counted alone.
+      // The fleet's counts win over what this process counted alone; operations sent after the read still count.
       this.local = undefined;
       this.initialSpent = 0;
-      this.pending.length = 0;
-      this.take(answer);
+      this.take(answer, sequence);
     };
   }
 
@@ -128,21 +135,22 @@ class RedisRetryBudgetStore implements RetryBudgetStore, Participant {
   private send(operation: BudgetOperation): void {
     const atMs = this.serverNow();
     this.sharedCounts.apply(operation, atMs);
-    this.pending.push({ operation, atMs });
+    const sequence = this.sent++;
+    this.pending.push({ operation, atMs, sequence });
     this.call(operation).then(
-      (answer) => {
-        this.pending.shift();
-        this.take(answer);
-      },
+      (answer) => this.take(answer, sequence),
       () => {
         // Redis is unavailable now: what was on its way is lost, and the stand-in takes over.
-        this.pending.length = 0;
+        this.pending = [];
       },
     );
   }
 
-  /** The copy becomes Redis's counts plus the operations still on their way. */
-  private take(answer: BudgetAnswer): void {
+  /** The copy becomes Redis's counts as of the operation at `sequence`, plus the operations sent after it. */
+  private take(answer: BudgetAnswer, sequence: number): void {
+    if (sequence <= this.takenSequence) return;
+    this.takenSequence = sequence;
+    this.pending = this.pending.filter((entry) => entry.sequence > sequence);
     if (this.connection.timeSource === 'redis') this.offsetMs = answer.now - this.clock.now();
     this.sharedCounts.load(answer);
     for (const { operation, atMs } of this.pending) this.sharedCounts.apply(operation, atMs);
