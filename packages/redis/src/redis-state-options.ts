@@ -26,7 +26,9 @@ export interface RedisStateOptions {
   namespace?: string;
   /**
    * Longest one Redis operation may take, in milliseconds; an operation that takes longer (or fails) marks Redis
-   * unavailable and the policies follow `onUnavailable`. Defaults to 50 (a loopback round trip takes about 0.1).
+   * unavailable and the policies follow `onUnavailable`. Defaults to 100: a loopback round trip takes about 0.1, so
+   * a stalled Redis delays a call by at most this, while a process whose event loop is busy for a moment (the reply
+   * is read late) rarely mistakes it for an outage.
    */
   operationTimeoutMs?: number;
   /**
@@ -115,7 +117,7 @@ export function resolveStateOptions(options: RedisStateOptions): RedisStateSetti
     url,
     client,
     namespace: requireName(options.namespace ?? 'default', 'namespace', FACTORY, true),
-    operationTimeoutMs: requireMilliseconds(options.operationTimeoutMs ?? 50, 'operationTimeoutMs', FACTORY),
+    operationTimeoutMs: requireMilliseconds(options.operationTimeoutMs ?? 100, 'operationTimeoutMs', FACTORY),
     onUnavailable: requireChoice(
       options.onUnavailable ?? 'local',
       ['local', 'closed'],

@@ -55,10 +55,21 @@ function breaker(overrides: Partial<Rules> = {}) {
   });
   const moves: string[] = [];
   let seedJson = '';
+  let knownGen = '';
   const call = async (operation: string, nowMs: number, ...args: string[]): Promise<BreakerUpdate> => {
     const run = (client as unknown as Record<string, (...values: string[]) => Promise<string>>).keelBreaker!;
     const update = parseBreakerUpdate(
-      await run.call(client, key, operation, String(nowMs), rulesJson, String(TTL_MS), seedJson, ...args),
+      await run.call(
+        client,
+        key,
+        operation,
+        String(nowMs),
+        rulesJson,
+        String(TTL_MS),
+        seedJson,
+        knownGen,
+        ...args,
+      ),
     );
     for (const move of update.transitions ?? [])
       moves.push(`${move.from}>${move.to}:${move.reason}@${move.atMs}`);
@@ -86,7 +97,11 @@ function breaker(overrides: Partial<Rules> = {}) {
     const probeId = admission.ticket.kind === 'probe' ? admission.ticket.probeId : undefined;
     return report(nowMs, { gen: admission.gen, probeId }, outcome, cause);
   };
-  return { key, sync, admit, report, callThat, moves, call };
+  /** From now on, calls say their copy is at `gen` ('' for none). */
+  const knowing = (gen: number | '') => {
+    knownGen = String(gen);
+  };
+  return { key, sync, admit, report, callThat, moves, call, knowing };
 }
 
 describe('breaker script: transitions', () => {
@@ -227,6 +242,23 @@ describe('breaker script: probes', () => {
     await b2.report(0, { gen: before.gen }, 'failure');
     await b2.callThat(0, 'failure');
     expect(b2.moves).toEqual([]);
+  });
+});
+
+describe('breaker script: answers to a copy that is behind', () => {
+  it('lists every transition made since the generation the copy is at, not only its own', async () => {
+    const b = breaker();
+    const start = await b.admit(0);
+    await b.callThat(0, 'failure');
+    await b.callThat(0, 'failure');
+    // Another process's admission made the breaker half-open and took the probe; this copy is still at `start`.
+    await b.admit(1_000);
+    b.knowing(start.gen);
+    const answer = await b.admit(1_100);
+    expect(answer.rejection?.state).toBe('half-open');
+    expect(answer.transitions?.map(({ reason }) => reason)).toEqual(['failure-threshold', 'open-elapsed']);
+    b.knowing(answer.gen);
+    expect((await b.admit(1_200)).transitions).toBeUndefined();
   });
 });
 

@@ -10,8 +10,10 @@
 //          probeTimeoutMs }
 // ARGV[4]  the key's time to live, in milliseconds (refreshed by every call)
 // ARGV[5]  a snapshot (BreakerSnapshot JSON) to seed the state from if it does not exist, or ''
-// report:  ARGV[6] ticket kind (closed | probe), ARGV[7] the ticket's generation, ARGV[8] probe id, ARGV[9] outcome
-//          (success | failure | ignored | cancelled), ARGV[10] the failure as serialised JSON or ''
+// ARGV[6]  the generation the caller's copy is at, or '': the answer lists the transitions made since (from a log of
+//          the last 16), so that a copy that jumps ahead by an answer never misses a transition whose message is late
+// report:  ARGV[7] ticket kind (closed | probe), ARGV[8] the ticket's generation, ARGV[9] probe id, ARGV[10] outcome
+//          (success | failure | ignored | cancelled), ARGV[11] the failure as serialised JSON or ''
 //
 // Generations: `gen` grows by one with every transition and every reset, so that a process can tell a newer state
 // from an older one and a ticket issued under an earlier state. A new state starts at the current time in ms, so that
@@ -48,7 +50,7 @@ local function sane(window)
 end
 
 local fields = redis.call('HMGET', key, 'state', 'gen', 'openUntil', 'opens', 'probeSuccesses', 'probes',
-  'nextProbe', 'holds', 'window', 'cause', 'lastReason', 'lastAt', 'lastOpenFor')
+  'nextProbe', 'holds', 'window', 'cause', 'lastReason', 'lastAt', 'lastOpenFor', 'log')
 local existed = fields[1] ~= false
 local s = {
   state = fields[1] or 'closed',
@@ -64,6 +66,7 @@ local s = {
   lastReason = fields[11] or nil,
   lastAt = tonumber(fields[12]),
   lastOpenFor = tonumber(fields[13]),
+  log = fields[14] and cjson.decode(fields[14]) or {},
 }
 if not sane(s.window) then s.window = newWindow() end
 
@@ -77,7 +80,10 @@ local function transition(from, to, reason, at, openFor)
   s.lastReason = reason
   s.lastAt = at
   s.lastOpenFor = openFor
-  transitions[#transitions + 1] = { gen = s.gen, from = from, to = to, reason = reason, atMs = at, openForMs = openFor }
+  local move = { gen = s.gen, from = from, to = to, reason = reason, atMs = at, openForMs = openFor }
+  transitions[#transitions + 1] = move
+  s.log[#s.log + 1] = move
+  if #s.log > 16 then table.remove(s.log, 1) end
   changed = true
 end
 
@@ -262,8 +268,8 @@ elseif op == 'admit' then
     reply.cause = s.cause
   end
 elseif op == 'report' then
-  local kind, ticketGen, probeId, outcome = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-  local cause = ARGV[10] ~= '' and ARGV[10] or nil
+  local kind, ticketGen, probeId, outcome = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10]
+  local cause = ARGV[11] ~= '' and ARGV[11] or nil
   if kind == 'closed' then
     if s.state == 'closed' and ticketGen == s.gen then
       if outcome == 'success' then
@@ -333,7 +339,8 @@ if changed then
   redis.call('HSET', key, 'state', s.state, 'gen', number(s.gen), 'openUntil', number(s.openUntil),
     'opens', number(s.opens), 'probeSuccesses', number(s.probeSuccesses), 'probes', cjson.encode(s.probes),
     'nextProbe', number(s.nextProbe), 'holds', number(s.holds), 'window', cjson.encode(s.window),
-    'lastReason', s.lastReason or '', 'lastAt', number(s.lastAt), 'lastOpenFor', number(s.lastOpenFor))
+    'lastReason', s.lastReason or '', 'lastAt', number(s.lastAt), 'lastOpenFor', number(s.lastOpenFor),
+    'log', cjson.encode(s.log))
   if s.cause then redis.call('HSET', key, 'cause', s.cause) else redis.call('HDEL', key, 'cause') end
 end
 -- Every use keeps the state alive for another ttl.
@@ -348,15 +355,24 @@ reply.probeSuccesses = s.probeSuccesses
 local earliest, latest = earliestProbe(), latestProbe()
 if earliest then reply.earliestProbe = earliest[2] end
 if latest then reply.probesUntil = latest[2] end
-if #transitions > 0 then reply.transitions = transitions end
+local known = tonumber(ARGV[6])
+if known ~= nil and s.gen > known then
+  local missed = {}
+  for _, move in ipairs(s.log) do
+    if move.gen > known then missed[#missed + 1] = move end
+  end
+  if #missed > 0 then reply.transitions = missed end
+elseif #transitions > 0 then
+  reply.transitions = transitions
+end
 if opened then reply.cause = s.cause end
 if freed then reply.freed = true end
 
-if #transitions > 0 or freed or (op == 'reset') then
+if #transitions > 0 or freed or op == 'reset' then
   local message = {
     gen = reply.gen, state = reply.state, openUntil = reply.openUntil, opens = reply.opens,
     probeSuccesses = reply.probeSuccesses, earliestProbe = reply.earliestProbe, probesUntil = reply.probesUntil,
-    transitions = reply.transitions, cause = reply.cause, freed = reply.freed, now = now,
+    transitions = #transitions > 0 and transitions or nil, cause = reply.cause, freed = reply.freed, now = now,
   }
   redis.call('PUBLISH', key, cjson.encode(message))
 end

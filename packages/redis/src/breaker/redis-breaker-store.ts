@@ -294,6 +294,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
       this.rulesJson,
       String(this.connection.ttlMs),
       this.seedJson,
+      Number.isFinite(this.gen) ? String(this.gen) : '',
       ...args,
     ])) as string;
     // The shared state exists now: the snapshot must not come back should the key expire one day.
