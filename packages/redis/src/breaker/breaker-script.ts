@@ -66,12 +66,20 @@ local s = {
   lastReason = fields[11] or nil,
   lastAt = tonumber(fields[12]),
   lastOpenFor = tonumber(fields[13]),
-  log = fields[14] and cjson.decode(fields[14]) or {},
 }
+-- The log of recent transitions is only decoded when it is needed (a transition, or a copy that is behind).
+local logJson = fields[14] or '[]'
+local log = nil
+local function recentTransitions()
+  if log == nil then log = cjson.decode(logJson) end
+  return log
+end
 if not sane(s.window) then s.window = newWindow() end
 
 local transitions = {}
 local changed = not existed
+-- Only the strategy's window changed (an outcome counted while closed): one field to write.
+local windowChanged = false
 local freed = false
 local opened = false
 
@@ -82,8 +90,9 @@ local function transition(from, to, reason, at, openFor)
   s.lastOpenFor = openFor
   local move = { gen = s.gen, from = from, to = to, reason = reason, atMs = at, openForMs = openFor }
   transitions[#transitions + 1] = move
-  s.log[#s.log + 1] = move
-  if #s.log > 16 then table.remove(s.log, 1) end
+  local recent = recentTransitions()
+  recent[#recent + 1] = move
+  if #recent > 16 then table.remove(recent, 1) end
   changed = true
 end
 
@@ -274,10 +283,10 @@ elseif op == 'report' then
     if s.state == 'closed' and ticketGen == s.gen then
       if outcome == 'success' then
         windowSuccess()
-        changed = true
+        windowChanged = true
       elseif outcome == 'failure' then
         if windowFailure() then open('failure-threshold', now, cause) end
-        changed = true
+        windowChanged = true
       end
     end
   else
@@ -339,9 +348,11 @@ if changed then
   redis.call('HSET', key, 'state', s.state, 'gen', number(s.gen), 'openUntil', number(s.openUntil),
     'opens', number(s.opens), 'probeSuccesses', number(s.probeSuccesses), 'probes', cjson.encode(s.probes),
     'nextProbe', number(s.nextProbe), 'holds', number(s.holds), 'window', cjson.encode(s.window),
-    'lastReason', s.lastReason or '', 'lastAt', number(s.lastAt), 'lastOpenFor', number(s.lastOpenFor),
-    'log', cjson.encode(s.log))
+    'lastReason', s.lastReason or '', 'lastAt', number(s.lastAt), 'lastOpenFor', number(s.lastOpenFor))
+  if log ~= nil then redis.call('HSET', key, 'log', cjson.encode(log)) end
   if s.cause then redis.call('HSET', key, 'cause', s.cause) else redis.call('HDEL', key, 'cause') end
+elseif windowChanged then
+  redis.call('HSET', key, 'window', cjson.encode(s.window))
 end
 -- Every use keeps the state alive for another ttl.
 redis.call('PEXPIRE', key, ttl)
@@ -358,7 +369,7 @@ if latest then reply.probesUntil = latest[2] end
 local known = tonumber(ARGV[6])
 if known ~= nil and s.gen > known then
   local missed = {}
-  for _, move in ipairs(s.log) do
+  for _, move in ipairs(recentTransitions()) do
     if move.gen > known then missed[#missed + 1] = move end
   end
   if #missed > 0 then reply.transitions = missed end
