@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RedisInstance, startRedis } from '../../../scripts/redis.js';
 import { freeLoopbackPort } from '../../../scripts/test-services.js';
 import { type RedisState, redisState } from './redis-state.js';
-import { testClient, uniqueNamespace } from './test-support/test-redis.js';
+import { testClient, uniqueNamespace, TEST_OPERATION_TIMEOUT_MS } from './test-support/test-redis.js';
 
 let redis: RedisInstance;
 let port: number;
@@ -43,7 +43,12 @@ it("goes on by each policy's rule while Redis is down, says so, and takes the sh
   const url = `redis://127.0.0.1:${port}`;
   const namespace = uniqueNamespace('outage');
   const connect = () => {
-    const state = redisState({ url, namespace, recoveryIntervalMs: 50 });
+    const state = redisState({
+      url,
+      namespace,
+      recoveryIntervalMs: 50,
+      operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+    });
     open.push(state);
     return state;
   };

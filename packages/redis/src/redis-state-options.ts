@@ -46,7 +46,7 @@ export interface RedisStateOptions {
   /**
    * How long a breaker's or a retry budget's shared state outlives its last use, in milliseconds (every use refreshes
    * it). Must outlast a breaker's longest open period. Defaults to 86_400_000 (a day). Rate limiter keys expire on
-   * their own as soon as their bucket would be full again.
+   * their own, 10 s after their bucket would be full again.
    */
   ttlMs?: number;
   /**

@@ -6,7 +6,12 @@ import { describe, expect, it } from 'vitest';
 import type { RedisUnavailableEvent } from './redis-events.js';
 import { redisState } from './redis-state.js';
 import { eventually } from './test-support/eventually.js';
-import { testClient, testRedisUrl, uniqueNamespace } from './test-support/test-redis.js';
+import {
+  testClient,
+  testRedisUrl,
+  uniqueNamespace,
+  TEST_OPERATION_TIMEOUT_MS,
+} from './test-support/test-redis.js';
 
 describe('redisState: options', () => {
   it.each([
@@ -49,7 +54,11 @@ describe('redisState: options', () => {
 describe('redisState: connections', () => {
   it("connects with an existing client's settings, leaving that client alone", async () => {
     const client = testClient();
-    const state = redisState({ client, namespace: uniqueNamespace('state') });
+    const state = redisState({
+      client,
+      namespace: uniqueNamespace('state'),
+      operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+    });
     expect(state.status).toBe('connecting');
     await state.ready();
     expect(state.status).toBe('available');
@@ -88,7 +97,12 @@ describe('redisState: connections', () => {
   });
 
   it('keys rate limiters and budgets under their kind and name, and budgets expire', async () => {
-    const state = redisState({ url: testRedisUrl(), namespace: uniqueNamespace('state'), ttlMs: 60_000 });
+    const state = redisState({
+      url: testRedisUrl(),
+      namespace: uniqueNamespace('state'),
+      ttlMs: 60_000,
+      operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+    });
     await state.ready();
     const budget = retryBudget({ store: state.retryBudgetStore({ name: 'models' }) });
     budget.recordRequest();

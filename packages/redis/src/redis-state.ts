@@ -143,7 +143,16 @@ class SharedRedisState implements RedisState, SharedConnection {
       redis.on('ready', () => void this.recover());
     }
     this.subscriber.on('message', (channel: string, message: string) => {
-      for (const listener of this.channels.get(channel) ?? []) listener(message);
+      for (const listener of this.channels.get(channel) ?? []) {
+        try {
+          listener(message);
+        } catch (error) {
+          // Anyone may publish on a channel: a message that is not a breaker's must not break the connection.
+          process.emitWarning(
+            `keel: a message on Redis channel ${channel} could not be applied: ${String(error)}`,
+          );
+        }
+      }
     });
   }
 

@@ -11,7 +11,12 @@ import { FakeClock } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisState, redisState } from '../redis-state.js';
 import { type CommandMonitor, monitorCommands } from '../test-support/command-monitor.js';
-import { testClient, testRedisUrl, uniqueNamespace } from '../test-support/test-redis.js';
+import {
+  testClient,
+  testRedisUrl,
+  uniqueNamespace,
+  TEST_OPERATION_TIMEOUT_MS,
+} from '../test-support/test-redis.js';
 
 const open: RedisState[] = [];
 const monitors: CommandMonitor[] = [];
@@ -24,7 +29,13 @@ async function twoProcesses() {
   const namespace = uniqueNamespace('breaker-store');
   const clock = new FakeClock(1_000_000);
   const connect = async () => {
-    const state = redisState({ url: testRedisUrl(), namespace, timeSource: 'clock', clock });
+    const state = redisState({
+      url: testRedisUrl(),
+      namespace,
+      timeSource: 'clock',
+      clock,
+      operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+    });
     open.push(state);
     await state.ready();
     return state;
@@ -241,7 +252,11 @@ describe('redisBreakerStore', () => {
     ).toThrow(
       /breakerStore: the Redis breaker store runs the consecutive, countWindow and timeWindow strategies; "my-rule"/,
     );
-    const shortLived = redisState({ url: testRedisUrl(), ttlMs: 60_000 });
+    const shortLived = redisState({
+      url: testRedisUrl(),
+      ttlMs: 60_000,
+      operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+    });
     open.push(shortLived);
     expect(() =>
       circuitBreaker({
@@ -258,5 +273,19 @@ describe('redisBreakerStore', () => {
       /did you mean onUnavailable/,
     );
     expect(make).toBeTypeOf('function');
+  });
+
+  it('survives a message on its channel that is not a breaker update, with a warning', async () => {
+    const { namespace, first, make } = await twoProcesses();
+    const breaker = make(first);
+    await synced(breaker);
+    const warned = new Promise<string>((resolve) =>
+      process.once('warning', (warning) => resolve(warning.message)),
+    );
+    const client = testClient();
+    await client.publish(`keel:${namespace}:breaker:provider`, 'not json');
+    expect(await warned).toMatch(/a message on Redis channel keel:.*:breaker:provider could not be applied/);
+    await client.quit();
+    await expect(breaker.execute(() => 'still fine')).resolves.toBe('still fine');
   });
 });

@@ -2,7 +2,8 @@
 // the theoretical arrival time (TAT) of the next call; a call may start at TAT - tolerance, and each call pushes TAT
 // on by one emission interval (1 / rate). It is the token bucket of core's rateLimiter in one number: capacity
 // `bucketSize` is a tolerance of (bucketSize - 1) intervals. Waiting ('wait' mode) is a reservation: the call's turn is
-// booked in the same step, and the process sleeps until then. The key expires when the bucket would be full again.
+// booked in the same step, and the process sleeps until then. The key expires 10 s after the bucket would be full
+// again.
 //
 // KEYS[1]  the limiter's key, `keel:<namespace>:rate-limiter:<name>`
 // ARGV[1]  operation: acquire | release
@@ -28,13 +29,10 @@ local tolerance = tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', key)) or now
 if tat < now then tat = now end
 
+-- The key lives until its bucket would be full again, and 10 s more: a TAT in the past reads as now, so the margin
+-- changes nothing but absorbs the difference between a caller's clock and Redis's expiry (timeSource: 'clock').
 local function store(value)
-  local ttl = math.ceil(value - now)
-  if ttl >= 1 then
-    redis.call('SET', key, string.format('%.3f', value), 'PX', ttl)
-  else
-    redis.call('DEL', key)
-  end
+  redis.call('SET', key, string.format('%.3f', value), 'PX', math.ceil(value - now) + 10000)
 end
 
 local function answer(outcome, waitMs, tatMs)

@@ -5,7 +5,12 @@ import { FakeClock } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisState, redisState } from '../redis-state.js';
 import { eventually } from '../test-support/eventually.js';
-import { testClient, testRedisUrl, uniqueNamespace } from '../test-support/test-redis.js';
+import {
+  testClient,
+  testRedisUrl,
+  uniqueNamespace,
+  TEST_OPERATION_TIMEOUT_MS,
+} from '../test-support/test-redis.js';
 
 const open: RedisState[] = [];
 afterEach(async () => {
@@ -13,7 +18,13 @@ afterEach(async () => {
 });
 
 async function connect(namespace: string, clock: FakeClock): Promise<RedisState> {
-  const state = redisState({ url: testRedisUrl(), namespace, timeSource: 'clock', clock });
+  const state = redisState({
+    url: testRedisUrl(),
+    namespace,
+    timeSource: 'clock',
+    clock,
+    operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+  });
   open.push(state);
   await state.ready();
   return state;

@@ -2,6 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 
+/**
+ * The operation timeout of the tests' states: generous, because a machine running the whole suite can stall a
+ * process for more than the default 100 ms, and a state that times out goes local by design (the outage test covers
+ * that). These tests are about shared state.
+ */
+export const TEST_OPERATION_TIMEOUT_MS = 2_000;
+
 /** The URL of the tests' Redis (KEEL_TEST_REDIS_URL, set by the global setup). */
 export function testRedisUrl(): string {
   const url = process.env.KEEL_TEST_REDIS_URL;
