@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { type Agent, agent, type Clock, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
+import { agentOptionsFromFile } from './agent-options.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { type ResolvedModels, resolveModels } from './models.js';
 
@@ -24,6 +25,8 @@ export interface BuildOptions {
   allowedKeyHosts?: readonly string[];
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
+  /** Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`). Defaults to none. */
+  wrapTools?: (tools: Tool[]) => Tool[];
 }
 
 /** Reads an agent file and builds the agent it describes, durable on `store`. */
@@ -40,22 +43,21 @@ export function buildAgentFromFile(file: AgentFile, options: BuildOptions): Buil
     filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
-  const tools: Tool[] = file.tools.map((name) => available.get(name)!);
+  const named: Tool[] = file.tools.map((name) => available.get(name)!);
+  const tools = options.wrapTools === undefined ? named : options.wrapTools(named);
   const models = resolveModels(file, {
     environment: options.environment,
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
-  const built = agent({
-    name: file.name,
-    model: models.model,
-    fallbacks: models.fallbacks,
-    tools,
-    store: options.store,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
-    ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
-    ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),
-  });
+  const built = agent(
+    agentOptionsFromFile(file, {
+      model: models.model,
+      fallbacks: models.fallbacks,
+      tools,
+      store: options.store,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    }),
+  );
   return { file, agent: built, models };
 }

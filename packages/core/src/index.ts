@@ -346,6 +346,7 @@ export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loo
 export type {
   CorrectionEventKind,
   DependencyKind,
+  RunAnnotations,
   RunEvent,
   RunEventListener,
   RunEventType,
@@ -369,6 +370,12 @@ export { type StopReason, stopReasonOf, type TerminalStatus } from './agent/loop
 
 // agent: durable runs
 export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability/durability.js';
+export {
+  EVENT_JOURNAL_LIMIT,
+  type EventJournal,
+  type JournalEntry,
+  type JournalEntryType,
+} from './agent/durability/event-journal.js';
 export type {
   ApprovalAnswer,
   PendingDecision,

@@ -6,6 +6,7 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
   TOOL_NAME_PATTERN,
+  type ToolContext,
 } from '@keel/core';
 import type { CallToolResult, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 
@@ -83,6 +84,12 @@ export interface McpCommonOptions {
    * else the text of the content (one string), else the content blocks with binary data left out.
    */
   mapResult?: (result: CallToolResult, tool: McpToolDefinition) => unknown;
+  /**
+   * Fields added to the `_meta` of each `tools/call` request, from the call's context: W3C trace context, say, which
+   * the OpenTelemetry MCP conventions carry as `_meta.traceparent` and `_meta.tracestate` (with `@keel/otel`:
+   * `meta: (context) => tracing.traceHeaders(context)`). Defaults to none.
+   */
+  meta?: (context: ToolContext) => Record<string, string>;
   /** Closes the toolset when it aborts: pass a run's or the process's signal to tie the server's life to it. Defaults to none. */
   signal?: AbortSignal;
   /** Where the breaker's time comes from. Defaults to the system clock. */
@@ -172,6 +179,7 @@ export interface ResolvedMcpOptions {
   readonly breaker: McpBreakerOptions | false;
   readonly onProgress: ((event: McpProgressEvent) => void) | undefined;
   readonly mapResult: ((result: CallToolResult, tool: McpToolDefinition) => unknown) | undefined;
+  readonly meta: ((context: ToolContext) => Record<string, string>) | undefined;
   readonly signal: AbortSignal | undefined;
   readonly clock: Clock | undefined;
 }
@@ -190,6 +198,7 @@ const COMMON = [
   'breaker',
   'onProgress',
   'mapResult',
+  'meta',
   'signal',
   'clock',
 ];
@@ -268,6 +277,7 @@ export function resolveMcpOptions(options: McpToolsOptions): ResolvedMcpOptions 
     breaker: breaker as McpBreakerOptions | false,
     onProgress: optionalFunction(raw.onProgress, 'onProgress', '(event) => void'),
     mapResult: optionalFunction(raw.mapResult, 'mapResult', '(result, tool) => output'),
+    meta: optionalFunction(raw.meta, 'meta', '(context) => ({ traceparent })'),
     signal: signal as AbortSignal | undefined,
     clock,
   };

@@ -260,8 +260,9 @@ class Toolset implements McpToolset {
     signal.addEventListener('abort', forward, { once: true });
     this.inFlight.add(controller);
     try {
+      const meta = this.options.meta?.(context);
       const result = await connection.client.callTool(
-        { name: site.mcpToolName, arguments: input },
+        { name: site.mcpToolName, arguments: input, ...(meta === undefined ? {} : { _meta: { ...meta } }) },
         undefined,
         this.requestOptions(controller.signal, site, context),
       );

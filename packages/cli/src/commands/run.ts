@@ -3,7 +3,8 @@ import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { saveInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
-import { liveEvents, presentResult } from '../render.js';
+import { liveEvents } from '../render.js';
+import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../telemetry.js';
 
 /** What `keel run` is given. */
 export interface RunCommandOptions {
@@ -14,6 +15,8 @@ export interface RunCommandOptions {
   /** `--allow-key-host` values: hosts besides a provider's own that may receive an API key. */
   allowedKeyHosts: string[];
   json: boolean;
+  /** `--otlp`, `--metrics-port` and `--log json`. Defaults to none of them. */
+  telemetry?: TelemetryFlags;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
@@ -32,6 +35,18 @@ export async function runCommand(
     });
   }
   const agentFile = resolve(options.workingDirectory, options.file);
+  return withTelemetry(options.telemetry, output, (telemetry) =>
+    runWithTelemetry(options, agentFile, telemetry, store, output),
+  );
+}
+
+async function runWithTelemetry(
+  options: RunCommandOptions,
+  agentFile: string,
+  telemetry: CommandTelemetry,
+  store: RunStore,
+  output: Output,
+): Promise<number> {
   const built = await buildAgent({
     agentFile,
     workingDirectory: options.workingDirectory,
@@ -39,10 +54,13 @@ export async function runCommand(
     store,
     allowedKeyHosts: options.allowedKeyHosts,
     clock: options.clock,
+    wrapTools: telemetry.wrapTools,
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
   try {
+    telemetry.observe(built.agent);
+    const quiet = options.json || telemetry.jsonLines;
     const runId = crypto.randomUUID();
     await saveInvocation(options.workingDirectory, runId, {
       agentFile,
@@ -50,7 +68,7 @@ export async function runCommand(
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts: options.allowedKeyHosts }),
     });
-    if (!options.json) {
+    if (!quiet) {
       const chain = [built.models.model, ...built.models.fallbacks]
         .map((model) => `${model.provider}/${model.model}`)
         .join(' → ');
@@ -64,15 +82,17 @@ export async function runCommand(
           ),
         );
       }
+      if (telemetry.metricsServer !== undefined)
+        output.out(paint(output, 'grey', `metrics at ${telemetry.metricsServer.url}`));
       output.out(paint(output, 'grey', `task: ${options.task}`));
       output.out('');
     }
     const result = await built.agent.run(options.task, {
       runId,
       signal: options.signal,
-      ...liveEvents(options.json, output),
+      ...liveEvents(quiet, output),
     });
-    return presentResult(result, options.json, output);
+    return telemetry.present(result, options.json);
   } finally {
     await built.models.close();
   }

@@ -1,8 +1,10 @@
 import { KeelError } from '../errors/keel-error.js';
 import { isDependencyFailure } from '../policies/breaker/failures.js';
+import { consecutive } from '../policies/breaker/consecutive.js';
 import { circuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
-import { retryBudget } from '../policies/retry-budget.js';
+import { retryMaker } from '../policies/retry.js';
+import { retryBudgetMaker } from '../policies/retry-budget.js';
 import { timeout } from '../policies/timeout.js';
 import type { Tool } from '../spec/tool.js';
 import type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent-options.js';
@@ -37,7 +39,7 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
       kind: 'model',
       key,
       provider,
-      breaker: makeBreaker(options.breaker, key, clock, 'breaker'),
+      breaker: makeBreaker(options.breaker, key, clock, 'breaker', timeoutMs),
       timeout: modelTimeout,
       watchers: new Set(),
     };
@@ -60,12 +62,13 @@ export function resolveTools(
   const defaultTimeoutMs = options.toolTimeoutMs ?? 60_000;
   checkMilliseconds(defaultTimeoutMs, 'toolTimeoutMs');
   const makeSlot = (name: string, entry: Tool): ToolSlot & { fallbacks: FallbackSlot[] } => {
+    const timeoutMs = entry.timeoutMs ?? defaultTimeoutMs;
     const slot = {
       kind: 'tool' as const,
       key: name,
       tool: entry,
-      breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker'),
-      timeout: timeout(entry.timeoutMs ?? defaultTimeoutMs, {
+      breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker', timeoutMs),
+      timeout: timeout(timeoutMs, {
         code: 'tool.timeout',
         strategy: 'forced',
         clock,
@@ -102,16 +105,37 @@ export function resolveTools(
   return slots;
 }
 
+/**
+ * The agent's breaker defaults (see `AgentBreakerOptions`): open on a dependency that is down, not on a flaky one.
+ * 10 failures in a row: at a 30% fault rate, 5 in a row somewhere among the ~150 calls of 50 concurrent runs is
+ * likely (about 1 in 4), 10 in a row is not (about 1 in 5,000); a failure-rate window of 50% over 20 calls trips
+ * more often still (about 2 in 3), as 20 calls at 30% often hold 10 failures. Open 5 s at first, doubling while
+ * probes fail, up to 60 s: waiting runs (`retry.waitForOpenBreakerMs`) get through soon after a short outage, and a
+ * long one sees one probe per period.
+ */
+const AGENT_BREAKER_THRESHOLD = 10;
+const AGENT_OPEN_DURATION = { initialMs: 5_000, factor: 2, maxMs: 60_000 } as const;
+
 function makeBreaker(
   options: AgentBreakerOptions | false | undefined,
   name: string,
   clock: Clock,
   where: string,
+  callTimeoutMs: number,
 ) {
   if (options === false) return undefined;
   if (options !== undefined && (typeof options !== 'object' || options === null))
     agentConfigError(`${where} must be breaker options or false`);
-  return circuitBreaker({ isFailure: countsAgainstModel, ...options, name, clock });
+  return circuitBreaker({
+    isFailure: countsAgainstModel,
+    strategy: consecutive({ threshold: AGENT_BREAKER_THRESHOLD }),
+    halfOpenAfterMs: AGENT_OPEN_DURATION,
+    // A probe is a real call: it may take as long as the call's own timeout before it counts as failed.
+    probeTimeoutMs: Math.max(callTimeoutMs, 1_000),
+    ...options,
+    name,
+    clock,
+  });
 }
 
 /**
@@ -139,9 +163,12 @@ function forwardBreakerMoves(slot: ModelSlot | ToolSlot): void {
 /** The `retry` option, checked, with the defaults filled in. */
 export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySettings {
   if (typeof options !== 'object' || options === null) agentConfigError('retry must be an object');
-  const runBudget = { maxRetries: 10, ratio: false as const, ...(options.runBudget ?? {}) };
-  const createRunBudget = (budgetClock: Clock) => retryBudget({ ...runBudget, clock: budgetClock });
-  createRunBudget(clock);
+  const createRunBudget = retryBudgetMaker({
+    maxRetries: 10,
+    ratio: false,
+    ...(options.runBudget ?? {}),
+    clock,
+  });
   const shared = options.budget;
   if (
     shared !== undefined &&
@@ -158,13 +185,18 @@ export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySet
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   checkMilliseconds(maxRetryAfterMs, 'retry.maxRetryAfterMs', true);
   if (options.maxElapsedMs !== undefined) checkMilliseconds(options.maxElapsedMs, 'retry.maxElapsedMs');
+  const waitForOpenBreakerMs = options.waitForOpenBreakerMs ?? 30_000;
+  checkMilliseconds(waitForOpenBreakerMs, 'retry.waitForOpenBreakerMs', true);
+  // Checked here once; each run makes its policies from these without checking again.
+  const common = { delay: options.delay, random: options.random, maxRetryAfterMs, clock };
   return {
-    modelMaxAttempts,
-    toolMaxAttempts,
-    delay: options.delay,
-    random: options.random,
-    maxRetryAfterMs,
-    maxElapsedMs: options.maxElapsedMs,
+    makeModelRetry: retryMaker({
+      ...common,
+      maxAttempts: modelMaxAttempts,
+      maxElapsedMs: options.maxElapsedMs,
+    }),
+    makeToolRetry: retryMaker({ ...common, maxAttempts: toolMaxAttempts }),
+    waitForOpenBreakerMs,
     createRunBudget,
     sharedBudget: shared,
   };

@@ -1,3 +1,4 @@
+import { DeadlineQueue } from '../policies/deadline-queue.js';
 import { systemClock } from '../policies/clock.js';
 import { EventEmitter } from '../policies/events.js';
 import { resolveModels, resolveRetry, resolveTools } from './agent-dependencies.js';
@@ -93,6 +94,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     retry: resolveRetry(options.retry ?? {}, clock),
     clock,
     events,
+    runDeadlines: new DeadlineQueue(clock),
     instructions: options.instructions,
     guardrails,
     hasGuardrails: {

@@ -14,6 +14,8 @@ import type {
 export const RETRY_BUDGET_SLOTS = 10;
 // Tolerates float error in `ratio × requests` (0.1 × 3 is 0.30000000000000004).
 const EPSILON = 1e-9;
+// The slots of a budget whose rate limit is off: never read.
+const NO_SLOTS: number[] = [];
 
 /**
  * The default retry budget store: counts in this process.
@@ -28,9 +30,9 @@ class InMemoryRetryBudgetStore implements RetryBudgetStore {
   private readonly limits: RetryBudgetLimits;
   private readonly clock: RetryBudgetStoreOptions['clock'];
   private readonly slotMs: number;
-  private readonly slotIds = new Array<number>(RETRY_BUDGET_SLOTS).fill(Number.NEGATIVE_INFINITY);
-  private readonly requests = new Array<number>(RETRY_BUDGET_SLOTS).fill(0);
-  private readonly retries = new Array<number>(RETRY_BUDGET_SLOTS).fill(0);
+  private readonly slotIds: number[];
+  private readonly requests: number[];
+  private readonly retries: number[];
   private spent: number;
 
   constructor(options: RetryBudgetStoreOptions) {
@@ -38,6 +40,11 @@ class InMemoryRetryBudgetStore implements RetryBudgetStore {
     this.clock = options.clock;
     this.spent = options.initialSpent;
     this.slotMs = options.limits.windowMs / RETRY_BUDGET_SLOTS;
+    // A plain count (ratio: false, the agent's per-run budget) needs no window.
+    const windowed = options.limits.ratio !== false;
+    this.slotIds = windowed ? new Array<number>(RETRY_BUDGET_SLOTS).fill(Number.NEGATIVE_INFINITY) : NO_SLOTS;
+    this.requests = windowed ? new Array<number>(RETRY_BUDGET_SLOTS).fill(0) : NO_SLOTS;
+    this.retries = windowed ? new Array<number>(RETRY_BUDGET_SLOTS).fill(0) : NO_SLOTS;
   }
 
   recordRequest(): void {

@@ -105,13 +105,19 @@ const EPSILON = 1e-9;
  *   const perRun = retryBudget({ maxRetries: 8, ratio: false }); // a plain count: exactly 8 retries
  */
 export function retryBudget(options: RetryBudgetOptions = {}): RetryBudget {
-  const { store: createStore, initialSpent, clock, ...settings } = validate(options);
-  const limits: RetryBudgetLimits = {
-    maxRetries: settings.maxRetries,
-    ratio: settings.ratio,
-    reserve: (settings.minRetriesPerSecond * settings.windowMs) / 1000,
-    windowMs: settings.windowMs,
-  };
+  return budgetOf(validate(options));
+}
+
+/**
+ * Checks `options` once (as {@link retryBudget} does) and returns a maker of fresh budgets with them, made without
+ * checking again: for a caller that makes one budget per run, say.
+ */
+export function retryBudgetMaker(options: RetryBudgetOptions = {}): () => RetryBudget {
+  const settings = validate(options);
+  return () => budgetOf(settings);
+}
+
+function budgetOf({ limits, initialSpent, clock, store: createStore }: Settings): RetryBudget {
   const store = createStore({ limits, initialSpent, clock });
   const acquired = new EventEmitter<RetryBudgetSnapshot>();
   const denied = new EventEmitter<RetryBudgetDeniedEvent>();
@@ -152,10 +158,7 @@ export function retryBudget(options: RetryBudgetOptions = {}): RetryBudget {
 }
 
 interface Settings {
-  maxRetries: number;
-  ratio: number | false;
-  minRetriesPerSecond: number;
-  windowMs: number;
+  limits: RetryBudgetLimits;
   initialSpent: number;
   store: RetryBudgetStoreFactory;
   clock: Clock;
@@ -191,20 +194,19 @@ function validate(options: RetryBudgetOptions): Settings {
       'with ratio: false, set maxRetries: a budget with neither limit would allow every retry',
     );
   }
+  const minRetriesPerSecond = requireNonNegativeNumber(
+    options.minRetriesPerSecond ?? 1,
+    'minRetriesPerSecond',
+    FACTORY,
+    { finite: true },
+  );
+  // One millisecond per slot at least, so that a slot is never shorter than the clock's resolution.
+  const windowMs = requireNonNegativeNumber(options.windowMs ?? 10_000, 'windowMs', FACTORY, {
+    minimum: RETRY_BUDGET_SLOTS,
+    finite: true,
+  });
   return {
-    maxRetries,
-    ratio,
-    minRetriesPerSecond: requireNonNegativeNumber(
-      options.minRetriesPerSecond ?? 1,
-      'minRetriesPerSecond',
-      FACTORY,
-      { finite: true },
-    ),
-    // One millisecond per slot at least, so that a slot is never shorter than the clock's resolution.
-    windowMs: requireNonNegativeNumber(options.windowMs ?? 10_000, 'windowMs', FACTORY, {
-      minimum: RETRY_BUDGET_SLOTS,
-      finite: true,
-    }),
+    limits: { maxRetries, ratio, reserve: (minRetriesPerSecond * windowMs) / 1000, windowMs },
     initialSpent: requireNonNegativeInteger(options.initialSpent ?? 0, 'initialSpent', FACTORY),
     store: requireFunction(
       options.store ?? inMemoryRetryBudgetStore,

@@ -25,7 +25,11 @@ export interface ToolProgress {
 
 /** What a tool is handed besides its input. */
 export interface ToolContext {
-  /** Aborted on cancellation or when the tool's timeout elapses. A tool should stop at once. */
+  /**
+   * Aborted on cancellation or when the tool's timeout elapses. A tool should stop at once. The run loop makes it on
+   * first read, through an accessor on the context's prototype, so `{ ...context }` does not copy it: a tool that
+   * hands its context on copies the signal by name (`{ ...context, signal: context.signal }`).
+   */
   signal: AbortSignal;
   /**
    * Stable across retries and resumes of the same call: derived from (run id, step, call index), never from the

@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
 import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
@@ -5,10 +6,34 @@ import type { DurableHalt, DurableLink } from '../agent-runtime.js';
 import { countRetry } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
 import type { DurabilitySettings } from './durability.js';
+import { journal } from './event-journal.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { ledgerResultOf } from './ledger-result.js';
-import { RUN_STATE_SCHEMA_VERSION, type RunTransition } from './run-state.js';
+import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from './run-state.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
+
+/**
+ * Journals a run's ends and resumptions, with the moment its pause began (its last checkpoint before it stopped:
+ * an interrupted run's end, or the last save of a process that died), which the resume is about to overwrite.
+ */
+function journalPause(transition: RunTransition, state: RunState, nowMs: number): void {
+  if (transition.kind === 'run-resumed') {
+    journal(state, {
+      type: 'run-resumed',
+      atMs: nowMs,
+      step: state.step,
+      ...(state.checkpointedAtMs === undefined ? {} : { pausedSinceMs: state.checkpointedAtMs }),
+    });
+  } else if (transition.kind === 'run-ended') {
+    journal(state, {
+      type: 'run-ended',
+      atMs: state.endedAtMs ?? nowMs,
+      step: state.step,
+      status: transition.status,
+      ...(state.stopReason === undefined ? {} : { code: state.stopReason }),
+    });
+  }
+}
 
 /**
  * Saves one run to its store: a checkpoint after every transition (awaited, in order, one at a time), the tool
@@ -77,11 +102,12 @@ export class DurableRun implements DurableLink {
     }
     const state = run.state;
     const nowMs = this.clock.now();
+    journalPause(transition, state, nowMs);
     state.checkpointedAtMs = nowMs;
     const text = JSON.stringify(state);
     const ledgerWrite = this.ledgerWriteOf(transition, nowMs);
     const status: RunStatus = transition.kind === 'run-ended' ? transition.status : 'running';
-    const write = this.queue.then(() => this.write(status, text, nowMs, ledgerWrite));
+    const write = this.queue.then(() => this.write(transition, status, text, nowMs, ledgerWrite));
     this.queue = write.catch(() => undefined);
     return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
   }
@@ -137,19 +163,45 @@ export class DurableRun implements DurableLink {
   }
 
   private async write(
+    transition: RunTransition,
     status: RunStatus,
     text: string,
     nowMs: number,
     ledgerWrite: (() => Promise<void>) | undefined,
   ): Promise<void> {
     if (this.halted !== undefined) throw this.halted.error;
+    const startedMs = this.run!.events.active ? this.clock.now() : 0;
     try {
       if (ledgerWrite !== undefined) await this.retrying(ledgerWrite);
       if (this.heartbeat.due()) await this.renewLease();
       this.version = await this.saveState(status, text, nowMs);
     } catch (error) {
-      throw this.stop(error);
+      const stopped = this.stop(error);
+      this.reportCheckpoint(transition, startedMs, stopped);
+      throw stopped;
     }
+    this.reportCheckpoint(transition, startedMs, undefined);
+  }
+
+  /** The `checkpoint-saved` or `checkpoint-failed` event of a write; a cancellation met on the way is neither. */
+  private reportCheckpoint(transition: RunTransition, startedMs: number, failure: unknown): void {
+    const run = this.run!;
+    if (!run.events.active) return;
+    if (failure !== undefined && !(KeelError.isInstance(failure) && failure.code.startsWith('store.')))
+      return;
+    const atMs = this.clock.now();
+    const common = {
+      runId: this.runId,
+      atMs,
+      step: 'step' in transition ? transition.step : run.state.step,
+      transition: transition.kind,
+      durationMs: atMs - startedMs,
+    };
+    run.events.emit(
+      failure === undefined
+        ? { type: 'checkpoint-saved', ...common }
+        : { type: 'checkpoint-failed', ...common, errorCode: failure.code },
+    );
   }
 
   private async saveState(status: RunStatus, text: string, nowMs: number): Promise<number> {
@@ -242,7 +294,7 @@ export class DurableRun implements DurableLink {
     if (this.halted !== undefined) return this.halted.error;
     const keelError = KeelError.isInstance(error)
       ? error
-      : new KeelError('store.unavailable', `The run store failed: ${String(error)}`, { cause: error });
+      : new KeelError('store.unavailable', `The run store failed: ${messageOf(error)}`, { cause: error });
     this.halted = {
       stopReason: keelError.code === 'store.conflict' ? 'lease_lost' : 'store_unavailable',
       error: keelError,

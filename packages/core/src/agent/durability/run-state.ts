@@ -3,6 +3,7 @@ import type { SerializedError } from '../../errors/serialize.js';
 import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../../spec/model.js';
 import type { ToolResult } from '../../spec/tool.js';
 import type { CorrectionTrackerState } from '../correction/correction-tracker.js';
+import type { EventJournal } from './event-journal.js';
 import type { ToolStop } from '../loop/directives.js';
 import { createReport, type RunReport } from '../loop/report.js';
 import type { StopReason, TerminalStatus } from '../loop/stop-reason.js';
@@ -16,7 +17,8 @@ import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
  *
  * Optional fields whose absence means "none", which an older keel keeps as they are (messages and usage are stored
  * and saved again whole), do not raise it: assistant messages' `reasoning` blocks, tool calls' `providerMetadata`,
- * and `usage.reasoningTokens` (in the state and its report) came that way, within version 3.
+ * and `usage.reasoningTokens` (in the state and its report) came that way, within version 3, and so did `annotations`
+ * and the durable run's `journal` (a state without one has simply none).
  */
 export const RUN_STATE_SCHEMA_VERSION = 3;
 
@@ -90,6 +92,14 @@ export interface RunState {
   endedAtMs?: number;
   /** When the state was last saved to a run store (the agent's clock); time since then does not count on resume. */
   checkpointedAtMs?: number;
+  /** What observers keep with the run (see `RunAnnotations`); absent until one adds an entry. keel never reads it. */
+  annotations?: Record<string, string>;
+  /**
+   * A durable run's timed events (model calls, retries with their waits, fallbacks, breaker moves, corrections, its
+   * ends and resumptions), the last `EVENT_JOURNAL_LIMIT` (500) kept, for timelines. Absent in a run without a
+   * store, and in states saved by a keel before it.
+   */
+  journal?: EventJournal;
   report: RunReport;
 }
 

@@ -2,6 +2,7 @@ import { KeelError } from '../../errors/keel-error.js';
 import type { Message, Usage } from '../../spec/model.js';
 import type { AgentRuntime } from '../agent-runtime.js';
 import type { DurableRun } from '../durability/durable-run.js';
+import { journalingListener } from '../durability/event-journal.js';
 import type { PendingDecision } from '../durability/pending-decision.js';
 import type { RunState } from '../durability/run-state.js';
 import { combineBudgets } from './budget.js';
@@ -87,13 +88,14 @@ export async function driveRun<Output>(
   if (prepared === undefined) registry.register(abort);
   agentRuns.set(runId, abort);
   const durable = prepared?.durable;
-  const budget = combineBudgets(runtime.retry.createRunBudget(clock), runtime.retry.sharedBudget);
-  const events = new RunEventSink(runtime.events, options.onEvent);
+  const budget = combineBudgets(runtime.retry.createRunBudget(), runtime.retry.sharedBudget);
+  const journal = durable === undefined ? undefined : journalingListener(state);
+  const events = new RunEventSink(runtime.events, options.onEvent, journal);
   const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta, durable);
   try {
     durable?.attach(run);
     abort.follow(options.signal);
-    abort.deadline(state.deadlineAtMs, limits.timeoutMs);
+    abort.deadline(state.deadlineAtMs, limits.timeoutMs, runtime.runDeadlines);
     const ending = await runLoop(run, fresh);
     await durable?.close();
     return resultOf<Output>(state, ending, durable !== undefined);
