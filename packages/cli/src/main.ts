@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { chatCommand } from './commands/chat.js';
 import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
+import { sessionsCommand } from './commands/sessions.js';
 import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
@@ -17,6 +19,8 @@ const USAGE = `keel: run AI agents that survive failure
 usage:
   keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json] [--store URL|PATH]
            [--otlp URL] [--metrics-port N] [--log json]
+  keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]      (keel chat --help)
+  keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]  (keel sessions --help)
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
@@ -45,7 +49,8 @@ options:
                   most 10 minutes, then resume
   --allow-key-host HOST
                   let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
-                  go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com)
+                  go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com); a
+                  tool's secret header (headers: { authorization: { env: X_API_TOKEN } }) goes only to HOST
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
@@ -99,6 +104,9 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
   const { environment, output, workingDirectory, signal, clock } = context;
   if (argv[0] === 'dashboard')
     return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'chat')
+    return chatCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'sessions') return sessionsCommand(argv.slice(1), { output, workingDirectory });
   if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
   const { values, positionals } = parse(argv);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);

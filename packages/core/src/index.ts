@@ -198,6 +198,12 @@ export type {
   RunStatus,
   RunStore,
   RunSummary,
+  SessionAppend,
+  SessionClaim,
+  SessionConflictData,
+  SessionRecord,
+  SessionSummary,
+  SessionTurn,
   StartedToolCall,
 } from './spec/run-store.js';
 export type {
@@ -210,6 +216,7 @@ export type {
   ToolFallbackContext,
   ToolProgress,
   ToolResult,
+  ToolSource,
   ValidationIssue,
   ValidationResult,
 } from './spec/tool.js';
@@ -225,6 +232,21 @@ export {
   runSummaryFromRow,
 } from './store/sql-rows.js';
 export { MemoryRunStore } from './store/memory-run-store.js';
+export {
+  holdsSession,
+  type SessionHead,
+  type SessionHolder,
+  sessionAppendConflict,
+  sessionClaimConflict,
+  sessionNotFound,
+} from './store/session-conflicts.js';
+export {
+  SESSION_COLUMNS,
+  type SessionRow,
+  type SessionTurnRow,
+  sessionSummaryFromRow,
+  sessionTurnFromRow,
+} from './store/session-rows.js';
 
 // agent: tools, guardrails, conversation
 export {
@@ -384,3 +406,8 @@ export type {
 export type { ResumeOptions } from './agent/durability/resume.js';
 export { migrateRunState } from './agent/durability/run-state-migrations.js';
 // end agent: durable runs
+
+// agent: sessions
+export { checkSessionId, SESSION_ID_PATTERN, type SessionBusy } from './agent/sessions/session-options.js';
+export type { RunSessionOutcome, SessionRunState } from './agent/sessions/session-state.js';
+// end agent: sessions

@@ -139,6 +139,6 @@ async function resumeWithTelemetry(
       }
     }
   } finally {
-    await built.models.close();
+    await built.close();
   }
 }

@@ -82,6 +82,8 @@ async function runWithTelemetry(
           ),
         );
       }
+      if (built.tools.summary.length > 0)
+        output.out(paint(output, 'grey', `tools ${built.tools.summary.join(' · ')}`));
       if (telemetry.metricsServer !== undefined)
         output.out(paint(output, 'grey', `metrics at ${telemetry.metricsServer.url}`));
       output.out(paint(output, 'grey', `task: ${options.task}`));
@@ -94,6 +96,6 @@ async function runWithTelemetry(
     });
     return telemetry.present(result, options.json);
   } finally {
-    await built.models.close();
+    await built.close();
   }
 }

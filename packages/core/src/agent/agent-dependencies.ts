@@ -1,7 +1,7 @@
 import { KeelError } from '../errors/keel-error.js';
 import { isDependencyFailure } from '../policies/breaker/failures.js';
 import { consecutive } from '../policies/breaker/consecutive.js';
-import { circuitBreaker } from '../policies/circuit-breaker.js';
+import { type CircuitBreaker, circuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
 import { retryMaker } from '../policies/retry.js';
 import { retryBudgetMaker } from '../policies/retry-budget.js';
@@ -49,18 +49,26 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
   });
 }
 
-/**
- * One slot (breaker, timeout) per tool, by name, with its fallbacks resolved. A fallback tool the agent also offers
- * to the model shares that tool's slot (one breaker for one dependency); one it does not offer gets a slot of its own,
- * shared by every tool that falls back to it.
- */
-export function resolveTools(
-  tools: readonly Tool[],
+/** Makes the slots of an agent's tools, keeping the slot of a tool value it has seen (see {@link ToolSlots.index}). */
+export interface ToolSlots {
+  /**
+   * One slot (breaker, timeout) per tool, by name, with its fallbacks resolved. A fallback tool the agent also offers
+   * to the model shares that tool's slot (one breaker for one dependency); one it does not offer gets a slot of its
+   * own, shared by every tool that falls back to it. A tool value indexed by the previous call keeps its slot (its
+   * breaker spans runs and tool list updates); slots of tools no longer listed are dropped.
+   */
+  index(tools: readonly Tool[]): Map<string, ToolSlot>;
+}
+
+/** The agent's tool slot maker; `onBreaker` receives the breaker of every slot made. */
+export function toolSlots(
   options: AgentOptions<unknown>,
   clock: Clock,
-): Map<string, ToolSlot> {
+  onBreaker: (breaker: CircuitBreaker) => void,
+): ToolSlots {
   const defaultTimeoutMs = options.toolTimeoutMs ?? 60_000;
   checkMilliseconds(defaultTimeoutMs, 'toolTimeoutMs');
+  let known = new Map<Tool, ToolSlot>();
   const makeSlot = (name: string, entry: Tool): ToolSlot & { fallbacks: FallbackSlot[] } => {
     const timeoutMs = entry.timeoutMs ?? defaultTimeoutMs;
     const slot = {
@@ -77,32 +85,60 @@ export function resolveTools(
       fallbacks: [] as FallbackSlot[],
     };
     forwardBreakerMoves(slot);
+    if (slot.breaker !== undefined) onBreaker(slot.breaker);
     return slot;
   };
-  const slots = new Map<string, ToolSlot & { fallbacks: FallbackSlot[] }>();
-  for (const [name, entry] of indexTools(tools)) slots.set(name, makeSlot(name, entry));
-  const fallbackOnly = new Map<string, ToolSlot>();
-  for (const slot of slots.values()) {
-    for (const fallback of slot.tool.fallbacks ?? []) {
-      const target = fallback.tool;
-      if (target === undefined) {
-        slot.fallbacks.push({ name: fallbackName(fallback), fallback, slot: undefined });
-        continue;
+  return {
+    index(tools) {
+      const seen = known;
+      const kept = new Map<Tool, ToolSlot>();
+      const reuse = (name: string, entry: Tool) => {
+        const existing = seen.get(entry);
+        const slot = existing ?? makeSlot(name, entry);
+        kept.set(entry, slot);
+        return { slot, fresh: existing === undefined };
+      };
+      const slots = new Map<string, ToolSlot>();
+      const fresh: (ToolSlot & { fallbacks: FallbackSlot[] })[] = [];
+      for (const [name, entry] of indexTools(tools)) {
+        const made = reuse(name, entry);
+        slots.set(name, made.slot);
+        if (made.fresh) fresh.push(made.slot as ToolSlot & { fallbacks: FallbackSlot[] });
       }
-      let targetSlot = slots.get(target.name) ?? fallbackOnly.get(target.name);
-      if (targetSlot !== undefined && targetSlot.tool !== target) {
-        agentConfigError(
-          `tool "${slot.key}" falls back to a tool named "${target.name}" that is not the agent's tool of that name: give one of them another name`,
-        );
+      const fallbackOnly = new Map<string, ToolSlot>();
+      for (const slot of slots.values()) {
+        // A kept slot's fallbacks were resolved when it was made; keep their slots too.
+        for (const fallback of slot.fallbacks) {
+          if (fallback.slot !== undefined && fallback.fallback.tool !== undefined) {
+            kept.set(fallback.fallback.tool, fallback.slot);
+            if (!slots.has(fallback.name)) fallbackOnly.set(fallback.name, fallback.slot);
+          }
+        }
       }
-      if (targetSlot === undefined) {
-        targetSlot = makeSlot(target.name, target);
-        fallbackOnly.set(target.name, targetSlot);
+      for (const slot of fresh) {
+        for (const fallback of slot.tool.fallbacks ?? []) {
+          const target = fallback.tool;
+          if (target === undefined) {
+            slot.fallbacks.push({ name: fallbackName(fallback), fallback, slot: undefined });
+            continue;
+          }
+          let targetSlot = slots.get(target.name) ?? fallbackOnly.get(target.name);
+          if (targetSlot !== undefined && targetSlot.tool !== target) {
+            agentConfigError(
+              `tool "${slot.key}" falls back to a tool named "${target.name}" that is not the agent's tool of that name: give one of them another name`,
+            );
+          }
+          if (targetSlot === undefined) {
+            targetSlot = reuse(target.name, target).slot;
+            fallbackOnly.set(target.name, targetSlot);
+          }
+          slot.fallbacks.push({ name: target.name, fallback, slot: targetSlot });
+        }
       }
-      slot.fallbacks.push({ name: target.name, fallback, slot: targetSlot });
-    }
-  }
-  return slots;
+      known = kept;
+      return slots;
+    },
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Delay, RandomSource } from '../policies/delays.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { ModelProvider } from '../spec/model.js';
 import type { RunStore } from '../spec/run-store.js';
-import type { Tool } from '../spec/tool.js';
+import type { Tool, ToolSource } from '../spec/tool.js';
 import type { ConversationManager } from './conversation/manager.js';
 import type { CorrectionLimits } from './correction/correction-tracker.js';
 import type { StructuredOutput } from './correction/structured-output.js';
@@ -25,8 +25,13 @@ export interface AgentOptions<Output = string> {
   fallbacks?: readonly ModelProvider[];
   /** The system message. Defaults to none. */
   instructions?: string;
-  /** Tools the model may call. Defaults to none. */
-  tools?: readonly Tool[];
+  /**
+   * Tools the model may call: tools, and tool sources whose tools may change while the agent lives (an MCP toolset,
+   * `mcpTools(...)`), read again before each model step when their `version` moved. Names must be unique among the
+   * plain tools; a source's tool whose name an earlier entry already has is left out (with a process warning).
+   * Defaults to none.
+   */
+  tools?: readonly (Tool | ToolSource)[];
   /** Turn, time, token and parallelism bounds. Defaults: see {@link RunLimits}. */
   limits?: RunLimits;
   /** Retry settings. Defaults: see {@link AgentRetryOptions}. */

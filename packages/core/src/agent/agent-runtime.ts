@@ -81,13 +81,32 @@ export interface RetrySettings {
   readonly sharedBudget: RetryBudget | undefined;
 }
 
+/**
+ * The agent's tools when some come from tool sources (`ToolSource`): the runtime's `tools`, `toolNames` and
+ * `toolDefinitions` are brought up to date through it.
+ */
+export interface ToolCatalog {
+  /** Whether a source's version moved since the tools were last updated. Cheap: read before every model step. */
+  readonly stale: boolean;
+  /**
+   * Lists the sources whose version moved and updates the runtime's tools (joins an update in flight). Rejects when a
+   * source that has never listed cannot list.
+   */
+  update(): Promise<void>;
+}
+
 /** Everything a run needs from its agent: resolved once, when the agent is made, and shared by all its runs. */
 export interface AgentRuntime {
   readonly name: string;
   readonly models: readonly ModelSlot[];
+  /** The tools offered now (updated through `toolCatalog` when the agent has tool sources). */
   readonly tools: ReadonlyMap<string, ToolSlot>;
   readonly toolNames: readonly string[];
   readonly toolDefinitions: ToolDefinition[] | undefined;
+  /** Set when the agent has tool sources: the loop updates the tools through it before each model step. */
+  readonly toolCatalog: ToolCatalog | undefined;
+  /** Every breaker the agent made, by name (`provider/model`, `tool:<name>`). */
+  readonly breakers: ReadonlyMap<string, CircuitBreaker>;
   readonly limits: ResolvedLimits;
   readonly retry: RetrySettings;
   readonly clock: Clock;

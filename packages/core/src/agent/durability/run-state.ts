@@ -7,6 +7,7 @@ import type { EventJournal } from './event-journal.js';
 import type { ToolStop } from '../loop/directives.js';
 import { createReport, type RunReport } from '../loop/report.js';
 import type { StopReason, TerminalStatus } from '../loop/stop-reason.js';
+import type { SessionRunState } from '../sessions/session-state.js';
 import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
 
 /**
@@ -101,6 +102,11 @@ export interface RunState {
    */
   journal?: EventJournal;
   report: RunReport;
+  /**
+   * Set for a run on a session: which session, at which version, and which messages are the run's own (appended to
+   * the session when it completes). An optional field, so states without it need no migration.
+   */
+  session?: SessionRunState;
 }
 
 /** A move of the run's state, handed to the checkpoint hook right after it happened. */

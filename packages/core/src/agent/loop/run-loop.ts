@@ -97,6 +97,7 @@ function keepAnnotations(run: RunContext, annotations: Record<string, string>): 
 
 async function advance(run: RunContext): Promise<RunEnding> {
   const { state, agent, abort } = run;
+  const catalog = agent.toolCatalog;
   if (state.step === 0 && state.phase === 'model' && agent.hasGuardrails.input) {
     const blocked = await checkInput(run);
     if (blocked !== undefined) return failedEnding(blocked);
@@ -129,6 +130,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
     }
     const limitError = tokenBudgetError(state, agent.limits) ?? turnLimitError(state, agent.limits);
     if (limitError !== undefined) return failedEnding(limitError);
+    // Tool sources (MCP servers) may have changed their tools since the last step.
+    if (catalog?.stale) await catalog.update();
     beginStep(state);
     const response = await callModelChain(run);
     recordModelResponse(state, response);
