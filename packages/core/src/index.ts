@@ -78,6 +78,14 @@ export {
   type RetryBudgetSnapshot,
   retryBudget,
 } from './policies/retry-budget.js';
+export type {
+  RetryBudgetCounts,
+  RetryBudgetLimits,
+  RetryBudgetStore,
+  RetryBudgetStoreFactory,
+  RetryBudgetStoreOptions,
+} from './policies/retry-budget-store.js';
+export { inMemoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from './policies/in-memory-retry-budget-store.js';
 export {
   type TimeoutEvent,
   type TimeoutOptions,
@@ -117,6 +125,14 @@ export {
   type RateLimiterRejectedEvent,
   rateLimiter,
 } from './policies/rate-limiter.js';
+export type {
+  RateLimiterGrant,
+  RateLimiterRefusal,
+  RateLimiterStore,
+  RateLimiterStoreFactory,
+  RateLimiterStoreOptions,
+} from './policies/rate-limiter-store.js';
+export { inMemoryRateLimiterStore } from './policies/in-memory-rate-limiter-store.js';
 // end policies: bulkhead ... compose
 
 // policies: circuit breaker

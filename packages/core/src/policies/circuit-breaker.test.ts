@@ -603,6 +603,18 @@ describe('circuitBreaker: asynchronous store', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('hands its name to the store factory, so that a shared store can key its state by it', () => {
+    const names: string[] = [];
+    circuitBreaker({
+      name: 'openai/gpt-4.1-mini',
+      store: (options) => {
+        names.push(options.name);
+        return new InMemoryBreakerStore(options);
+      },
+    });
+    expect(names).toEqual(['openai/gpt-4.1-mini']);
+  });
+
   it('fails the call with the store error when the store fails', async () => {
     const down = new KeelError('store.unavailable', 'redis down');
     const { breaker } = setup({

@@ -157,6 +157,7 @@ class CircuitBreakerPolicy implements CircuitBreaker {
     this.slowCallMs = settings.slowCallMs;
     this.isFailure = settings.isFailure;
     this.store = settings.store({
+      name: settings.name,
       rules: settings.rules,
       clock: settings.clock,
       initialState: settings.initialState,

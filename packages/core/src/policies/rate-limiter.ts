@@ -1,13 +1,20 @@
-import { type Clock, systemClock, type TimerHandle } from './clock.js';
-import { NEVER_ABORTED_SIGNAL, runInContext, toContext } from './context.js';
-import { MAX_DELAY_MS } from './delays.js';
+import { type Clock, systemClock } from './clock.js';
+import { runInContext, toContext } from './context.js';
 import { EventEmitter } from './events.js';
-import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
+import { inMemoryRateLimiterStore } from './in-memory-rate-limiter-store.js';
+import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
+import { isPromiseLike } from './promise.js';
+import type {
+  RateLimiterRefusal,
+  RateLimiterStoreFactory,
+  RateLimiterStoreOptions,
+} from './rate-limiter-store.js';
 import { rejectionError } from './rejection.js';
 import {
   invalidOption,
   rejectUnknownOptions,
   requireClock,
+  requireFunction,
   requireNonNegativeNumber,
   requireOptionsObject,
 } from './validate.js';
@@ -35,6 +42,11 @@ export interface RateLimiterOptions {
    * with `policy.rate_limited`. `Infinity` means no cap. Defaults to 30_000 ms. Ignored in `'reject'` mode.
    */
   maxWaitMs?: number;
+  /**
+   * Where the tokens live. Defaults to `inMemoryRateLimiterStore`, a bucket in this process; a shared store (such as
+   * `@keel/redis`) makes every process take from one bucket.
+   */
+  store?: RateLimiterStoreFactory;
   /** Where time comes from. Defaults to the system clock. */
   clock?: Clock;
 }
@@ -55,15 +67,6 @@ export interface RateLimiterPolicy extends Policy {
   readonly onRejected: Event<RateLimiterRejectedEvent>;
 }
 
-interface Waiter {
-  resolve: () => void;
-  signal: AbortSignal;
-  onAbort: () => void;
-}
-
-// Floating-point refills can land a hair below a whole token at the instant one is due.
-const EPSILON = 1e-9;
-
 /**
  * Limits how often calls start, with a token bucket: each call takes a token; tokens come back at the configured
  * rate up to `bucketSize`. The refill is computed from `clock.now()` when a call arrives, so no interval timer runs.
@@ -74,123 +77,53 @@ const EPSILON = 1e-9;
  *   await limiter.execute(() => callTool(input), signal);
  */
 export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
-  const { ratePerMs, bucketSize, mode, maxWaitMs, clock } = validate(options);
+  const { store: createStore, ...settings } = validate(options);
+  const store = createStore(settings);
   const rejections = new EventEmitter<RateLimiterRejectedEvent>();
-  const queue = new Set<Waiter>();
-  let tokens = bucketSize;
-  let refilledAtMs = clock.now();
-  let timer: TimerHandle | undefined;
+  const ratePerSecond = settings.ratePerMs * 1000;
 
-  const refill = (): void => {
-    const nowMs = clock.now();
-    // A clock that steps backwards must not drain the bucket.
-    if (nowMs > refilledAtMs) tokens = Math.min(bucketSize, tokens + (nowMs - refilledAtMs) * ratePerMs);
-    refilledAtMs = nowMs;
-  };
-
-  const msUntil = (neededTokens: number): number =>
-    Math.max(1, Math.ceil((neededTokens - tokens) / ratePerMs));
-
-  // A slow rate can put the next token further away than a timer can wait: wake at the limit and look again.
-  const armQueueTimer = (): void => {
-    timer = clock.setTimeout(serveQueue, Math.min(msUntil(1), MAX_DELAY_MS));
-  };
-
-  const reject = (retryAfterMs: number): Promise<never> => {
+  const reject = (refusal: RateLimiterRefusal): Promise<never> => {
+    const { retryAfterMs } = refusal;
     if (rejections.hasListeners) rejections.emit({ retryAfterMs });
     return Promise.reject(
       rejectionError('policy.rate_limited', `rate limit reached: next call allowed in ${retryAfterMs} ms`, {
         retryAfterMs,
-        data: { retryAfterMs, bucketSize, ratePerSecond: ratePerMs * 1000 },
+        data: { retryAfterMs, bucketSize: settings.bucketSize, ratePerSecond },
+        cause: refusal.cause,
       }),
     );
-  };
-
-  // One timer serves the whole queue, instead of a sleep per waiter with pre-computed turns: a waiter that aborts
-  // hands its turn to the next one at once rather than leaving a hole in the schedule.
-  const serveQueue = (): void => {
-    timer = undefined;
-    refill();
-    for (const waiter of queue) {
-      if (tokens + EPSILON < 1) break;
-      tokens = Math.max(0, tokens - 1);
-      queue.delete(waiter);
-      if (waiter.signal !== NEVER_ABORTED_SIGNAL) waiter.signal.removeEventListener('abort', waiter.onAbort);
-      waiter.resolve();
-    }
-    if (queue.size > 0) armQueueTimer();
-  };
-
-  /** Gives back the token of a waiter that was served but aborted before its call started. */
-  const refund = (): void => {
-    refill();
-    tokens = Math.min(bucketSize, tokens + 1);
-    if (queue.size === 0) return;
-    // The next waiter need not wait for the refill the armed timer is set for.
-    if (timer !== undefined) clock.clearTimeout(timer);
-    serveQueue();
-  };
-
-  const wait = (context: PolicyContext): Promise<void> => {
-    // Everyone queued is served first, so this call needs one token more than the queue holds.
-    const waitMs = msUntil(queue.size + 1);
-    if (waitMs > maxWaitMs) return reject(waitMs);
-    return new Promise<void>((resolve, rejectWait) => {
-      const signal = context.signal;
-      const waiter: Waiter = {
-        resolve,
-        signal,
-        onAbort: () => {
-          queue.delete(waiter);
-          if (queue.size === 0 && timer !== undefined) {
-            clock.clearTimeout(timer);
-            timer = undefined;
-          }
-          rejectWait(signal.reason);
-        },
-      };
-      queue.add(waiter);
-      if (signal !== NEVER_ABORTED_SIGNAL) signal.addEventListener('abort', waiter.onAbort, { once: true });
-      if (timer === undefined) armQueueTimer();
-    });
   };
 
   return {
     execute<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> {
       const context = toContext(signal);
       if (context.aborted) return Promise.reject(context.signal.reason);
-      refill();
-      if (queue.size === 0 && tokens + EPSILON >= 1) {
-        tokens = Math.max(0, tokens - 1);
-        return runInContext(fn, context);
-      }
-      if (mode === 'reject') return reject(msUntil(1));
-      return wait(context).then(() => {
+      const grant = store.acquire(context);
+      if (grant === true) return runInContext(fn, context);
+      if (!isPromiseLike(grant)) return reject(grant);
+      return grant.then((answer) => {
+        if (answer !== true) return reject(answer);
         // Aborted between the hand-off and this callback: give the token back rather than start doomed work.
         if (context.aborted) {
-          refund();
+          const released = store.release();
+          if (isPromiseLike(released)) return released.then(() => Promise.reject(context.signal.reason));
           throw context.signal.reason;
         }
         return runInContext(fn, context);
       });
     },
     get tokens() {
-      refill();
-      return tokens;
+      return store.tokens;
     },
     get queued() {
-      return queue.size;
+      return store.queued;
     },
     onRejected: rejections.event,
   };
 }
 
-interface ValidOptions {
-  ratePerMs: number;
-  bucketSize: number;
-  mode: 'reject' | 'wait';
-  maxWaitMs: number;
-  clock: Clock;
+interface ValidOptions extends RateLimiterStoreOptions {
+  store: RateLimiterStoreFactory;
 }
 
 const FACTORY = 'rateLimiter';
@@ -202,6 +135,7 @@ const KNOWN_OPTIONS = [
   'bucketSize',
   'mode',
   'maxWaitMs',
+  'store',
   'clock',
 ];
 
@@ -235,6 +169,12 @@ function validate(options: RateLimiterOptions): ValidOptions {
   }
   // Infinity means no cap: maxWaitMs is only ever compared with a computed wait, never armed as a timer.
   const maxWaitMs = requireNonNegativeNumber(options.maxWaitMs ?? 30_000, 'maxWaitMs', FACTORY);
+  const store = requireFunction(
+    options.store ?? inMemoryRateLimiterStore,
+    'store',
+    FACTORY,
+    '(options) => RateLimiterStore, such as inMemoryRateLimiterStore',
+  );
   const clock = requireClock(options.clock ?? systemClock, FACTORY);
-  return { ratePerMs, bucketSize, mode, maxWaitMs, clock };
+  return { ratePerMs, bucketSize, mode, maxWaitMs, store, clock };
 }

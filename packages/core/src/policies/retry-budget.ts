@@ -1,10 +1,13 @@
 import { type Clock, systemClock } from './clock.js';
 import { EventEmitter } from './events.js';
+import { inMemoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from './in-memory-retry-budget-store.js';
 import type { Event } from './policy.js';
+import type { RetryBudgetLimits, RetryBudgetStoreFactory } from './retry-budget-store.js';
 import {
   invalidOption,
   rejectUnknownOptions,
   requireClock,
+  requireFunction,
   requireNonNegativeInteger,
   requireNonNegativeNumber,
   requireOptionsObject,
@@ -30,6 +33,11 @@ export interface RetryBudgetOptions {
   windowMs?: number;
   /** Retries already spent, for a budget restored from a snapshot (a resumed run). Defaults to 0. */
   initialSpent?: number;
+  /**
+   * Where the counts live. Defaults to `inMemoryRetryBudgetStore`, counts in this process; a shared store (such as
+   * `@keel/redis`) makes every process draw from one budget.
+   */
+  store?: RetryBudgetStoreFactory;
   /** Where time comes from. Defaults to the system clock. */
   clock?: Clock;
 }
@@ -46,8 +54,11 @@ export interface RetryBudgetSnapshot {
   readonly retriesInWindow: number;
 }
 
-/** Why a budget refused a retry. */
-export type RetryBudgetDenial = 'max_retries' | 'ratio';
+/**
+ * Why a budget refused a retry: `max_retries`, the lifetime cap; `ratio`, the rate limit; `unavailable`, a shared
+ * store that cannot be reached and whose rule is to refuse (see `@keel/redis`).
+ */
+export type RetryBudgetDenial = 'max_retries' | 'ratio' | 'unavailable';
 
 /** Emitted when a budget refuses a retry. */
 export interface RetryBudgetDeniedEvent {
@@ -57,7 +68,7 @@ export interface RetryBudgetDeniedEvent {
 
 /**
  * One pool of retries shared by every layer that retries (retry policies, the agent loop), so that nested retry
- * layers never multiply. Implement it over shared storage to share a budget across processes.
+ * layers never multiply. To share one budget across processes, give `retryBudget` a shared `store`.
  */
 export interface RetryBudget {
   /** Counts one original request (not a retry): it earns `ratio` retries for the next window. */
@@ -76,9 +87,6 @@ export interface RetryBudget {
   readonly onRetryDenied: Event<RetryBudgetDeniedEvent>;
 }
 
-// The window is kept as ten slots, each counting the requests and retries of a tenth of it: O(1) to record, O(10) to
-// sum, and counts leave the window a tenth at a time rather than all at once.
-const SLOTS = 10;
 // Tolerates float error in `ratio × requests` (0.1 × 3 is 0.30000000000000004).
 const EPSILON = 1e-9;
 
@@ -109,93 +117,39 @@ export function retryBudgetMaker(options: RetryBudgetOptions = {}): () => RetryB
   return () => budgetOf(settings);
 }
 
-// The slots of a budget whose rate limit is off: never read.
-const NO_SLOTS: number[] = [];
-
-function budgetOf(settings: Settings): RetryBudget {
-  const { maxRetries, ratio, windowMs, clock } = settings;
-  const reserve = (settings.minRetriesPerSecond * windowMs) / 1000;
-  const slotMs = windowMs / SLOTS;
-  // A plain count (ratio: false, the agent's per-run budget) needs no window.
-  const windowed = ratio !== false;
-  const slotIds = windowed ? new Array<number>(SLOTS).fill(Number.NEGATIVE_INFINITY) : NO_SLOTS;
-  const requests = windowed ? new Array<number>(SLOTS).fill(0) : NO_SLOTS;
-  const retries = windowed ? new Array<number>(SLOTS).fill(0) : NO_SLOTS;
+function budgetOf({ limits, initialSpent, clock, store: createStore }: Settings): RetryBudget {
+  const store = createStore({ limits, initialSpent, clock });
   const acquired = new EventEmitter<RetryBudgetSnapshot>();
   const denied = new EventEmitter<RetryBudgetDeniedEvent>();
-  let spent = settings.initialSpent;
-
-  /** The index of the current slot, emptied first if it last held an older tenth of time. */
-  const currentSlot = (): number => {
-    const slotId = Math.floor(clock.now() / slotMs);
-    const index = ((slotId % SLOTS) + SLOTS) % SLOTS;
-    if (slotIds[index] !== slotId) {
-      slotIds[index] = slotId;
-      requests[index] = 0;
-      retries[index] = 0;
-    }
-    return index;
-  };
-
-  const windowCounts = (): { requests: number; retries: number } => {
-    const newest = slotIds[currentSlot()]!;
-    let requestSum = 0;
-    let retrySum = 0;
-    for (let index = 0; index < SLOTS; index++) {
-      if (slotIds[index]! > newest - SLOTS) {
-        requestSum += requests[index]!;
-        retrySum += retries[index]!;
-      }
-    }
-    return { requests: requestSum, retries: retrySum };
-  };
 
   const snapshot = (): RetryBudgetSnapshot => {
-    const lifetimeLeft = maxRetries - spent;
-    if (ratio === false) return { spent, remaining: lifetimeLeft, requestsInWindow: 0, retriesInWindow: 0 };
-    const counts = windowCounts();
-    const rateLeft = Math.max(0, Math.floor(ratio * counts.requests + reserve - counts.retries + EPSILON));
-    return {
-      spent,
-      remaining: Math.min(lifetimeLeft, rateLeft),
-      requestsInWindow: counts.requests,
-      retriesInWindow: counts.retries,
-    };
-  };
-
-  const deny = (reason: RetryBudgetDenial): false => {
-    if (denied.hasListeners) denied.emit({ reason, snapshot: snapshot() });
-    return false;
+    const counts = store.counts();
+    const lifetimeLeft = limits.maxRetries - counts.spent;
+    if (limits.ratio === false) {
+      return { spent: counts.spent, remaining: lifetimeLeft, requestsInWindow: 0, retriesInWindow: 0 };
+    }
+    const rateLeft = Math.max(
+      0,
+      Math.floor(limits.ratio * counts.requestsInWindow + limits.reserve - counts.retriesInWindow + EPSILON),
+    );
+    return { ...counts, remaining: Math.min(lifetimeLeft, rateLeft) };
   };
 
   return {
     recordRequest(): void {
-      if (ratio === false) return;
-      requests[currentSlot()]! += 1;
+      store.recordRequest();
     },
     tryAcquireRetry(): boolean {
-      if (spent >= maxRetries) return deny('max_retries');
-      if (ratio !== false) {
-        const counts = windowCounts();
-        if (counts.retries + 1 > ratio * counts.requests + reserve + EPSILON) return deny('ratio');
-        retries[currentSlot()]! += 1;
+      const answer = store.tryAcquireRetry();
+      if (answer !== 'granted') {
+        if (denied.hasListeners) denied.emit({ reason: answer, snapshot: snapshot() });
+        return false;
       }
-      spent += 1;
       if (acquired.hasListeners) acquired.emit(snapshot());
       return true;
     },
     releaseRetry(): void {
-      if (spent <= 0) return;
-      spent -= 1;
-      if (ratio === false) return;
-      // The newest slot in the window that counted a retry: where this one was counted, unless the window moved on.
-      const newest = slotIds[currentSlot()]!;
-      let slot = -1;
-      for (let index = 0; index < SLOTS; index++) {
-        const id = slotIds[index]!;
-        if (id > newest - SLOTS && retries[index]! > 0 && (slot === -1 || id > slotIds[slot]!)) slot = index;
-      }
-      if (slot !== -1) retries[slot]! -= 1;
+      store.releaseRetry();
     },
     snapshot,
     onRetryAcquired: acquired.event,
@@ -204,17 +158,23 @@ function budgetOf(settings: Settings): RetryBudget {
 }
 
 interface Settings {
-  maxRetries: number;
-  ratio: number | false;
-  minRetriesPerSecond: number;
-  windowMs: number;
+  limits: RetryBudgetLimits;
   initialSpent: number;
+  store: RetryBudgetStoreFactory;
   clock: Clock;
 }
 
 const FACTORY = 'retryBudget';
 
-const KNOWN_OPTIONS = ['maxRetries', 'ratio', 'minRetriesPerSecond', 'windowMs', 'initialSpent', 'clock'];
+const KNOWN_OPTIONS = [
+  'maxRetries',
+  'ratio',
+  'minRetriesPerSecond',
+  'windowMs',
+  'initialSpent',
+  'store',
+  'clock',
+];
 
 function validate(options: RetryBudgetOptions): Settings {
   requireOptionsObject(options, FACTORY, '{ maxRetries: 20 }');
@@ -234,21 +194,26 @@ function validate(options: RetryBudgetOptions): Settings {
       'with ratio: false, set maxRetries: a budget with neither limit would allow every retry',
     );
   }
+  const minRetriesPerSecond = requireNonNegativeNumber(
+    options.minRetriesPerSecond ?? 1,
+    'minRetriesPerSecond',
+    FACTORY,
+    { finite: true },
+  );
+  // One millisecond per slot at least, so that a slot is never shorter than the clock's resolution.
+  const windowMs = requireNonNegativeNumber(options.windowMs ?? 10_000, 'windowMs', FACTORY, {
+    minimum: RETRY_BUDGET_SLOTS,
+    finite: true,
+  });
   return {
-    maxRetries,
-    ratio,
-    minRetriesPerSecond: requireNonNegativeNumber(
-      options.minRetriesPerSecond ?? 1,
-      'minRetriesPerSecond',
-      FACTORY,
-      { finite: true },
-    ),
-    // One millisecond per slot at least, so that a slot is never shorter than the clock's resolution.
-    windowMs: requireNonNegativeNumber(options.windowMs ?? 10_000, 'windowMs', FACTORY, {
-      minimum: SLOTS,
-      finite: true,
-    }),
+    limits: { maxRetries, ratio, reserve: (minRetriesPerSecond * windowMs) / 1000, windowMs },
     initialSpent: requireNonNegativeInteger(options.initialSpent ?? 0, 'initialSpent', FACTORY),
+    store: requireFunction(
+      options.store ?? inMemoryRetryBudgetStore,
+      'store',
+      FACTORY,
+      '(options) => RetryBudgetStore, such as inMemoryRetryBudgetStore',
+    ),
     clock: requireClock(options.clock ?? systemClock, FACTORY),
   };
 }

@@ -29,7 +29,12 @@ export type BreakerTransitionReason =
   /** The last isolation handle was disposed: isolated to closed. */
   | 'isolation-released'
   /** `reset()` was called: any state to closed. */
-  | 'reset';
+  | 'reset'
+  /**
+   * A shared store caught up with the state the breaker has elsewhere (other processes moved it while this one could
+   * not see, during an outage of the store, say): any state to any other. The moves in between are not known.
+   */
+  | 'synchronized';
 
 /** One change of state. */
 export interface BreakerTransition {
@@ -110,6 +115,8 @@ export interface BreakerRules {
 
 /** What a store factory receives from the breaker it serves. */
 export interface BreakerStoreOptions {
+  /** The breaker's name (its `name` option): a shared store keys the breaker's state by it. */
+  readonly name: string;
   readonly rules: BreakerRules;
   readonly clock: Clock;
   /**

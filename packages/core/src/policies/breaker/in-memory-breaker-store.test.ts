@@ -13,6 +13,7 @@ function setup(rules: Partial<BreakerRules> = {}, initialState?: BreakerSnapshot
   const clock = new FakeClock(START_MS);
   const transitions: BreakerTransition[] = [];
   const store = new InMemoryBreakerStore({
+    name: 'test',
     rules: {
       strategy: consecutive({ threshold: 2 }),
       openDuration: { initialMs: 1_000, factor: 1, maxMs: 1_000 },

@@ -1,0 +1,137 @@
+import { type Clock, systemClock } from '@keel/core';
+import type { Redis } from 'ioredis';
+import type { UnavailableRule } from './shared-connection.js';
+import {
+  checkOptionsObject,
+  describe,
+  invalidOption,
+  requireChoice,
+  requireMilliseconds,
+  requireName,
+} from './validation.js';
+
+/** Options of {@link redisState}. */
+export interface RedisStateOptions {
+  /** The server, such as `redis://127.0.0.1:6379/0` (or `rediss://` for TLS). Required unless `client` is given. */
+  url?: string;
+  /**
+   * An ioredis client to take the connection settings from: the state opens two connections of its own with them
+   * (`client.duplicate()`, one for commands and one for pub/sub) and never uses or closes `client` itself.
+   */
+  client?: Redis;
+  /**
+   * Separates fleets sharing one Redis: every key is `keel:<namespace>:<kind>:<name>`. A non-empty string without
+   * whitespace or colons. Defaults to `'default'`.
+   */
+  namespace?: string;
+  /**
+   * Longest one Redis operation may take, in milliseconds; an operation that takes longer (or fails) marks Redis
+   * unavailable and the policies follow `onUnavailable`. Defaults to 100: a loopback round trip takes about 0.1, so
+   * a stalled Redis delays a call by at most this, while a process whose event loop is busy for a moment (the reply
+   * is read late) rarely mistakes it for an outage.
+   */
+  operationTimeoutMs?: number;
+  /**
+   * What policies do while Redis cannot be reached, unless a store says otherwise:
+   * - `'local'` (fail open to local state): each process goes on alone, its breakers starting from the last shared
+   *   state it saw, its rate limiters and budgets counting for itself; the shared state is taken back when Redis
+   *   returns and wins over what was counted locally.
+   * - `'closed'` (fail closed): calls are refused (`policy.circuit_open`, `policy.rate_limited`, retries denied) with
+   *   a `store.unavailable` cause, until Redis is back.
+   * Defaults to `'local'`.
+   */
+  onUnavailable?: UnavailableRule;
+  /** While Redis is unavailable, how often to check whether it is back, in milliseconds. Defaults to 1_000. */
+  recoveryIntervalMs?: number;
+  /**
+   * How long a breaker's or a retry budget's shared state outlives its last use, in milliseconds (every use refreshes
+   * it). Must outlast a breaker's longest open period. Defaults to 86_400_000 (a day). Rate limiter keys expire on
+   * their own, 10 s after their bucket would be full again.
+   */
+  ttlMs?: number;
+  /**
+   * Where the shared state's time comes from: `'redis'`, the server's clock (`TIME`), one clock for the whole fleet
+   * whatever the machines' clocks say; or `'clock'`, each policy's own clock, passed to every script (for tests with
+   * a fake clock). Defaults to `'redis'`.
+   */
+  timeSource?: 'redis' | 'clock';
+  /** Longest `ready()` waits for the first connection, in milliseconds. Defaults to 5_000. */
+  connectTimeoutMs?: number;
+  /** Where recovery checks and event times take their time from. Defaults to the system clock. */
+  clock?: Clock;
+}
+
+/** {@link RedisStateOptions}, checked, with every default applied. */
+export interface RedisStateSettings {
+  readonly url: string | undefined;
+  readonly client: Redis | undefined;
+  readonly namespace: string;
+  readonly operationTimeoutMs: number;
+  readonly onUnavailable: UnavailableRule;
+  readonly recoveryIntervalMs: number;
+  readonly ttlMs: number;
+  readonly timeSource: 'redis' | 'clock';
+  readonly connectTimeoutMs: number;
+  readonly clock: Clock;
+}
+
+const FACTORY = 'redisState';
+const KNOWN_OPTIONS = [
+  'url',
+  'client',
+  'namespace',
+  'operationTimeoutMs',
+  'onUnavailable',
+  'recoveryIntervalMs',
+  'ttlMs',
+  'timeSource',
+  'connectTimeoutMs',
+  'clock',
+];
+
+/** Checks {@link redisState}'s options: `config.invalid` names the option at fault. */
+export function resolveStateOptions(options: RedisStateOptions): RedisStateSettings {
+  checkOptionsObject(options, KNOWN_OPTIONS, FACTORY, "{ url: 'redis://127.0.0.1:6379' }");
+  const { url, client } = options;
+  if (client !== undefined) {
+    if (typeof (client as { duplicate?: unknown } | null)?.duplicate !== 'function') {
+      throw invalidOption(FACTORY, 'client', `client must be an ioredis client, got ${describe(client)}`);
+    }
+    if (url !== undefined) throw invalidOption(FACTORY, 'url', 'give either url or client, not both');
+  } else if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) {
+    throw invalidOption(
+      FACTORY,
+      'url',
+      `url must be a Redis URL such as redis://127.0.0.1:6379 (or give client), got ${describe(url)}`,
+    );
+  }
+  const clock = (options.clock ?? systemClock) as Partial<Clock> | null;
+  if (
+    typeof clock?.now !== 'function' ||
+    typeof clock.setTimeout !== 'function' ||
+    typeof clock.clearTimeout !== 'function'
+  ) {
+    throw invalidOption(FACTORY, 'clock', `clock must be a Clock with now, setTimeout and clearTimeout`);
+  }
+  return {
+    url,
+    client,
+    namespace: requireName(options.namespace ?? 'default', 'namespace', FACTORY, true),
+    operationTimeoutMs: requireMilliseconds(options.operationTimeoutMs ?? 100, 'operationTimeoutMs', FACTORY),
+    onUnavailable: requireChoice(
+      options.onUnavailable ?? 'local',
+      ['local', 'closed'],
+      'onUnavailable',
+      FACTORY,
+    ),
+    recoveryIntervalMs: requireMilliseconds(
+      options.recoveryIntervalMs ?? 1_000,
+      'recoveryIntervalMs',
+      FACTORY,
+    ),
+    ttlMs: requireMilliseconds(options.ttlMs ?? 86_400_000, 'ttlMs', FACTORY, 1_000),
+    timeSource: requireChoice(options.timeSource ?? 'redis', ['redis', 'clock'], 'timeSource', FACTORY),
+    connectTimeoutMs: requireMilliseconds(options.connectTimeoutMs ?? 5_000, 'connectTimeoutMs', FACTORY),
+    clock: clock as Clock,
+  };
+}

@@ -1,0 +1,328 @@
+import { type Clock, type Event, EventEmitter, KeelError, type TimerHandle } from '@keel/core';
+import type { BreakerStoreFactory, RateLimiterStoreFactory, RetryBudgetStoreFactory } from '@keel/core';
+import { Redis, type RedisOptions } from 'ioredis';
+import { BREAKER_SCRIPT } from './breaker/breaker-script.js';
+import { type RedisBreakerStoreOptions, redisBreakerStore } from './breaker/redis-breaker-store.js';
+import { RATE_LIMITER_SCRIPT } from './rate-limiter/rate-limiter-script.js';
+import {
+  type RedisRateLimiterStoreOptions,
+  redisRateLimiterStore,
+} from './rate-limiter/redis-rate-limiter-store.js';
+import type { RedisRecoveredEvent, RedisStatus, RedisUnavailableEvent } from './redis-events.js';
+import {
+  type RedisStateOptions,
+  type RedisStateSettings,
+  resolveStateOptions,
+} from './redis-state-options.js';
+import {
+  type RedisRetryBudgetStoreOptions,
+  redisRetryBudgetStore,
+} from './retry-budget/redis-retry-budget-store.js';
+import { RETRY_BUDGET_SCRIPT } from './retry-budget/retry-budget-script.js';
+import type {
+  Participant,
+  ScriptName,
+  SharedConnection,
+  StateKind,
+  UnavailableRule,
+} from './shared-connection.js';
+
+/** Policy state shared by a fleet through one Redis: the stores to give keel's policies, and the connection's health. */
+export interface RedisState {
+  readonly namespace: string;
+  /** `connecting` until the first connection, then `available` or `unavailable`; `closed` after `close()`. */
+  readonly status: RedisStatus;
+  /**
+   * Resolves once Redis answers and every store made so far has its shared state; rejects with `store.unavailable`
+   * after `connectTimeoutMs`. Policies work before (by their `onUnavailable` rule), so awaiting it is optional.
+   */
+  ready(): Promise<void>;
+  /**
+   * A breaker store factory: `circuitBreaker({ name: 'openai', store: shared.breakerStore() })`, or the agent's
+   * `breaker: { store: shared.breakerStore() }` (one shared state per breaker name).
+   */
+  breakerStore(options?: RedisBreakerStoreOptions): BreakerStoreFactory;
+  /** A rate limiter store factory: `rateLimiter({ ratePerSecond: 50, store: shared.rateLimiterStore({ name }) })`. */
+  rateLimiterStore(options: RedisRateLimiterStoreOptions): RateLimiterStoreFactory;
+  /** A retry budget store factory: `retryBudget({ ratio: 0.2, store: shared.retryBudgetStore({ name }) })`. */
+  retryBudgetStore(options: RedisRetryBudgetStoreOptions): RetryBudgetStoreFactory;
+  /** Redis stopped answering: policies follow their `onUnavailable` rule from now on. */
+  readonly onUnavailable: Event<RedisUnavailableEvent>;
+  /** Redis answers again and the policies have taken the shared state back. */
+  readonly onRecovered: Event<RedisRecoveredEvent>;
+  /** Closes both connections. Policies made from this state then follow their `onUnavailable` rule, silently. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to Redis (two connections: commands and pub/sub) and makes stores whose state every process of a fleet
+ * shares: circuit breakers (one half-open probe per fleet), rate limiters (one bucket per fleet) and retry budgets.
+ * Each operation has a timeout (`operationTimeoutMs`); when Redis cannot be reached the policies degrade by the
+ * `onUnavailable` rule, `onUnavailable` fires, and the shared state is taken back when Redis returns (`onRecovered`).
+ *
+ * @example
+ *   const shared = redisState({ url: 'redis://127.0.0.1:6379', namespace: 'prod' });
+ *   shared.onUnavailable(({ error }) => log.warn('shared policy state unavailable', error));
+ *   await shared.ready();
+ *   const assistant = agent({ model, breaker: { store: shared.breakerStore() }, retry: {
+ *     budget: retryBudget({ ratio: 0.2, store: shared.retryBudgetStore({ name: 'models' }) }) } });
+ */
+export function redisState(options: RedisStateOptions): RedisState {
+  return new SharedRedisState(resolveStateOptions(options));
+}
+
+const COMMANDS: Record<ScriptName, { command: string; lua: string }> = {
+  breaker: { command: 'keelBreaker', lua: BREAKER_SCRIPT },
+  rateLimiter: { command: 'keelRateLimiter', lua: RATE_LIMITER_SCRIPT },
+  retryBudget: { command: 'keelRetryBudget', lua: RETRY_BUDGET_SCRIPT },
+};
+
+type ScriptCommand = (key: string, ...args: string[]) => Promise<unknown>;
+
+class SharedRedisState implements RedisState, SharedConnection {
+  readonly namespace: string;
+  readonly ttlMs: number;
+  readonly recoveryIntervalMs: number;
+  readonly onUnavailable: Event<RedisUnavailableEvent>;
+  readonly onRecovered: Event<RedisRecoveredEvent>;
+  readonly timeSource: 'redis' | 'clock';
+  readonly clock: Clock;
+  readonly defaultRule: UnavailableRule;
+  private readonly connectTimeoutMs: number;
+  private readonly commands: Redis;
+  private readonly subscriber: Redis;
+  private readonly where: string;
+  private readonly unavailableEvents = new EventEmitter<RedisUnavailableEvent>();
+  private readonly recoveredEvents = new EventEmitter<RedisRecoveredEvent>();
+  private readonly channels = new Map<string, Set<(message: string) => void>>();
+  private readonly participants = new Map<Participant, string | undefined>();
+  private readonly readyWaiters = new Set<() => void>();
+  private currentStatus: RedisStatus = 'connecting';
+  /** Grows with every failure, so that a resynchronisation that overlapped one is not taken for a success. */
+  private failures = 0;
+  private lastError: unknown;
+  private unavailableSinceMs = 0;
+  private outageError: KeelError | undefined;
+  private recovering = false;
+  private recoveryTimer: TimerHandle | undefined;
+
+  constructor(settings: RedisStateSettings) {
+    this.namespace = settings.namespace;
+    this.ttlMs = settings.ttlMs;
+    this.recoveryIntervalMs = settings.recoveryIntervalMs;
+    this.timeSource = settings.timeSource;
+    this.clock = settings.clock;
+    this.defaultRule = settings.onUnavailable;
+    this.connectTimeoutMs = settings.connectTimeoutMs;
+    this.onUnavailable = this.unavailableEvents.event;
+    this.onRecovered = this.recoveredEvents.event;
+    const connection: RedisOptions = {
+      // Never queue or resend: an operation either runs now or counts as Redis being unavailable, so that a late
+      // write (a report, a token) never lands after the policy has moved on.
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: settings.operationTimeoutMs,
+      connectTimeout: Math.max(settings.operationTimeoutMs, 1_000),
+      retryStrategy: (attempts) => Math.min(50 * attempts, settings.recoveryIntervalMs),
+    };
+    this.commands =
+      settings.client !== undefined
+        ? settings.client.duplicate(connection)
+        : new Redis(settings.url as string, connection);
+    this.subscriber = this.commands.duplicate();
+    this.where = `${this.commands.options.host ?? '127.0.0.1'}:${this.commands.options.port ?? 6379}`;
+    for (const { command, lua } of Object.values(COMMANDS)) {
+      this.commands.defineCommand(command, { numberOfKeys: 1, lua });
+    }
+    for (const redis of [this.commands, this.subscriber]) {
+      redis.on('error', (error: unknown) => {
+        this.lastError = error;
+      });
+      redis.on('close', () => this.fail(this.lastError ?? new Error('the connection to Redis closed')));
+      redis.on('ready', () => void this.recover());
+    }
+    this.subscriber.on('message', (channel: string, message: string) => {
+      for (const listener of this.channels.get(channel) ?? []) {
+        try {
+          listener(message);
+        } catch (error) {
+          // Anyone may publish on a channel: a message that is not a breaker's must not break the connection.
+          process.emitWarning(
+            `keel: a message on Redis channel ${channel} could not be applied: ${String(error)}`,
+          );
+        }
+      }
+    });
+  }
+
+  get status(): RedisStatus {
+    return this.currentStatus;
+  }
+
+  get available(): boolean {
+    return this.currentStatus === 'available';
+  }
+
+  ready(): Promise<void> {
+    if (this.currentStatus === 'available') return Promise.resolve();
+    if (this.currentStatus === 'closed') return Promise.reject(this.unavailableError());
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        this.clock.clearTimeout(timer);
+        this.readyWaiters.delete(done);
+        resolve();
+      };
+      const timer = this.clock.setTimeout(() => {
+        this.readyWaiters.delete(done);
+        reject(
+          new KeelError(
+            'store.unavailable',
+            `Redis at ${this.where} did not answer within ${this.connectTimeoutMs} ms (connectTimeoutMs)`,
+            { cause: this.lastError, data: { namespace: this.namespace } },
+          ),
+        );
+      }, this.connectTimeoutMs);
+      this.readyWaiters.add(done);
+    });
+  }
+
+  breakerStore(options?: RedisBreakerStoreOptions): BreakerStoreFactory {
+    return redisBreakerStore(this, options);
+  }
+
+  rateLimiterStore(options: RedisRateLimiterStoreOptions): RateLimiterStoreFactory {
+    return redisRateLimiterStore(this, options);
+  }
+
+  retryBudgetStore(options: RedisRetryBudgetStoreOptions): RetryBudgetStoreFactory {
+    return redisRetryBudgetStore(this, options);
+  }
+
+  key(kind: StateKind, name: string): string {
+    return `keel:${this.namespace}:${kind}:${name}`;
+  }
+
+  async run(script: ScriptName, key: string, args: readonly string[]): Promise<unknown> {
+    const command = (this.commands as unknown as Record<string, ScriptCommand>)[COMMANDS[script].command]!;
+    try {
+      return await command.call(this.commands, key, ...args);
+    } catch (error) {
+      this.fail(error);
+      throw this.unavailableError();
+    }
+  }
+
+  subscribe(channel: string, listener: (message: string) => void): void {
+    let listeners = this.channels.get(channel);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.channels.set(channel, listeners);
+    }
+    listeners.add(listener);
+  }
+
+  join(participant: Participant, channel?: string): void {
+    this.participants.set(participant, channel);
+    if (this.currentStatus === 'available') this.resyncOne(participant, channel);
+  }
+
+  unavailableError(): KeelError {
+    this.outageError ??= new KeelError(
+      'store.unavailable',
+      this.currentStatus === 'closed'
+        ? `the Redis state of namespace "${this.namespace}" is closed`
+        : `Redis at ${this.where} is unavailable: ${describeError(this.lastError)}`,
+      { cause: this.lastError, data: { namespace: this.namespace } },
+    );
+    return this.outageError;
+  }
+
+  async close(): Promise<void> {
+    if (this.currentStatus === 'closed') return;
+    this.currentStatus = 'closed';
+    this.outageError = undefined;
+    if (this.recoveryTimer !== undefined) this.clock.clearTimeout(this.recoveryTimer);
+    this.commands.disconnect();
+    this.subscriber.disconnect();
+  }
+
+  /** Redis failed: every policy follows its rule until a resynchronisation succeeds. */
+  private fail(error: unknown): void {
+    if (this.currentStatus === 'closed') return;
+    this.failures++;
+    this.lastError = error;
+    if (this.currentStatus === 'unavailable') return;
+    this.currentStatus = 'unavailable';
+    this.outageError = undefined;
+    this.unavailableSinceMs = this.clock.now();
+    if (this.unavailableEvents.hasListeners) {
+      this.unavailableEvents.emit({ atMs: this.unavailableSinceMs, error: this.unavailableError() });
+    }
+    this.scheduleRecovery();
+  }
+
+  private scheduleRecovery(): void {
+    if (this.recoveryTimer !== undefined || this.currentStatus === 'closed') return;
+    this.recoveryTimer = this.clock.setTimeout(() => {
+      this.recoveryTimer = undefined;
+      void this.recover();
+    }, this.recoveryIntervalMs);
+    (this.recoveryTimer as { unref?: () => void } | undefined)?.unref?.();
+  }
+
+  /**
+   * Once both connections are ready: subscribes again, lets every participant read its shared state, and only when
+   * all have (with no failure meanwhile) makes the state available and lets them take it over.
+   */
+  private async recover(): Promise<void> {
+    if (this.recovering || this.currentStatus === 'available' || this.currentStatus === 'closed') return;
+    if (this.commands.status !== 'ready' || this.subscriber.status !== 'ready') {
+      if (this.currentStatus === 'unavailable') this.scheduleRecovery();
+      return;
+    }
+    this.recovering = true;
+    const failures = this.failures;
+    try {
+      await this.commands.ping();
+      if (this.channels.size > 0) await this.subscriber.subscribe(...this.channels.keys());
+      const participants = [...this.participants.keys()];
+      const takeovers = await Promise.all(participants.map((participant) => participant.prepareResync()));
+      // A failure (or close) while the participants read makes this attempt void.
+      if (failures !== this.failures || this.status === 'closed') return;
+      const wasUnavailable = this.currentStatus === 'unavailable';
+      this.currentStatus = 'available';
+      this.outageError = undefined;
+      for (const takeOver of takeovers) takeOver();
+      // Stores made while this resynchronisation ran have not read their state yet.
+      for (const [participant, channel] of this.participants) {
+        if (!participants.includes(participant)) this.resyncOne(participant, channel);
+      }
+      for (const done of [...this.readyWaiters]) done();
+      const nowMs = this.clock.now();
+      if (wasUnavailable && this.recoveredEvents.hasListeners) {
+        this.recoveredEvents.emit({ atMs: nowMs, unavailableForMs: nowMs - this.unavailableSinceMs });
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.recovering = false;
+      if (this.currentStatus === 'unavailable') this.scheduleRecovery();
+    }
+  }
+
+  /** A store that joined while Redis was available reads its shared state at once. */
+  private resyncOne(participant: Participant, channel: string | undefined): void {
+    const failures = this.failures;
+    void (async () => {
+      if (channel !== undefined) await this.subscriber.subscribe(channel);
+      const takeOver = await participant.prepareResync();
+      if (failures === this.failures && this.currentStatus === 'available') takeOver();
+    })().catch((error: unknown) => this.fail(error));
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return error === undefined ? 'no answer' : String(error);
+}

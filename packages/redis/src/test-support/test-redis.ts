@@ -1,0 +1,27 @@
+// Test helpers: the private Redis the vitest global setup starts, and names no other test file uses.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+/**
+ * The operation timeout of the tests' states: generous, because a machine running the whole suite can stall a
+ * process for more than the default 100 ms, and a state that times out goes local by design (the outage test covers
+ * that). These tests are about shared state.
+ */
+export const TEST_OPERATION_TIMEOUT_MS = 2_000;
+
+/** The URL of the tests' Redis (KEEL_TEST_REDIS_URL, set by the global setup). */
+export function testRedisUrl(): string {
+  const url = process.env.KEEL_TEST_REDIS_URL;
+  if (url === undefined) throw new Error('KEEL_TEST_REDIS_URL is not set: run the tests through vitest');
+  return url;
+}
+
+/** A namespace of its own for one test, so that test files running at once never share keys. */
+export function uniqueNamespace(prefix = 'test'): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+/** A plain ioredis client on the tests' Redis (or `url`), for looking at keys and running scripts directly. */
+export function testClient(url = testRedisUrl()): Redis {
+  return new Redis(url, { maxRetriesPerRequest: 1 });
+}
