@@ -12,6 +12,7 @@ import {
   type RunSummary,
   runNotFound,
   type StartedToolCall,
+  type StepCommit,
   toolCallNotStarted,
   type LedgerRow,
   ledgerEntryFromRow,
@@ -24,6 +25,13 @@ import pg from 'pg';
 import { toStoreError } from './postgres-rows.js';
 import { checkOptions, type PostgresRunStoreOptions } from './postgres-options.js';
 import { migrate } from './schema.js';
+import {
+  COMMIT_STEP_SQL,
+  commitStepValues,
+  REFUSED_COMMIT_SQL,
+  type RefusedCommitRow,
+  refusedCommitError,
+} from './postgres-step-commit.js';
 
 /**
  * A RunStore in PostgreSQL, for fleets of workers sharing runs. Leases and checkpoints are single conditional
@@ -100,6 +108,20 @@ export class PostgresRunStore implements RunStore {
       checkpoint,
       row === undefined ? undefined : { leaseOwner: row.lease_owner, version: row.version },
     );
+  }
+
+  async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    const result = await this.query<{ version: number }>(COMMIT_STEP_SQL, commitStepValues(runId, commit));
+    const row = result.rows[0];
+    if (row !== undefined) return row.version;
+    const completed = (commit.toolsCompleted ?? []).map((entry) => ({
+      idempotency_key: entry.idempotencyKey,
+    }));
+    const refused = await this.query<RefusedCommitRow>(REFUSED_COMMIT_SQL, [
+      runId,
+      JSON.stringify(completed),
+    ]);
+    throw refusedCommitError(runId, commit, refused.rows[0]);
   }
 
   async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {

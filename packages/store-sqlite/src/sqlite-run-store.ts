@@ -15,6 +15,7 @@ import {
   type RunSummary,
   runNotFound,
   type StartedToolCall,
+  type StepCommit,
   toolCallNotStarted,
   type LedgerRow,
   ledgerEntryFromRow,
@@ -29,6 +30,7 @@ import { openReadOnly } from './read-only.js';
 import { migrate } from './schema.js';
 import { checkOptions, type SqliteRunStoreOptions } from './sqlite-options.js';
 import { toStoreError } from './sqlite-rows.js';
+import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
@@ -40,6 +42,7 @@ import { toStoreError } from './sqlite-rows.js';
 export class SqliteRunStore implements RunStore {
   private readonly database: Database.Database;
   private readonly statements;
+  private readonly steps: SqliteStepCommit;
   private readonly where: { path: string; readOnly: boolean };
 
   /**
@@ -116,6 +119,7 @@ export class SqliteRunStore implements RunStore {
       ledgerEntry: database.prepare('SELECT status FROM ledger WHERE run_id = ? AND idempotency_key = ?'),
       ledger: database.prepare('SELECT * FROM ledger WHERE run_id = ? ORDER BY step, call_index'),
     };
+    this.steps = new SqliteStepCommit(database);
   }
 
   async createRun(run: NewRun): Promise<RunRecord> {
@@ -157,6 +161,10 @@ export class SqliteRunStore implements RunStore {
       checkpoint,
       current === undefined ? undefined : { leaseOwner: current.lease_owner, version: current.version },
     );
+  }
+
+  async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    return this.guard(() => this.steps.run(runId, commit));
   }
 
   async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
@@ -243,11 +251,4 @@ export class SqliteRunStore implements RunStore {
       throw toStoreError(error, 'SQLite run store operation failed', this.where);
     }
   }
-}
-
-/** The lease columns of a run row. */
-interface LeaseRow {
-  lease_owner: string | null;
-  lease_expires_at_ms: number | null;
-  version: number;
 }

@@ -9,6 +9,7 @@ import type {
   RunStore,
   RunSummary,
   StartedToolCall,
+  StepCommit,
 } from '../spec/run-store.js';
 
 /**
@@ -33,7 +34,15 @@ export class FaultyRunStore implements RunStore {
   /** The operations refused, in order. */
   readonly refused: string[] = [];
 
-  constructor(readonly inner: RunStore) {}
+  /** The wrapped store's `commitStep` (one write), when it has one. */
+  readonly commitStep?: (runId: string, commit: StepCommit) => Promise<number>;
+
+  constructor(readonly inner: RunStore) {
+    const commitStep = inner.commitStep?.bind(inner);
+    if (commitStep !== undefined) {
+      this.commitStep = (runId, commit) => this.through('commitStep', true, () => commitStep(runId, commit));
+    }
+  }
 
   /** Passes `operation` to the wrapped store unless the store is down, hung or out of writes. */
   private through<T>(operation: string, write: boolean, call: () => Promise<T>): Promise<T> {
