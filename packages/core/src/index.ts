@@ -167,6 +167,7 @@ export type {
 export type {
   CancellationRequest,
   CheckpointWrite,
+  CompletedToolCall,
   Lease,
   LedgerEntry,
   NewRun,
@@ -175,6 +176,7 @@ export type {
   RunStore,
   RunSummary,
   StartedToolCall,
+  StepCommit,
 } from './spec/run-store.js';
 export type {
   FallbackValue,
@@ -348,6 +350,12 @@ export type {
   PendingDecision,
   ToolCallDecision,
 } from './agent/durability/pending-decision.js';
+export {
+  type QueuedRunOptions,
+  type QueuedRunState,
+  queuedRun,
+  readQueuedState,
+} from './agent/durability/queued-run.js';
 export type { ResumeOptions } from './agent/durability/resume.js';
 export { migrateRunState } from './agent/durability/run-state-migrations.js';
 // end agent: durable runs

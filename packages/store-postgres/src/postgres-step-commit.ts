@@ -89,8 +89,13 @@ export function refusedCommitError(
   row: RefusedCommitRow | undefined,
 ): Error {
   const { owner, expectedVersion } = commit.checkpoint;
-  const writable = row?.lease_owner === owner && row.version === expectedVersion;
-  if (writable && row.missing_key !== null) return toolCallNotStarted(runId, row.missing_key);
+  if (
+    row !== undefined &&
+    row.lease_owner === owner &&
+    row.version === expectedVersion &&
+    row.missing_key !== null
+  )
+    return toolCallNotStarted(runId, row.missing_key);
   return checkpointConflict(
     runId,
     commit.checkpoint,

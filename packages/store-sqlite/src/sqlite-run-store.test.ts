@@ -236,7 +236,7 @@ describe('durable runs of agents sharing one SQLite file', () => {
     const secondConnection = new SqliteRunStore(path);
     const effects: string[] = [];
     const crashing = new FaultyRunStore(firstConnection);
-    crashing.writeLimit = 9; // dies in the middle of step 2
+    crashing.writeLimit = 4; // dies in the middle of step 2, before its call starts
     const crashed = await processAgent(crashing, 'process-a', startMs, effects).run('pay', {
       runId: 'shared-1',
     });
