@@ -1,4 +1,4 @@
-import { MemoryRunStore, queuedRun, readQueuedState } from '@keel/core';
+import { type JsonValue, MemoryRunStore, queuedRun, readQueuedState } from '@keel/core';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { queueNameOf } from './fleet-names.js';
@@ -119,9 +119,9 @@ describe('runQueue', () => {
 });
 
 /** A run state interrupted at step 1 for the approval of call 0. */
-function interruptedState(runId: string) {
+function interruptedState(runId: string): JsonValue {
   const call = { id: 'c0', name: 'send_mail', arguments: '{"to":"x@elsewhere.org"}' };
-  return {
+  const state = {
     schemaVersion: 3,
     runId,
     agentName: 'support',
@@ -155,4 +155,5 @@ function interruptedState(runId: string) {
     deadlineAtMs: 1_000_000,
     report: {},
   };
+  return JSON.parse(JSON.stringify(state)) as JsonValue;
 }
