@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agent, type RunStore } from '@keel/core';
+import { agent, type RunStore, tool } from '@keel/core';
 import { PostgresRunStore } from '@keel/store-postgres';
 import { SqliteRunStore } from '@keel/store-sqlite';
 import { langGraphRunner } from './langgraph-peer.js';
 import { formatMs, percentile } from './statistics.js';
-import { lookupTool, stepModel } from './step-agent.js';
+import { lookupTool, lookupToolOf, stepModel } from './step-agent.js';
 
 const STEPS_PER_RUN = 10;
 const RUNS = Number(process.env.KEEL_BENCH_RUNS ?? 300);
@@ -30,6 +30,11 @@ const POSTGRES_BASELINE_STEPS_PER_SECOND = Number(process.env.KEEL_BENCH_POSTGRE
 /** Store calls per step on main (10-step runs): 3.8 checkpoints, 1.8 ledger writes, 0.3 for the run's record and lease. */
 const MAIN_STORE_CALLS_PER_STEP = 5.9;
 const PEER_SPEEDUP = 10;
+/**
+ * Another build of @keel/core (its dist/index.js: main's, say) to measure side by side with this one on PostgreSQL,
+ * in interleaved rounds against the same server: the comparison that holds whatever else loads the machine.
+ */
+const BASELINE_CORE = process.env.KEEL_BENCH_BASELINE_CORE;
 
 /** Methods that write: the calls timed as checkpoints. */
 const WRITES = new Set(['saveCheckpoint', 'commitStep']);
@@ -123,6 +128,47 @@ function print(measurement: Measurement, targetMs?: number): void {
   );
 }
 
+/** This build against another one (BASELINE_CORE) on PostgreSQL: median steps/s of interleaved rounds. */
+async function versusBaselineCore(url: string, path: string): Promise<void> {
+  const baseline = (await import(path)) as { agent: typeof agent; tool: typeof tool };
+  const store = new PostgresRunStore({ connectionString: url });
+  const limits = { maxTurns: STEPS_PER_RUN + 2 };
+  const current = agent({ model: stepModel(STEPS_PER_RUN), tools: [lookupTool], limits, store });
+  const before = baseline.agent({
+    model: stepModel(STEPS_PER_RUN),
+    tools: [lookupToolOf(baseline.tool)],
+    limits,
+    store,
+  });
+  const rates = { current: [] as number[], before: [] as number[] };
+  const runsPerRound = Math.max(20, Math.floor(RUNS / 5));
+  try {
+    for (let round = 0; round < 7; round++) {
+      for (const [which, assistant] of [
+        ['current', current],
+        ['before', before],
+      ] as const) {
+        const start = performance.now();
+        await runAll(assistant, runsPerRound);
+        if (round > 0) rates[which].push((runsPerRound * STEPS_PER_RUN * 1_000) / (performance.now() - start));
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  const median = (values: number[]) =>
+    percentile(
+      values.sort((a, b) => a - b),
+      0.5,
+    );
+  const ratio = median(rates.current) / median(rates.before);
+  console.log(
+    `postgres, side by side with ${path} (median of 6 interleaved rounds of ${runsPerRound} runs): ` +
+      `${median(rates.current).toFixed(0)} vs ${median(rates.before).toFixed(0)} steps/s: ${ratio.toFixed(1)}x  ` +
+      `target >= 2x: ${verdict(ratio >= 2)}`,
+  );
+}
+
 /** keel on SQLite against LangGraph.js's SQLite saver on the same 5-step run: median steps/s of interleaved rounds. */
 async function versusLangGraph(directory: string): Promise<void> {
   const keel = stepAgent(PEER_STEPS, new SqliteRunStore(join(directory, 'keel-peer.db')));
@@ -185,6 +231,7 @@ async function main(): Promise<void> {
     try {
       postgres = await measure('postgres (loopback)', new PostgresRunStore({ connectionString: url }));
       print(postgres, 2);
+      if (BASELINE_CORE !== undefined) await versusBaselineCore(url, BASELINE_CORE);
     } finally {
       execFileSync('bash', [script, 'stop', port]);
     }
