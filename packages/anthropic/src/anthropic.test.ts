@@ -221,7 +221,7 @@ describe('anthropic wire format', () => {
     ['stop_sequence', 'stop'],
     ['max_tokens', 'length'],
     ['refusal', 'content_filter'],
-    ['pause_turn', 'other'],
+    ['some_future_reason', 'other'],
   ])('maps stop_reason %s to %s', async (wire, expected) => {
     const { model } = await serve(message([{ type: 'text', text: 'x' }], wire));
     expect((await model.generate(request())).finishReason).toBe(expected);

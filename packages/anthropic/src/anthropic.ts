@@ -14,9 +14,11 @@ import {
   readJson,
   withRedactedErrors,
 } from '@keel/core/http';
-import { toRequestBody } from './request-body.js';
+import { continuedBody, joinAnswers, pausedTooOften } from './pause-turn.js';
+import { type OutputTool, toRequestBody } from './request-body.js';
 import { type Answer, parseMessage, stopReasonError, toModelResponse } from './response.js';
 import { readMessageStream } from './stream.js';
+import { checkThinking, type ThinkingOptions } from './thinking.js';
 
 /** Options of {@link anthropic}. */
 export interface AnthropicOptions {
@@ -49,6 +51,21 @@ export interface AnthropicOptions {
    * `provider.response_too_large` (not retryable) and is read no further. Defaults to 67_108_864 (64 MiB).
    */
   maxResponseBytes?: number;
+  /**
+   * Extended thinking: Claude reasons before it answers, within `budgetTokens` (see {@link ThinkingOptions}). Its
+   * thinking blocks, signatures included, stay in the conversation (`ModelResponse.reasoning`, then the assistant
+   * message) and go back to the API unmodified, first in their turn, as it requires with tool use. Thinking tokens
+   * are part of `usage.outputTokens` (the API counts them apart nowhere). With thinking on, the API accepts neither a
+   * forced tool choice nor a temperature other than 1 (such requests fail with `config.invalid`), so structured
+   * output offers its tool without forcing it. Defaults to none (no thinking).
+   */
+  thinking?: ThinkingOptions;
+  /**
+   * How many times one answer paused by the API (`stop_reason: pause_turn`, a long server-tool turn) is continued:
+   * each continuation sends the turn back as it came and is one more upstream request, reported through
+   * `onContinuationRequest`. A turn still paused after that fails with `provider.max_tokens`. Defaults to 3.
+   */
+  maxPauseContinuations?: number;
 }
 
 /** An `anthropic-version` value: a date such as `2023-06-01` (also what keeps a header break out of it). */
@@ -66,6 +83,8 @@ const KNOWN_OPTIONS = Object.keys({
   version: true,
   fetch: true,
   maxResponseBytes: true,
+  thinking: true,
+  maxPauseContinuations: true,
 } satisfies Record<keyof AnthropicOptions, true>);
 
 /**
@@ -125,56 +144,80 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   }
 
   const maxResponseBytes = checkMaxResponseBytes(options.maxResponseBytes, 'anthropic()');
+  const thinking = checkThinking(options.thinking, maxOutputTokens, extraHeaders, fail);
+  const maxPauseContinuations = options.maxPauseContinuations ?? 3;
+  if (!Number.isInteger(maxPauseContinuations) || maxPauseContinuations < 0)
+    fail(`maxPauseContinuations must be an integer of at least 0, got ${String(maxPauseContinuations)}`);
 
   const endpoint = `${baseUrl.replace(/\/+$/, '')}/v1/messages`;
   const headers: Record<string, string> = { accept: 'application/json', 'anthropic-version': version };
   if (apiKey !== undefined && apiKey !== '') headers['x-api-key'] = apiKey;
   Object.assign(headers, extraHeaders);
   const fetch = options.fetch ?? globalThis.fetch;
-  const settings = { model, provider, maxOutputTokens };
+  const settings = { model, provider, maxOutputTokens, thinking };
   // Every error leaves without the key and credential headers, whatever the server echoed.
   const redactor = credentialRedactor(apiKey, headers);
+
+  /** One request: its answer, whether it streamed, and its request id. */
+  async function exchange(
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+    outputTool: OutputTool | undefined,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
+    const response = await post({
+      url: endpoint,
+      headers: onTextDelta !== undefined ? { ...headers, accept: 'text/event-stream' } : headers,
+      body,
+      signal,
+      fetch,
+      provider,
+    });
+    const requestId = response.headers.get('request-id');
+    const contentType = response.headers.get('content-type') ?? '';
+    if (onTextDelta === undefined || !contentType.includes('text/event-stream')) {
+      const answer = parseMessage(
+        await readJson(response, signal, provider, maxResponseBytes),
+        provider,
+        model,
+      );
+      return { answer, streamed: false, requestId };
+    }
+    if (response.body === null)
+      throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+    const answer = await readMessageStream({
+      body: response.body,
+      signal,
+      provider,
+      requestedModel: model,
+      outputTool,
+      onTextDelta,
+      maxResponseBytes,
+    });
+    return { answer, streamed: true, requestId };
+  }
 
   async function send(
     request: ModelRequest,
     onTextDelta: ((delta: string) => void) | undefined,
   ): Promise<ModelResponse> {
     const { signal } = request;
-    const stream = onTextDelta !== undefined;
-    const { body, outputTool } = toRequestBody(request, settings, stream);
-    const response = await post({
-      url: endpoint,
-      headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,
-      body,
-      signal,
-      fetch,
-      provider,
-    });
-    const contentType = response.headers.get('content-type') ?? '';
-    const streamed = onTextDelta !== undefined && contentType.includes('text/event-stream');
-    let answer: Answer;
-    if (streamed) {
-      if (response.body === null)
-        throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
-      answer = await readMessageStream({
-        body: response.body,
-        signal,
-        provider,
-        requestedModel: model,
-        outputTool,
-        onTextDelta,
-        maxResponseBytes,
-      });
-    } else {
-      answer = parseMessage(await readJson(response, signal, provider, maxResponseBytes), provider, model);
+    const { body, outputTool } = toRequestBody(request, settings, onTextDelta !== undefined);
+    let last = await exchange(body, signal, outputTool, onTextDelta);
+    let { answer, streamed } = last;
+    for (let continuations = 0; answer.stopReason === 'pause_turn'; continuations++) {
+      if (continuations >= maxPauseContinuations) throw pausedTooOften(answer, continuations, provider);
+      request.onContinuationRequest?.();
+      last = await exchange(continuedBody(body, answer.content), signal, outputTool, onTextDelta);
+      answer = joinAnswers(answer, last.answer);
+      streamed ||= last.streamed;
     }
     const failure = stopReasonError(answer, provider);
     if (failure !== undefined) throw failure;
     const result = toModelResponse(answer, outputTool);
     // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
     if (!streamed && onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
-    const requestId = response.headers.get('request-id');
-    if (requestId !== null && requestId !== '') result.requestId = requestId;
+    if (last.requestId !== null && last.requestId !== '') result.requestId = last.requestId;
     return result;
   }
 

@@ -31,7 +31,7 @@ describe('anthropic() options', () => {
 
   it('an unknown option is named with the known ones, before the missing key', () => {
     expect(thrownBy(() => anthropic('m', { maxTokens: 10 } as never)).message).toBe(
-      'Unknown anthropic() option maxTokens (known: apiKey, env, baseUrl, headers, maxOutputTokens, contextWindowTokens, provider, version, fetch, maxResponseBytes)',
+      'Unknown anthropic() option maxTokens (known: apiKey, env, baseUrl, headers, maxOutputTokens, contextWindowTokens, provider, version, fetch, maxResponseBytes, thinking, maxPauseContinuations)',
     );
     expect(thrownBy(() => anthropic('m', { apikey: 'k' } as never)).message).toMatch(
       /option apikey \(known: .*\); did you mean apiKey\?/,
@@ -47,12 +47,14 @@ describe('anthropic() options', () => {
       env: {},
       baseUrl: 'http://127.0.0.1:1',
       headers: { 'anthropic-beta': 'x' },
-      maxOutputTokens: 10,
+      maxOutputTokens: 4096,
       contextWindowTokens: 8,
       provider: 'proxy',
       version: '2023-06-01',
       fetch: globalThis.fetch,
       maxResponseBytes: 1_000_000,
+      thinking: { budgetTokens: 2048 },
+      maxPauseContinuations: 0,
     });
     expect([model.provider, model.contextWindowTokens]).toEqual(['proxy', 8]);
   });

@@ -1,10 +1,20 @@
-import { type JsonSchema, KeelError, type Message, type ModelRequest, type ToolChoice } from '@keel/core';
+import {
+  type JsonSchema,
+  KeelError,
+  type Message,
+  type ModelRequest,
+  type ReasoningPart,
+  type ToolChoice,
+} from '@keel/core';
+import { checkThinkingRequest, type ThinkingSettings } from './thinking.js';
 
 /** Settings of the provider that shape the request body. */
 export interface BodySettings {
   model: string;
   provider: string;
   maxOutputTokens: number;
+  /** Extended thinking, when on. */
+  thinking: ThinkingSettings | undefined;
 }
 
 /** How structured output was asked for: as a forced tool, whose input is the answer. */
@@ -15,6 +25,8 @@ export interface OutputTool {
 }
 
 type ContentBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
@@ -28,7 +40,9 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * The Messages API request body for `request`. System messages, wherever they are, become the top-level `system`
- * (joined by blank lines), since the API takes no system role in `messages`.
+ * (joined by blank lines), since the API takes no system role in `messages`. With extended thinking on, the body
+ * asks for it, assistant turns carry their thinking blocks back, and structured output offers its tool without
+ * forcing it (the API refuses a forced tool choice with thinking; an answer given as text is validated all the same).
  */
 export function toRequestBody(
   request: ModelRequest,
@@ -39,11 +53,15 @@ export function toRequestBody(
     .filter((message) => message.role === 'system')
     .map((message) => message.content)
     .join('\n\n');
+  const maxTokens = request.maxOutputTokens ?? settings.maxOutputTokens;
+  const { thinking } = settings;
+  if (thinking !== undefined) checkThinkingRequest(thinking, request, maxTokens, settings.provider);
   const body: Record<string, unknown> = {
     model: settings.model,
-    max_tokens: request.maxOutputTokens ?? settings.maxOutputTokens,
-    messages: toWireMessages(request.messages),
+    max_tokens: maxTokens,
+    messages: toWireMessages(request.messages, thinking !== undefined),
   };
+  if (thinking !== undefined) body.thinking = { type: 'enabled', budget_tokens: thinking.budgetTokens };
   if (system !== '') body.system = system;
   const tools: Record<string, unknown>[] = (request.tools ?? []).map((tool) => ({
     name: tool.name,
@@ -66,7 +84,9 @@ export function toRequestBody(
     const forcedOutput = { type: 'tool', name: outputTool.name };
     if (request.toolChoice === 'none' || tools.length === 0) {
       tools.length = 0;
-      toolChoice = forcedOutput;
+      toolChoice = thinking === undefined ? forcedOutput : undefined;
+    } else if (thinking !== undefined) {
+      toolChoice = undefined;
     } else if (typeof request.toolChoice !== 'object') {
       // The model may still call tools first, but must end with the output tool rather than with text.
       toolChoice = { type: 'any' };
@@ -88,14 +108,15 @@ export function toRequestBody(
  * Maps keel messages to alternating user and assistant turns. Tool results become `tool_result` blocks in a user
  * turn, and consecutive turns of one role are merged, so parallel tool results travel in one message as the API asks.
  * An assistant message with neither text (whitespace aside) nor tool calls is left out: the API refuses a turn with
- * empty content, and the model said nothing in it; the user turns around it merge.
+ * empty content, and the model said nothing in it; the user turns around it merge. With `thinking`, an assistant
+ * message's reasoning blocks open its turn, as the model wrote them.
  */
-function toWireMessages(messages: Message[]): WireMessage[] {
+function toWireMessages(messages: Message[], thinking: boolean): WireMessage[] {
   const turns: { role: 'user' | 'assistant'; blocks: ContentBlock[] }[] = [];
   for (const message of messages) {
     if (message.role === 'system') continue;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
-    const blocks = toBlocks(message);
+    const blocks = toBlocks(message, thinking);
     if (blocks.length === 0) continue;
     const last = turns[turns.length - 1];
     if (last !== undefined && last.role === role) last.blocks.push(...blocks);
@@ -107,14 +128,18 @@ function toWireMessages(messages: Message[]): WireMessage[] {
   });
 }
 
-function toBlocks(message: Exclude<Message, { role: 'system' }>): ContentBlock[] {
+function toBlocks(message: Exclude<Message, { role: 'system' }>, thinking: boolean): ContentBlock[] {
   switch (message.role) {
     case 'user':
       return [{ type: 'text', text: message.content }];
     case 'assistant': {
-      const blocks: ContentBlock[] = [];
+      const blocks: ContentBlock[] =
+        thinking && message.reasoning !== undefined ? thinkingBlocks(message.reasoning) : [];
+      const withText = blocks.length;
       // The API refuses empty and whitespace-only text blocks.
       if (message.content.trim() !== '') blocks.push({ type: 'text', text: message.content });
+      // A turn of thinking alone says nothing: left out, as an empty one is.
+      if (blocks.length === withText && (message.toolCalls ?? []).length === 0) return [];
       for (const call of message.toolCalls ?? []) {
         blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toInput(call.arguments) });
       }
@@ -130,6 +155,22 @@ function toBlocks(message: Exclude<Message, { role: 'system' }>): ContentBlock[]
       return [block];
     }
   }
+}
+
+/**
+ * The reasoning blocks Anthropic takes back, unmodified: thinking with its signature, and redacted thinking. Thinking
+ * without a signature (another provider's reasoning) is left out, since the API would refuse it.
+ */
+function thinkingBlocks(reasoning: readonly ReasoningPart[]): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  for (const part of reasoning) {
+    if (part.type === 'thinking' && typeof part.signature === 'string' && part.signature !== '') {
+      blocks.push({ type: 'thinking', thinking: part.text, signature: part.signature });
+    } else if (part.type === 'redacted_thinking' && typeof part.data === 'string') {
+      blocks.push({ type: 'redacted_thinking', data: part.data });
+    }
+  }
+  return blocks;
 }
 
 /**

@@ -1,4 +1,11 @@
-import { type FinishReason, KeelError, type ModelResponse, type ToolCall, type Usage } from '@keel/core';
+import {
+  type FinishReason,
+  KeelError,
+  type ModelResponse,
+  type ReasoningPart,
+  type ToolCall,
+  type Usage,
+} from '@keel/core';
 import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 
@@ -8,14 +15,24 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** A content block reduced to what keel keeps: text, or a tool call with its input as JSON text. */
+/**
+ * A content block reduced to what keel keeps: text, a tool call with its input as JSON text, and thinking (with its
+ * signature) or redacted thinking, kept to be sent back.
+ */
 export type AnswerBlock =
   | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: string };
+  | { type: 'tool_use'; id: string; name: string; input: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
 
 /** An answer as read from a whole message or assembled from a stream. */
 export interface Answer {
   blocks: AnswerBlock[];
+  /**
+   * Every content block as the API sent it (server tool blocks included), for a paused turn, which goes back to the
+   * API as it came (see `pause_turn`).
+   */
+  content: unknown[];
   stopReason: unknown;
   usage: Usage;
   model: string;
@@ -52,17 +69,37 @@ export function parseMessage(body: unknown, provider: string, requestedModel: st
       const id = typeof block.id === 'string' && block.id !== '' ? block.id : `toolu_${index}`;
       blocks.push({ type: 'tool_use', id, name: block.name, input: JSON.stringify(block.input ?? {}) });
     }
-    // Thinking and server-tool blocks are the model's own business: keel passes on text and tool calls.
+    const reasoning = reasoningBlock(block);
+    if (reasoning !== undefined) blocks.push(reasoning);
+    // Server-tool blocks are the model's own business: keel passes on text, tool calls and reasoning.
   }
   return {
     blocks,
+    content: body.content,
     stopReason: body.stop_reason,
     usage: parseUsage(body.usage),
     model: typeof body.model === 'string' ? body.model : requestedModel,
   };
 }
 
-/** Input tokens include the cached ones, which the API counts apart. */
+/** A `thinking` or `redacted_thinking` block as keel keeps it; undefined for other blocks. */
+export function reasoningBlock(block: JsonObject): AnswerBlock | undefined {
+  if (block.type === 'thinking') {
+    return {
+      type: 'thinking',
+      thinking: typeof block.thinking === 'string' ? block.thinking : '',
+      signature: typeof block.signature === 'string' ? block.signature : '',
+    };
+  }
+  if (block.type === 'redacted_thinking' && typeof block.data === 'string')
+    return { type: 'redacted_thinking', data: block.data };
+  return undefined;
+}
+
+/**
+ * Input tokens include the cached ones, which the API counts apart. Thinking tokens are inside `output_tokens`: the
+ * API reports no separate count, so `reasoningTokens` stays unset.
+ */
 export function parseUsage(usage: unknown, previous: Usage = { inputTokens: 0, outputTokens: 0 }): Usage {
   if (!isObject(usage)) return previous;
   const input = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens];
@@ -93,7 +130,26 @@ export function toModelResponse(answer: Answer, outputTool: OutputTool | undefin
       if (finishReason === 'tool_calls') finishReason = 'stop';
     }
   }
-  return { content, toolCalls, finishReason, usage: answer.usage, model: answer.model };
+  const response: ModelResponse = {
+    content,
+    toolCalls,
+    finishReason,
+    usage: answer.usage,
+    model: answer.model,
+  };
+  const reasoning = answer.blocks.flatMap((block): ReasoningPart[] => {
+    if (block.type === 'thinking') {
+      return [
+        block.signature === ''
+          ? { type: 'thinking', text: block.thinking }
+          : { type: 'thinking', text: block.thinking, signature: block.signature },
+      ];
+    }
+    if (block.type === 'redacted_thinking') return [{ type: 'redacted_thinking', data: block.data }];
+    return [];
+  });
+  if (reasoning.length > 0) response.reasoning = reasoning;
+  return response;
 }
 
 /**

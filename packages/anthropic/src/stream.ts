@@ -1,7 +1,14 @@
 import type { Usage } from '@keel/core';
 import { invalidResponse, readServerSentEvents, streamReadError } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
-import { type Answer, type AnswerBlock, bodyError, isObject, parseUsage } from './response.js';
+import {
+  type Answer,
+  type AnswerBlock,
+  bodyError,
+  isObject,
+  parseUsage,
+  reasoningBlock,
+} from './response.js';
 
 /** What reading a Messages API stream needs. */
 export interface StreamInput {
@@ -18,12 +25,16 @@ export interface StreamInput {
 /**
  * Reads a streamed Messages API answer. Text deltas go to `onTextDelta` as they arrive; so does the JSON of the
  * structured-output tool (unless its schema had to be wrapped), since that JSON is the answer's text. Tool inputs are
- * joined from their `input_json_delta` pieces. An `error` event is classified; a stream that ends before
- * `message_stop` is `provider.invalid_response`; an error thrown by `onTextDelta` is rethrown as it is.
+ * joined from their `input_json_delta` pieces, thinking from its `thinking_delta` and `signature_delta` pieces
+ * (thinking is not delivered as text); `redacted_thinking` arrives whole. Every block is also rebuilt as the API
+ * would have sent it unstreamed (`Answer.content`), for a paused turn to go back as it came. An `error` event is
+ * classified; a stream that ends before `message_stop` is `provider.invalid_response`; an error thrown by
+ * `onTextDelta` is rethrown as it is.
  */
 export async function readMessageStream(input: StreamInput): Promise<Answer> {
   const { signal, provider, outputTool } = input;
   const blocks = new Map<number, AnswerBlock | { type: 'ignored' }>();
+  const content = new Map<number, RawBlock>();
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let model = input.requestedModel;
   let stopReason: unknown;
@@ -70,7 +81,11 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
         case 'content_block_start': {
           const block = data.content_block;
           const index = blockIndex(data.index, provider);
-          if (isObject(block) && block.type === 'text') {
+          if (isObject(block)) content.set(index, { block: { ...block }, json: '' });
+          const reasoning = isObject(block) ? reasoningBlock(block) : undefined;
+          if (reasoning !== undefined) {
+            blocks.set(index, reasoning);
+          } else if (isObject(block) && block.type === 'text') {
             const text = typeof block.text === 'string' ? block.text : '';
             blocks.set(index, { type: 'text', text });
             if (text !== '') deliver(text);
@@ -86,7 +101,8 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
           break;
         }
         case 'content_block_delta': {
-          const block = blocks.get(blockIndex(data.index, provider));
+          const index = blockIndex(data.index, provider);
+          const block = blocks.get(index);
           const delta = data.delta;
           if (block === undefined || !isObject(delta)) {
             throw invalidResponse(
@@ -96,7 +112,13 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
               200,
             );
           }
-          if (block.type === 'text' && delta.type === 'text_delta' && typeof delta.text === 'string') {
+          applyRawDelta(content.get(index), delta);
+          if (block.type === 'thinking') {
+            if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string')
+              block.thinking += delta.thinking;
+            if (delta.type === 'signature_delta' && typeof delta.signature === 'string')
+              block.signature += delta.signature;
+          } else if (block.type === 'text' && delta.type === 'text_delta' && typeof delta.text === 'string') {
             block.text += delta.text;
             if (delta.text !== '') deliver(delta.text);
           } else if (block.type === 'tool_use' && delta.type === 'input_json_delta') {
@@ -140,7 +162,52 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
       if (block.type === 'tool_use' && block.input === '') return [{ ...block, input: '{}' }];
       return [block];
     });
-  return { blocks: answerBlocks, stopReason, usage, model };
+  const rawContent = [...content.entries()]
+    .sort(([left], [right]) => left - right)
+    .map(([, raw]) => finishRawBlock(raw));
+  return { blocks: answerBlocks, content: rawContent, stopReason, usage, model };
+}
+
+/** A block as `content_block_start` opened it, with its deltas applied; `json` gathers a tool input's pieces. */
+interface RawBlock {
+  block: Record<string, unknown>;
+  json: string;
+}
+
+function applyRawDelta(raw: RawBlock | undefined, delta: Record<string, unknown>): void {
+  if (raw === undefined) return;
+  const { block } = raw;
+  const append = (key: string, piece: unknown) => {
+    if (typeof piece === 'string') block[key] = (typeof block[key] === 'string' ? block[key] : '') + piece;
+  };
+  switch (delta.type) {
+    case 'text_delta':
+      append('text', delta.text);
+      break;
+    case 'thinking_delta':
+      append('thinking', delta.thinking);
+      break;
+    case 'signature_delta':
+      append('signature', delta.signature);
+      break;
+    case 'input_json_delta':
+      if (typeof delta.partial_json === 'string') raw.json += delta.partial_json;
+      break;
+    case 'citations_delta':
+      block.citations = [...(Array.isArray(block.citations) ? block.citations : []), delta.citation];
+      break;
+  }
+}
+
+/** The block as an unstreamed answer holds it: a tool input's JSON pieces joined and parsed. */
+function finishRawBlock(raw: RawBlock): Record<string, unknown> {
+  if (raw.json === '') return raw.block;
+  try {
+    return { ...raw.block, input: JSON.parse(raw.json) };
+  } catch {
+    // Left as it came: the answer's own tool call carries the malformed text to the run loop's correction.
+    return raw.block;
+  }
 }
 
 function blockIndex(value: unknown, provider: string): number {

@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
-import { type Agent, agent, type Clock, type RunStore, type Tool } from '@keel/core';
+import { type Agent, agent, type Clock, type DurabilityOptions, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
+import { agentOptionsFromFile } from './agent-options.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { type ResolvedModels, resolveModels } from './models.js';
 
@@ -24,6 +25,8 @@ export interface BuildOptions {
   allowedKeyHosts?: readonly string[];
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
+  /** How runs hold their leases (`keel worker --lease-ttl-ms`). Defaults to the agent's defaults. */
+  durability?: DurabilityOptions;
 }
 
 /** Reads an agent file and builds the agent it describes, durable on `store`. */
@@ -46,16 +49,15 @@ export function buildAgentFromFile(file: AgentFile, options: BuildOptions): Buil
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
-  const built = agent({
-    name: file.name,
-    model: models.model,
-    fallbacks: models.fallbacks,
-    tools,
-    store: options.store,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
-    ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
-    ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),
-  });
+  const built = agent(
+    agentOptionsFromFile(file, {
+      model: models.model,
+      fallbacks: models.fallbacks,
+      tools,
+      store: options.store,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.durability === undefined ? {} : { durability: options.durability }),
+    }),
+  );
   return { file, agent: built, models };
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
@@ -9,16 +10,19 @@ import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { openStore } from './store.js';
+import type { TelemetryFlags } from './telemetry.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
 usage:
   keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json] [--store URL|PATH]
+           [--otlp URL] [--metrics-port N] [--log json]
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
               [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
+  keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
 
 options:
@@ -26,6 +30,9 @@ options:
                   "rate_limit=0.2,server_error=0.1,reset=0.05" (default: none)
   --seed N        seed of the fault schedule (default: 1)
   --json          print the result as JSON
+  --otlp URL      export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318
+  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run lives
+  --log json      print JSON log lines (one per event, then the result) in place of the live view
   --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
   --approve KEY   run a call that waits for approval (KEY is its idempotency key, printed by keel run)
   --reject KEY=R  refuse it; the model sees a tool error with the reason R
@@ -40,8 +47,10 @@ options:
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
+  keel chaos --help lists the chaos suite's scenarios and options
 
-exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled`;
+exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled
+            (keel chaos: 0 every goal met, 1 a goal missed)`;
 
 /**
  * The CLI's entry: parses `argv`, runs the command, and returns the exit code. Every failure is printed as a
@@ -88,6 +97,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
   const { environment, output, workingDirectory, signal, clock } = context;
   if (argv[0] === 'dashboard')
     return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
   const { values, positionals } = parse(argv);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const [command, ...rest] = positionals;
@@ -113,6 +123,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
       };
       if (values.faults !== undefined) options.faults = values.faults;
       if (values.seed !== undefined) options.seed = integerOption('--seed', values.seed, 0);
+      options.telemetry = telemetryFlags(values);
       return withStore(values.store, workingDirectory, {}, (store) => runCommand(options, store, output));
     }
     case 'resume': {
@@ -199,12 +210,29 @@ function parse(argv: readonly string[]) {
         wait: { type: 'boolean' },
         'allow-key-host': { type: 'string', multiple: true },
         reason: { type: 'string' },
+        otlp: { type: 'string' },
+        'metrics-port': { type: 'string' },
+        log: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (error) {
     throw new KeelError('config.invalid', `${(error as Error).message}; run keel --help for the options`);
   }
+}
+
+function telemetryFlags(values: ReturnType<typeof parse>['values']): TelemetryFlags {
+  if (values.log !== undefined && values.log !== 'json' && values.log !== 'text')
+    throw new KeelError('config.invalid', `--log must be json or text, not "${values.log}"`);
+  const flags: TelemetryFlags = { logJson: values.log === 'json' };
+  if (values.otlp !== undefined) flags.otlp = values.otlp;
+  const port = values['metrics-port'];
+  if (port !== undefined) {
+    flags.metricsPort = integerOption('--metrics-port', port, 0);
+    if (flags.metricsPort > 65_535)
+      throw new KeelError('config.invalid', '--metrics-port must be at most 65535');
+  }
+  return flags;
 }
 
 function integerOption(name: string, value: string, minimum: number): number {

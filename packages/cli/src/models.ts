@@ -120,3 +120,12 @@ function apiKeyOf(
     },
   );
 }
+
+/** The models an agent file's agent uses, primary first: with no model in the file, `sim-primary` then `sim-fallback`. */
+export function modelChainOf(file: AgentFile): ModelEntry[] {
+  const primary = file.model ?? DEFAULT_MODEL;
+  return [
+    primary,
+    ...(file.model === undefined && file.fallbacks.length === 0 ? [DEFAULT_FALLBACK] : file.fallbacks),
+  ];
+}

@@ -50,3 +50,27 @@ describe('render: degraded tool results', () => {
     expect(reportLines(degraded)).toContain('degraded 2 tool results (search ×2)');
   });
 });
+
+describe('render: reasoning tokens', () => {
+  it('shows reasoning tokens only when a model counted them', () => {
+    const report = {
+      steps: 2,
+      requests: { total: 2, byModel: { 'openai/o4-mini': 2 } },
+      retries: { total: 0, model: 0, tool: 0, store: 0 },
+      fallbacks: { total: 0, used: [] },
+      breakerTransitions: [],
+      corrections: { total: 0, byKind: {} },
+      contextReductions: 0,
+      toolCalls: { total: 1, errors: 0, byTool: { lookup: 1 }, errorsByCode: {} },
+      degradations: { total: 0, byTool: {} },
+      errors: { total: 0, byCode: {} },
+      guardrailsTripped: 0,
+      waitingMs: 0,
+      usage: { inputTokens: 50, outputTokens: 62 },
+      durationMs: 40,
+    } satisfies RunReport;
+    expect(reportLines(report)[2]).toContain('tokens in 50 out 62 · 40 ms');
+    const reasoned = { ...report, usage: { ...report.usage, reasoningTokens: 48 } };
+    expect(reportLines(reasoned)[2]).toContain('tokens in 50 out 62 (reasoning 48) · 40 ms');
+  });
+});

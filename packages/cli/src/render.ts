@@ -130,7 +130,7 @@ export function reportLines(report: RunReport): string[] {
   const lines = [
     `report   steps ${report.steps} · requests ${report.requests.total}${byModel ? ` (${byModel})` : ''} · retries ${report.retries.total} (model ${report.retries.model}, tool ${report.retries.tool})`,
     `         fallbacks ${report.fallbacks.total} · breaker moves ${report.breakerTransitions.length} · corrections ${report.corrections.total} · context reductions ${report.contextReductions}`,
-    `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${Math.round(report.waitingMs)} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens} · ${report.durationMs} ms`,
+    `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${Math.round(report.waitingMs)} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens}${report.usage.reasoningTokens === undefined ? '' : ` (reasoning ${report.usage.reasoningTokens})`} · ${report.durationMs} ms`,
   ];
   if (report.degradations.total > 0) {
     const byTool = Object.entries(report.degradations.byTool).map(([tool, count]) => `${tool} ×${count}`);

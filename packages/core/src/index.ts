@@ -27,7 +27,13 @@ export {
 } from './errors/serialize.js';
 
 export { type Clock, systemClock, type TimerHandle } from './policies/clock.js';
-export { isAborted, NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './policies/context.js';
+export {
+  CALL_SETTLED_REASON,
+  isAborted,
+  NEVER_ABORTED_SIGNAL,
+  toContext,
+  withAttempt,
+} from './policies/context.js';
 export { EventEmitter } from './policies/events.js';
 export type {
   ClockOption,
@@ -159,6 +165,8 @@ export type {
   ModelProvider,
   ModelRequest,
   ModelResponse,
+  ProviderMetadata,
+  ReasoningPart,
   ToolCall,
   ToolChoice,
   ToolDefinition,
@@ -186,6 +194,7 @@ export type {
   ToolFallback,
   ToolFallbackCondition,
   ToolFallbackContext,
+  ToolProgress,
   ToolResult,
   ValidationIssue,
   ValidationResult,
@@ -323,12 +332,14 @@ export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loo
 export type {
   CorrectionEventKind,
   DependencyKind,
+  RunAnnotations,
   RunEvent,
   RunEventListener,
   RunEventType,
 } from './agent/loop/events.js';
 export { CONTINUE_PROMPT } from './agent/loop/final-answer.js';
 export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/loop/limits.js';
+export { FALLBACK_CODES } from './agent/loop/model-recovery.js';
 export type { BreakerMove, FallbackRecord, RunReport } from './agent/loop/report.js';
 export type { RunOptions, RunResult } from './agent/loop/run.js';
 export {

@@ -6,4 +6,4 @@ export {
   openai,
   openaiCompatible,
 } from './openai.js';
-export type { MaxTokensField } from './request-body.js';
+export type { MaxTokensField, ReasoningEffort } from './request-body.js';

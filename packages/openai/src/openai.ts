@@ -14,7 +14,7 @@ import {
   readJson,
   withRedactedErrors,
 } from '@keel/core/http';
-import { type MaxTokensField, toRequestBody } from './request-body.js';
+import { type MaxTokensField, type ReasoningEffort, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
 import { validateOptions } from './validate.js';
@@ -44,6 +44,12 @@ export interface OpenAICommonOptions {
    * `provider.response_too_large` (not retryable) and is read no further. Defaults to 67_108_864 (64 MiB).
    */
   maxResponseBytes?: number;
+  /**
+   * How hard a reasoning model (o-series, gpt-5) thinks before it answers, sent as `reasoning_effort`: more effort,
+   * more reasoning tokens (counted in `usage.reasoningTokens`) and a slower answer. Other models refuse the field.
+   * Defaults to none (the model's own default).
+   */
+  reasoningEffort?: ReasoningEffort;
 }
 
 /** Options of {@link openai}. */
@@ -80,6 +86,7 @@ const COMMON_OPTIONS: Record<keyof OpenAICommonOptions, true> = {
   maxTokensField: true,
   strictJsonSchema: true,
   maxResponseBytes: true,
+  reasoningEffort: true,
 };
 const OPENAI_OPTIONS = Object.keys({
   ...COMMON_OPTIONS,
@@ -178,6 +185,7 @@ function createProvider(settings: ProviderSettings): ModelProvider {
     model,
     maxTokensField: settings.maxTokensField,
     strictJsonSchema: settings.strictJsonSchema ?? false,
+    reasoningEffort: settings.reasoningEffort,
   };
   // Every error leaves without the key and credential headers, whatever the server echoed.
   const redactor = credentialRedactor(settings.apiKey, headers);

@@ -40,13 +40,13 @@ describe('openai() and openaiCompatible() options', () => {
     // No API key either: the unknown option is the first thing to fix, since it may be the key under a wrong name.
     const error = thrownBy(() => openai('m', { api_key: 'k' } as never));
     expect(error.message).toBe(
-      'Unknown openai() option api_key (known: apiKey, headers, contextWindowTokens, fetch, maxTokensField, strictJsonSchema, maxResponseBytes, env, baseUrl, organization, project); did you mean apiKey?',
+      'Unknown openai() option api_key (known: apiKey, headers, contextWindowTokens, fetch, maxTokensField, strictJsonSchema, maxResponseBytes, reasoningEffort, env, baseUrl, organization, project); did you mean apiKey?',
     );
     const unrelated = thrownBy(() =>
       openaiCompatible({ baseUrl: 'http://h', model: 'm', retries: 3 } as never),
     );
     expect(unrelated.message).toBe(
-      'Unknown openaiCompatible() option retries (known: apiKey, headers, contextWindowTokens, fetch, maxTokensField, strictJsonSchema, maxResponseBytes, baseUrl, model, provider)',
+      'Unknown openaiCompatible() option retries (known: apiKey, headers, contextWindowTokens, fetch, maxTokensField, strictJsonSchema, maxResponseBytes, reasoningEffort, baseUrl, model, provider)',
     );
   });
 
@@ -71,6 +71,7 @@ describe('openai() and openaiCompatible() options', () => {
       maxTokensField: 'max_tokens',
       strictJsonSchema: true,
       maxResponseBytes: 1_000_000,
+      reasoningEffort: 'low',
       env: {},
       baseUrl: 'http://127.0.0.1:1/v1',
       organization: 'org',

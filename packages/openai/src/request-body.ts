@@ -3,11 +3,18 @@ import type { Message, ModelRequest, ToolChoice } from '@keel/core';
 /** How the request names its output token limit: OpenAI's current field, or the older one most compatibles read. */
 export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
 
+/** How hard a reasoning model thinks before it answers (`reasoning_effort`). */
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
+
+/** The values `reasoningEffort` takes. */
+export const REASONING_EFFORTS: readonly ReasoningEffort[] = ['minimal', 'low', 'medium', 'high'];
+
 /** Settings of the provider that shape the request body. */
 export interface BodySettings {
   model: string;
   maxTokensField: MaxTokensField;
   strictJsonSchema: boolean;
+  reasoningEffort: ReasoningEffort | undefined;
 }
 
 type WireMessage =
@@ -48,6 +55,7 @@ export function toRequestBody(
   }
   if (request.maxOutputTokens !== undefined) body[settings.maxTokensField] = request.maxOutputTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (settings.reasoningEffort !== undefined) body.reasoning_effort = settings.reasoningEffort;
   if (stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };

@@ -1,4 +1,4 @@
-import type { FinishReason, KeelError, ModelResponse, ToolCall } from '@keel/core';
+import type { FinishReason, KeelError, ModelResponse, ToolCall, Usage } from '@keel/core';
 import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
 
 type JsonObject = Record<string, unknown>;
@@ -82,9 +82,20 @@ export function toFinishReason(reason: unknown, toolCallCount: number): FinishRe
   return 'other';
 }
 
-export function parseUsage(usage: unknown): { inputTokens: number; outputTokens: number } {
+/**
+ * Reads `usage`. Reasoning tokens (`completion_tokens_details.reasoning_tokens`, part of `completion_tokens`) are
+ * kept when the server counts them, even at 0; servers that do not count them leave `reasoningTokens` out.
+ */
+export function parseUsage(usage: unknown): Usage {
   if (!isObject(usage)) return { inputTokens: 0, outputTokens: 0 };
-  return { inputTokens: count(usage.prompt_tokens), outputTokens: count(usage.completion_tokens) };
+  const parsed: Usage = {
+    inputTokens: count(usage.prompt_tokens),
+    outputTokens: count(usage.completion_tokens),
+  };
+  const details = usage.completion_tokens_details;
+  if (isObject(details) && typeof details.reasoning_tokens === 'number')
+    parsed.reasoningTokens = count(details.reasoning_tokens);
+  return parsed;
 }
 
 function count(value: unknown): number {

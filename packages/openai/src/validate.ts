@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { REASONING_EFFORTS } from './request-body.js';
 
 /** What every provider option set must satisfy; the messages say what to fix. */
 export interface CheckedOptions {
@@ -10,6 +11,7 @@ export interface CheckedOptions {
   contextWindowTokens?: number;
   fetch?: unknown;
   maxTokensField?: string;
+  reasoningEffort?: string;
 }
 
 export function validateOptions(options: CheckedOptions): void {
@@ -44,5 +46,11 @@ export function validateOptions(options: CheckedOptions): void {
   if (options.fetch !== undefined && typeof options.fetch !== 'function') fail('fetch must be a function');
   if (options.maxTokensField !== 'max_tokens' && options.maxTokensField !== 'max_completion_tokens') {
     fail('maxTokensField must be "max_tokens" or "max_completion_tokens"');
+  }
+  const effort = options.reasoningEffort;
+  if (effort !== undefined && !(REASONING_EFFORTS as readonly unknown[]).includes(effort)) {
+    fail(
+      `reasoningEffort must be one of ${REASONING_EFFORTS.map((value) => `"${value}"`).join(', ')}, got ${JSON.stringify(effort)}`,
+    );
   }
 }

@@ -24,7 +24,8 @@ export const FAULT_KINDS = [
  * - `none`: answers normally.
  * - `rate_limit`: 429 with `retry-after-ms` and `retry-after` (whole seconds) headers.
  * - `server_error` 500, `bad_gateway` 502 (an HTML body, as proxies send), `unavailable` 503, `overloaded` 529.
- * - `hang`: never answers; only the client's abort (or the server closing) ends the request.
+ * - `hang`: sends nothing; the client's abort, the server closing or, with `hangMs`, the server cutting the connection
+ *   (as a proxy's idle timeout does) ends the request.
  * - `reset`: sends the headers and part of the body, then resets the connection.
  * - `truncated_json`: a 200 whose JSON body (or event stream) stops half way.
  * - `malformed_json`: a 200 whose body is not JSON.
@@ -51,6 +52,11 @@ export interface FaultSchedule {
    * Defaults to 1000.
    */
   retryAfterMs?: number;
+  /**
+   * How long a `hang` lasts before the server resets the connection without having sent a byte, as a load balancer's
+   * idle timeout would. Defaults to forever (only the client or `close()` ends it).
+   */
+  hangMs?: number;
 }
 
 // A record over the interface, so that adding a field without listing it here fails to compile.
@@ -59,6 +65,7 @@ const SCHEDULE_KEYS = Object.keys({
   rates: true,
   sequence: true,
   retryAfterMs: true,
+  hangMs: true,
 } satisfies Record<keyof FaultSchedule, true>);
 
 /** True when `value` is a fault kind. */
@@ -81,7 +88,7 @@ export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault sc
     );
   }
   rejectUnknownOptions(schedule, SCHEDULE_KEYS, where);
-  const { seed, rates, sequence, retryAfterMs } = schedule;
+  const { seed, rates, sequence, retryAfterMs, hangMs } = schedule;
   if (seed !== undefined && !Number.isSafeInteger(seed)) {
     throw invalid(`${where}: seed must be an integer, got ${String(seed)}`);
   }
@@ -89,6 +96,9 @@ export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault sc
     throw invalid(
       `${where}: retryAfterMs must be a number of milliseconds >= 0, got ${String(retryAfterMs)}`,
     );
+  }
+  if (hangMs !== undefined && !(Number.isFinite(hangMs) && hangMs >= 0)) {
+    throw invalid(`${where}: hangMs must be a number of milliseconds >= 0, got ${String(hangMs)}`);
   }
   if (rates !== undefined) {
     if (typeof rates !== 'object' || rates === null) throw invalid(`${where}: rates must be an object`);

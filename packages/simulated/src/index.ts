@@ -20,7 +20,8 @@ export {
   SIMULATED_MODEL,
   type SimulatedFaults,
 } from './parse-faults.js';
-export { mulberry32 } from './prng.js';
+export { type OutageWindow, outageAt, validateOutages } from './outages.js';
+export { mulberry32, randomAt } from './prng.js';
 export { type SimulatedOptions, type SimulatedProvider, simulated } from './provider.js';
 export { argumentsFromSchema, type SchemaValueContext, valueFromSchema } from './schema-values.js';
 export { type SimulatedRequestRecord, type SimulatedServer, startSimulatedServer } from './server.js';

@@ -57,7 +57,7 @@ describe('simulated options', () => {
     expect(
       thrownBy(() => simulated().withModel('sim-fallback', { contextWindow: 10 } as never)).message,
     ).toBe(
-      'Unknown models.sim-fallback option contextWindow (known: faults, contextWindowTokens, brain); did you mean contextWindowTokens?',
+      'Unknown models.sim-fallback option contextWindow (known: faults, contextWindowTokens, brain, outages); did you mean contextWindowTokens?',
     );
     const error = await rejectionOf(startSimulatedServer({ models: { m: { fault: 'reset=1' } } } as never));
     expect(error.message).toMatch(/Unknown models\.m option fault \(known: .*\); did you mean faults\?/);
@@ -67,7 +67,7 @@ describe('simulated options', () => {
     const error = await rejectionOf(startSimulatedServer({ contextWindow: 100 } as never));
     expect(error.code).toBe('config.invalid');
     expect(error.message).toBe(
-      'Unknown startSimulatedServer() option contextWindow (known: faults, models, brain, contextWindowTokens, apiKey, port, onRequest, keepProcessAlive); did you mean contextWindowTokens?',
+      'Unknown startSimulatedServer() option contextWindow (known: faults, models, brain, contextWindowTokens, apiKey, port, onRequest, clock, epochMs, keepProcessAlive); did you mean contextWindowTokens?',
     );
     const keepAlive = await rejectionOf(startSimulatedServer({ keepProcessAlive: 'no' } as never));
     expect(keepAlive.message).toMatch(/keepProcessAlive must be true or false/);

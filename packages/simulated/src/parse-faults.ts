@@ -18,7 +18,7 @@ export interface SimulatedFaults {
   default: FaultSchedule;
   /**
    * Schedules of named models. A model with a schedule of its own uses its own `rates` and `sequence` (no faults
-   * when it sets neither) and inherits the default's `seed` and `retryAfterMs` when it does not set them.
+   * when it sets neither) and inherits the default's `seed`, `retryAfterMs` and `hangMs` when it does not set them.
    */
   models: Record<string, FaultSchedule>;
 }
@@ -82,14 +82,14 @@ export const FAULT_PRESETS = {
 /** The name of a fault preset. */
 export type FaultPresetName = keyof typeof FAULT_PRESETS;
 
-const SETTINGS = 'seed, retry_after_ms, sequence';
+const SETTINGS = 'seed, retry_after_ms, hang_ms, sequence';
 
 function invalid(text: string, entry: string, problem: string): KeelError {
   return new KeelError('config.invalid', `Invalid fault schedule "${text}": ${problem} (in "${entry}")`, {
     data: { faults: text, entry },
     guidance:
       'Write comma-separated entries: a preset (none, demo, flaky, chaos), KIND=RATE with a rate from 0 to 1 ' +
-      '(such as rate_limit=0.2 or reset=5%), seed=N, retry_after_ms=N, sequence=KIND>KIND>...; ' +
+      '(such as rate_limit=0.2 or reset=5%), seed=N, retry_after_ms=N, hang_ms=N, sequence=KIND>KIND>...; ' +
       'prefix an entry with MODEL: to apply it to one model only (sim-primary:server_error=1).',
   });
 }
@@ -97,7 +97,7 @@ function invalid(text: string, entry: string, problem: string): KeelError {
 /**
  * Parses a fault schedule as written on the command line: comma-separated entries, each a preset name (`none`,
  * `demo`, `flaky`, `chaos`), `KIND=RATE` (a probability from 0 to 1, or a percentage), `seed=N`,
- * `retry_after_ms=N`, or `sequence=KIND>KIND>...`; an entry prefixed with `MODEL:` applies to that model only.
+ * `retry_after_ms=N`, `hang_ms=N`, or `sequence=KIND>KIND>...`; an entry prefixed with `MODEL:` applies to that model only.
  * Later entries override earlier ones. Throws a `config.invalid` KeelError saying which entry is wrong and why.
  *
  * @example
@@ -162,12 +162,13 @@ function applySetting(
       throw invalid(text, entry, `seed must be an integer, got "${value}"`);
     }
     schedule.seed = seed;
-  } else if (key === 'retry_after_ms') {
+  } else if (key === 'retry_after_ms' || key === 'hang_ms') {
     const milliseconds = Number(value);
     if (!/^\d+(\.\d+)?$/.test(value)) {
-      throw invalid(text, entry, `retry_after_ms must be a number of milliseconds >= 0, got "${value}"`);
+      throw invalid(text, entry, `${key} must be a number of milliseconds >= 0, got "${value}"`);
     }
-    schedule.retryAfterMs = milliseconds;
+    if (key === 'hang_ms') schedule.hangMs = milliseconds;
+    else schedule.retryAfterMs = milliseconds;
   } else if (key === 'sequence') {
     const kinds = value.split('>').map((kind) => kind.trim());
     const unknown = kinds.find((kind) => !isFaultKind(kind));
@@ -211,6 +212,8 @@ export function faultsForModel(faults: SimulatedFaults, model: string): FaultSch
     seed: own.seed ?? faults.default.seed,
     retryAfterMs: own.retryAfterMs ?? faults.default.retryAfterMs,
   };
+  const hangMs = own.hangMs ?? faults.default.hangMs;
+  if (hangMs !== undefined) merged.hangMs = hangMs;
   if (own.rates !== undefined) merged.rates = own.rates;
   if (own.sequence !== undefined) merged.sequence = own.sequence;
   return merged;

@@ -1,6 +1,7 @@
-import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { type Clock, KeelError, rejectUnknownOptions } from '@keel/core';
 import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';
+import { type OutageWindow, validateOutages } from './outages.js';
 import { faultsForModel, parseFaults, type SimulatedFaults } from './parse-faults.js';
 import type { SimulatedRequestRecord } from './server.js';
 
@@ -12,6 +13,11 @@ export interface SimulatedModelOptions {
   contextWindowTokens?: number;
   /** This model's brain. Defaults to the server's. */
   brain?: Brain;
+  /**
+   * Stretches of wall time during which this model is down: a request arriving inside one gets the window's fault
+   * whatever the schedule says, and its record says `down`. Defaults to none.
+   */
+  outages?: readonly OutageWindow[];
 }
 
 /** Options of {@link startSimulatedServer}. */
@@ -36,6 +42,13 @@ export interface SimulatedServerOptions {
    * soon as it starts hanging). Errors it throws are ignored. Defaults to none.
    */
   onRequest?: (record: SimulatedRequestRecord) => void;
+  /** Where the server reads time (outage windows, request times, `hangMs`). Defaults to the system clock. */
+  clock?: Clock;
+  /**
+   * The moment outage windows count from, in milliseconds since the epoch (`clock.now()` time). Defaults to the
+   * moment the server started listening.
+   */
+  epochMs?: number;
   /**
    * Whether the listening server keeps the Node process alive. Defaults to true; the `simulated` provider sets
    * false, so a forgotten `close()` does not hold a CLI open (requests in flight still do).
@@ -46,6 +59,7 @@ export interface SimulatedServerOptions {
 /** A model's settings with defaults resolved. */
 export interface ResolvedModel {
   faults: FaultSchedule;
+  outages: readonly OutageWindow[] | undefined;
   contextWindowTokens: number | undefined;
   brain: Brain | undefined;
 }
@@ -55,6 +69,7 @@ const MODEL_OPTIONS = Object.keys({
   faults: true,
   contextWindowTokens: true,
   brain: true,
+  outages: true,
 } satisfies Record<keyof SimulatedModelOptions, true>);
 const SERVER_OPTIONS = Object.keys({
   faults: true,
@@ -64,6 +79,8 @@ const SERVER_OPTIONS = Object.keys({
   apiKey: true,
   port: true,
   onRequest: true,
+  clock: true,
+  epochMs: true,
   keepProcessAlive: true,
 } satisfies Record<keyof SimulatedServerOptions, true>);
 
@@ -97,6 +114,7 @@ export function checkModelOptions(name: string, options: SimulatedModelOptions):
   if (options.brain !== undefined && typeof options.brain !== 'function') {
     throw invalid(`models.${name}.brain must be a function (request) => reply`);
   }
+  if (options.outages !== undefined) validateOutages(options.outages, `models.${name}.outages`);
   if (options.faults === undefined) return undefined;
   if (typeof options.faults === 'string') {
     const parsed = parseFaults(options.faults);
@@ -127,6 +145,13 @@ export function checkServerOptions(options: SimulatedServerOptions): void {
   if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === ''))
     throw invalid('apiKey must be a non-empty string');
   checkWindow(options.contextWindowTokens, 'contextWindowTokens');
+  const { clock, epochMs } = options;
+  if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')) {
+    throw invalid('clock must be a Clock ({ now, setTimeout, clearTimeout }), such as a FakeClock in tests');
+  }
+  if (epochMs !== undefined && !Number.isFinite(epochMs)) {
+    throw invalid(`epochMs must be a number of milliseconds since the epoch, got ${String(epochMs)}`);
+  }
   if (options.keepProcessAlive !== undefined && typeof options.keepProcessAlive !== 'boolean')
     throw invalid('keepProcessAlive must be true or false');
   if (models !== undefined && (typeof models !== 'object' || models === null || Array.isArray(models))) {
@@ -150,6 +175,7 @@ export function resolveModel(
   const own = models.get(model);
   return {
     faults: own?.faults ?? faultsForModel(faults, model),
+    outages: own?.options.outages,
     contextWindowTokens: own?.options.contextWindowTokens ?? server.contextWindowTokens,
     brain: own?.options.brain ?? server.brain,
   };

@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type JsonValue, KeelError } from '@keel/core';
+import { type JsonValue, KeelError, systemClock } from '@keel/core';
 import type { BrainRequest } from './brain.js';
 import { estimateTokens, promptTokens } from './completion.js';
 import { type Delivery, sendCompletion, sendMalformed } from './completion-replies.js';
 import { defaultBrain } from './default-brain.js';
 import { emptyFaultCounts, type FaultKind, type FaultSchedule, scheduledFault } from './faults.js';
 import { errorBody, isStatusFault, type StatusFault, sendJson, sendStatusFault } from './http-replies.js';
+import { outageAt } from './outages.js';
 import {
   checkModelOptions,
   checkServerOptions,
@@ -45,6 +46,17 @@ export interface SimulatedRequestRecord {
   readonly status: number | undefined;
   /** The parsed JSON body, when there was one. */
   readonly body: JsonValue | undefined;
+  /** When the request arrived, from the server's clock (milliseconds since the epoch). */
+  readonly receivedAtMs: number;
+  /**
+   * When the exchange ended (the reply finished, or the connection closed or was reset), from the server's clock;
+   * undefined while it lasts.
+   */
+  readonly endedAtMs: number | undefined;
+  /** Whether the request arrived while its model was down (inside one of its outage windows). */
+  readonly down: boolean;
+  /** The prompt's size as the server counts it (four characters a token), for chat completions. */
+  readonly promptTokens: number | undefined;
   /** Why the brain failed, when it threw (the client got a 500). */
   readonly brainError: string | undefined;
 }
@@ -59,6 +71,8 @@ export interface SimulatedServer {
   readonly requests: readonly SimulatedRequestRecord[];
   /** How many chat completion requests got each fault kind (`none` included). */
   readonly stats: Readonly<Record<FaultKind, number>>;
+  /** The moment outage windows count from (`clock.now()` time, milliseconds since the epoch). */
+  readonly epochMs: number;
   /** Adds or replaces a model's settings; requests already counted keep their positions. */
   configureModel(model: string, options: SimulatedModelOptions): void;
   /** Stops listening and destroys every connection, hanging requests included. Resolves once closed. */
@@ -78,6 +92,8 @@ export interface SimulatedServer {
  */
 export async function startSimulatedServer(options: SimulatedServerOptions = {}): Promise<SimulatedServer> {
   checkServerOptions(options);
+  const clock = options.clock ?? systemClock;
+  const epochMs = options.epochMs ?? clock.now();
   const faults = toSimulatedFaults(options.faults);
   const models = new Map<string, { options: SimulatedModelOptions; faults: FaultSchedule | undefined }>();
   const configureModel = (model: string, modelOptions: SimulatedModelOptions) => {
@@ -143,12 +159,15 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
     record.model = chat.model;
     record.modelIndex = modelIndex;
     record.stream = parsed.stream;
-    record.scheduled = scheduledFault(settings.faults, modelIndex);
+    record.promptTokens = promptTokens(chat.messages, chat.tools);
+    const outage = outageAt(settings.outages, record.receivedAtMs - epochMs);
+    record.down = outage !== undefined;
+    record.scheduled = outage ?? scheduledFault(settings.faults, modelIndex);
     const decide = (fault: FaultKind) => {
       record.fault = fault;
       stats[fault] += 1;
     };
-    const tokens = promptTokens(chat.messages, chat.tools);
+    const tokens = record.promptTokens;
     const window = settings.contextWindowTokens;
     const scheduled = record.scheduled;
     if (isStatusFault(scheduled) || (window !== undefined && tokens > window)) {
@@ -167,7 +186,16 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
       );
       return;
     }
-    if (scheduled === 'hang') return decide('hang');
+    if (scheduled === 'hang') {
+      decide('hang');
+      const { hangMs } = settings.faults;
+      if (hangMs !== undefined) {
+        // Cut without a byte sent, as a proxy's idle timeout does; a client that gave up first closed it already.
+        const timer = clock.setTimeout(() => request.socket.destroy(), hangMs);
+        response.once('close', () => clock.clearTimeout(timer));
+      }
+      return;
+    }
     const faultHeaders = { ...headers, 'x-simulated-fault': scheduled };
     if (scheduled === 'malformed_json') {
       decide('malformed_json');
@@ -230,8 +258,15 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
       status: undefined,
       body: undefined,
       brainError: undefined,
+      receivedAtMs: clock.now(),
+      endedAtMs: undefined,
+      down: false,
+      promptTokens: undefined,
     };
     requests.push(record);
+    response.once('close', () => {
+      record.endedAtMs = clock.now();
+    });
     handle(request, response, record)
       .catch((error: unknown) => {
         // The client went away mid-request (or the reply was already under way): nothing more can be sent.
@@ -268,6 +303,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
     get stats() {
       return { ...stats };
     },
+    epochMs,
     configureModel,
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -3,7 +3,8 @@ import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { saveInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
-import { liveEvents, presentResult } from '../render.js';
+import { exitCodeOf, liveEvents, presentResult } from '../render.js';
+import { type CommandTelemetry, startTelemetry, type TelemetryFlags } from '../telemetry.js';
 
 /** What `keel run` is given. */
 export interface RunCommandOptions {
@@ -14,6 +15,8 @@ export interface RunCommandOptions {
   /** `--allow-key-host` values: hosts besides a provider's own that may receive an API key. */
   allowedKeyHosts: string[];
   json: boolean;
+  /** `--otlp`, `--metrics-port` and `--log json`. Defaults to none of them. */
+  telemetry?: TelemetryFlags;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
@@ -32,6 +35,21 @@ export async function runCommand(
     });
   }
   const agentFile = resolve(options.workingDirectory, options.file);
+  const telemetry = await startTelemetry(options.telemetry ?? { logJson: false }, output);
+  try {
+    return await runWithTelemetry(options, agentFile, telemetry, store, output);
+  } finally {
+    await telemetry.close();
+  }
+}
+
+async function runWithTelemetry(
+  options: RunCommandOptions,
+  agentFile: string,
+  telemetry: CommandTelemetry,
+  store: RunStore,
+  output: Output,
+): Promise<number> {
   const built = await buildAgent({
     agentFile,
     workingDirectory: options.workingDirectory,
@@ -43,6 +61,8 @@ export async function runCommand(
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
   try {
+    telemetry.observe(built.agent);
+    const quiet = options.json || telemetry.jsonLines;
     const runId = crypto.randomUUID();
     await saveInvocation(options.workingDirectory, runId, {
       agentFile,
@@ -50,7 +70,7 @@ export async function runCommand(
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts: options.allowedKeyHosts }),
     });
-    if (!options.json) {
+    if (!quiet) {
       const chain = [built.models.model, ...built.models.fallbacks]
         .map((model) => `${model.provider}/${model.model}`)
         .join(' → ');
@@ -64,15 +84,19 @@ export async function runCommand(
           ),
         );
       }
+      if (telemetry.metricsServer !== undefined)
+        output.out(paint(output, 'grey', `metrics at ${telemetry.metricsServer.url}`));
       output.out(paint(output, 'grey', `task: ${options.task}`));
       output.out('');
     }
     const result = await built.agent.run(options.task, {
       runId,
       signal: options.signal,
-      ...liveEvents(options.json, output),
+      ...liveEvents(quiet, output),
     });
-    return presentResult(result, options.json, output);
+    if (!telemetry.jsonLines) return presentResult(result, options.json, output);
+    telemetry.logResult(result);
+    return exitCodeOf(result);
   } finally {
     await built.models.close();
   }

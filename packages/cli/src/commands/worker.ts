@@ -46,7 +46,7 @@ export async function workerCommand(options: WorkerCommandOptions, store: RunSto
           store,
           allowedKeyHosts: options.allowedKeyHosts,
           clock: options.clock,
-          leaseTtlMs,
+          durability: { leaseTtlMs },
           ...(options.faults === undefined ? {} : { faults: options.faults }),
           ...(options.seed === undefined ? {} : { seed: options.seed }),
         }),

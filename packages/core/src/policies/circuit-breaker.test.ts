@@ -138,6 +138,71 @@ describe('circuitBreaker: open', () => {
   });
 });
 
+describe('circuitBreaker: a refusal carries the failure that opened the breaker', () => {
+  it('as cause, from the failure that crossed the threshold', async () => {
+    const { breaker } = setup();
+    const first = serverError();
+    const last = serverError();
+    await breaker.execute(fail(first)).catch(() => undefined);
+    await breaker.execute(fail(last)).catch(() => undefined);
+    const refused = await rejection(breaker.execute(succeed));
+    expect(refused.code).toBe('policy.circuit_open');
+    expect(refused.cause).toBe(last);
+  });
+
+  it('from the probe failure that reopened it, also while half-open with every slot taken', async () => {
+    const { breaker, trip, clock } = setup();
+    await trip();
+    await clock.advance(1_000);
+    const probeFailure = new KeelError('provider.overloaded', 'still overloaded');
+    await breaker.execute(fail(probeFailure)).catch(() => undefined);
+    expect((await rejection(breaker.execute(succeed))).cause).toBe(probeFailure);
+    await clock.advance(2_000);
+    const probe = deferred();
+    const running = breaker.execute(probe.fn);
+    const refused = await rejection(breaker.execute(succeed));
+    expect(refused.data.state).toBe('half-open');
+    expect(refused.cause).toBe(probeFailure);
+    probe.resolve('ok');
+    await running;
+    await expect(breaker.execute(succeed)).resolves.toBe('ok');
+  });
+
+  it('keeps the last known failure when a probe times out, and none when isolated', async () => {
+    const { breaker, trip, clock } = setup({ probeTimeoutMs: 5_000 });
+    const opening = serverError();
+    await breaker.execute(fail(serverError())).catch(() => undefined);
+    await breaker.execute(fail(opening)).catch(() => undefined);
+    await clock.advance(1_000);
+    void breaker.execute(deferred().fn);
+    await clock.advance(5_000);
+    expect(breaker.state).toBe('open');
+    expect((await rejection(breaker.execute(succeed))).cause).toBe(opening);
+    await breaker.reset();
+    await trip();
+    await breaker.isolate();
+    expect((await rejection(breaker.execute(succeed))).cause).toBeUndefined();
+  });
+});
+
+describe('circuitBreaker: synchronous outcomes', () => {
+  it('records a synchronous success and a synchronous throw in the order they happened', async () => {
+    const breaker = circuitBreaker({ clock: new FakeClock(0) });
+    // 50 calls started at once, every 10th throwing at once: never 5 failures in a row.
+    const calls = Array.from({ length: 50 }, (_, index) =>
+      breaker.execute(() => {
+        if ((index + 1) % 10 === 0) throw serverError();
+        return index;
+      }),
+    );
+    const outcomes = await Promise.allSettled(calls);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toHaveLength(5);
+    expect(breaker.state).toBe('closed');
+    expect(breaker.toJSON().window).toEqual({ failures: 1, calls: 5 });
+    await expect(breaker.execute(() => 'healthy')).resolves.toBe('healthy');
+  });
+});
+
 describe('circuitBreaker: half-open', () => {
   it('is half-open after halfOpenAfterMs and emits onHalfOpen', async () => {
     const { breaker, trip, clock } = setup();
@@ -459,6 +524,7 @@ describe('circuitBreaker: serialisation', () => {
         probeSuccesses: 0,
         strategy: 'consecutive',
         window: null,
+        probesUntilMs: null,
       },
     });
     const reopened: Array<number | undefined> = [];
@@ -487,6 +553,7 @@ describe('circuitBreaker: serialisation', () => {
         probeSuccesses: 0,
         strategy: 'consecutive',
         window: null,
+        probesUntilMs: null,
       },
     });
     await breaker.execute(fail(serverError())).catch(() => undefined);

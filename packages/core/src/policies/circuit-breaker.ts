@@ -61,7 +61,11 @@ export interface CircuitBreakerOptions {
    * is rethrown untouched, is neither success nor failure, and frees a probe slot.
    */
   isFailure?: (error: unknown) => boolean;
-  /** A snapshot from `breaker.toJSON()` to continue from. Defaults to a new closed breaker. */
+  /**
+   * A snapshot from `breaker.toJSON()` to continue from. A half-open snapshot taken while probes ran restores as open
+   * until those probes are due (`probesUntilMs`), so that two processes never probe at once; see `BreakerSnapshot`.
+   * Defaults to a new closed breaker.
+   */
   initialState?: BreakerSnapshot;
   /** Where the state lives. Defaults to `inMemoryBreakerStore`, state in this process. */
   store?: BreakerStoreFactory;
@@ -111,8 +115,9 @@ export interface CircuitBreaker extends Policy {
 /**
  * Stops calling a dependency that keeps failing. Closed, it runs calls and lets the strategy count failures; open,
  * it rejects every call at once with `policy.circuit_open` (`retryAfterMs` = time left open; `data`: `breaker`,
- * `state`, `remainingMs`); after `halfOpenAfterMs` it is half-open and lets exactly `halfOpenMaxProbes` probes
- * through at a time: a probe success closes it, a failure or a timed-out probe reopens it.
+ * `state`, `remainingMs`; `cause`: the failure that opened it, when known); after `halfOpenAfterMs` it is half-open
+ * and lets exactly `halfOpenMaxProbes` probes through at a time: a probe success closes it, a failure or a timed-out
+ * probe reopens it. Outcomes are counted in the order they happened, synchronous ones included.
  *
  * Cancellations (the caller's signal aborting) and control signals are never counted, free any probe slot, and
  * are rethrown as they are (an abort as the signal's reason).
@@ -172,7 +177,10 @@ class CircuitBreakerPolicy implements CircuitBreaker {
     const startedMs = this.slowCallMs === undefined ? 0 : this.clock.now();
     let value: T;
     try {
-      value = await fn(context);
+      const result = fn(context);
+      // A synchronous result is recorded at once, as a synchronous throw is: outcomes are counted in the order they
+      // happened, not a microtask apart.
+      value = isPromiseLike(result) ? await result : result;
     } catch (error) {
       return this.fail(admission, error, context);
     }
@@ -220,7 +228,7 @@ class CircuitBreakerPolicy implements CircuitBreaker {
   }
 
   private reject(rejection: BreakerRejection): KeelError {
-    const { state, remainingMs } = rejection;
+    const { state, remainingMs, cause } = rejection;
     if (this.rejections.hasListeners) this.rejections.emit({ breaker: this.name, state, remainingMs });
     const message =
       state === 'isolated'
@@ -232,6 +240,7 @@ class CircuitBreakerPolicy implements CircuitBreaker {
     return rejectionError('policy.circuit_open', message, {
       retryAfterMs: remainingMs,
       data: { breaker: this.name, state, remainingMs: remainingMs ?? null },
+      cause,
     });
   }
 

@@ -2,6 +2,7 @@ import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 import { FakeClock, flushMicrotasks } from '../testing/fake-clock.js';
+import { CALL_SETTLED_REASON } from './context.js';
 import { type HedgeEvent, hedge } from './hedge.js';
 import type { PolicyContext } from './policy.js';
 
@@ -101,7 +102,9 @@ describe('hedge', () => {
     await expect(result).resolves.toBe('hedged');
     expect(firstSignal.aborted).toBe(true);
     expect((firstSignal.reason as DOMException).name).toBe('AbortError');
-    expect(attempts[1]!.context.signal.aborted).toBe(false);
+    expect(firstSignal.reason).not.toBe(CALL_SETTLED_REASON);
+    // The winner settled: its signal ends too, so that nothing it started outlives the call.
+    expect(attempts[1]!.context.signal.reason).toBe(CALL_SETTLED_REASON);
     // The loser's late answer changes nothing.
     attempts[0]!.reject(firstSignal.reason);
     await flushMicrotasks();
@@ -214,6 +217,36 @@ describe('hedge', () => {
     attempts[1]!.resolve('done');
     await result;
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('aborts each attempt’s signal with CALL_SETTLED_REASON when that attempt settles', async () => {
+    const clock = new FakeClock();
+    const policy = hedge({ delayMs: 100, clock });
+    const { attempts, fn } = controllable();
+    const result = policy.execute(fn);
+    const firstSignal = attempts[0]!.context.signal;
+    await clock.advance(100);
+    const secondSignal = attempts[1]!.context.signal;
+    attempts[0]!.reject(new Error('first failed'));
+    await flushMicrotasks();
+    // The failed attempt is over, the hedge still runs.
+    expect(firstSignal.reason).toBe(CALL_SETTLED_REASON);
+    expect(secondSignal.aborted).toBe(false);
+    attempts[1]!.resolve('rescued');
+    await expect(result).resolves.toBe('rescued');
+    expect(secondSignal.reason).toBe(CALL_SETTLED_REASON);
+  });
+
+  it('hands an aborted signal to an attempt that first reads it after it settled', async () => {
+    const clock = new FakeClock();
+    let context: PolicyContext | undefined;
+    await hedge({ delayMs: 100, clock }).execute((received) => {
+      context = received;
+      return 'quick';
+    });
+    expect(context?.aborted).toBe(true);
+    expect(context?.signal.reason).toBe(CALL_SETTLED_REASON);
+    expect(controllersCreated).toBe(1);
   });
 
   it('gives each attempt the caller’s attempt number', async () => {

@@ -1,6 +1,6 @@
 import { isControlSignal } from '../errors/control.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
-import { NEVER_ABORTED_SIGNAL, toContext } from './context.js';
+import { CALL_SETTLED_REASON, NEVER_ABORTED_SIGNAL, toContext } from './context.js';
 import { MAX_DELAY_MS } from './delays.js';
 import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
@@ -40,21 +40,25 @@ export interface HedgePolicy extends Policy {
 }
 
 /**
- * An attempt's own context. Its signal is created only when read, aborts when this attempt loses or when the
- * caller's signal aborts, and stops following the caller once the hedge has settled.
+ * An attempt's own context. Its signal is created only when read, aborts when this attempt loses, when the caller's
+ * signal aborts, or when the attempt itself settles ({@link CALL_SETTLED_REASON}), and stops following the caller
+ * once the attempt or the hedge has settled.
  */
 class AttemptContext implements PolicyContext {
   private controller: AbortController | undefined;
   private abortReason: unknown;
   private ownAborted = false;
   private unfollow: (() => void) | undefined;
-  /** Whether this attempt's function has settled. */
-  done = false;
 
   constructor(private readonly parent: PolicyContext) {}
 
   get attempt(): number {
     return this.parent.attempt;
+  }
+
+  /** Whether this attempt is over: it settled, or it lost and was aborted. */
+  get ended(): boolean {
+    return this.ownAborted;
   }
 
   get aborted(): boolean {
@@ -86,8 +90,13 @@ class AttemptContext implements PolicyContext {
     this.release();
   }
 
+  /** The attempt's function settled: its signal ends, unless the attempt had already lost. */
+  settle(): void {
+    this.abort(CALL_SETTLED_REASON);
+  }
+
   /** Stops listening to the caller's signal, so a long-lived caller signal does not collect listeners. */
-  release(): void {
+  private release(): void {
     this.unfollow?.();
     this.unfollow = undefined;
   }
@@ -97,7 +106,8 @@ class AttemptContext implements PolicyContext {
  * Hedged requests. Starts the function; if it has not settled after `delayMs`, starts it again (up to
  * `maxHedgedAttempts` more times, each `delayMs` after the previous). The first success wins and every other attempt
  * is aborted. Each attempt has its own lazily created signal, so an attempt that never reads its signal costs no
- * AbortController.
+ * AbortController; it aborts when the attempt loses, and otherwise once the attempt itself settles (with
+ * {@link CALL_SETTLED_REASON}), so that nothing an attempt started outlives it.
  *
  * An attempt that fails does not start another (that is `retry`'s job): the hedge waits for the attempts still
  * running, and when all have failed rejects with the error of the attempt that failed last. A thrown control signal
@@ -107,7 +117,7 @@ class AttemptContext implements PolicyContext {
  *
  * @example
  *   const fast = hedge({ delayMs: 800, maxHedgedAttempts: 1 });
- *   const page = await fast.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ *   const page = await fast.execute(async ({ signal }) => (await fetch(url, { signal })).text(), callerSignal);
  */
 export function hedge(options: HedgeOptions): HedgePolicy {
   const { delayMs, maxHedgedAttempts, clock } = validate(options);
@@ -127,10 +137,7 @@ export function hedge(options: HedgeOptions): HedgePolicy {
         settled = true;
         if (timer !== undefined) clock.clearTimeout(timer);
         unfollowCaller?.();
-        for (const attempt of attempts) {
-          if (attempt.done) attempt.release();
-          else attempt.abort(abortReason());
-        }
+        for (const attempt of attempts) if (!attempt.ended) attempt.abort(abortReason());
       };
 
       const fail = (error: unknown, abortReason: () => unknown = lostReason): void => {
@@ -156,13 +163,13 @@ export function hedge(options: HedgeOptions): HedgePolicy {
         // Every attempt's outcome is handled, so a loser's late rejection never surfaces as unhandled.
         Promise.resolve(pending).then(
           (value) => {
-            attempt.done = true;
+            attempt.settle();
             if (settled) return;
             finish(lostReason);
             resolve(value);
           },
           (error: unknown) => {
-            attempt.done = true;
+            attempt.settle();
             running--;
             if (settled) return;
             if (isControlSignal(error)) fail(error);

@@ -3,8 +3,10 @@ import type { Clock } from './clock.js';
 /** What a policy hands to the function it runs. */
 export interface PolicyContext {
   /**
-   * Aborted when the caller cancels or an enclosing policy gives up (a timeout, a hedge that lost). Reading it may
-   * create an AbortController lazily: functions that never read it never pay for one.
+   * Aborted when the caller cancels or an enclosing policy gives up (a timeout, a hedge that lost). A policy that
+   * makes a signal of its own (`timeout` per call, `hedge` per attempt) also aborts it once the function settles,
+   * with `CALL_SETTLED_REASON`; the others hand their caller's signal through untouched. Reading it may create an
+   * AbortController lazily: functions that never read it never pay for one.
    */
   readonly signal: AbortSignal;
   /** Whether `signal` is aborted. Reading this never creates a signal. */

@@ -2,7 +2,7 @@ import type { ErrorCode } from '../errors/codes.js';
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { Clock, TimerHandle } from './clock.js';
-import { NEVER_ABORTED_SIGNAL } from './context.js';
+import { CALL_SETTLED_REASON, NEVER_ABORTED_SIGNAL } from './context.js';
 import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
 import type { EventEmitter } from './events.js';
 import type { PolicyContext } from './policy.js';
@@ -55,9 +55,10 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
 
   get aborted(): boolean {
     if (this.controller !== undefined) return this.controller.signal.aborted;
-    if (this.parent.aborted) return true;
+    // A call that has ended (settled, timed out in forced mode, cancelled) has an aborted signal, made or not.
+    if (this.released || this.parent.aborted) return true;
     // Without a signal nobody is told at the deadline, so the deadline is noticed here, when the function asks.
-    if (!this.timedOut && !this.released && this.pastDeadline()) this.markTimedOut();
+    if (!this.timedOut && this.pastDeadline()) this.markTimedOut();
     return this.timedOut;
   }
 
@@ -69,10 +70,23 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
     return this.released;
   }
 
+  /**
+   * Makes the signal on first read. A call that has already ended hands out a signal born aborted, with the reason of
+   * what ended it: the timeout, the caller's cancellation, or the function settling ({@link CALL_SETTLED_REASON}).
+   */
   private createSignal(): AbortSignal {
     const controller = new AbortController();
     this.controller = controller;
-    if (this.released) return controller.signal;
+    if (this.released) {
+      controller.abort(
+        this.timedOut
+          ? this.timeoutError()
+          : this.parent.aborted
+            ? this.parent.signal.reason
+            : CALL_SETTLED_REASON,
+      );
+      return controller.signal;
+    }
     if (this.parent.aborted) {
       controller.abort(this.parent.signal.reason);
       return controller.signal;
@@ -146,7 +160,10 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
     }
   }
 
-  /** Drops the timer, the deadline-queue entry and the parent listener. Idempotent. */
+  /**
+   * Ends the call: drops the timer, the deadline-queue entry and the parent listener, and aborts the function's
+   * signal with {@link CALL_SETTLED_REASON} unless a timeout or cancellation already aborted it. Idempotent.
+   */
   release(): void {
     if (this.released) return;
     this.released = true;
@@ -157,6 +174,7 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
     if (this.queued) this.settings.queue!.remove(this);
     if (this.parentListener !== undefined)
       this.parentSignal!.removeEventListener('abort', this.parentListener);
+    this.controller?.abort(CALL_SETTLED_REASON);
   }
 
   private pastDeadline(): boolean {

@@ -1,6 +1,6 @@
 import { type ErrorCode, isErrorCode } from '../errors/codes.js';
 import { type Clock, systemClock } from './clock.js';
-import { toContext } from './context.js';
+import { type CALL_SETTLED_REASON, toContext } from './context.js';
 import { DeadlineQueue } from './deadline-queue.js';
 import { MAX_DELAY_MS } from './delays.js';
 import { EventEmitter } from './events.js';
@@ -22,12 +22,21 @@ import {
  *   that arrives late is returned; a rejection after the abort becomes the timeout error.
  * - `forced`: at the deadline the call rejects with the timeout error whether or not the function has stopped (its
  *   signal aborts too). A caller's cancellation also rejects at once. Use it for functions that ignore their signal.
+ *
+ * In both modes the function's signal aborts when the call ends, so that work started with it does not outlive the
+ * call: with the timeout error at the deadline, with the caller's reason on cancellation, and with
+ * {@link CALL_SETTLED_REASON} when the function settles first. A function that first reads its signal after that
+ * (say, a step awaited past the deadline, then `fetch(url, { signal })`) gets a signal that is already aborted.
  */
 export type TimeoutStrategy = 'cooperative' | 'forced';
 
 /** Options of {@link timeout}. */
 export interface TimeoutOptions {
-  /** See {@link TimeoutStrategy}. Defaults to `'cooperative'`. */
+  /**
+   * See {@link TimeoutStrategy}. Either way the function's signal is aborted once the call ends: with the timeout
+   * error, the caller's reason, or {@link CALL_SETTLED_REASON} when the function settled in time. Defaults to
+   * `'cooperative'`.
+   */
   strategy?: TimeoutStrategy;
   /** The code of the timeout error, such as `tool.timeout` or `network.timeout`. Defaults to `'policy.timeout'`. */
   code?: ErrorCode;
@@ -54,13 +63,22 @@ export interface TimeoutPolicy extends Policy {
  * `data.timeoutMs`. A caller's cancellation is never a timeout: it ends the call with the caller's signal reason, and
  * a control signal thrown by the function passes through as it is.
  *
+ * The function's signal aborts at the deadline (with the timeout error) or when the caller cancels (with the
+ * caller's reason), and in any case once the function settles (with {@link CALL_SETTLED_REASON}): a stream or
+ * sub-request started with it ends with the call. Read for the first time after any of these, it is born aborted
+ * with the same reason. So return data, not a stream: a `fetch` Response returned unread fails when its body is read
+ * after `execute` has resolved; read the body inside the function.
+ *
  * In cooperative mode a call whose function never reads `context.signal` costs no timer and no AbortController: the
  * start time is noted, and the signal (linked to the caller's, aborting at the deadline) is only made on first read.
  * Forced mode keeps one timer per policy for all its running calls. Everything is released when a call settles.
  *
  * @example
  *   const toolTimeout = timeout(5_000, { code: 'tool.timeout' });
- *   const weather = await toolTimeout.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ *   const weather = await toolTimeout.execute(
+ *     async ({ signal }) => (await fetch(url, { signal })).json(), // the body is read before the signal ends
+ *     callerSignal,
+ *   );
  */
 export function timeout(timeoutMs: number, options: TimeoutOptions = {}): TimeoutPolicy {
   const timeouts = new EventEmitter<TimeoutEvent>();

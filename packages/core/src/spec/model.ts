@@ -3,19 +3,43 @@ import type { JsonValue } from '../errors/keel-error.js';
 /** A JSON Schema object, as sent to the model. */
 export type JsonSchema = { [key: string]: JsonValue };
 
+/**
+ * Data a provider attaches to a part of an answer and needs back, unchanged, when the part is sent again: JSON keyed
+ * by provider, as the Vercel AI SDK's `providerMetadata` (such as Gemini's `{ google: { thoughtSignature } }`).
+ * keel stores it with the conversation and never reads it.
+ */
+export type ProviderMetadata = { [provider: string]: { [key: string]: JsonValue } };
+
 /** A tool call as the model made it. `arguments` is the raw JSON text, parsed (and validated) by the run loop. */
 export interface ToolCall {
   /** The model's own id for the call (used to pair results; never used as an idempotency key). */
   id: string;
   name: string;
   arguments: string;
+  /** What the provider needs back with the call (see {@link ProviderMetadata}). Defaults to none. */
+  providerMetadata?: ProviderMetadata;
 }
+
+/**
+ * A block of a model's reasoning, kept with the assistant message it came with, in the model's order. Providers that
+ * must see reasoning again send these blocks back unmodified (Anthropic's extended thinking: every thinking block of
+ * the turn, signature included, before its text and tool calls, or the API refuses the tool results); others leave
+ * them out.
+ *
+ * - `thinking`: reasoning text (Anthropic's summarised thinking, or any model's reasoning text through the AI SDK),
+ *   with the `signature` the provider checks when it gets the block back. A block without a signature is never sent
+ *   to Anthropic (the API would refuse it).
+ * - `redacted_thinking`: reasoning the provider encrypted (`data`), sent back as it came.
+ */
+export type ReasoningPart =
+  | { type: 'thinking'; text: string; signature?: string; providerMetadata?: ProviderMetadata }
+  | { type: 'redacted_thinking'; data: string; providerMetadata?: ProviderMetadata };
 
 /** One message of a conversation. */
 export type Message =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; reasoning?: ReasoningPart[] }
   | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
 
 /** A tool as described to the model. */
@@ -34,7 +58,14 @@ export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' |
 /** Tokens spent by one or more model calls. */
 export interface Usage {
   inputTokens: number;
+  /** Every token the model wrote, its reasoning included. */
   outputTokens: number;
+  /**
+   * Of `outputTokens`, those the model spent reasoning, when the provider counts them apart (OpenAI's
+   * `completion_tokens_details.reasoning_tokens`, the AI SDK's `outputTokens.reasoning`). Absent when it does not:
+   * Anthropic reports no separate count, its thinking tokens are inside `outputTokens`.
+   */
+  reasoningTokens?: number;
 }
 
 /** One request to a model. */
@@ -52,6 +83,12 @@ export interface ModelRequest {
   /** Aborted on cancellation or timeout; a provider must stop its HTTP request at once. */
   signal: AbortSignal;
   /**
+   * Called by a provider just before each further upstream request it sends for this call, when its wire needs more
+   * than one to finish an answer (Anthropic's `pause_turn` continuations), so that the run's report counts every
+   * request the provider received. Defaults to none.
+   */
+  onContinuationRequest?: () => void;
+  /**
    * When set, the provider streams and calls this with each text delta as it arrives. Once a delta has been
    * delivered, the run loop no longer retries the call from the start (the caller has seen the output).
    */
@@ -62,6 +99,8 @@ export interface ModelRequest {
 export interface ModelResponse {
   content: string;
   toolCalls: ToolCall[];
+  /** The model's reasoning blocks, in its order, when it returned any; kept in the conversation with the answer. */
+  reasoning?: ReasoningPart[];
   finishReason: FinishReason;
   usage: Usage;
   /** The model that answered, as the provider reported it. */
@@ -71,8 +110,9 @@ export interface ModelResponse {
 }
 
 /**
- * A model behind some API. One `generate` call sends exactly one upstream request: providers never retry on their
- * own (keel's retry policy does, within one budget), and every failure is thrown as a classified `KeelError`.
+ * A model behind some API. One `generate` call sends exactly one upstream request, unless the wire needs more to
+ * finish one answer (each of those is reported through `onContinuationRequest`): providers never retry on their own
+ * (keel's retry policy does, within one budget), and every failure is thrown as a classified `KeelError`.
  */
 export interface ModelProvider {
   /** The provider's name, such as `openai` or `anthropic`. */

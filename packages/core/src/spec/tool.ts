@@ -13,6 +13,16 @@ export interface ValidationIssue {
 /** What validating a tool's input produced. */
 export type ValidationResult<T> = { success: true; value: T } | { success: false; issues: ValidationIssue[] };
 
+/** How far a running tool call has come, as the tool reports it (an MCP server's progress notifications, say). */
+export interface ToolProgress {
+  /** Progress so far; it should grow with each report. */
+  readonly progress: number;
+  /** The total `progress` is heading for, when known. */
+  readonly total?: number;
+  /** A short note for people watching the run. */
+  readonly message?: string;
+}
+
 /** What a tool is handed besides its input. */
 export interface ToolContext {
   /** Aborted on cancellation or when the tool's timeout elapses. A tool should stop at once. */
@@ -27,6 +37,12 @@ export interface ToolContext {
   callIndex: number;
   /** 1 for the first execution of this call, higher when it is retried. */
   attempt: number;
+  /**
+   * Reports this call's progress as a `tool-call-progress` run event. Present only while somebody listens to the
+   * run's events, so that a tool can skip asking its backend for progress when nobody would see it; reports after
+   * the call has ended are ignored. Defaults to absent.
+   */
+  reportProgress?: (progress: ToolProgress) => void;
 }
 
 /** A tool the agent can call. Build one with `tool(...)`. */

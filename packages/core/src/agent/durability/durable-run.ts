@@ -59,7 +59,7 @@ export class DurableRun implements DurableLink {
   /** Ledger writes that go with the next store write. */
   private ledgerWrites: LedgerWrites = { started: [], completed: [] };
   /** A transition's state carried by the next write (see the class notes), serialised when it happened. */
-  private carried: { text: string; nowMs: number } | undefined;
+  private carried: { transition: RunTransition; text: string; nowMs: number } | undefined;
   /** Set once {@link pause} was asked for. */
   private pausing = false;
   /** Set once the end's write freed the lease. */
@@ -128,7 +128,7 @@ export class DurableRun implements DurableLink {
     const text = JSON.stringify(state);
     this.recordLedger(transition, nowMs);
     if (!this.pausing && carriedByNext(transition, state)) {
-      this.carried = { text, nowMs };
+      this.carried = { transition, text, nowMs };
       return Promise.resolve(hooked);
     }
     this.carried = undefined;
@@ -137,7 +137,7 @@ export class DurableRun implements DurableLink {
     const end = transition.kind === 'run-ended';
     this.pendingWrites++;
     const write = this.queue
-      .then(() => this.write(status, text, nowMs, ledger, end))
+      .then(() => this.write(transition, status, text, nowMs, ledger, end))
       .finally(() => this.pendingWrites--);
     this.queue = write.catch(() => undefined);
     if (this.pausing) this.queue = this.queue.then(() => this.pauseIfQuiet());
@@ -205,6 +205,7 @@ export class DurableRun implements DurableLink {
   }
 
   private async write(
+    transition: RunTransition,
     status: RunStatus,
     text: string,
     nowMs: number,
@@ -213,6 +214,7 @@ export class DurableRun implements DurableLink {
   ): Promise<void> {
     if (this.halted !== undefined) throw this.halted.error;
     const { store } = this.settings;
+    const startedMs = this.run!.events.active ? this.clock.now() : 0;
     try {
       if (store.commitStep === undefined) {
         for (const entry of ledger.started) await this.retrying(() => store.recordToolStarted(entry));
@@ -228,8 +230,35 @@ export class DurableRun implements DurableLink {
       }
       this.version = await this.saveState(status, text, nowMs, ledger, end);
     } catch (error) {
-      throw this.stop(error);
+      const stopped = this.stop(error);
+      this.reportCheckpoint(transition, startedMs, stopped);
+      throw stopped;
     }
+    this.reportCheckpoint(transition, startedMs, undefined);
+  }
+
+  /**
+   * The `checkpoint-saved` or `checkpoint-failed` event of a write (named after the transition that made it; it
+   * carries those that waited for it); a cancellation met on the way is neither.
+   */
+  private reportCheckpoint(transition: RunTransition, startedMs: number, failure: unknown): void {
+    const run = this.run!;
+    if (!run.events.active) return;
+    if (failure !== undefined && !(KeelError.isInstance(failure) && failure.code.startsWith('store.')))
+      return;
+    const atMs = this.clock.now();
+    const common = {
+      runId: this.runId,
+      atMs,
+      step: 'step' in transition ? transition.step : run.state.step,
+      transition: transition.kind,
+      durationMs: atMs - startedMs,
+    };
+    run.events.emit(
+      failure === undefined
+        ? { type: 'checkpoint-saved', ...common }
+        : { type: 'checkpoint-failed', ...common, errorCode: failure.code },
+    );
   }
 
   /** One write of a checkpoint: with its ledger writes and lease in one commit when the store can. */
@@ -347,7 +376,7 @@ export class DurableRun implements DurableLink {
     this.carried = undefined;
     if (carried !== undefined) {
       try {
-        await this.write('running', carried.text, carried.nowMs, this.takeLedgerWrites(), false);
+        await this.write(carried.transition, 'running', carried.text, carried.nowMs, this.takeLedgerWrites(), false);
       } catch {
         // The write halted the run (store_unavailable, lease_lost): that says more than a pause would.
         return;

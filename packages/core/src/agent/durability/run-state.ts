@@ -13,6 +13,10 @@ import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
  * `migrateRunState`). Version 2 added the durable fields: the `answer` phase, `finishReason`, each call's `attempts`,
  * `approval` and `decision`, `pendingDecisions` and `checkpointedAtMs`. Version 3 added the report's `degradations`
  * (tool results answered by a fallback).
+ *
+ * Optional fields whose absence means "none", which an older keel keeps as they are (messages and usage are stored
+ * and saved again whole), do not raise it: assistant messages' `reasoning` blocks, tool calls' `providerMetadata`,
+ * and `usage.reasoningTokens` (in the state and its report) came that way, within version 3.
  */
 export const RUN_STATE_SCHEMA_VERSION = 3;
 
@@ -86,6 +90,8 @@ export interface RunState {
   endedAtMs?: number;
   /** When the state was last saved to a run store (the agent's clock); time since then does not count on resume. */
   checkpointedAtMs?: number;
+  /** What observers keep with the run (see `RunAnnotations`); absent until one adds an entry. keel never reads it. */
+  annotations?: Record<string, string>;
   report: RunReport;
 }
 
@@ -164,10 +170,18 @@ export function recordModelResponse(state: RunState, response: ModelResponse): v
   state.usage.outputTokens += response.usage.outputTokens;
   state.report.usage.inputTokens = state.usage.inputTokens;
   state.report.usage.outputTokens = state.usage.outputTokens;
-  const message: Message =
+  const reasoningTokens = response.usage.reasoningTokens;
+  if (reasoningTokens !== undefined && Number.isFinite(reasoningTokens)) {
+    state.usage.reasoningTokens = (state.usage.reasoningTokens ?? 0) + reasoningTokens;
+    state.report.usage.reasoningTokens = state.usage.reasoningTokens;
+  }
+  const message: Extract<Message, { role: 'assistant' }> =
     response.toolCalls.length > 0
       ? { role: 'assistant', content: response.content, toolCalls: response.toolCalls }
       : { role: 'assistant', content: response.content };
+  // Thinking blocks stay with their answer: Anthropic asks for them again, signatures intact, with the tool results.
+  if (response.reasoning !== undefined && response.reasoning.length > 0)
+    message.reasoning = response.reasoning;
   state.messages.push(message);
   state.finishReason = response.finishReason;
   if (response.toolCalls.length === 0) {

@@ -1,7 +1,8 @@
 import type { ErrorCode } from '../../errors/codes.js';
 import type { SerializedError } from '../../errors/serialize.js';
 import type { EventEmitter } from '../../policies/events.js';
-import type { FinishReason, Usage } from '../../spec/model.js';
+import type { FinishReason, Message, ToolCall, Usage } from '../../spec/model.js';
+import type { ToolResult } from '../../spec/tool.js';
 import type { GuardrailStage, GuardrailTrigger } from '../guardrails/guardrail.js';
 import type { StopReason, TerminalStatus } from './stop-reason.js';
 
@@ -29,12 +30,19 @@ export type CorrectionEventKind =
  * are built only when somebody listens, so subscribing costs the run something and not subscribing costs nothing.
  */
 export type RunEvent =
-  | (RunEventBase & { readonly type: 'run-start'; readonly agentName: string })
+  | (RunEventBase & {
+      readonly type: 'run-start';
+      readonly agentName: string;
+      /** Entries observers keep with the run; see {@link RunAnnotations}. */
+      readonly annotations: RunAnnotations;
+    })
   | (RunEventBase & {
       /** A run restored from its last checkpoint goes on (in place of `run-start`). */
       readonly type: 'run-resumed';
       readonly agentName: string;
       readonly step: number;
+      /** What observers kept with the run's earlier attempts, and may add to; see {@link RunAnnotations}. */
+      readonly annotations: RunAnnotations;
     })
   | (RunEventBase & {
       readonly type: 'run-end';
@@ -49,6 +57,8 @@ export type RunEvent =
       /** `provider/model`. */
       readonly model: string;
       readonly attempt: number;
+      /** The conversation sent: the run's live array, to be read in the listener (copy it to keep it). */
+      readonly messages: readonly Message[];
     })
   | (RunEventBase & {
       readonly type: 'model-call-end';
@@ -60,6 +70,14 @@ export type RunEvent =
       readonly finishReason?: FinishReason;
       readonly usage?: Usage;
       readonly errorCode?: ErrorCode;
+      /** On success: the model that answered, as the provider reported it. */
+      readonly responseModel?: string;
+      /** On success: the upstream request's id (`x-request-id`, `request-id`), when the provider sent one. */
+      readonly requestId?: string;
+      /** On success: the answer's text. */
+      readonly content?: string;
+      /** On success: the tool calls the model asked for. */
+      readonly toolCalls?: readonly ToolCall[];
     })
   | (RunEventBase & {
       readonly type: 'retry-scheduled';
@@ -91,6 +109,21 @@ export type RunEvent =
       readonly callIndex: number;
       readonly toolName: string;
       readonly idempotencyKey: string;
+      /** The model's id for the call (for telemetry; keel keys calls by `idempotencyKey`). */
+      readonly toolCallId: string;
+      /** The arguments' JSON text, after the tool-call guardrails. */
+      readonly arguments: string;
+    })
+  | (RunEventBase & {
+      /** A running tool reported how far it has come (`ToolContext.reportProgress`). */
+      readonly type: 'tool-call-progress';
+      readonly step: number;
+      readonly callIndex: number;
+      readonly toolName: string;
+      readonly idempotencyKey: string;
+      readonly progress: number;
+      readonly total?: number;
+      readonly message?: string;
     })
   | (RunEventBase & {
       readonly type: 'tool-call-end';
@@ -101,6 +134,10 @@ export type RunEvent =
       readonly status: 'success' | 'error';
       readonly errorCode?: ErrorCode;
       readonly durationMs: number;
+      /** The model's id for the call. */
+      readonly toolCallId: string;
+      /** What the model is shown (before it is cut to `maxToolResultChars`). */
+      readonly result: ToolResult;
     })
   | (RunEventBase & {
       /** A failed tool call was answered by one of its fallbacks: the model gets a result marked degraded. */
@@ -135,8 +172,32 @@ export type RunEvent =
       readonly messagesBefore: number;
       readonly messagesAfter: number;
     })
+  | (RunEventBase & {
+      /** A durable run's checkpoint was saved: ledger entry, lease renewal and state, store retries included. */
+      readonly type: 'checkpoint-saved';
+      readonly step: number;
+      /** The transition saved: a `RunTransition` kind such as `model-response-received`. */
+      readonly transition: string;
+      readonly durationMs: number;
+    })
+  | (RunEventBase & {
+      /** A durable run's checkpoint could not be saved (after its store retries): the run halts. */
+      readonly type: 'checkpoint-failed';
+      readonly step: number;
+      readonly transition: string;
+      readonly durationMs: number;
+      readonly errorCode: ErrorCode;
+    })
   | (RunEventBase & { readonly type: 'text-delta'; readonly step: number; readonly delta: string })
   | (RunEventBase & { readonly type: 'step-end'; readonly step: number; readonly toolCalls: number });
+
+/**
+ * Small string entries observers keep with a run, such as the trace context of each of its attempts (so that a
+ * resumed run can link to them). `run-start` and `run-resumed` hand them over; entries a listener adds there are saved
+ * with the run's state (`RunState.annotations`) at its next checkpoint and handed back when it is resumed, in any
+ * process. keel itself never reads them. Keep them few and short: they are part of every checkpoint.
+ */
+export type RunAnnotations = Record<string, string>;
 
 /** The `type` of a {@link RunEvent}. */
 export type RunEventType = RunEvent['type'];

@@ -76,6 +76,8 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
     // Replaced by each attempt's own signal; present so the object keeps one shape.
     signal: run.abort.signal,
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
+    // A continuation (Anthropic's pause_turn) is one more request the provider received.
+    onContinuationRequest: () => countRequest(state.report, slot.key),
   };
   const breaker = slot.breaker;
   return modelRetryOf(run).execute(
@@ -105,6 +107,7 @@ async function attempt(
       step: state.step,
       model: slot.key,
       attempt: context.attempt,
+      messages: request.messages,
     });
   }
   run.streamedText = '';
@@ -119,6 +122,10 @@ async function attempt(
         outcome: 'success',
         finishReason: response.finishReason,
         usage: response.usage,
+        responseModel: response.model,
+        ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
+        content: response.content,
+        toolCalls: response.toolCalls,
       });
     }
     return response;
@@ -139,7 +146,15 @@ function emitCallEnd(
   attempt: number,
   startedMs: number,
   outcome:
-    | { outcome: 'success'; finishReason: ModelResponse['finishReason']; usage: ModelResponse['usage'] }
+    | {
+        outcome: 'success';
+        finishReason: ModelResponse['finishReason'];
+        usage: ModelResponse['usage'];
+        responseModel: string;
+        requestId?: string;
+        content: string;
+        toolCalls: ModelResponse['toolCalls'];
+      }
     | { outcome: 'error'; errorCode: ErrorCode },
 ): void {
   const atMs = run.clock.now();

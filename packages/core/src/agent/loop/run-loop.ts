@@ -59,12 +59,15 @@ function untilAborted<T>(work: Promise<T>, run: RunContext): Promise<T> {
 async function start(run: RunContext): Promise<void> {
   const { state } = run;
   if (run.events.active) {
+    const annotations = { ...state.annotations };
     run.events.emit({
       type: 'run-start',
       runId: state.runId,
       atMs: state.startedAtMs,
       agentName: state.agentName,
+      annotations,
     });
+    keepAnnotations(run, annotations);
   }
   if (run.checkpoints) await run.checkpoint({ kind: 'run-started' });
 }
@@ -72,16 +75,24 @@ async function start(run: RunContext): Promise<void> {
 async function resumed(run: RunContext): Promise<void> {
   const { state } = run;
   if (run.events.active) {
+    const annotations = { ...state.annotations };
     run.events.emit({
       type: 'run-resumed',
       runId: state.runId,
       atMs: run.clock.now(),
       agentName: state.agentName,
       step: state.step,
+      annotations,
     });
+    keepAnnotations(run, annotations);
   }
   // A run resumed only to be cancelled goes straight to its end.
   if (run.checkpoints && !run.abort.aborted) await run.checkpoint({ kind: 'run-resumed', step: state.step });
+}
+
+/** Keeps in the state what listeners added to the run's annotations; a run with none keeps its state as it was. */
+function keepAnnotations(run: RunContext, annotations: Record<string, string>): void {
+  if (Object.keys(annotations).length > 0) run.state.annotations = annotations;
 }
 
 async function advance(run: RunContext): Promise<RunEnding> {

@@ -4,7 +4,7 @@ import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
 import { type RetryPolicy, retry } from '../../policies/retry.js';
-import type { ToolContext } from '../../spec/tool.js';
+import type { ToolContext, ToolProgress } from '../../spec/tool.js';
 import type { ToolSlot } from '../agent-runtime.js';
 import type { PendingToolCall } from '../durability/run-state.js';
 import { isDirective } from '../loop/directives.js';
@@ -81,16 +81,45 @@ function invoke(
       callIndex: pending.callIndex,
       attempt: pending.attempts,
     };
+    let running = true;
+    if (run.events.active) {
+      toolContext.reportProgress = (progress) => {
+        if (running) emitProgress(run, slot.tool.name, pending, progress);
+      };
+    }
     let value: unknown;
     try {
       value = await slot.tool.execute(input, toolContext);
     } catch (thrown) {
       if (isControlSignal(thrown) || timed.aborted) throw thrown;
       throw toolFailure(thrown, slot.tool.name);
+    } finally {
+      running = false;
     }
     if (isDirective(value)) throw value;
     return value;
   }, context);
+}
+
+function emitProgress(
+  run: RunContext,
+  toolName: string,
+  pending: PendingToolCall,
+  progress: ToolProgress,
+): void {
+  if (!run.events.active) return;
+  run.events.emit({
+    type: 'tool-call-progress',
+    runId: run.runId,
+    atMs: run.clock.now(),
+    step: run.state.step,
+    callIndex: pending.callIndex,
+    toolName,
+    idempotencyKey: pending.idempotencyKey,
+    progress: progress.progress,
+    ...(progress.total === undefined ? {} : { total: progress.total }),
+    ...(progress.message === undefined ? {} : { message: progress.message }),
+  });
 }
 
 /** A tool's thrown value as a KeelError: classified once; an unrecognised fault is `tool.failed`. */

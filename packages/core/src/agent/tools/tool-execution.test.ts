@@ -410,4 +410,63 @@ describe('tool execution: directives pass through every policy', () => {
     expect(result.error?.data).toMatchObject({ toolName: 'wire', idempotencyKey: `${result.runId}:1:0` });
     expect(calls).toBe(0);
   });
+
+  it("turns a tool's progress reports into tool-call-progress events while the call runs", async () => {
+    const clock = new FakeClock();
+    const contexts: ToolContext[] = [];
+    const job = tool({
+      name: 'job',
+      description: 'a long job',
+      input: emptyInput,
+      execute: (_input, context) => {
+        contexts.push(context);
+        context.reportProgress?.({ progress: 1, total: 2 });
+        context.reportProgress?.({ progress: 2, total: 2, message: 'done' });
+        return 'ok';
+      },
+    });
+    const script = [{ toolCalls: [{ name: 'job' }] }, { content: 'finished' }];
+    const events: RunEvent[] = [];
+    const result = await runOnClock(clock, build(clock, script, { tools: [job] }).assistant, events);
+    expect(result.status).toBe('completed');
+    const key = `${result.runId}:1:0`;
+    expect(events.filter((event) => event.type === 'tool-call-progress')).toEqual([
+      {
+        type: 'tool-call-progress',
+        runId: result.runId,
+        atMs: expect.any(Number),
+        step: 1,
+        callIndex: 0,
+        toolName: 'job',
+        idempotencyKey: key,
+        progress: 1,
+        total: 2,
+      },
+      {
+        type: 'tool-call-progress',
+        runId: result.runId,
+        atMs: expect.any(Number),
+        step: 1,
+        callIndex: 0,
+        toolName: 'job',
+        idempotencyKey: key,
+        progress: 2,
+        total: 2,
+        message: 'done',
+      },
+    ]);
+    // A report after the call has ended is ignored.
+    contexts[0]?.reportProgress?.({ progress: 3 });
+    expect(events.filter((event) => event.type === 'tool-call-progress')).toHaveLength(2);
+
+    // Nobody listening: the tool is not offered the hook, so it need not ask its backend for progress.
+    const quiet = build(clock, script, { tools: [job] }).assistant;
+    let done = false;
+    const pending = quiet.run('go').finally(() => {
+      done = true;
+    });
+    while (!done) await clock.advance(10);
+    await pending;
+    expect(contexts[1]?.reportProgress).toBeUndefined();
+  });
 });

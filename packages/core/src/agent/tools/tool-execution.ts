@@ -117,6 +117,8 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
       callIndex: pending.callIndex,
       toolName: call.name,
       idempotencyKey: pending.idempotencyKey,
+      toolCallId: call.id,
+      arguments: argumentsText,
     });
   }
   let result: ToolResult;
@@ -162,6 +164,8 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
         ? { errorCode: result.error.code }
         : {}),
       durationMs: atMs - startedMs,
+      toolCallId: call.id,
+      result,
     });
   }
   const outcome = await complete(run, pending, result, stop);

@@ -64,6 +64,12 @@ export interface BreakerRejection {
   readonly state: Exclude<BreakerState, 'closed'>;
   /** Undefined when isolated: nobody knows when it will be released. */
   readonly remainingMs: number | undefined;
+  /**
+   * Open or half-open: the counted failure that last opened the breaker (a probe that timed out keeps the one before
+   * it); after a restore, the snapshot's `cause` rebuilt with `deserializeError`. Undefined when isolated or unknown.
+   * The breaker hands it to `policy.circuit_open` as its `cause`.
+   */
+  readonly cause?: unknown;
 }
 
 /** An admitted call's ticket, handed back to {@link BreakerStore.report} when the call ends. */
@@ -106,7 +112,10 @@ export interface BreakerRules {
 export interface BreakerStoreOptions {
   readonly rules: BreakerRules;
   readonly clock: Clock;
-  /** Validated snapshot to start from, or undefined for a new closed breaker. */
+  /**
+   * Validated snapshot to start from, or undefined for a new closed breaker. See "Restoring a snapshot" on
+   * {@link BreakerStore} for what a store must make of it.
+   */
   readonly initialState: BreakerSnapshot | undefined;
   /** Called after every change of state (a shared store may also call it for changes made by other processes). */
   readonly onTransition: (transition: BreakerTransition) => void;
@@ -122,6 +131,28 @@ export type BreakerStoreFactory = (options: BreakerStoreOptions) => BreakerStore
  *
  * Time-driven changes (open to half-open, a probe's deadline passing) are applied lazily by whichever operation
  * next looks at the state, at the time they fell due: no timers are needed.
+ *
+ * Restoring a snapshot (`initialState`, from `toJSON()` in another process or before a restart). The rule is that a
+ * snapshot never hands out a probe slot its author may still be using. With `nowMs` the time of the restore:
+ *
+ * - `closed`: closed, with the snapshot's window when the strategy has the same `kind` (a fresh one otherwise).
+ * - `open`: open until `openUntilMs` (half-open at once if that has passed).
+ * - `half-open` with `probesUntilMs` after `nowMs`: probes the snapshotting process admitted may still be running, and
+ *   their outcome will never reach this store. It is restored as `open` until `probesUntilMs`, quietly (no
+ *   transition event), then goes half-open as usual (`open-elapsed`, dated `probesUntilMs`) with every slot free.
+ *   `consecutiveOpens` is kept, so the next open period is the one the snapshot's author would have used; the
+ *   snapshot's `probeSuccesses` are dropped (those probes are not this store's to count).
+ * - `half-open` with `probesUntilMs` absent (a snapshot from a keel version before the field): as above, with
+ *   `probesUntilMs` = `nowMs + probeTimeoutMs`, as if a probe had just been admitted.
+ * - `half-open` with `probesUntilMs` null or not after `nowMs`: half-open, every slot free, `probeSuccesses` kept.
+ * - `isolated`: isolated until `reset()`, or until an isolation taken after the restore is released (the
+ *   snapshot's own holds belong to its author).
+ * - `cause` (open or half-open): rebuilt with `deserializeError` and handed out as {@link BreakerRejection.cause}.
+ *
+ * A shared store that already holds state for the breaker keeps it and ignores `initialState` (the snapshot can
+ * only be older); it seeds a missing state from the snapshot by the rules above, with the restored `open` period as
+ * its own open period. `read()` must report `probesUntilMs` (the latest deadline of the probes it knows to be
+ * running, null when none) and `cause`, so that its snapshots restore by the same rules.
  */
 export interface BreakerStore {
   /**

@@ -228,6 +228,8 @@ describe('InMemoryBreakerStore', () => {
       probeSuccesses: 0,
       strategy: 'consecutive',
       window: { failures: 0, calls: 0 },
+      probesUntilMs: null,
+      cause: null,
     });
     const restored = setup({}, saved);
     expect(restored.store.admit()).toEqual({ kind: 'rejected', state: 'open', remainingMs: 2_000 });
@@ -243,6 +245,61 @@ describe('InMemoryBreakerStore', () => {
       { ...saved, state: 'closed', openUntilMs: null, window: { failures: 1, calls: 1 } },
     );
     expect(otherStrategy.store.read().window).toEqual({ outcomes: '' });
+  });
+});
+
+describe('InMemoryBreakerStore: restoring a half-open snapshot', () => {
+  const halfOpen: BreakerSnapshot = {
+    version: 1,
+    state: 'half-open',
+    openUntilMs: null,
+    consecutiveOpens: 3,
+    probeSuccesses: 1,
+    strategy: 'consecutive',
+    window: null,
+  };
+
+  it('holds the slots of probes that may still run elsewhere: open until probesUntilMs, quietly, then half-open', async () => {
+    const { clock, store, moves, transitions } = setup({}, { ...halfOpen, probesUntilMs: START_MS + 2_500 });
+    expect(transitions).toEqual([]);
+    expect(store.admit()).toEqual({ kind: 'rejected', state: 'open', remainingMs: 2_500 });
+    expect(store.read()).toMatchObject({ state: 'open', openUntilMs: START_MS + 2_500, consecutiveOpens: 3 });
+    await clock.advance(2_500);
+    expect(store.admit().kind).toBe('probe');
+    expect(moves()).toEqual(['open>half-open:open-elapsed']);
+    expect(transitions[0]!.atMs).toBe(START_MS + 2_500);
+  });
+
+  it('assumes a probe was just admitted when the snapshot does not say (older snapshots)', async () => {
+    const { clock, store } = setup({}, halfOpen);
+    expect(store.admit()).toEqual({ kind: 'rejected', state: 'open', remainingMs: 5_000 });
+    await clock.advance(5_000);
+    expect(store.admit().kind).toBe('probe');
+  });
+
+  it('frees every slot at once, keeping the probe successes, when no probe can still be running', () => {
+    for (const probesUntilMs of [null, START_MS]) {
+      const { store } = setup(
+        { halfOpenMaxProbes: 2, probeSuccessesToClose: 2 },
+        { ...halfOpen, probesUntilMs },
+      );
+      const first = store.admit() as BreakerTicket;
+      expect(first.kind).toBe('probe');
+      expect(store.admit().kind).toBe('probe');
+      store.report(first, 'success');
+      // The snapshot's success and this one make two.
+      expect(store.read().state).toBe('closed');
+    }
+  });
+
+  it('reports the latest deadline of its running probes, for snapshots of its own', async () => {
+    const { clock, store, trip } = setup({ halfOpenMaxProbes: 2 });
+    trip();
+    await clock.advance(1_000);
+    store.admit();
+    await clock.advance(300);
+    store.admit();
+    expect(store.read().probesUntilMs).toBe(START_MS + 1_300 + 5_000);
   });
 });
 
@@ -273,6 +330,12 @@ describe('parseBreakerSnapshot', () => {
     [{ ...valid, consecutiveOpens: -1 }, /initialState.consecutiveOpens must be an integer >= 0/],
     [{ ...valid, probeSuccesses: 'one' }, /initialState.probeSuccesses must be an integer >= 0, got "one"/],
     [{ ...valid, strategy: 3 }, /initialState.strategy must be a string/],
+    [{ ...valid, probesUntilMs: 5 }, /initialState.probesUntilMs must be null unless state is "half-open"/],
+    [
+      { ...valid, state: 'half-open', probesUntilMs: 'soon' },
+      /initialState.probesUntilMs must be a number of epoch milliseconds or null, got "soon"/,
+    ],
+    [{ ...valid, cause: 'boom' }, /initialState.cause must be a serialised error/],
   ])('rejects %j with config.invalid', (value, message) => {
     expect(() => parseBreakerSnapshot(value)).toThrow(message);
     expect(() => parseBreakerSnapshot(value)).toThrow(KeelError);

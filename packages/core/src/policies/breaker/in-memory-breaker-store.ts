@@ -1,7 +1,10 @@
+import { deserializeError, type SerializedError, serializeError } from '../../errors/serialize.js';
 import type { Clock } from '../clock.js';
+import { isJsonObject } from '../validate.js';
 import {
   type BreakerAdmission,
   type BreakerOutcome,
+  type BreakerRejection,
   type BreakerRules,
   type BreakerStore,
   type BreakerStoreFactory,
@@ -38,6 +41,9 @@ export class InMemoryBreakerStore implements BreakerStore {
   private isolationHolds = 0;
   private probes: ProbeSlot[] = [];
   private nextProbeId = 1;
+  /** The failure that last opened the breaker (see {@link BreakerRejection.cause}), and its JSON form once made. */
+  private cause: unknown;
+  private serializedCause: SerializedError | undefined;
   /** Replaced whenever the breaker leaves closed or resets, so that reports from before are recognised as stale. */
   private closedTicket: ClosedTicket = { kind: 'closed' };
   private readonly window: BreakerWindow;
@@ -52,11 +58,30 @@ export class InMemoryBreakerStore implements BreakerStore {
     const saved = options.initialState === undefined ? undefined : parseBreakerSnapshot(options.initialState);
     const sameStrategy = saved !== undefined && saved.strategy === this.rules.strategy.kind;
     this.window = this.rules.strategy.createWindow(this.clock, sameStrategy ? saved.window : undefined);
-    if (saved !== undefined) {
-      this.state = saved.state;
-      this.openUntilMs = saved.openUntilMs ?? 0;
-      this.consecutiveOpens = saved.consecutiveOpens;
-      this.probeSuccesses = saved.state === 'half-open' ? saved.probeSuccesses : 0;
+    if (saved !== undefined) this.restore(saved);
+  }
+
+  /** Takes over a snapshot by the rules documented on {@link BreakerStore} ("Restoring a snapshot"). */
+  private restore(saved: BreakerSnapshot): void {
+    this.state = saved.state;
+    this.openUntilMs = saved.openUntilMs ?? 0;
+    this.consecutiveOpens = saved.consecutiveOpens;
+    if (saved.state === 'half-open') {
+      const nowMs = this.clock.now();
+      // Without the field (an older snapshot) nobody knows: assume a probe was admitted just now.
+      const probesUntilMs =
+        saved.probesUntilMs === undefined ? nowMs + this.rules.probeTimeoutMs : saved.probesUntilMs;
+      if (probesUntilMs !== null && probesUntilMs > nowMs) {
+        // The snapshot's author may still be probing: no slot here before its probes are due.
+        this.state = 'open';
+        this.openUntilMs = probesUntilMs;
+      } else {
+        this.probeSuccesses = saved.probeSuccesses;
+      }
+    }
+    if ((this.state === 'open' || this.state === 'half-open') && isJsonObject(saved.cause)) {
+      this.serializedCause = saved.cause;
+      this.cause = deserializeError(saved.cause);
     }
   }
 
@@ -70,6 +95,9 @@ export class InMemoryBreakerStore implements BreakerStore {
       probeSuccesses: this.probeSuccesses,
       strategy: this.rules.strategy.kind,
       window: this.window.toJSON(),
+      probesUntilMs:
+        this.state === 'half-open' && this.probes.length > 0 ? this.latestProbe()!.deadlineMs : null,
+      cause: this.state === 'open' || this.state === 'half-open' ? this.serializeCause() : null,
     };
   }
 
@@ -105,6 +133,8 @@ export class InMemoryBreakerStore implements BreakerStore {
     if (this.state === 'isolated') return;
     const from = this.state;
     this.leave(from);
+    // Isolation is a decision, not a failure: its refusals carry no cause.
+    this.forgetCause();
     this.state = 'isolated';
     this.onTransition({ from, to: 'isolated', reason: 'isolated', atMs: this.clock.now() });
   }
@@ -132,7 +162,7 @@ export class InMemoryBreakerStore implements BreakerStore {
       case 'closed':
         return this.closedTicket;
       case 'open':
-        return { kind: 'rejected', state: 'open', remainingMs: this.openUntilMs - nowMs };
+        return { kind: 'rejected', state: 'open', remainingMs: this.openUntilMs - nowMs, cause: this.cause };
       case 'isolated':
         return { kind: 'rejected', state: 'isolated', remainingMs: undefined };
       case 'half-open': {
@@ -142,7 +172,7 @@ export class InMemoryBreakerStore implements BreakerStore {
           return { kind: 'probe', probeId: probe.id };
         }
         const deadlineMs = this.earliestProbe()!.deadlineMs;
-        return { kind: 'rejected', state: 'half-open', remainingMs: deadlineMs - nowMs };
+        return { kind: 'rejected', state: 'half-open', remainingMs: deadlineMs - nowMs, cause: this.cause };
       }
     }
   }
@@ -173,6 +203,20 @@ export class InMemoryBreakerStore implements BreakerStore {
     return earliest;
   }
 
+  private latestProbe(): ProbeSlot | undefined {
+    let latest: ProbeSlot | undefined;
+    for (const probe of this.probes)
+      if (latest === undefined || probe.deadlineMs > latest.deadlineMs) latest = probe;
+    return latest;
+  }
+
+  /** The cause in its JSON form, made once per open (snapshots may be taken often, opens are rare). */
+  private serializeCause(): SerializedError | null {
+    if (this.cause === undefined) return null;
+    this.serializedCause ??= serializeError(this.cause);
+    return this.serializedCause;
+  }
+
   private open(reason: BreakerTransitionReason, atMs: number, error?: unknown): void {
     const from = this.state;
     this.leave(from);
@@ -180,6 +224,11 @@ export class InMemoryBreakerStore implements BreakerStore {
     const openForMs = openPeriodMs(this.rules.openDuration, this.consecutiveOpens);
     this.state = 'open';
     this.openUntilMs = atMs + openForMs;
+    // A probe that timed out brings no error of its own: the failure from before stays the best explanation.
+    if (error !== undefined) {
+      this.cause = error;
+      this.serializedCause = undefined;
+    }
     const transition: BreakerTransition =
       error === undefined
         ? { from, to: 'open', reason, atMs, openForMs }
@@ -190,10 +239,16 @@ export class InMemoryBreakerStore implements BreakerStore {
   private close(reason: BreakerTransitionReason, atMs: number): void {
     const from = this.state;
     this.leave(from);
+    this.forgetCause();
     this.state = 'closed';
     this.consecutiveOpens = 0;
     this.isolationHolds = 0;
     this.onTransition({ from, to: 'closed', reason, atMs });
+  }
+
+  private forgetCause(): void {
+    this.cause = undefined;
+    this.serializedCause = undefined;
   }
 
   /** Clears what belongs to the state being left. */

@@ -1,5 +1,7 @@
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
+import type { SerializedError } from '../../errors/serialize.js';
 import { describe, isCount, isJsonObject } from '../validate.js';
+import type { BreakerStore } from './breaker-store.js';
 
 /**
  * Where a breaker stands. `closed`: calls run and outcomes are counted. `open`: calls are rejected until the open
@@ -11,9 +13,13 @@ export type BreakerState = 'closed' | 'open' | 'half-open' | 'isolated';
 const STATES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated'];
 
 /**
- * A breaker's durable state as JSON, from `breaker.toJSON()`, restored with the `initialState` option. Probes in
- * flight are not part of it: they belong to the process that ran them, so a restored half-open breaker has every
- * probe slot free. A restored isolated breaker stays isolated until `reset()`.
+ * A breaker's durable state as JSON, from `breaker.toJSON()`, restored with the `initialState` option (in another
+ * process, or after a restart). Restoring follows the rules of {@link BreakerStore} ("Restoring a snapshot"), in short:
+ *
+ * - `open` stays open until `openUntilMs`; `isolated` stays isolated until `reset()`; `closed` keeps its window.
+ * - `half-open` never grants a probe the snapshotting process may still be running: while probes it ran may be in
+ *   flight (until `probesUntilMs`) the restored breaker is open, then half-open as usual.
+ * - `cause` comes back (rebuilt with `deserializeError`) as the `cause` of `policy.circuit_open` refusals.
  */
 export type BreakerSnapshot = {
   /** The format's version: 1. */
@@ -29,6 +35,17 @@ export type BreakerSnapshot = {
   readonly strategy: string;
   /** The strategy's window, from `BreakerWindow.toJSON()`. */
   readonly window: JsonValue;
+  /**
+   * While half-open: until when probes admitted by the snapshotting process may still run, in epoch milliseconds (the
+   * latest of their deadlines); null when none was running, and in every other state. Absent from snapshots of
+   * keel versions before it existed, which restore as if a probe had just been admitted (see {@link BreakerStore}).
+   */
+  readonly probesUntilMs?: number | null;
+  /**
+   * While open or half-open: the failure that last opened the breaker, from `serializeError` (secrets redacted); null
+   * when not known, and in every other state.
+   */
+  readonly cause?: SerializedError | null;
 };
 
 /** Checks that `value` is a {@link BreakerSnapshot}; throws `config.invalid` naming the faulty field otherwise. */
@@ -56,6 +73,22 @@ export function parseBreakerSnapshot(value: unknown): BreakerSnapshot {
   if (!isCount(value.consecutiveOpens)) fail('consecutiveOpens', 'an integer >= 0', value.consecutiveOpens);
   if (!isCount(value.probeSuccesses)) fail('probeSuccesses', 'an integer >= 0', value.probeSuccesses);
   if (typeof value.strategy !== 'string') fail('strategy', 'a string', value.strategy);
+  const probesUntilMs = value.probesUntilMs;
+  if (
+    probesUntilMs !== undefined &&
+    probesUntilMs !== null &&
+    (state !== 'half-open' || !Number.isFinite(probesUntilMs))
+  ) {
+    fail(
+      'probesUntilMs',
+      state === 'half-open' ? 'a number of epoch milliseconds or null' : 'null unless state is "half-open"',
+      probesUntilMs,
+    );
+  }
+  const cause = value.cause;
+  if (cause !== undefined && cause !== null && !isJsonObject(cause)) {
+    fail('cause', 'a serialised error (an object from serializeError) or null', cause);
+  }
   return {
     version: 1,
     state,
@@ -64,5 +97,7 @@ export function parseBreakerSnapshot(value: unknown): BreakerSnapshot {
     probeSuccesses: value.probeSuccesses as number,
     strategy: value.strategy as string,
     window: value.window ?? null,
+    probesUntilMs: probesUntilMs as number | null | undefined,
+    cause: cause === undefined ? undefined : (cause as unknown as SerializedError | null),
   };
 }

@@ -1,0 +1,75 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import type { AgentFile } from '@keel/cli';
+import type { ChaosSubject, RunEnding } from '@keel/chaos';
+import {
+  AISDKError,
+  APICallError,
+  generateText,
+  type JSONSchema7,
+  jsonSchema,
+  RetryError,
+  stepCountIs,
+  tool,
+} from 'ai';
+import { typedFailure, untypedEnding } from './endings.js';
+import { peerTools, toolContext } from './peer-tools.js';
+
+/**
+ * The Vercel AI SDK as its users set it up: `generateText` with the agent file's tools and step bound
+ * (`stopWhen: stepCountIs(maxTurns)`: an agent loop), the default `maxRetries` (2), no timeout, over
+ * `@ai-sdk/openai`'s Chat Completions model (`provider.chat`, since the simulated server speaks Chat Completions, not
+ * the Responses API that `provider(model)` picks) pointed at the simulated server. No fallback: the SDK has none.
+ */
+export function aiSdkSubject(file: AgentFile, worker: ChaosSubject['worker']): ChaosSubject {
+  const maxTurns = file.limits.maxTurns ?? 20;
+  return {
+    name: 'ai-sdk',
+    fallbacks: 0,
+    ...(worker === undefined ? {} : { worker }),
+    async prepare(environment) {
+      const provider = createOpenAI({ baseURL: environment.baseUrl, apiKey: 'simulated' });
+      const model = provider.chat(environment.models[0]!.name);
+      const keelTools = peerTools(file, environment);
+      return {
+        async run({ runId, task, signal }): Promise<RunEnding> {
+          const tools = Object.fromEntries(
+            keelTools.map((keelTool) => [
+              keelTool.name,
+              tool({
+                description: keelTool.description,
+                inputSchema: jsonSchema(keelTool.inputSchema as JSONSchema7),
+                execute: (input, { toolCallId, abortSignal }) =>
+                  keelTool.execute(input, toolContext(runId, toolCallId, abortSignal)),
+              }),
+            ]),
+          );
+          try {
+            const result = await generateText({
+              model,
+              ...(file.instructions === undefined ? {} : { system: file.instructions }),
+              prompt: task,
+              tools,
+              stopWhen: stepCountIs(maxTurns),
+              abortSignal: signal,
+            });
+            return { status: 'completed', output: result.text, typed: true };
+          } catch (error) {
+            return aiSdkEnding(error);
+          }
+        },
+        close: async () => undefined,
+      };
+    },
+  };
+}
+
+/** An AI SDK error by its name, with the HTTP status of the call that failed (`AI_RetryError(AI_APICallError:503)`). */
+function aiSdkEnding(error: unknown): RunEnding {
+  if (!AISDKError.isInstance(error)) return untypedEnding(error);
+  const describe = (failure: unknown): string => {
+    if (APICallError.isInstance(failure)) return `${failure.name}:${failure.statusCode ?? 'network'}`;
+    return failure instanceof Error ? failure.name : typeof failure;
+  };
+  const code = RetryError.isInstance(error) ? `${error.name}(${describe(error.lastError)})` : describe(error);
+  return typedFailure(code, error);
+}

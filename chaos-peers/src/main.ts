@@ -1,0 +1,56 @@
+// `npm run chaos:peers`: the chaos suite's scenarios, same seeds, same simulated server, driven through keel and its
+// peers side by side; prints the combined scorecard (progress on stderr), and writes HTML or JSON when asked.
+//
+//   node chaos-peers/dist/main.js [--scenarios a,b] [--runs N] [--seed N] [--subjects keel,ai-sdk] [--html FILE] [--json]
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { progressLine, renderHtml, renderTable, runChaos } from '@keel/chaos';
+import { defaultChaosTask } from '@keel/cli';
+import { createChaosSubject, PEER_KINDS, type PeerKind } from './subjects.js';
+
+const AGENT_FILE = fileURLToPath(new URL('../agent.yaml', import.meta.url));
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      scenarios: { type: 'string' },
+      runs: { type: 'string' },
+      seed: { type: 'string' },
+      subjects: { type: 'string' },
+      html: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  const kinds = (values.subjects?.split(',') ?? [...PEER_KINDS]) as PeerKind[];
+  const subjects = await Promise.all(
+    kinds.map((kind) => createChaosSubject({ kind, agentFile: AGENT_FILE })),
+  );
+  const task = defaultChaosTask(['get_weather', 'create_ticket']);
+  const started = Date.now();
+  const report = await runChaos({
+    subjects,
+    task,
+    ...(values.scenarios === undefined ? {} : { scenarios: values.scenarios.split(',') }),
+    ...(values.runs === undefined ? {} : { runs: Number(values.runs) }),
+    ...(values.seed === undefined ? {} : { seed: Number(values.seed) }),
+    onScorecard: (card) => process.stderr.write(`${progressLine(card)}\n`),
+  });
+  if (values.html !== undefined) {
+    await writeFile(values.html, renderHtml(report));
+    process.stderr.write(`report written to ${values.html}\n`);
+  }
+  process.stdout.write(`${values.json === true ? JSON.stringify(report, null, 2) : renderTable(report)}\n`);
+  process.stderr.write(`the whole comparison took ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+    process.exitCode = 1;
+  },
+);

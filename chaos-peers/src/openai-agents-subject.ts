@@ -1,0 +1,78 @@
+import {
+  Agent,
+  AgentsError,
+  OpenAIChatCompletionsModel,
+  run,
+  setTracingDisabled,
+  tool,
+} from '@openai/agents';
+import type { AgentFile } from '@keel/cli';
+import type { ChaosSubject, RunEnding } from '@keel/chaos';
+import OpenAI from 'openai';
+import { typedFailure, untypedEnding } from './endings.js';
+import { peerTools, toolContext } from './peer-tools.js';
+
+/**
+ * The OpenAI Agents SDK as its users set it up: `run(agent, task, { maxTurns })` with the agent file's tools and
+ * instructions, on an `OpenAI` client with its default settings (2 retries, a 10-minute timeout) pointed at the
+ * simulated server, through `OpenAIChatCompletionsModel` (the simulated server speaks Chat Completions, not the
+ * Responses API the SDK uses by default). Tracing is switched off: its exporter would post spans to OpenAI, which
+ * cannot be reached here. No fallback: the SDK has none.
+ */
+export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worker']): ChaosSubject {
+  const maxTurns = file.limits.maxTurns ?? 20;
+  setTracingDisabled(true);
+  return {
+    name: 'openai-agents',
+    fallbacks: 0,
+    ...(worker === undefined ? {} : { worker }),
+    async prepare(environment) {
+      const client = new OpenAI({ baseURL: environment.baseUrl, apiKey: 'simulated' });
+      const model = new OpenAIChatCompletionsModel(client, environment.models[0]!.name);
+      const keelTools = peerTools(file, environment);
+      return {
+        async run({ runId, task, signal }): Promise<RunEnding> {
+          const agent = new Agent({
+            name: file.name,
+            ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
+            model,
+            tools: keelTools.map((keelTool) =>
+              tool({
+                name: keelTool.name,
+                description: keelTool.description,
+                parameters: keelTool.inputSchema as never,
+                strict: false,
+                execute: (input, _context, details) =>
+                  keelTool.execute(
+                    input,
+                    toolContext(runId, details?.toolCall?.callId ?? 'call', details?.signal ?? signal),
+                  ),
+              }),
+            ),
+          });
+          try {
+            const result = await run(agent, task, { maxTurns, signal });
+            const output = result.finalOutput;
+            return {
+              status: 'completed',
+              output: typeof output === 'string' ? output : JSON.stringify(output),
+              typed: true,
+            };
+          } catch (error) {
+            return agentsEnding(error);
+          }
+        },
+        close: async () => undefined,
+      };
+    },
+  };
+}
+
+/** An Agents SDK or OpenAI client error by its class, with the HTTP status when there was one. */
+function agentsEnding(error: unknown): RunEnding {
+  if (error instanceof OpenAI.APIError) {
+    return typedFailure(`${error.constructor.name}:${error.status ?? 'network'}`, error);
+  }
+  if (error instanceof AgentsError) return typedFailure(error.constructor.name, error);
+  return untypedEnding(error);
+}

@@ -1,0 +1,27 @@
+// The subjects of the peer comparison, and the worker module of its crash scenario (`createChaosSubject`).
+import { KeelError, type JsonValue } from '@keel/core';
+import { BUILTIN_TOOL_NAMES, createChaosSubject as keelChaosSubject, loadAgentFile } from '@keel/cli';
+import type { ChaosSubject } from '@keel/chaos';
+import { aiSdkSubject } from './ai-sdk-subject.js';
+import { naiveSubject } from './naive-subject.js';
+import { openAIAgentsSubject } from './openai-agents-subject.js';
+
+/** The subjects compared, in the scorecard's order. */
+export const PEER_KINDS = ['keel', 'ai-sdk', 'openai-agents', 'naive-loop'] as const;
+
+/** One of {@link PEER_KINDS}. */
+export type PeerKind = (typeof PEER_KINDS)[number];
+
+/** Makes the subject `options.kind` for the agent file `options.agentFile` (also in a crash worker process). */
+export async function createChaosSubject(options: JsonValue): Promise<ChaosSubject> {
+  const { kind, agentFile } = (options ?? {}) as { kind?: PeerKind; agentFile?: string };
+  if (typeof agentFile !== 'string' || !PEER_KINDS.includes(kind as PeerKind)) {
+    throw new KeelError('config.invalid', `createChaosSubject: kind must be one of ${PEER_KINDS.join(', ')}`);
+  }
+  if (kind === 'keel') return keelChaosSubject({ agentFile, name: 'keel' });
+  const file = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES);
+  const worker = { module: import.meta.url, options: { kind: kind!, agentFile } };
+  if (kind === 'ai-sdk') return aiSdkSubject(file, worker);
+  if (kind === 'openai-agents') return openAIAgentsSubject(file, worker);
+  return naiveSubject(file, worker);
+}

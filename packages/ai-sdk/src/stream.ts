@@ -1,0 +1,86 @@
+import type { LanguageModelV3StreamPart, SharedV3ProviderMetadata } from '@ai-sdk/provider';
+import { KeelError } from '@keel/core';
+import { type AnswerParts, mergeProviderMetadata, toReasoning, toToolCall } from './result.js';
+
+/** Thrown for an `error` part, so that the caller classifies what the model reported. */
+export class StreamErrorPart {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * Reads an AI SDK stream (language model specification v3) into an answer's parts. Text deltas go to `onTextDelta`
+ * as they arrive (reasoning is kept, not delivered); tool calls are taken whole from their `tool-call` parts;
+ * reasoning is joined by its id, with the metadata of its start, deltas and end. An `error` part is thrown as a
+ * {@link StreamErrorPart}; a stream that ends without a `finish` part is `provider.invalid_response`; an error
+ * thrown by `onTextDelta` is rethrown as it is.
+ */
+export async function readStream(
+  stream: ReadableStream<LanguageModelV3StreamPart>,
+  onTextDelta: (delta: string) => void,
+  provider: string,
+): Promise<Omit<AnswerParts, 'headers'>> {
+  let text = '';
+  const toolCalls: AnswerParts['toolCalls'] = [];
+  const reasoning = new Map<string, { text: string; metadata: SharedV3ProviderMetadata | undefined }>();
+  let finish: Extract<LanguageModelV3StreamPart, { type: 'finish' }> | undefined;
+  let modelId: string | undefined;
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value: part } = await reader.read();
+      if (done) break;
+      switch (part.type) {
+        case 'text-delta':
+          if (part.delta === '') break;
+          text += part.delta;
+          onTextDelta(part.delta);
+          break;
+        case 'reasoning-start':
+        case 'reasoning-delta':
+        case 'reasoning-end': {
+          const block = reasoning.get(part.id) ?? { text: '', metadata: undefined };
+          if (part.type === 'reasoning-delta') block.text += part.delta;
+          block.metadata = mergeProviderMetadata(block.metadata, part.providerMetadata);
+          reasoning.set(part.id, block);
+          break;
+        }
+        case 'tool-call':
+          if (part.providerExecuted !== true)
+            toolCalls.push(toToolCall(part.toolCallId, part.toolName, part.input, part.providerMetadata));
+          break;
+        case 'response-metadata':
+          if (typeof part.modelId === 'string' && part.modelId !== '') modelId = part.modelId;
+          break;
+        case 'finish':
+          finish = part;
+          break;
+        case 'error':
+          throw new StreamErrorPart(part.error);
+      }
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  } finally {
+    reader.releaseLock();
+  }
+  if (finish === undefined) {
+    throw new KeelError(
+      'provider.invalid_response',
+      `${provider} sent an invalid response: the stream ended without a finish part`,
+      { provider },
+    );
+  }
+  const blocks = [...reasoning.values()].flatMap((block) => {
+    const part = toReasoning(block.text, block.metadata);
+    return part === undefined ? [] : [part];
+  });
+  return {
+    text,
+    toolCalls,
+    reasoning: blocks,
+    finishReason: finish.finishReason,
+    usage: finish.usage,
+    modelId,
+  };
+}

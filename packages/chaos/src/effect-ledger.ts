@@ -1,0 +1,82 @@
+import { appendFileSync, readFileSync } from 'node:fs';
+
+/**
+ * One execution of a tool call: `started` just before its body runs (from there on its side effect may happen),
+ * `completed` once it returned (the effect happened).
+ */
+export interface EffectRecord {
+  readonly phase: 'started' | 'completed';
+  readonly runId: string;
+  readonly tool: string;
+  /** The call's identity: run, tool and canonical arguments. The same call asked for again has the same key. */
+  readonly key: string;
+  /** Whether the tool declares that running it twice is harmless. */
+  readonly idempotent: boolean;
+  readonly atMs: number;
+}
+
+/**
+ * Appends effects to a JSON-lines file, synchronously, so that a worker process killed with SIGKILL loses none it
+ * had recorded and the parent reads them all afterwards.
+ */
+export class EffectLedger {
+  constructor(readonly path: string) {}
+
+  record(effect: EffectRecord): void {
+    appendFileSync(this.path, `${JSON.stringify(effect)}\n`);
+  }
+
+  /** Every effect recorded so far; a line cut short by a kill is skipped. */
+  read(): EffectRecord[] {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const records: EffectRecord[] = [];
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        records.push(JSON.parse(line) as EffectRecord);
+      } catch {
+        // The last line of a killed writer.
+      }
+    }
+    return records;
+  }
+}
+
+/**
+ * Side effects risked twice: each execution of a call of a tool that is not idempotent that started after an earlier
+ * execution of the same call had started (and so may have had its effect). Executions refused before the tool's body
+ * ran (an injected 503, a hang cut short) never started and do not count.
+ */
+export function duplicateEffects(effects: readonly EffectRecord[]): number {
+  const seen = new Set<string>();
+  let duplicates = 0;
+  for (const effect of effects) {
+    if (effect.idempotent || effect.phase !== 'started') continue;
+    if (seen.has(effect.key)) duplicates++;
+    else seen.add(effect.key);
+  }
+  return duplicates;
+}
+
+/** The executions that ran to their end. */
+export function completedEffects(effects: readonly EffectRecord[]): EffectRecord[] {
+  return effects.filter((effect) => effect.phase === 'completed');
+}
+
+/** JSON with object keys sorted, so that equal arguments always give the same text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,60 @@
+// The public surface of @keel/chaos. Every name is exported explicitly: adding one here makes it public API.
+
+export { answerCheck } from './answer-check.js';
+export { type KillPlan, killPlan } from './crash-scenario.js';
+export {
+  canonicalJson,
+  completedEffects,
+  duplicateEffects,
+  EffectLedger,
+  type EffectRecord,
+} from './effect-ledger.js';
+export {
+  type BuiltKeelAgent,
+  endingOf,
+  type KeelAgentParts,
+  keelSubject,
+  type KeelSubjectOptions,
+} from './keel-subject.js';
+export { type ChaosOptions, type ChaosReport, runChaos } from './run-chaos.js';
+export { renderHtml } from './render-html.js';
+export {
+  alignColumns,
+  formatDuration,
+  goalSummary,
+  progressLine,
+  renderTable,
+  rowOf,
+  topFailures,
+} from './render-table.js';
+export { INCOMPLETE_ANSWER } from './run-sample.js';
+export type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
+export { type Calibration, fallbackName, scenarioSchedule } from './scenario-server.js';
+export { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
+export {
+  formatPercent,
+  GOAL_TARGETS,
+  IN_FLIGHT_MS,
+  type GoalResult,
+  minimumRequests,
+  probesWhileDown,
+  type RequestSample,
+  type RunSample,
+  type ScenarioObservation,
+  type Scorecard,
+  scorecardOf,
+  type WindowSample,
+} from './scorecard.js';
+export { drawAt, runIdOf, seedOf } from './seeds.js';
+export { percentile, ratio } from './statistics.js';
+export type {
+  BreakerMoveRecord,
+  ChaosEnvironment,
+  ChaosModel,
+  ChaosSubject,
+  CreateChaosSubject,
+  PreparedSubject,
+  RunEnding,
+} from './subject.js';
+export { type Timeline, timelineOf } from './timeline.js';
+export { instrumentTools, type ToolFault, toolFaultAt, type ToolInstrumentation } from './tool-faults.js';

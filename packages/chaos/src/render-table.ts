@@ -1,0 +1,117 @@
+import type { ChaosReport } from './run-chaos.js';
+import { formatPercent, type Scorecard } from './scorecard.js';
+
+/** A duration for people: `840 ms`, `2.4 s`. */
+export function formatDuration(milliseconds: number | null): string {
+  if (milliseconds === null) return '-';
+  return milliseconds < 1_000 ? `${Math.round(milliseconds)} ms` : `${(milliseconds / 1_000).toFixed(1)} s`;
+}
+
+/** The goals of a scorecard in a few characters: `ok`, `n/a`, or the names of the goals missed. */
+export function goalSummary(card: Scorecard): string {
+  if (card.skipped !== undefined) return 'skipped';
+  const missed = card.goals.filter((goal) => goal.met === false).map((goal) => goal.goal);
+  if (missed.length > 0) return `missed: ${missed.join(', ')}`;
+  return card.goals.some((goal) => goal.met === true) ? 'ok' : 'n/a';
+}
+
+/** The most frequent failure codes of a scorecard, `code count` separated by commas (`-` for none). */
+export function topFailures(card: Scorecard, limit = 3): string {
+  const entries = Object.entries(card.failuresByCode).sort(([, left], [, right]) => right - left);
+  if (entries.length === 0) return '-';
+  const shown = entries.slice(0, limit).map(([code, count]) => `${code} ${count}`);
+  return entries.length > limit ? `${shown.join(', ')}, ...` : shown.join(', ');
+}
+
+/** The cells of one scorecard's row, by column. */
+export function rowOf(card: Scorecard): Record<string, string> {
+  const skipped = card.skipped !== undefined;
+  return {
+    scenario: card.scenario,
+    subject: card.subject,
+    completed: skipped ? '-' : formatPercent(card.completionRate),
+    'req/completed': card.requestsPerCompletedRun === null ? '-' : card.requestsPerCompletedRun.toFixed(2),
+    'vs minimum': card.amplification === null ? '-' : `${card.amplification.toFixed(2)}x`,
+    'while down': skipped ? '-' : String(card.requests.whileDown),
+    p50: formatDuration(card.durationMs.p50),
+    p99: formatDuration(card.durationMs.p99),
+    'dup effects': skipped ? '-' : String(card.duplicateSideEffects),
+    'untyped/hung': skipped ? '-' : `${card.untyped}/${card.hung}`,
+    failures: skipped ? (card.skipped ?? '') : topFailures(card),
+    goals: goalSummary(card),
+  };
+}
+
+/** Lays rows out in aligned columns, the header first. */
+export function alignColumns(columns: readonly string[], rows: readonly Record<string, string>[]): string[] {
+  const widths = columns.map((column) =>
+    Math.max(column.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, index) => cell.padEnd(widths[index]!))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(columns),
+    line(widths.map((width) => '-'.repeat(width))),
+    ...rows.map((row) => line(columns.map((column) => row[column] ?? ''))),
+  ];
+}
+
+/**
+ * The report as a text table, one row per scenario and subject, followed by every goal that was missed and what was
+ * measured instead.
+ */
+export function renderTable(report: ChaosReport): string {
+  const several = report.subjects.length > 1;
+  const columns = [
+    'scenario',
+    ...(several ? ['subject'] : []),
+    'completed',
+    'req/completed',
+    'vs minimum',
+    'while down',
+    'p50',
+    'p99',
+    'dup effects',
+    'untyped/hung',
+    'failures',
+    'goals',
+  ];
+  const lines = alignColumns(columns, report.scorecards.map(rowOf));
+  const missed = report.scorecards.flatMap((card) =>
+    card.goals
+      .filter((goal) => goal.met === false)
+      .map(
+        (goal) =>
+          `  ${card.scenario}${several ? ` (${card.subject})` : ''}: ${goal.target}; measured ${goal.actual}`,
+      ),
+  );
+  lines.push('');
+  lines.push(
+    `${report.runs} runs per scenario at once, seed ${report.seed}, cap ${formatDuration(report.capMs)} per run; ` +
+      `task: ${report.task}`,
+  );
+  for (const subject of report.subjects) {
+    const { calibration } = subject;
+    lines.push(
+      `${subject.name}: a fault-free run takes ${calibration.requestsPerRun} requests and ` +
+        `${calibration.effectsPerRun} tool calls (the minimum is counted from it)`,
+    );
+  }
+  if (missed.length > 0) lines.push('goals missed:', ...missed);
+  else lines.push('every goal that applies was met');
+  return lines.join('\n');
+}
+
+/** One line for stderr as a scenario finishes: what a person watching the suite wants to see. */
+export function progressLine(card: Scorecard): string {
+  const who = `${card.scenario} · ${card.subject}`;
+  if (card.skipped !== undefined) return `- ${who}: skipped (${card.skipped})`;
+  const missed = card.goals.some((goal) => goal.met === false);
+  return (
+    `${missed ? '✗' : '✓'} ${who}: ${card.completed}/${card.runs} completed, ` +
+    `${card.requests.total} requests, p99 ${formatDuration(card.durationMs.p99)} (${formatDuration(card.wallMs)})`
+  );
+}

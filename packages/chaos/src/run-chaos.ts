@@ -1,0 +1,133 @@
+import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { calibrate } from './calibrate.js';
+import { runCrashScenario } from './crash-scenario.js';
+import { runScenario } from './run-scenario.js';
+import type { GoalName } from './scenario.js';
+import type { Calibration } from './scenario-server.js';
+import { selectScenarios } from './scenarios.js';
+import { type Scorecard, scorecardOf } from './scorecard.js';
+import type { ChaosSubject } from './subject.js';
+
+/** Options of {@link runChaos}. */
+export interface ChaosOptions {
+  /** What to measure, side by side. Required: at least one. */
+  subjects: readonly ChaosSubject[];
+  /** The task every run is given. Required. */
+  task: string;
+  /** Which scenarios, by name. Defaults to every built-in scenario. */
+  scenarios?: readonly string[];
+  /** Runs per scenario and subject, all under way at once. Defaults to 50. */
+  runs?: number;
+  /** Seed of every fault schedule, tool fault and kill. Defaults to 1. */
+  seed?: number;
+  /** Longest a run may take, in milliseconds, before it counts as hung. Defaults to 30_000. */
+  capMs?: number;
+  /** Called with each scorecard as soon as it is ready (progress). Defaults to none. */
+  onScorecard?: (scorecard: Scorecard) => void;
+  /** Cancels the suite: runs under way are aborted and `runChaos` rejects with `run.cancelled`. Defaults to none. */
+  signal?: AbortSignal;
+}
+
+/** Everything a chaos run measured: what the table, `--json` and the HTML report show. */
+export interface ChaosReport {
+  readonly seed: number;
+  readonly runs: number;
+  readonly capMs: number;
+  readonly task: string;
+  /** When the suite started (ISO 8601) and how long it took, in milliseconds. */
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly subjects: readonly { readonly name: string; readonly calibration: Calibration }[];
+  readonly scenarios: readonly {
+    readonly name: string;
+    readonly title: string;
+    readonly description: string;
+    readonly goals: readonly GoalName[];
+  }[];
+  /** One per scenario and subject, scenario by scenario. */
+  readonly scorecards: readonly Scorecard[];
+}
+
+const OPTION_KEYS = Object.keys({
+  subjects: true,
+  task: true,
+  scenarios: true,
+  runs: true,
+  seed: true,
+  capMs: true,
+  onScorecard: true,
+  signal: true,
+} satisfies Record<keyof ChaosOptions, true>);
+
+function invalid(message: string): never {
+  throw new KeelError('config.invalid', `runChaos(): ${message}`);
+}
+
+/**
+ * Runs each subject through each scenario on the simulated provider and scores it. Each subject is first run once
+ * without faults (its calibration: the requests and answer of a run that meets nothing). Scenarios run one after
+ * another; within one, all runs are under way at once.
+ *
+ * @example
+ *   const report = await runChaos({ subjects: [keelSubject({ build })], task: 'What is the weather in Paris?',
+ *     scenarios: ['transient-30', 'outage-fallback'], runs: 20 });
+ *   console.log(renderTable(report));
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  if (typeof options !== 'object' || options === null) invalid('options must be an object');
+  rejectUnknownOptions(options, OPTION_KEYS, 'runChaos()');
+  const { subjects, task, runs = 50, seed = 1, capMs = 30_000 } = options;
+  if (!Array.isArray(subjects) || subjects.length === 0) invalid('subjects must name at least one subject');
+  const names = subjects.map((subject) => subject.name);
+  if (new Set(names).size !== names.length) invalid(`two subjects share a name (${names.join(', ')})`);
+  if (typeof task !== 'string' || task.trim() === '') invalid('task must be a non-empty string');
+  if (!Number.isInteger(runs) || runs < 1 || runs > 10_000)
+    invalid(`runs must be an integer from 1 to 10000, got ${runs}`);
+  if (!Number.isSafeInteger(seed)) invalid(`seed must be an integer, got ${seed}`);
+  if (!Number.isInteger(capMs) || capMs < 100)
+    invalid(`capMs must be an integer of at least 100, got ${capMs}`);
+  const scenarios = selectScenarios(options.scenarios);
+  const started = Date.now();
+  const calibrations: { name: string; calibration: Calibration }[] = [];
+  for (const subject of subjects) {
+    calibrations.push({ name: subject.name, calibration: await calibrate(subject, task, seed, capMs) });
+  }
+  const scorecards: Scorecard[] = [];
+  const { signal } = options;
+  const stopIfCancelled = () => {
+    if (signal?.aborted === true) {
+      throw new KeelError('run.cancelled', 'The chaos suite was cancelled', { cause: signal.reason });
+    }
+  };
+  for (const scenario of scenarios) {
+    for (const [index, subject] of subjects.entries()) {
+      stopIfCancelled();
+      const run = {
+        subject,
+        scenario,
+        calibration: calibrations[index]!.calibration,
+        runs,
+        seed,
+        task,
+        capMs,
+        ...(signal === undefined ? {} : { signal }),
+      };
+      const observation = scenario.crash === true ? await runCrashScenario(run) : await runScenario(run);
+      stopIfCancelled();
+      const scorecard = scorecardOf(observation);
+      scorecards.push(scorecard);
+      options.onScorecard?.(scorecard);
+    }
+  }
+  return {
+    seed,
+    runs,
+    capMs,
+    task,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    subjects: calibrations,
+    scenarios: scenarios.map(({ name, title, description, goals }) => ({ name, title, description, goals })),
+    scorecards,
+  };
+}

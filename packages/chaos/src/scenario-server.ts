@@ -1,0 +1,145 @@
+import {
+  type FaultSchedule,
+  SIMULATED_FALLBACK_MODEL,
+  SIMULATED_MODEL,
+  type SimulatedModelOptions,
+  type SimulatedServer,
+  startSimulatedServer,
+} from '@keel/simulated';
+import type { ChaosScenario, ModelFaults } from './scenario.js';
+import type { RequestSample, WindowSample } from './scorecard.js';
+import { seedOf } from './seeds.js';
+import type { ChaosModel, ChaosSubject } from './subject.js';
+
+/** What a fault-free run of a subject looks like: the baseline every scenario is measured against. */
+export interface Calibration {
+  /** Upstream requests the run needed. */
+  readonly requestsPerRun: number;
+  /** Tool calls that ran to their end. */
+  readonly effectsPerRun: number;
+  /** The tools those calls were of: a completed run must have called each of them to its end too. */
+  readonly tools: readonly string[];
+  /** Its answer: a completed run under faults must give the same (see `answerCheck`). */
+  readonly answer: string;
+  /** The size of its first prompt, and of its largest, in the server's tokens. */
+  readonly firstPromptTokens: number;
+  readonly largestPromptTokens: number;
+  /** How long it took, in milliseconds. */
+  readonly durationMs: number;
+}
+
+/** A scenario's server, set up for one subject, with its models not yet faulty. */
+export interface ScenarioServer {
+  readonly server: SimulatedServer;
+  /** The models the subject is given, primary first. */
+  readonly models: readonly ChaosModel[];
+  /** The primary model's schedule (for the `schedule` minimum). */
+  readonly schedule: FaultSchedule;
+  /**
+   * Starts the scenario's faults, with outage windows counted from `startedAtMs` (when the first run is due);
+   * returns the windows in milliseconds since the epoch.
+   */
+  arm(startedAtMs: number): WindowSample[];
+}
+
+/** The name of fallback `index` (from 0) on a scenario's server. */
+export function fallbackName(index: number): string {
+  return index === 0 ? SIMULATED_FALLBACK_MODEL : `${SIMULATED_FALLBACK_MODEL}-${index + 1}`;
+}
+
+/**
+ * Starts the simulated server for `scenario`: the primary and as many fallbacks as the subject uses (none when the
+ * scenario offers none), each with a fault schedule seeded by (seed, scenario, model), and the context windows the
+ * scenario asks for. Faults start with `arm`, once the subject is ready.
+ */
+export async function startScenarioServer(
+  scenario: ChaosScenario,
+  subject: ChaosSubject,
+  calibration: Calibration | undefined,
+  seed: number,
+): Promise<ScenarioServer> {
+  const fallbacks = scenario.fallbacksOffered === false ? 0 : subject.fallbacks;
+  const names = [SIMULATED_MODEL, ...Array.from({ length: fallbacks }, (_, index) => fallbackName(index))];
+  const windows = contextWindows(scenario, calibration);
+  const models: ChaosModel[] = names.map((name, index) => {
+    const window = index === 0 ? windows.primary : windows.fallbacks;
+    return window === undefined ? { name } : { name, contextWindowTokens: window };
+  });
+  const settings = (index: number): ModelFaults | undefined =>
+    index === 0 ? scenario.primary : scenario.fallbacks;
+  const scheduleOf = (index: number): FaultSchedule => scenarioSchedule(scenario, names[index]!, seed);
+  const quiet = Object.fromEntries(
+    models.map((model): [string, SimulatedModelOptions] => [
+      model.name,
+      model.contextWindowTokens === undefined ? {} : { contextWindowTokens: model.contextWindowTokens },
+    ]),
+  );
+  const server = await startSimulatedServer({ models: quiet });
+  return {
+    server,
+    models,
+    schedule: scheduleOf(0),
+    arm(startedAtMs) {
+      const armed: WindowSample[] = [];
+      const offsetMs = startedAtMs - server.epochMs;
+      models.forEach((model, index) => {
+        const outages = (settings(index)?.outages ?? []).map((window) => ({
+          ...window,
+          startMs: window.startMs + offsetMs,
+          endMs: window.endMs + offsetMs,
+        }));
+        for (const window of outages) {
+          armed.push({
+            model: model.name,
+            startMs: server.epochMs + window.startMs,
+            endMs: server.epochMs + window.endMs,
+            fault: window.fault ?? 'unavailable',
+          });
+        }
+        server.configureModel(model.name, {
+          ...quiet[model.name],
+          faults: scheduleOf(index),
+          ...(outages.length === 0 ? {} : { outages }),
+        });
+      });
+      return armed;
+    },
+  };
+}
+
+/**
+ * The fault schedule of `model` (the primary, or a fallback) in `scenario`: its rates, Retry-After and hang length,
+ * drawn from a stream seeded by (seed, scenario, model). The same arguments always give the same schedule.
+ */
+export function scenarioSchedule(scenario: ChaosScenario, model: string, seed: number): FaultSchedule {
+  const faults = model === SIMULATED_MODEL ? scenario.primary : scenario.fallbacks;
+  const schedule: FaultSchedule = { seed: seedOf(seed, scenario.name, model) };
+  if (faults?.rates !== undefined) schedule.rates = { ...faults.rates };
+  if (faults?.retryAfterMs !== undefined) schedule.retryAfterMs = faults.retryAfterMs;
+  if (faults?.hangMs !== undefined) schedule.hangMs = faults.hangMs;
+  return schedule;
+}
+
+/** The chat completion requests `server` received, as samples. */
+export function requestSamples(server: SimulatedServer): RequestSample[] {
+  return server.requests
+    .filter((record) => record.path === '/v1/chat/completions' && record.model !== undefined)
+    .map((record) => ({
+      model: record.model!,
+      atMs: record.receivedAtMs,
+      down: record.down,
+      fault: record.fault,
+    }));
+}
+
+function contextWindows(
+  scenario: ChaosScenario,
+  calibration: Calibration | undefined,
+): { primary?: number; fallbacks?: number } {
+  if (scenario.tightContextWindow !== true || calibration === undefined) return {};
+  const { firstPromptTokens: first, largestPromptTokens: largest } = calibration;
+  // Between the first prompt and the largest, so that the run outgrows it mid-way; a run of one request cannot, and
+  // then overflows at once.
+  const primary = largest > first ? first + Math.floor((largest - first) / 2) : Math.max(1, first - 1);
+  return { primary, fallbacks: largest * 4 };
+}

@@ -1,0 +1,75 @@
+import type { FaultKind, OutageWindow } from '@keel/simulated';
+
+/** The name of a goal a scenario's scorecard is held to. */
+export type GoalName =
+  /** At least 99.9% of runs complete. */
+  | 'completion'
+  /** Upstream requests at most 1.1x the minimum the completed runs needed. */
+  | 'amplification'
+  /** While a model is down, at most one request (probe) per half-open interval of its breaker. */
+  | 'probes'
+  /** No tool with side effects ran twice for one call. */
+  | 'duplicates'
+  /** Every run ended typed: no untyped failure, no run cut by the wall-clock cap. */
+  | 'typed';
+
+/** What a scenario does to one model (the primary, or every fallback). */
+export interface ModelFaults {
+  /** Probability, per request, of each fault kind (drawn from the scenario's seed). Defaults to none. */
+  rates?: Partial<Record<Exclude<FaultKind, 'none'>, number>>;
+  /** Stretches of wall time the model is down, counted from the moment the first run starts. Defaults to none. */
+  outages?: readonly OutageWindow[];
+  /** The wait a `rate_limit` asks for (Retry-After), in milliseconds. Defaults to the server's 1000. */
+  retryAfterMs?: number;
+  /** How long a `hang` lasts before the connection is cut (a proxy's idle timeout). Defaults to forever. */
+  hangMs?: number;
+}
+
+/** What a scenario does to every tool call (decided per run and per call, from the scenario's seed). */
+export interface ToolFaults {
+  /** Probability that a call fails before doing anything, as its upstream service answering 503. Defaults to 0. */
+  failRate?: number;
+  /** Probability that a call hangs until its signal aborts (forever if nothing aborts it). Defaults to 0. */
+  hangRate?: number;
+}
+
+/**
+ * One seeded, deterministic failure scenario. Long waits of the real world (outages of minutes, Retry-After of
+ * seconds, proxies' idle timeouts) are compressed into a few seconds of wall time by scaling the server's windows
+ * and waits; nothing fakes the clock of the agent under test, since real HTTP is involved.
+ */
+export interface ChaosScenario {
+  /** A short name, used by `--scenarios`. */
+  readonly name: string;
+  /** One line saying what goes wrong. */
+  readonly title: string;
+  /** What the scenario does, and how its times are compressed. */
+  readonly description: string;
+  /** Faults of the primary model. Defaults to none. */
+  readonly primary?: ModelFaults;
+  /** Faults of every fallback model. Defaults to none. */
+  readonly fallbacks?: ModelFaults;
+  /** Whether the subject gets its fallback models. Defaults to true. */
+  readonly fallbacksOffered?: boolean;
+  /**
+   * Gives the primary model a context window between the first prompt of a fault-free run and its largest one (so
+   * the conversation outgrows it mid-run), and the fallbacks a window four times the largest. Defaults to false.
+   */
+  readonly tightContextWindow?: boolean;
+  /** Faults of every tool call. Defaults to none. */
+  readonly tools?: ToolFaults;
+  /**
+   * Runs the runs in a worker process that is killed (SIGKILL) mid-run; a new worker then resumes them (durable
+   * subjects) or starts them again (the others). Defaults to false.
+   */
+  readonly crash?: boolean;
+  /** Runs start evenly spread over this many milliseconds. */
+  readonly arrivalMs: number;
+  /**
+   * How the minimum number of upstream requests is counted: `clean` is what fault-free runs need; `schedule` adds,
+   * in expectation, one request per fault the primary's rates put in their way (each faulted request needs one more).
+   */
+  readonly minimum: 'clean' | 'schedule';
+  /** The goals this scenario's scorecard is held to. */
+  readonly goals: readonly GoalName[];
+}

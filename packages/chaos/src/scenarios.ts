@@ -1,0 +1,175 @@
+import { KeelError } from '@keel/core';
+import type { ChaosScenario, ModelFaults } from './scenario.js';
+
+/** Transient 5xx answers, spread evenly over 500, 502, 503 and 529, adding up to `total`. */
+function transient(total: number): ModelFaults {
+  const each = total / 4;
+  return { rates: { server_error: each, bad_gateway: each, unavailable: each, overloaded: each } };
+}
+
+const EVERY_GOAL_BUT_LOAD = ['duplicates', 'typed'] as const;
+
+/** The built-in scenarios, in the order they run. */
+export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
+  {
+    name: 'transient-10',
+    title: 'transient 5xx on 10% of requests',
+    description: '500, 502 (an HTML page), 503 and 529 answers on 10% of the requests to every model.',
+    primary: transient(0.1),
+    fallbacks: transient(0.1),
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'transient-30',
+    title: 'transient 5xx on 30% of requests',
+    description: '500, 502 (an HTML page), 503 and 529 answers on 30% of the requests to every model.',
+    primary: transient(0.3),
+    fallbacks: transient(0.3),
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: ['completion', 'amplification', ...EVERY_GOAL_BUT_LOAD],
+  },
+  {
+    name: 'rate-limit-storm',
+    title: '429 storm with Retry-After on the primary',
+    description:
+      'Every request to the primary model gets 429 with Retry-After for 1 s (a minute-long storm with a 5 s ' +
+      'Retry-After, compressed 20x: the header asks for 250 ms); the fallbacks are healthy.',
+    primary: { outages: [{ startMs: 200, endMs: 1_200, fault: 'rate_limit' }], retryAfterMs: 250 },
+    arrivalMs: 1_500,
+    minimum: 'clean',
+    goals: ['probes', ...EVERY_GOAL_BUT_LOAD],
+  },
+  {
+    name: 'outage-fallback',
+    title: 'primary outage, fallback available',
+    description:
+      'The primary model answers 503 to every request for 1.5 s (a minute-long outage compressed 40x) while runs ' +
+      'keep arriving; the fallbacks are healthy.',
+    primary: { outages: [{ startMs: 300, endMs: 1_800, fault: 'unavailable' }] },
+    arrivalMs: 2_500,
+    minimum: 'clean',
+    goals: ['probes', ...EVERY_GOAL_BUT_LOAD],
+  },
+  {
+    name: 'outage-no-fallback',
+    title: 'primary outage, no fallback',
+    description:
+      'The same 1.5 s outage of the primary model, and the subject runs without its fallbacks: the runs that ' +
+      'meet the outage cannot complete; what counts is how fast they fail and how hard the dead provider is hit.',
+    primary: { outages: [{ startMs: 300, endMs: 1_800, fault: 'unavailable' }] },
+    fallbacksOffered: false,
+    arrivalMs: 2_500,
+    minimum: 'clean',
+    goals: ['probes', ...EVERY_GOAL_BUT_LOAD],
+  },
+  {
+    name: 'hang',
+    title: 'responses that never start',
+    description:
+      '10% of the requests to every model get no byte at all until the connection is cut after 1.5 s (a load ' +
+      "balancer's 60 s idle timeout, compressed 40x).",
+    primary: { rates: { hang: 0.1 }, hangMs: 1_500 },
+    fallbacks: { rates: { hang: 0.1 }, hangMs: 1_500 },
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'reset',
+    title: 'connections reset mid-response',
+    description: '20% of the responses of every model send their headers and part of the body, then reset.',
+    primary: { rates: { reset: 0.2 } },
+    fallbacks: { rates: { reset: 0.2 } },
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'malformed-tool-calls',
+    title: 'malformed tool-call JSON and unknown tool names',
+    description:
+      '15% of the answers of every model call a tool with arguments that are not JSON, 15% name a tool that was ' +
+      'not offered.',
+    primary: { rates: { invalid_tool_arguments: 0.15, unknown_tool: 0.15 } },
+    fallbacks: { rates: { invalid_tool_arguments: 0.15, unknown_tool: 0.15 } },
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'context-overflow',
+    title: 'the conversation outgrows the primary context window',
+    description:
+      "The primary model's window lies between the first prompt of a fault-free run and its largest: the run " +
+      'overflows it mid-way (400 context_length_exceeded). The fallbacks have a window four times the largest.',
+    tightContextWindow: true,
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'max-tokens',
+    title: 'answers cut at the output limit',
+    description: '15% of the answers of every model stop with finish_reason "length" and partial content.',
+    primary: { rates: { max_tokens: 0.15 } },
+    fallbacks: { rates: { max_tokens: 0.15 } },
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'tool-flaky',
+    title: 'a tool that fails intermittently',
+    description: '30% of tool calls fail before doing anything: the service behind the tool answers 503.',
+    tools: { failRate: 0.3 },
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'tool-hang',
+    title: 'a tool that hangs',
+    description: '20% of tool calls never return until their signal aborts them.',
+    tools: { hangRate: 0.2 },
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+  {
+    name: 'crash',
+    title: 'the worker process is killed mid-run',
+    description:
+      'The runs execute in a worker process that is killed with SIGKILL while they are under way; a new worker ' +
+      'then resumes them from their last checkpoint (durable agents) or starts them again (the others).',
+    crash: true,
+    arrivalMs: 300,
+    minimum: 'clean',
+    goals: EVERY_GOAL_BUT_LOAD,
+  },
+] satisfies ChaosScenario[]);
+
+/** The names of the built-in scenarios. */
+export const SCENARIO_NAMES: readonly string[] = SCENARIOS.map((scenario) => scenario.name);
+
+/**
+ * The built-in scenarios with these names, in the suite's order; every scenario when `names` is undefined. Throws a
+ * `config.invalid` KeelError naming an unknown one.
+ */
+export function selectScenarios(names?: readonly string[]): ChaosScenario[] {
+  if (names === undefined) return [...SCENARIOS];
+  if (!Array.isArray(names) || names.length === 0) {
+    throw new KeelError('config.invalid', `Name at least one scenario (${SCENARIO_NAMES.join(', ')})`);
+  }
+  for (const name of names) {
+    if (!SCENARIO_NAMES.includes(name)) {
+      throw new KeelError(
+        'config.invalid',
+        `Unknown chaos scenario "${String(name)}"; the scenarios are: ${SCENARIO_NAMES.join(', ')}`,
+      );
+    }
+  }
+  return SCENARIOS.filter((scenario) => names.includes(scenario.name));
+}

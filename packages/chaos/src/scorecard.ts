@@ -1,0 +1,289 @@
+import type { FaultSchedule } from '@keel/simulated';
+import { duplicateEffects, type EffectRecord } from './effect-ledger.js';
+import type { ChaosScenario, GoalName } from './scenario.js';
+import { countInto, percentile, ratio } from './statistics.js';
+import type { BreakerMoveRecord } from './subject.js';
+import { type Timeline, timelineOf } from './timeline.js';
+
+/** How one run ended, as the runner saw it. */
+export interface RunSample {
+  readonly runId: string;
+  /** When it started and ended (or was given up on, for a hung run), in milliseconds since the epoch. */
+  readonly startedAtMs: number;
+  readonly endedAtMs: number;
+  /**
+   * `completed`: the framework returned the whole answer a fault-free run gives; `failed`: it ended typed without it;
+   * `untyped`: it ended with something that does not say what happened; `hung`: the wall-clock cap cut it.
+   */
+  readonly outcome: 'completed' | 'failed' | 'untyped' | 'hung';
+  /** What went wrong, for runs that did not complete. */
+  readonly code?: string;
+}
+
+/** One upstream request, as the simulated server recorded it. */
+export interface RequestSample {
+  readonly model: string;
+  /** When it arrived, in milliseconds since the epoch. */
+  readonly atMs: number;
+  /** Whether its model was down (inside an outage window) when it arrived. */
+  readonly down: boolean;
+  /** The fault it got (`none` for a clean answer). */
+  readonly fault: string;
+}
+
+/** An outage window, in milliseconds since the epoch. */
+export interface WindowSample {
+  readonly model: string;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly fault: string;
+}
+
+/** Everything observed while one subject went through one scenario. */
+export interface ScenarioObservation {
+  readonly scenario: ChaosScenario;
+  readonly subject: string;
+  /** When the first run was due, in milliseconds since the epoch: the timeline and windows count from it. */
+  readonly startedAtMs: number;
+  /** When the last run ended or was given up on, in milliseconds since the epoch. */
+  readonly finishedAtMs: number;
+  readonly runs: readonly RunSample[];
+  readonly requests: readonly RequestSample[];
+  readonly effects: readonly EffectRecord[];
+  readonly breakerMoves: readonly BreakerMoveRecord[];
+  readonly windows: readonly WindowSample[];
+  /** Upstream requests a fault-free run of this subject needs (measured on a clean server). */
+  readonly requestsPerCleanRun: number;
+  /** The primary model's schedule, for the `schedule` minimum. */
+  readonly schedule?: FaultSchedule;
+  /** Why the scenario did not apply (such as no worker for the crash scenario); its numbers are then empty. */
+  readonly skipped?: string;
+}
+
+/** How a scorecard fares against one goal. */
+export interface GoalResult {
+  readonly goal: GoalName;
+  /** The goal in words, such as `>= 99.9% complete`. */
+  readonly target: string;
+  /** The measured value in words. */
+  readonly actual: string;
+  /** Whether it is met; null when it cannot be judged here (no breaker opened, nothing completed). */
+  readonly met: boolean | null;
+}
+
+/** The scorecard of one subject in one scenario. */
+export interface Scorecard {
+  readonly scenario: string;
+  readonly subject: string;
+  readonly skipped?: string;
+  /** Wall time the scenario took, from its first run's start to its last run's end, in milliseconds. */
+  readonly wallMs: number;
+  readonly runs: number;
+  readonly completed: number;
+  /** completed / runs, from 0 to 1. */
+  readonly completionRate: number;
+  readonly requests: {
+    readonly total: number;
+    readonly byModel: Readonly<Record<string, number>>;
+    /** Requests that arrived while their model was down. */
+    readonly whileDown: number;
+  };
+  /** Every upstream request the scenario caused, divided by the runs that completed; null when none did. */
+  readonly requestsPerCompletedRun: number | null;
+  /** The fewest upstream requests that complete the completed runs (see {@link minimumRequests}). */
+  readonly minimumRequests: number;
+  /** requests.total / minimumRequests; null when nothing completed. */
+  readonly amplification: number | null;
+  /**
+   * While a model was down and after its breaker opened: the requests that still reached it, and the half-open
+   * intervals the breaker went through. Null when no breaker opened during an outage.
+   */
+  readonly probes: { readonly afterBreakerOpened: number; readonly halfOpenIntervals: number } | null;
+  /** Run times, from start to end (hung runs count until the cap), in milliseconds. */
+  readonly durationMs: {
+    readonly p50: number | null;
+    readonly p99: number | null;
+    readonly max: number | null;
+  };
+  /** Runs that did not complete, by what went wrong. */
+  readonly failuresByCode: Readonly<Record<string, number>>;
+  /** Extra runs of calls of tools that are not idempotent. */
+  readonly duplicateSideEffects: number;
+  readonly untyped: number;
+  readonly hung: number;
+  readonly goals: readonly GoalResult[];
+  readonly timeline: Timeline;
+}
+
+/** The goals' thresholds. */
+export const GOAL_TARGETS = { completionRate: 0.999, amplification: 1.1 } as const;
+
+/**
+ * The fewest upstream requests that complete `completed` runs of `requestsPerCleanRun` requests each: that many with
+ * `clean`; with `schedule`, as many as it takes, in expectation, to get that many clean answers when each request is
+ * faulted with the schedule's total rate `f` (each faulted request needs one more): needed / (1 - f), rounded up.
+ */
+export function minimumRequests(
+  kind: ChaosScenario['minimum'],
+  completed: number,
+  requestsPerCleanRun: number,
+  schedule?: FaultSchedule,
+): number {
+  const needed = completed * requestsPerCleanRun;
+  if (kind === 'clean' || schedule?.rates === undefined || needed === 0) return needed;
+  const faultRate = Object.entries(schedule.rates).reduce(
+    (total, [kind, rate]) => (kind === 'none' ? total : total + (rate ?? 0)),
+    0,
+  );
+  // A rate of 1 never answers: nothing could complete, and nothing did (needed is 0 then).
+  return faultRate >= 1 ? needed : Math.ceil(needed / (1 - faultRate) - 1e-9);
+}
+
+/**
+ * How long after a breaker opened a request may still reach the server and count as admitted before the open (sent
+ * while the breaker was closed, still in flight), in milliseconds. Client and server share one busy event loop here.
+ */
+export const IN_FLIGHT_MS = 100;
+
+/**
+ * While a model was down: the requests that reached it after its breaker first opened in the window (beyond those
+ * still in flight, see {@link IN_FLIGHT_MS}), and the half-open moves the breaker made until the window closed.
+ * Moves reported by several runs are counted once.
+ */
+export function probesWhileDown(
+  windows: readonly WindowSample[],
+  requests: readonly RequestSample[],
+  moves: readonly BreakerMoveRecord[],
+): Scorecard['probes'] {
+  const unique = new Map<string, BreakerMoveRecord>();
+  for (const move of moves) unique.set(`${move.model}|${move.atMs}|${move.to}`, move);
+  let judged = false;
+  let afterBreakerOpened = 0;
+  let halfOpenIntervals = 0;
+  for (const window of windows) {
+    const inWindow = [...unique.values()].filter(
+      (move) => move.model === window.model && move.atMs >= window.startMs && move.atMs < window.endMs,
+    );
+    const opened = inWindow
+      .filter((move) => move.to === 'open')
+      .reduce((first, move) => Math.min(first, move.atMs), Number.POSITIVE_INFINITY);
+    if (opened === Number.POSITIVE_INFINITY) continue;
+    judged = true;
+    afterBreakerOpened += requests.filter(
+      (request) =>
+        request.model === window.model && request.atMs > opened + IN_FLIGHT_MS && request.atMs < window.endMs,
+    ).length;
+    halfOpenIntervals += inWindow.filter((move) => move.to === 'half-open' && move.atMs > opened).length;
+  }
+  return judged ? { afterBreakerOpened, halfOpenIntervals } : null;
+}
+
+/** The scorecard of one observation. */
+export function scorecardOf(observation: ScenarioObservation): Scorecard {
+  const { scenario, runs, requests } = observation;
+  const completed = runs.filter((run) => run.outcome === 'completed').length;
+  const byModel: Record<string, number> = {};
+  for (const request of requests) countInto(byModel, request.model);
+  const failuresByCode: Record<string, number> = {};
+  for (const run of runs) {
+    if (run.outcome !== 'completed') countInto(failuresByCode, run.code ?? run.outcome);
+  }
+  const durations = runs.map((run) => run.endedAtMs - run.startedAtMs);
+  const minimum = minimumRequests(
+    scenario.minimum,
+    completed,
+    observation.requestsPerCleanRun,
+    observation.schedule,
+  );
+  const amplification = completed === 0 ? undefined : ratio(requests.length, minimum);
+  const probes = probesWhileDown(observation.windows, requests, observation.breakerMoves);
+  const untyped = runs.filter((run) => run.outcome === 'untyped').length;
+  const hung = runs.filter((run) => run.outcome === 'hung').length;
+  const duplicates = duplicateEffects(observation.effects);
+  const partial = {
+    completionRate: ratio(completed, runs.length) ?? 0,
+    amplification: amplification ?? null,
+    probes,
+    duplicateSideEffects: duplicates,
+    untyped,
+    hung,
+  };
+  return {
+    scenario: scenario.name,
+    subject: observation.subject,
+    ...(observation.skipped === undefined ? {} : { skipped: observation.skipped }),
+    wallMs: observation.finishedAtMs - observation.startedAtMs,
+    runs: runs.length,
+    completed,
+    ...partial,
+    requests: {
+      total: requests.length,
+      byModel,
+      whileDown: requests.filter((request) => request.down).length,
+    },
+    requestsPerCompletedRun: ratio(requests.length, completed) ?? null,
+    minimumRequests: minimum,
+    durationMs: {
+      p50: percentile(durations, 0.5) ?? null,
+      p99: percentile(durations, 0.99) ?? null,
+      max: durations.length === 0 ? null : Math.max(...durations),
+    },
+    failuresByCode,
+    goals: observation.skipped === undefined ? scenario.goals.map((goal) => judge(goal, partial)) : [],
+    timeline: timelineOf(observation),
+  };
+}
+
+function judge(
+  goal: GoalName,
+  card: Pick<
+    Scorecard,
+    'completionRate' | 'amplification' | 'probes' | 'duplicateSideEffects' | 'untyped' | 'hung'
+  >,
+): GoalResult {
+  switch (goal) {
+    case 'completion':
+      return {
+        goal,
+        target: `>= ${GOAL_TARGETS.completionRate * 100}% complete`,
+        actual: `${formatPercent(card.completionRate)} complete`,
+        met: card.completionRate >= GOAL_TARGETS.completionRate,
+      };
+    case 'amplification':
+      return {
+        goal,
+        target: `<= ${GOAL_TARGETS.amplification}x the minimum requests`,
+        actual: card.amplification === null ? 'nothing completed' : `${card.amplification.toFixed(2)}x`,
+        met: card.amplification === null ? null : card.amplification <= GOAL_TARGETS.amplification,
+      };
+    case 'probes':
+      return {
+        goal,
+        target: '<= 1 probe per half-open interval per breaker while down',
+        actual:
+          card.probes === null
+            ? 'no breaker opened during the outage'
+            : `${card.probes.afterBreakerOpened} requests after the breaker opened, ${card.probes.halfOpenIntervals} half-open intervals`,
+        met: card.probes === null ? null : card.probes.afterBreakerOpened <= card.probes.halfOpenIntervals,
+      };
+    case 'duplicates':
+      return {
+        goal,
+        target: '0 duplicate side effects',
+        actual: `${card.duplicateSideEffects}`,
+        met: card.duplicateSideEffects === 0,
+      };
+    case 'typed':
+      return {
+        goal,
+        target: '0 untyped or hung endings',
+        actual: `${card.untyped} untyped, ${card.hung} hung`,
+        met: card.untyped + card.hung === 0,
+      };
+  }
+}
+
+/** A rate from 0 to 1 as a percentage with one decimal (`99.9%`). */
+export function formatPercent(rate: number): string {
+  return `${(Math.floor(rate * 1000) / 10).toFixed(1)}%`;
+}

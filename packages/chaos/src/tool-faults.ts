@@ -1,0 +1,97 @@
+import type { Tool, ToolContext } from '@keel/core';
+import { canonicalJson, type EffectLedger } from './effect-ledger.js';
+import type { ToolFaults } from './scenario.js';
+import { drawAt } from './seeds.js';
+
+/** What befalls one tool call. */
+export type ToolFault = 'none' | 'fail' | 'hang';
+
+/**
+ * The fault of the `ordinal`-th call (from 0) of `tool` in run `runId`: a pure function of the scenario's seed, the
+ * run, the tool and the position, so that every subject meets the same faults on the same calls however their runs
+ * interleave.
+ */
+export function toolFaultAt(
+  faults: ToolFaults | undefined,
+  seed: number,
+  runId: string,
+  tool: string,
+  ordinal: number,
+): ToolFault {
+  const failRate = faults?.failRate ?? 0;
+  const hangRate = faults?.hangRate ?? 0;
+  if (failRate === 0 && hangRate === 0) return 'none';
+  const draw = drawAt(ordinal, seed, runId, tool);
+  if (draw < failRate) return 'fail';
+  if (draw < failRate + hangRate) return 'hang';
+  return 'none';
+}
+
+/** What {@link instrumentTools} needs. */
+export interface ToolInstrumentation {
+  faults: ToolFaults | undefined;
+  seed: number;
+  ledger: EffectLedger;
+  /** Called once a call's effect is recorded (the crash worker reports it). Defaults to none. */
+  onEffect?: (runId: string, tool: string) => void;
+}
+
+/**
+ * The same tools, with the scenario's faults injected before each call runs, and each execution recorded in the
+ * effect ledger when it starts and when it completes. A failing call throws what an HTTP client would for a 503 (`status: 503`), before doing anything; a
+ * hanging call waits for its signal and rejects with its reason.
+ */
+export function instrumentTools(tools: readonly Tool[], instrumentation: ToolInstrumentation): Tool[] {
+  const ordinals = new Map<string, number>();
+  return tools.map((original): Tool => {
+    const execute = async (input: unknown, context: ToolContext): Promise<unknown> => {
+      const counter = `${context.runId}\u0000${original.name}`;
+      const ordinal = ordinals.get(counter) ?? 0;
+      ordinals.set(counter, ordinal + 1);
+      const fault = toolFaultAt(
+        instrumentation.faults,
+        instrumentation.seed,
+        context.runId,
+        original.name,
+        ordinal,
+      );
+      if (fault === 'fail') {
+        throw Object.assign(
+          new Error(`${original.name}: the service behind the tool answered 503 Service Unavailable`),
+          { status: 503 },
+        );
+      }
+      if (fault === 'hang') await hangUntilAborted(context.signal);
+      const effect = {
+        runId: context.runId,
+        tool: original.name,
+        key: `${context.runId}|${original.name}|${canonicalJson(input)}`,
+        idempotent: original.idempotent,
+      };
+      instrumentation.ledger.record({ ...effect, phase: 'started', atMs: Date.now() });
+      const output = await original.execute(input, context);
+      instrumentation.ledger.record({ ...effect, phase: 'completed', atMs: Date.now() });
+      instrumentation.onEffect?.(context.runId, original.name);
+      return output;
+    };
+    // A copy that keeps the original's validation, schema, timeout and approval rule; only `execute` differs.
+    return Object.freeze({
+      name: original.name,
+      description: original.description,
+      inputSchema: original.inputSchema,
+      idempotent: original.idempotent,
+      validate: (input: unknown) => original.validate(input),
+      execute,
+      ...(original.timeoutMs === undefined ? {} : { timeoutMs: original.timeoutMs }),
+      ...(original.needsApproval === undefined ? {} : { needsApproval: original.needsApproval }),
+    });
+  });
+}
+
+function hangUntilAborted(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    if (signal === undefined) return;
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}

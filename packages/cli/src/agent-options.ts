@@ -1,0 +1,33 @@
+import type { AgentOptions, Clock, DurabilityOptions, ModelProvider, RunStore, Tool } from '@keel/core';
+import type { AgentFile } from './agent-file.js';
+
+/** What an agent file leaves to the command that builds its agent. */
+export interface AgentParts {
+  model: ModelProvider;
+  fallbacks: readonly ModelProvider[];
+  tools: readonly Tool[];
+  store: RunStore;
+  /** How runs hold their leases. Defaults to the agent's defaults (one owner per process). */
+  durability?: DurabilityOptions;
+  /** The agent's clock (leases, timeouts). Defaults to the system clock. */
+  clock?: Clock;
+}
+
+/**
+ * The options of the agent an agent file describes, given its models, tools and store: the one mapping from a file
+ * to an agent, shared by `keel run` and `keel chaos` so that chaos measures the settings `keel run` uses.
+ */
+export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentOptions<string> {
+  return {
+    name: file.name,
+    model: parts.model,
+    fallbacks: parts.fallbacks,
+    tools: parts.tools,
+    store: parts.store,
+    ...(parts.durability === undefined ? {} : { durability: parts.durability }),
+    ...(parts.clock === undefined ? {} : { clock: parts.clock }),
+    ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
+    ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
+    ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),
+  };
+}

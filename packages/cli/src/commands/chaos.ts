@@ -1,0 +1,138 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { KeelError } from '@keel/core';
+import { progressLine, renderHtml, renderTable, runChaos, SCENARIOS, selectScenarios } from '@keel/chaos';
+import { loadAgentFile } from '../agent-file.js';
+import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
+import { agentFileSubject, defaultChaosTask } from '../chaos-subject.js';
+import { type Output, paint } from '../output.js';
+
+/** What `keel chaos` runs with, besides its arguments. */
+export interface ChaosCommandContext {
+  output: Output;
+  workingDirectory: string;
+  /** Cancels the suite (Ctrl-C). */
+  signal: AbortSignal;
+}
+
+/** `keel chaos --help`. */
+const CHAOS_USAGE = `keel chaos: run an agent file through seeded failure scenarios and score it
+
+usage:
+  keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--task TEXT] [--html report.html] [--json]
+
+The agent is built as keel run builds it (its retry, fallback, limit and tool settings are what is measured), with
+its models replaced by models of the offline simulated provider, which injects each scenario's faults. All runs of a
+scenario are under way at once; a run still going after 30 s is given up on and counted hung.
+
+options:
+  --scenarios a,b  which scenarios (default: all)
+  --runs N         runs per scenario (default: 50)
+  --seed N         seed of every fault schedule, tool fault and kill (default: 1)
+  --task TEXT      the task of every run (default: one that calls the agent's weather and ticket tools)
+  --html FILE      also write a self-contained HTML report with charts
+  --json           print the report as JSON instead of the table
+
+scenarios:
+${SCENARIOS.map((scenario) => `  ${scenario.name.padEnd(21)} ${scenario.title}`).join('\n')}
+
+Progress goes to stderr, one line per scenario; the table (or JSON) to stdout.
+exit codes: 0 every goal that applies was met, 1 a goal was missed, 2 invalid input, 130 cancelled`;
+
+/** `keel chaos <agent.yaml>`: scores the agent file's agent in each scenario. */
+export async function chaosCommand(argv: readonly string[], context: ChaosCommandContext): Promise<number> {
+  const { output } = context;
+  const { values, positionals } = parse(argv);
+  if (values.help === true) {
+    output.out(CHAOS_USAGE);
+    return 0;
+  }
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0) {
+    throw new KeelError('config.invalid', 'usage: keel chaos <agent.yaml> [options]; run keel chaos --help');
+  }
+  const scenarios = values.scenarios === undefined ? undefined : scenarioList(values.scenarios);
+  const runs = values.runs === undefined ? 50 : integerOption('--runs', values.runs, 1, 10_000);
+  const seed =
+    values.seed === undefined ? 1 : integerOption('--seed', values.seed, 0, Number.MAX_SAFE_INTEGER);
+  const agentFile = resolve(context.workingDirectory, file);
+  const agentDefinition = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES);
+  const task = values.task ?? defaultChaosTask(agentDefinition.tools);
+  if (task.trim() === '') throw new KeelError('config.invalid', '--task must not be empty');
+  output.error(
+    paint(
+      output,
+      'grey',
+      `keel chaos ${agentDefinition.name}: ${scenarios?.length ?? SCENARIOS.length} scenarios × ${runs} runs, ` +
+        `seed ${seed}, offline simulated provider · task: ${task}`,
+    ),
+  );
+  let report: Awaited<ReturnType<typeof runChaos>>;
+  try {
+    report = await runChaos({
+      subjects: [agentFileSubject(agentDefinition, { agentFile })],
+      task,
+      runs,
+      seed,
+      signal: context.signal,
+      onScorecard: (card) => output.error(progressLine(card)),
+      ...(scenarios === undefined ? {} : { scenarios }),
+    });
+  } catch (error) {
+    if (!KeelError.isInstance(error) || error.code !== 'run.cancelled') throw error;
+    output.error(`${paint(output, 'yellow', error.code)}: ${error.message}`);
+    return 130;
+  }
+  if (values.html !== undefined) {
+    const path = resolve(context.workingDirectory, values.html);
+    await writeFile(path, renderHtml(report));
+    output.error(`report written to ${path}`);
+  }
+  output.out(values.json === true ? JSON.stringify(report, null, 2) : renderTable(report));
+  return report.scorecards.some((card) => card.goals.some((goal) => goal.met === false)) ? 1 : 0;
+}
+
+function scenarioList(text: string): string[] {
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  selectScenarios(names);
+  return names;
+}
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        scenarios: { type: 'string' },
+        runs: { type: 'string' },
+        seed: { type: 'string' },
+        task: { type: 'string' },
+        html: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new KeelError(
+      'config.invalid',
+      `${(error as Error).message}; run keel chaos --help for the options`,
+    );
+  }
+}
+
+function integerOption(name: string, value: string, minimum: number, maximum: number): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < minimum || parsed > maximum) {
+    throw new KeelError(
+      'config.invalid',
+      `${name} must be an integer from ${minimum} to ${maximum}, not "${value}"`,
+    );
+  }
+  return parsed;
+}

@@ -1,0 +1,185 @@
+// What `keel run` exports while it runs: OTLP/HTTP traces and metrics (--otlp), a Prometheus /metrics endpoint
+// (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK and its OTLP
+// exporters are dependencies of the command line only; the packages it wires rest on @opentelemetry/api alone.
+import { context, diag, type DiagLogger, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { type Agent, KeelError, type RunResult, redactSecrets } from '@keel/core';
+import { type KeelLogs, keelLogs } from '@keel/logs';
+import { type KeelTracing, keelMetrics, keelTracing } from '@keel/otel';
+import { keelPrometheus, type MetricsServer } from '@keel/prometheus';
+import type { Output } from './output.js';
+
+/** The telemetry flags of `keel run`. */
+export interface TelemetryFlags {
+  /** `--otlp <url>`: the base URL of an OTLP/HTTP receiver (`/v1/traces` and `/v1/metrics` are appended). */
+  otlp?: string;
+  /** `--metrics-port N`: serves Prometheus' `/metrics` on 127.0.0.1:N while the run lives. */
+  metricsPort?: number;
+  /** `--log json`: JSON log lines on standard output in place of the live view. */
+  logJson: boolean;
+}
+
+/** Telemetry of one command, started before its agent is built and closed after its run. */
+export interface CommandTelemetry {
+  /** Whether standard output carries JSON log lines (the live view and the result are lines then). */
+  readonly jsonLines: boolean;
+  /** The `/metrics` endpoint, when `--metrics-port` was given. */
+  readonly metricsServer: MetricsServer | undefined;
+  /** Traces, measures and logs every run of the agent. */
+  observe(agent: Agent<unknown>): void;
+  /** Logs how the run ended, as the last JSON line (JSON-lines mode only). */
+  logResult(result: RunResult<unknown>): void;
+  /** Exports what is left (a final OTLP flush) and stops serving metrics. */
+  close(): Promise<void>;
+}
+
+/** How long a final OTLP export may take before the command gives up on it. */
+const EXPORT_TIMEOUT_MS = 5_000;
+
+/** Starts what the flags ask for. Bad flags fail with `config.invalid`; a taken port with `network.connection`. */
+export async function startTelemetry(flags: TelemetryFlags, output: Output): Promise<CommandTelemetry> {
+  const otlp = flags.otlp === undefined ? undefined : otlpBase(flags.otlp);
+  const prometheus = flags.metricsPort === undefined ? undefined : keelPrometheus();
+  const metricsServer = await prometheus?.serve({ port: flags.metricsPort });
+  const sdk = otlp === undefined ? undefined : startSdk(otlp, output);
+  const tracing: KeelTracing | undefined =
+    sdk === undefined ? undefined : keelTracing({ tracer: sdk.tracerProvider.getTracer('keel') });
+  const metrics = sdk === undefined ? undefined : keelMetrics({ meter: sdk.meterProvider.getMeter('keel') });
+  const logs: KeelLogs | undefined = flags.logJson
+    ? keelLogs({
+        destination: { write: (line) => output.out(line.replace(/\n$/, '')) },
+        ...(tracing === undefined ? {} : { traceIdsOf: tracing.traceIdsOf }),
+      })
+    : undefined;
+  return {
+    jsonLines: logs !== undefined,
+    metricsServer,
+    observe(agent) {
+      // Tracing first: the logs read the span of each event from it.
+      tracing?.observe(agent);
+      metrics?.observe(agent);
+      prometheus?.observe(agent);
+      logs?.observe(agent);
+    },
+    logResult(result) {
+      logs?.write(
+        'info',
+        {
+          event: 'run-result',
+          runId: result.runId,
+          status: result.status,
+          stopReason: result.stopReason,
+          resumable: result.resumable,
+          pending: result.pending ?? [],
+          output: result.output ?? null,
+          error:
+            result.error === undefined ? null : { code: result.error.code, message: result.error.message },
+          report: result.report,
+        },
+        `run ${result.status} (${result.stopReason})`,
+      );
+    },
+    async close() {
+      await Promise.all([sdk?.shutdown(), metricsServer?.close()]);
+    },
+  };
+}
+
+/** The receiver's base URL, checked: http or https, without a trailing slash. */
+function otlpBase(value: string): string {
+  if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
+    throw new KeelError(
+      'config.invalid',
+      `--otlp must be an http(s) URL such as http://127.0.0.1:4318, not "${value}"`,
+      {
+        data: { option: 'otlp' },
+      },
+    );
+  }
+  return value.replace(/\/+$/, '');
+}
+
+/** The OpenTelemetry SDK, exporting over OTLP/HTTP (JSON) to `base`; registered as the process's global. */
+function startSdk(base: string, output: Output) {
+  diag.setLogger(warningsTo(output), DiagLogLevel.WARN);
+  const resource = resourceFromAttributes({ 'service.name': 'keel' });
+  const tracerProvider = new BasicTracerProvider({
+    resource,
+    spanProcessors: [
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({ url: `${base}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MS }),
+      ),
+    ],
+  });
+  const meterProvider = new MeterProvider({
+    resource,
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: `${base}/v1/metrics`, timeoutMillis: EXPORT_TIMEOUT_MS }),
+        exportIntervalMillis: 10_000,
+        exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+      }),
+    ],
+  });
+  // Tools that make HTTP calls see the execute_tool span as the active context, and propagate it as traceparent.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(tracerProvider);
+  return {
+    tracerProvider,
+    meterProvider,
+    async shutdown() {
+      // The run is over and its result printed: an export that fails now is worth a warning, not a failed command.
+      const settled = await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      for (const outcome of settled) {
+        if (outcome.status === 'rejected')
+          output.error(`otlp: the last export failed: ${describe(outcome.reason)}`);
+      }
+      trace.disable();
+      propagation.disable();
+      context.disable();
+      diag.disable();
+    },
+  };
+}
+
+/** The SDK's own warnings (an export that failed) on standard error, one line each. */
+function warningsTo(output: Output): DiagLogger {
+  const write = (message: unknown, ...details: unknown[]) =>
+    output.error(`otlp: ${[message, ...details].map(describe).join(' ')}`);
+  return {
+    error: write,
+    warn: write,
+    info: () => undefined,
+    debug: () => undefined,
+    verbose: () => undefined,
+  };
+}
+
+/**
+ * A diagnostic as one line: an error's message (the SDK's error handler passes errors as JSON text), text as it is,
+ * anything else as JSON; secrets redacted.
+ */
+function describe(value: unknown): string {
+  let text =
+    value instanceof Error
+      ? value.message
+      : typeof value === 'string'
+        ? value
+        : (JSON.stringify(value) ?? String(value));
+  if (text.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(text) as { message?: unknown };
+      if (typeof parsed.message === 'string') text = parsed.message;
+    } catch {
+      // Not JSON after all: shown as it is.
+    }
+  }
+  return redactSecrets(text.split('\n')[0] ?? '');
+}

@@ -1,0 +1,442 @@
+import {
+  type Attributes,
+  type Context,
+  context as contextApi,
+  type Span,
+  SpanKind,
+  type SpanContext,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import {
+  type Agent,
+  type Disposable,
+  KeelError,
+  type RunAnnotations,
+  type RunEvent,
+  type RunEventListener,
+  rejectUnknownOptions,
+  requireOptionsObject,
+} from '@keel/core';
+import { errorType, modelParts, type TraceIds } from '@keel/telemetry';
+import { inputMessages, outputMessages, recordedText } from './genai-messages.js';
+import { RunTrace } from './run-trace.js';
+import { parseTraceparent, traceHeadersOf, traceIdsOf, traceparentOf } from './trace-headers.js';
+
+/** The instrumentation scope's name: what spans and metrics are attributed to. */
+export const INSTRUMENTATION_NAME = '@keel/otel';
+/** The instrumentation scope's version. */
+export const INSTRUMENTATION_VERSION = '0.1.0';
+
+/** Options of {@link keelTracing}. */
+export interface KeelTracingOptions {
+  /** Where spans go. Defaults to the global tracer provider's tracer `@keel/otel` (a no-op until an SDK registers). */
+  tracer?: Tracer;
+  /**
+   * Records contents, each text redacted by `redactSecrets`: `gen_ai.input.messages` and `gen_ai.output.messages` on
+   * `chat` spans, `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` on `execute_tool` spans, correction
+   * messages on their events. Contents may hold personal data: opt in knowingly. Defaults to false.
+   */
+  recordContent?: boolean;
+  /** Longest recorded text (one message's content, one tool's arguments), in characters; longer is cut. Defaults to 16_384. */
+  maxContentChars?: number;
+}
+
+/**
+ * The run annotation (see `RunAnnotations`) that keeps the `traceparent` of each attempt's `invoke_agent` span,
+ * space-separated, the latest {@link MAX_LINKED_ATTEMPTS}: saved with the run's checkpoints, so that a resumption in
+ * any process links to them.
+ */
+export const ATTEMPTS_ANNOTATION = 'otel.attempts';
+/** Most earlier attempts a resumed run's span links to (the latest ones). */
+export const MAX_LINKED_ATTEMPTS = 8;
+
+/** A call of a tool, as its `ToolContext` names it. */
+export interface ToolCallRef {
+  readonly runId: string;
+  readonly idempotencyKey: string;
+}
+
+/** Turns keel run events into OpenTelemetry spans that follow the GenAI semantic conventions. */
+export interface KeelTracing {
+  /** Traces every run of `agent` until the returned handle is disposed. */
+  observe(agent: Pick<Agent<unknown>, 'onEvent'>): Disposable;
+  /** The listener itself, for `agent({ onEvent })` or `run(input, { onEvent })`. */
+  readonly onEvent: RunEventListener;
+  /** The context of a tool call's `execute_tool` span while it runs (run the tool's work in it), or undefined. */
+  contextOf(call: ToolCallRef): Context | undefined;
+  /**
+   * W3C trace-context headers (`traceparent`, and `tracestate` when set) that put what a tool call sends (an HTTP
+   * request, an MCP message's `_meta`) under its `execute_tool` span. Empty when the call is not traced.
+   */
+  traceHeaders(call: ToolCallRef): Record<string, string>;
+  /** The ids of the span a run event belongs to, for logs (see `@keel/logs`). */
+  traceIdsOf(event: RunEvent): TraceIds | undefined;
+}
+
+const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars'];
+
+/**
+ * Traces runs with spans that follow the OpenTelemetry GenAI semantic conventions, on `@opentelemetry/api` alone
+ * (the SDK and its exporters are the application's choice):
+ *
+ * - `invoke_agent <agent>` (INTERNAL) for a run, a child of the context active when the run started; a resumed run
+ *   gets a new span, linked to the spans of its earlier attempts (their `traceparent` is kept in the run's
+ *   annotations, saved with its checkpoints, so the link holds across processes);
+ * - `chat <model>` (CLIENT) for each upstream model request, one per attempt, so retries are visible;
+ * - `execute_tool <tool>` (INTERNAL) for each tool call, retries of the call included;
+ * - `error.type` set to the keel error code; span events for retries, fallbacks, breaker moves, corrections,
+ *   guardrail trips, context reductions and interruptions.
+ *
+ * Span times come from the events (the agent's clock). Message contents are not recorded unless `recordContent`.
+ *
+ * @example
+ *   const tracing = keelTracing();
+ *   tracing.observe(assistant);
+ *   await assistant.run('Weather in Paris?');
+ */
+export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
+  requireOptionsObject(options, 'keelTracing');
+  rejectUnknownOptions(options, KNOWN_OPTIONS, 'keelTracing');
+  const tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+  if (typeof tracer?.startSpan !== 'function') invalid('tracer must be an OpenTelemetry Tracer');
+  const recordContent = options.recordContent ?? false;
+  if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
+  const maxContentChars = positiveInteger(options.maxContentChars ?? 16_384, 'maxContentChars');
+  const runs = new Map<string, RunTrace>();
+  // The span of the event handled last: a listener after this one (the logs) asks for it with the same event.
+  let lastEvent: RunEvent | undefined;
+  let lastSpan: Span | undefined;
+
+  const startRun = (event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>): RunTrace => {
+    runs.get(event.runId)?.root.end(event.atMs);
+    const parent = contextApi.active();
+    const earlier = attemptsOf(event.annotations);
+    const links = earlier.flatMap((traceparent) => {
+      const spanContext = parseTraceparent(traceparent);
+      return spanContext === undefined
+        ? []
+        : [{ context: spanContext, attributes: { 'keel.link': 'earlier_attempt' } }];
+    });
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': event.agentName,
+      'keel.run.id': event.runId,
+    };
+    if (event.type === 'run-resumed') {
+      attributes['keel.run.resumed'] = true;
+      attributes['keel.run.step'] = event.step;
+    }
+    const root = tracer.startSpan(
+      `invoke_agent ${event.agentName}`,
+      { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes, links },
+      parent,
+    );
+    event.annotations[ATTEMPTS_ANNOTATION] = [...earlier, traceparentOf(root.spanContext())]
+      .slice(-MAX_LINKED_ATTEMPTS)
+      .join(' ');
+    const run = new RunTrace(root, trace.setSpan(parent, root));
+    runs.set(event.runId, run);
+    return run;
+  };
+
+  const endRun = (run: RunTrace, event: Extract<RunEvent, { type: 'run-end' }>): void => {
+    const { root } = run;
+    const code = event.error?.code;
+    const failure = code === undefined ? undefined : errorType(code);
+    for (const span of [run.chat, ...[...run.tools.values()].map((entry) => entry.span)]) {
+      if (span === undefined) continue;
+      // A call the run's end cut short (cancellation, timeout) has no end event of its own.
+      span.setAttribute('error.type', failure ?? 'run.cancelled');
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended while this was in flight' });
+      span.end(event.atMs);
+    }
+    root.setAttributes({
+      'keel.run.status': event.status,
+      'keel.run.stop_reason': event.stopReason,
+      'gen_ai.usage.input_tokens': run.inputTokens,
+      'gen_ai.usage.output_tokens': run.outputTokens,
+    });
+    if (event.status === 'interrupted') {
+      root.addEvent(
+        'keel.interrupted',
+        {
+          'keel.run.stop_reason': event.stopReason,
+          ...(failure === undefined ? {} : { 'error.type': failure }),
+        },
+        event.atMs,
+      );
+    }
+    if (failure !== undefined && (event.status === 'failed' || event.status === 'cancelled')) {
+      root.setAttribute('error.type', failure);
+      root.setStatus({ code: SpanStatusCode.ERROR, message: failure });
+    }
+    root.end(event.atMs);
+    runs.delete(event.runId);
+  };
+
+  /** Handles one event; returns the span it belongs to. */
+  const handle = (event: RunEvent): Span | undefined => {
+    if (event.type === 'run-start' || event.type === 'run-resumed') return startRun(event).root;
+    const run = runs.get(event.runId);
+    if (run === undefined) return undefined;
+    const { root } = run;
+    switch (event.type) {
+      case 'run-end':
+        endRun(run, event);
+        return root;
+      case 'model-call-start': {
+        const { provider, model } = modelParts(event.model);
+        run.chat?.end(event.atMs);
+        if (!run.modelNamed) {
+          run.modelNamed = true;
+          root.setAttributes({ 'gen_ai.provider.name': provider, 'gen_ai.request.model': model });
+        }
+        run.chat = tracer.startSpan(
+          `chat ${model}`,
+          {
+            kind: SpanKind.CLIENT,
+            startTime: event.atMs,
+            attributes: {
+              'gen_ai.operation.name': 'chat',
+              'gen_ai.provider.name': provider,
+              'gen_ai.request.model': model,
+              'keel.run.id': event.runId,
+              'keel.run.step': event.step,
+              'keel.attempt': event.attempt,
+              ...(recordContent
+                ? { 'gen_ai.input.messages': inputMessages(event.messages, maxContentChars) }
+                : {}),
+            },
+          },
+          run.context,
+        );
+        return run.chat;
+      }
+      case 'model-call-end': {
+        const span = run.chat;
+        if (span === undefined) return root;
+        run.chat = undefined;
+        if (event.finishReason !== undefined)
+          span.setAttribute('gen_ai.response.finish_reasons', [event.finishReason]);
+        if (event.usage !== undefined) {
+          run.inputTokens += event.usage.inputTokens;
+          run.outputTokens += event.usage.outputTokens;
+          span.setAttributes({
+            'gen_ai.usage.input_tokens': event.usage.inputTokens,
+            'gen_ai.usage.output_tokens': event.usage.outputTokens,
+          });
+        }
+        if (event.responseModel !== undefined)
+          span.setAttribute('gen_ai.response.model', event.responseModel);
+        if (event.requestId !== undefined) span.setAttribute('keel.request.id', event.requestId);
+        if (recordContent && event.outcome === 'success') {
+          span.setAttribute(
+            'gen_ai.output.messages',
+            outputMessages(event.content ?? '', event.toolCalls ?? [], event.finishReason, maxContentChars),
+          );
+        }
+        if (event.outcome === 'error') fail(span, event.errorCode ?? '_OTHER');
+        span.end(event.atMs);
+        return span;
+      }
+      case 'tool-call-start': {
+        const span = tracer.startSpan(
+          `execute_tool ${event.toolName}`,
+          {
+            kind: SpanKind.INTERNAL,
+            startTime: event.atMs,
+            attributes: {
+              'gen_ai.operation.name': 'execute_tool',
+              'gen_ai.tool.name': event.toolName,
+              'gen_ai.tool.type': 'function',
+              'gen_ai.tool.call.id': event.toolCallId,
+              ...(recordContent
+                ? { 'gen_ai.tool.call.arguments': recordedText(event.arguments, maxContentChars) }
+                : {}),
+              'keel.run.id': event.runId,
+              'keel.run.step': event.step,
+              'keel.tool.call_index': event.callIndex,
+              'keel.tool.idempotency_key': event.idempotencyKey,
+            },
+          },
+          run.context,
+        );
+        run.tools.set(event.idempotencyKey, { span, toolName: event.toolName });
+        return span;
+      }
+      case 'tool-call-end': {
+        const entry = run.tools.get(event.idempotencyKey);
+        if (entry === undefined) return root;
+        run.tools.delete(event.idempotencyKey);
+        if (event.status === 'error') fail(entry.span, event.errorCode ?? '_OTHER');
+        else if (recordContent && event.result.status === 'success') {
+          entry.span.setAttribute(
+            'gen_ai.tool.call.result',
+            recordedText(JSON.stringify(event.result.content), maxContentChars),
+          );
+        }
+        entry.span.end(event.atMs);
+        return entry.span;
+      }
+      case 'tool-call-progress': {
+        const span = run.tools.get(event.idempotencyKey)?.span ?? root;
+        span.addEvent(
+          'keel.tool.progress',
+          {
+            'keel.tool.progress': event.progress,
+            ...(event.total === undefined ? {} : { 'keel.tool.progress_total': event.total }),
+            ...(recordContent && event.message !== undefined
+              ? { 'keel.tool.progress_message': recordedText(event.message, maxContentChars) }
+              : {}),
+          },
+          event.atMs,
+        );
+        return span;
+      }
+      case 'retry-scheduled': {
+        const target = event.target === 'tool' ? (run.onlyCallOf(event.name)?.span ?? root) : root;
+        target.addEvent(
+          'keel.retry',
+          {
+            'keel.dependency.kind': event.target,
+            'keel.dependency.name': event.name,
+            'keel.retry.attempt': event.attempt,
+            'keel.retry.delay_ms': event.delayMs,
+            'error.type': errorType(event.errorCode),
+            'keel.run.step': event.step,
+          },
+          event.atMs,
+        );
+        return target;
+      }
+      case 'fallback-used':
+        root.addEvent(
+          'keel.fallback',
+          {
+            'keel.fallback.from': event.from,
+            'keel.fallback.to': event.to,
+            'error.type': errorType(event.errorCode),
+            'keel.run.step': event.step,
+          },
+          event.atMs,
+        );
+        return root;
+      case 'breaker-opened':
+      case 'breaker-half-opened':
+      case 'breaker-closed':
+        root.addEvent(
+          `keel.${event.type.replace('-', '.').replace('half-opened', 'half_opened')}`,
+          { 'keel.dependency.kind': event.target, 'keel.breaker.name': event.name },
+          event.atMs,
+        );
+        return root;
+      case 'correction':
+        root.addEvent(
+          'keel.correction',
+          {
+            'keel.correction.kind': event.kind,
+            'keel.run.step': event.step,
+            ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': event.toolName }),
+            ...(recordContent
+              ? { 'keel.correction.message': recordedText(event.message, maxContentChars) }
+              : {}),
+          },
+          event.atMs,
+        );
+        return root;
+      case 'guardrail-tripped':
+        root.addEvent(
+          'keel.guardrail',
+          {
+            'keel.guardrail.name': event.guardrail,
+            'keel.guardrail.stage': event.stage,
+            'keel.guardrail.action': event.action,
+            'keel.guardrail.trigger': event.trigger,
+          },
+          event.atMs,
+        );
+        return root;
+      case 'checkpoint-failed':
+        root.addEvent(
+          'keel.checkpoint.failed',
+          {
+            'keel.checkpoint.transition': event.transition,
+            'error.type': errorType(event.errorCode),
+            'keel.run.step': event.step,
+          },
+          event.atMs,
+        );
+        return root;
+      case 'context-reduced':
+        root.addEvent(
+          'keel.context.reduced',
+          {
+            'keel.context.messages_before': event.messagesBefore,
+            'keel.context.messages_after': event.messagesAfter,
+            'keel.run.step': event.step,
+          },
+          event.atMs,
+        );
+        return root;
+      default:
+        return root;
+    }
+  };
+
+  const onEvent: RunEventListener = (event) => {
+    lastSpan = handle(event);
+    lastEvent = event;
+  };
+
+  const toolSpanContext = (call: ToolCallRef): SpanContext | undefined =>
+    runs.get(call.runId)?.tools.get(call.idempotencyKey)?.span.spanContext();
+
+  return {
+    observe: (agent) => agent.onEvent(onEvent),
+    onEvent,
+    contextOf: (call) => {
+      const run = runs.get(call.runId);
+      const entry = run?.tools.get(call.idempotencyKey);
+      if (run === undefined || entry === undefined) return undefined;
+      entry.context ??= trace.setSpan(run.context, entry.span);
+      return entry.context;
+    },
+    traceHeaders: (call) => {
+      const spanContext = toolSpanContext(call);
+      return spanContext === undefined ? {} : traceHeadersOf(spanContext);
+    },
+    traceIdsOf: (event) => {
+      if (event === lastEvent) return lastSpan === undefined ? undefined : traceIdsOf(lastSpan.spanContext());
+      const run = runs.get(event.runId);
+      if (run === undefined) return undefined;
+      let span: Span = run.root;
+      if ((event.type === 'model-call-start' || event.type === 'model-call-end') && run.chat !== undefined)
+        span = run.chat;
+      if (event.type === 'tool-call-start' || event.type === 'tool-call-end')
+        span = run.tools.get(event.idempotencyKey)?.span ?? run.root;
+      return traceIdsOf(span.spanContext());
+    },
+  };
+}
+
+/** The `traceparent` of each earlier attempt, as the run's annotations keep them. */
+function attemptsOf(annotations: RunAnnotations): string[] {
+  return (annotations[ATTEMPTS_ANNOTATION] ?? '').split(' ').filter((entry) => entry !== '');
+}
+
+function fail(span: Span, code: string): void {
+  const type = errorType(code);
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+}
+
+function positiveInteger(value: unknown, name: string): number {
+  if (!Number.isInteger(value) || (value as number) < 1) invalid(`${name} must be a positive integer`);
+  return value as number;
+}
+
+function invalid(message: string): never {
+  throw new KeelError('config.invalid', `keelTracing: ${message}`, { data: { where: 'keelTracing' } });
+}

@@ -1,0 +1,68 @@
+import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { type FaultKind, isFaultKind } from './faults.js';
+
+/**
+ * A stretch of wall time during which a model is down: every request for it that arrives inside the window gets
+ * `fault`, whatever its schedule says. Times count from the server's epoch (`SimulatedServer.epochMs`).
+ */
+export interface OutageWindow {
+  /** When the outage starts, in milliseconds after the epoch (inclusive). */
+  startMs: number;
+  /** When it ends, in milliseconds after the epoch (exclusive); must be after `startMs`. */
+  endMs: number;
+  /**
+   * What a request inside the window gets: any fault kind but `none`, such as `unavailable` (a dead provider behind
+   * its gateway), `rate_limit` (a 429 storm) or `hang`. Defaults to `unavailable`.
+   */
+  fault?: Exclude<FaultKind, 'none'>;
+}
+
+const WINDOW_KEYS = Object.keys({
+  startMs: true,
+  endMs: true,
+  fault: true,
+} satisfies Record<keyof OutageWindow, true>);
+
+function invalid(message: string): KeelError {
+  return new KeelError('config.invalid', message);
+}
+
+/** Checks outage windows and throws a `config.invalid` KeelError naming the bad one. */
+export function validateOutages(outages: unknown, where: string): readonly OutageWindow[] {
+  if (!Array.isArray(outages)) {
+    throw invalid(`${where} must be an array of windows such as [{ startMs: 500, endMs: 2500 }]`);
+  }
+  outages.forEach((window: unknown, index) => {
+    const at = `${where}[${index}]`;
+    if (typeof window !== 'object' || window === null || Array.isArray(window)) {
+      throw invalid(`${at} must be an object such as { startMs: 500, endMs: 2500 }`);
+    }
+    rejectUnknownOptions(window as Record<string, unknown>, WINDOW_KEYS, at);
+    const { startMs, endMs } = window as OutageWindow;
+    const { fault } = window as { fault?: unknown };
+    if (!(Number.isFinite(startMs) && startMs >= 0)) {
+      throw invalid(`${at}.startMs must be a number of milliseconds >= 0, got ${String(startMs)}`);
+    }
+    if (!(Number.isFinite(endMs) && endMs > startMs)) {
+      throw invalid(
+        `${at}.endMs must be a number of milliseconds after startMs (${startMs}), got ${String(endMs)}`,
+      );
+    }
+    if (fault !== undefined && (!isFaultKind(fault) || fault === 'none')) {
+      throw invalid(`${at}.fault must be a fault kind other than none, got ${String(fault)}`);
+    }
+  });
+  return outages as readonly OutageWindow[];
+}
+
+/** The fault of the window that `elapsedMs` (since the epoch) falls in, or undefined when the model is up. */
+export function outageAt(
+  outages: readonly OutageWindow[] | undefined,
+  elapsedMs: number,
+): Exclude<FaultKind, 'none'> | undefined {
+  if (outages === undefined) return undefined;
+  for (const window of outages) {
+    if (elapsedMs >= window.startMs && elapsedMs < window.endMs) return window.fault ?? 'unavailable';
+  }
+  return undefined;
+}

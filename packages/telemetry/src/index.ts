@@ -1,0 +1,22 @@
+// @keel/telemetry: what keel measures, vendor-neutral. Explicit exports only.
+export { breakerTarget, errorType, MAX_LABEL_VALUE_CHARS, modelParts, nameLabel } from './label-values.js';
+export {
+  CHECKPOINT_DURATION_BUCKETS,
+  KEEL_METRICS,
+  type KeelMetricName,
+  type MetricDefinition,
+  type MetricInstrument,
+  OPERATION_DURATION_BUCKETS,
+  prometheusLabel,
+  RUN_DURATION_BUCKETS,
+  TOKEN_USAGE_BUCKETS,
+  TOOL_DURATION_BUCKETS,
+} from './metric-catalogue.js';
+export {
+  type GaugeReading,
+  type MetricAttributes,
+  type MetricsSink,
+  type ObservableAgent,
+  RunMetrics,
+} from './run-metrics.js';
+export type { TraceIds, TraceIdsOf } from './trace-ids.js';
