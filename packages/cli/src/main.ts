@@ -6,6 +6,8 @@ import { dashboardCommand } from './commands/dashboard.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
+import { submitCli } from './commands/submit.js';
+import { workerCli } from './commands/worker.js';
 import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
@@ -23,6 +25,8 @@ usage:
               [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
+  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
+  keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
 
 options:
@@ -47,7 +51,8 @@ options:
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
-  keel chaos --help lists the chaos suite's scenarios and options
+  keel chaos --help lists the chaos suite's scenarios and options; keel submit --help and keel worker --help
+  say how runs go to a fleet of workers
 
 exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled
             (keel chaos: 0 every goal met, 1 a goal missed)`;
@@ -98,6 +103,9 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
   if (argv[0] === 'dashboard')
     return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
   if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
+  if (argv[0] === 'submit') return submitCli(argv.slice(1), { output, workingDirectory, environment, clock });
+  if (argv[0] === 'worker')
+    return workerCli(argv.slice(1), { output, workingDirectory, environment, signal, clock });
   const { values, positionals } = parse(argv);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const [command, ...rest] = positionals;

@@ -1,9 +1,89 @@
 import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { runQueue } from '@keel/worker';
 import { loadAgentFile } from '../agent-file.js';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
+import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
+import { openStore } from '../store.js';
+import { parsedArguments, redisUrlOf } from './fleet-arguments.js';
+
+/** `keel submit --help`. */
+export const SUBMIT_USAGE = `keel submit: queue a run of an agent file for a fleet of workers (keel worker)
+
+usage:
+  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
+
+The run is stored as queued in the store at once (keel runs list shows it), then enqueued in Redis for the workers
+started with this agent file (they take the runs of the agents named in their files). Prints the run id.
+
+options:
+  --store URL     the fleet's run store: postgres://... (or a SQLite file on one machine; default ./.keel/keel.db)
+  --redis URL     the fleet's Redis (default: KEEL_REDIS_URL, else redis://127.0.0.1:6379)
+  --run-id ID     the run's id (default: a random UUID)
+  --json          print { runId, agentName, status, enqueued }
+  --allow-key-host HOST
+                  as for keel run, when the file's baseUrl points at another host than its provider's
+
+exit codes: 0 queued, 1 the store failed, 2 invalid input`;
+
+/** What `keel submit` runs with, besides its arguments. */
+export interface SubmitContext {
+  output: Output;
+  workingDirectory: string;
+  environment: NodeJS.ProcessEnv;
+  clock: Clock;
+}
+
+/** `keel submit ...`: parses the arguments, then {@link submitCommand}. */
+export async function submitCli(argv: readonly string[], context: SubmitContext): Promise<number> {
+  const { values, positionals } = parsedArguments('submit', () =>
+    parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        store: { type: 'string' },
+        redis: { type: 'string' },
+        'run-id': { type: 'string' },
+        json: { type: 'boolean' },
+        'allow-key-host': { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  );
+  if (values.help === true) {
+    context.output.out(SUBMIT_USAGE);
+    return 0;
+  }
+  const [file, task, ...extra] = positionals;
+  if (file === undefined || task === undefined || extra.length > 0) {
+    throw new KeelError(
+      'config.invalid',
+      'usage: keel submit <agent.yaml> "<task>" (quote the task); run keel submit --help',
+    );
+  }
+  const store = openStore(values.store, context.workingDirectory);
+  try {
+    return await submitCommand(
+      {
+        file,
+        task,
+        redis: redisUrlOf(values.redis, context.environment),
+        ...(values['run-id'] === undefined ? {} : { runId: values['run-id'] }),
+        allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
+        json: values.json === true,
+        workingDirectory: context.workingDirectory,
+        clock: context.clock,
+      },
+      store,
+      context.output,
+    );
+  } finally {
+    await store.close();
+  }
+}
 
 /** What `keel submit` is given. */
 export interface SubmitCommandOptions {
@@ -25,7 +105,11 @@ export interface SubmitCommandOptions {
  * for the fleet's workers (`keel worker`); prints the run id (`--json`: `{ runId, agentName, status, enqueued }`).
  * The file is read to check it and learn the agent's name: the workers run their own copy of it.
  */
-export async function submitCommand(options: SubmitCommandOptions, store: RunStore, output: Output): Promise<number> {
+export async function submitCommand(
+  options: SubmitCommandOptions,
+  store: RunStore,
+  output: Output,
+): Promise<number> {
   if (options.task.trim() === '') {
     throw new KeelError('config.invalid', 'The task is empty: say what the agent should do', {
       guidance: 'keel submit <agent.yaml> "What is the weather in Paris?"',

@@ -1,8 +1,96 @@
 import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { runWorker, type WorkerEvent } from '@keel/worker';
 import { type BuiltAgent, buildAgent } from '../build-agent.js';
+import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
+import { openStore } from '../store.js';
+import { integerArgument, parsedArguments, redisUrlOf } from './fleet-arguments.js';
+
+/** `keel worker --help`. */
+export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as one worker of a fleet
+
+usage:
+  keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N]
+              [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json]
+
+Takes the runs submitted (keel submit) for the agents of its files, runs them durably on the shared store, and
+prints a line when it takes a run, starts or resumes it, finishes it or hands it back. A run whose worker died is
+resumed by another from its last checkpoint once the dead worker's lease ends; a tool call's effect is never
+repeated. On SIGTERM or Ctrl-C it takes no more runs, lets the running ones reach a checkpoint with no tool call
+running, hands them back to the queue for another worker, and exits 0.
+
+options:
+  --store URL       the fleet's run store: postgres://... (or a SQLite file on one machine; default ./.keel/keel.db)
+  --redis URL       the fleet's Redis (default: KEEL_REDIS_URL, else redis://127.0.0.1:6379)
+  --concurrency N   runs at once, per agent (default: 1)
+  --lease-ttl-ms N  how long a run stays leased to a worker that stopped renewing it: a dead worker's runs are
+                    taken again after about this long (default: 30000)
+  --faults SPEC     fault schedule of the simulated provider, as for keel run (default: none)
+  --seed N          seed of the fault schedule (default: 1)
+  --json            print one JSON object per line: { type, runId, ... }
+  --allow-key-host HOST
+                    as for keel run
+
+exit codes: 0 stopped gracefully, 1 the store or Redis failed at the start, 2 invalid input`;
+
+/** What `keel worker` runs with, besides its arguments. */
+export interface WorkerContext {
+  output: Output;
+  workingDirectory: string;
+  environment: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+  clock: Clock;
+}
+
+/** `keel worker ...`: parses the arguments, then {@link workerCommand}. */
+export async function workerCli(argv: readonly string[], context: WorkerContext): Promise<number> {
+  const { values, positionals } = parsedArguments('worker', () =>
+    parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        store: { type: 'string' },
+        redis: { type: 'string' },
+        concurrency: { type: 'string' },
+        'lease-ttl-ms': { type: 'string' },
+        faults: { type: 'string' },
+        seed: { type: 'string' },
+        json: { type: 'boolean' },
+        'allow-key-host': { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  );
+  if (values.help === true) {
+    context.output.out(WORKER_USAGE);
+    return 0;
+  }
+  const options: WorkerCommandOptions = {
+    files: positionals,
+    redis: redisUrlOf(values.redis, context.environment),
+    allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
+    json: values.json === true,
+    workingDirectory: context.workingDirectory,
+    environment: context.environment,
+    signal: context.signal,
+    clock: context.clock,
+  };
+  if (values.concurrency !== undefined)
+    options.concurrency = integerArgument('--concurrency', values.concurrency, 1);
+  if (values['lease-ttl-ms'] !== undefined)
+    options.leaseTtlMs = integerArgument('--lease-ttl-ms', values['lease-ttl-ms'], 200);
+  if (values.faults !== undefined) options.faults = values.faults;
+  if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
+  const store = openStore(values.store, context.workingDirectory);
+  try {
+    return await workerCommand(options, store, context.output);
+  } finally {
+    await store.close();
+  }
+}
 
 /** What `keel worker` is given. */
 export interface WorkerCommandOptions {
@@ -30,9 +118,16 @@ export interface WorkerCommandOptions {
  * one JSON object a line). On SIGTERM or Ctrl-C it takes no more runs, lets the running ones reach a checkpoint with
  * no tool call running, hands them back to the queue and exits 0.
  */
-export async function workerCommand(options: WorkerCommandOptions, store: RunStore, output: Output): Promise<number> {
+export async function workerCommand(
+  options: WorkerCommandOptions,
+  store: RunStore,
+  output: Output,
+): Promise<number> {
   if (options.files.length === 0) {
-    throw new KeelError('config.invalid', 'usage: keel worker <agent.yaml>... --store postgres://... --redis redis://...');
+    throw new KeelError(
+      'config.invalid',
+      'usage: keel worker <agent.yaml>... --store postgres://... --redis redis://...; run keel worker --help',
+    );
   }
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const built: BuiltAgent[] = [];
@@ -64,7 +159,17 @@ export async function workerCommand(options: WorkerCommandOptions, store: RunSto
       onEvent: (event) => output.out(options.json ? JSON.stringify(jsonOf(event)) : lineOf(event, output)),
     });
     const names = built.map((entry) => entry.file.name).join(', ');
-    if (!options.json) {
+    if (options.json) {
+      const agents = built.map((entry) => entry.file.name);
+      output.out(
+        JSON.stringify({
+          type: 'worker-ready',
+          agents,
+          concurrency: options.concurrency ?? 1,
+          pid: process.pid,
+        }),
+      );
+    } else {
       output.out(
         `${paint(output, 'bold', 'keel worker')} agents ${names} · concurrency ${options.concurrency ?? 1} · pid ${process.pid}`,
       );
@@ -75,7 +180,8 @@ export async function workerCommand(options: WorkerCommandOptions, store: RunSto
       if (options.signal.aborted) stop();
       options.signal.addEventListener('abort', () => stop(), { once: true });
     });
-    if (!options.json) output.out(paint(output, 'grey', 'shutting down: runs in progress go back to the queue'));
+    if (!options.json)
+      output.out(paint(output, 'grey', 'shutting down: runs in progress go back to the queue'));
     await worker.close();
     if (!options.json) output.out(paint(output, 'grey', 'stopped'));
     return 0;
@@ -100,7 +206,8 @@ function lineOf(event: WorkerEvent, output: Output): string {
     case 'run-resumed':
       return `${head}${paint(output, 'cyan', 'resumed')}   ${event.runId}  from step ${event.step}`;
     case 'run-finished': {
-      const colour = event.status === 'completed' ? 'green' : event.status === 'interrupted' ? 'yellow' : 'red';
+      const colour =
+        event.status === 'completed' ? 'green' : event.status === 'interrupted' ? 'yellow' : 'red';
       const error = event.errorCode === undefined ? '' : ` ${event.errorCode}`;
       return `${head}${paint(output, colour, 'finished')}  ${event.runId}  ${event.status} (${event.stopReason})${error}`;
     }

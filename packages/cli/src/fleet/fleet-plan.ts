@@ -21,7 +21,8 @@ function integer(environment: NodeJS.ProcessEnv, name: string, fallback: number,
   const text = environment[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < minimum) throw new Error(`${name} must be an integer >= ${minimum}`);
+  if (!Number.isInteger(value) || value < minimum)
+    throw new Error(`${name} must be an integer >= ${minimum}`);
   return value;
 }
 

@@ -25,6 +25,8 @@ export class FleetProcess {
   private exited: Promise<void> = Promise.resolve();
   /** Processes started in this slot so far. */
   generation = 0;
+  /** Lines the current process printed. */
+  lines = 0;
   stderr = '';
 
   constructor(
@@ -41,6 +43,7 @@ export class FleetProcess {
   /** Starts a new process in this slot; resolves once it printed its first line or ran for a while. */
   start(): void {
     const generation = ++this.generation;
+    this.lines = 0;
     const child = spawn(process.execPath, [KEEL_BINARY, ...this.args(generation)], {
       cwd: this.workingDirectory,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -57,8 +60,13 @@ export class FleetProcess {
         buffered = buffered.slice(newline + 1);
         newline = buffered.indexOf('\n');
         if (!text.startsWith('{')) continue;
+        this.lines++;
         try {
-          this.onLine({ ...(JSON.parse(text) as Omit<WorkerLine, 'worker' | 'generation'>), worker: this.index, generation });
+          this.onLine({
+            ...(JSON.parse(text) as Omit<WorkerLine, 'worker' | 'generation'>),
+            worker: this.index,
+            generation,
+          });
         } catch {
           // A line cut by SIGKILL.
         }
