@@ -108,12 +108,12 @@ describe('a fleet of keel workers on Redis and PostgreSQL', () => {
         const chaos = (async () => {
           for (let kill = 0; kill < settings.kills && !settled; kill++) {
             const worker = workers[random.integer(0, workers.length - 1)]!;
-            const afterLines = random.integer(2, 4 * settings.concurrency);
+            const afterLines = random.integer(2, 2 * settings.concurrency);
             while (worker.lines < afterLines && !settled) await sleep(5);
             if (settled) break;
             kills.push(`worker ${worker.index}.${worker.generation} after ${worker.lines} lines`);
             await worker.kill();
-            await sleep(random.integer(50, 600));
+            await sleep(random.integer(50, 400));
             worker.start();
           }
         })();
