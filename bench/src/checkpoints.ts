@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agent, type RunStore, tool } from '@keel/core';
+import { agent, type RunStore, type tool } from '@keel/core';
 import { PostgresRunStore } from '@keel/store-postgres';
 import { SqliteRunStore } from '@keel/store-sqlite';
 import { langGraphRunner } from './langgraph-peer.js';
@@ -150,7 +150,8 @@ async function versusBaselineCore(url: string, path: string): Promise<void> {
       ] as const) {
         const start = performance.now();
         await runAll(assistant, runsPerRound);
-        if (round > 0) rates[which].push((runsPerRound * STEPS_PER_RUN * 1_000) / (performance.now() - start));
+        if (round > 0)
+          rates[which].push((runsPerRound * STEPS_PER_RUN * 1_000) / (performance.now() - start));
       }
     }
   } finally {
