@@ -67,9 +67,19 @@ export class PostgresRunStore implements RunStore {
 
   async createRun(run: NewRun): Promise<RunRecord> {
     await this.query(
-      `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
-       VALUES ($1, $2, $3, 1, $4, $5, $6, $6)`,
-      [run.runId, run.agentName, run.status, run.schemaVersion, JSON.stringify(run.state), run.createdAtMs],
+      `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
+         lease_owner, lease_expires_at_ms)
+       VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8)`,
+      [
+        run.runId,
+        run.agentName,
+        run.status,
+        run.schemaVersion,
+        JSON.stringify(run.state),
+        run.createdAtMs,
+        run.lease?.owner ?? null,
+        run.lease?.expiresAtMs ?? null,
+      ],
     );
     return { ...run, version: 1, updatedAtMs: run.createdAtMs };
   }

@@ -43,7 +43,7 @@ export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
     checkpoint.owner,
     checkpoint.status,
     checkpoint.schemaVersion,
-    JSON.stringify(checkpoint.state),
+    commit.stateText ?? JSON.stringify(checkpoint.state),
     checkpoint.nowMs,
     commit.releaseLease === true,
     commit.leaseTtlMs === undefined ? null : checkpoint.nowMs + commit.leaseTtlMs,

@@ -73,8 +73,10 @@ export class SqliteRunStore implements RunStore {
     const database = this.database;
     this.statements = {
       insertRun: database.prepare(
-        `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
-         VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs)`,
+        `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
+           lease_owner, lease_expires_at_ms)
+         VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs, @leaseOwner,
+           @leaseExpiresAtMs)`,
       ),
       loadRun: database.prepare(`SELECT ${RUN_SUMMARY_COLUMNS}, state FROM runs WHERE run_id = ?`),
       loadLease: database.prepare(
@@ -131,6 +133,8 @@ export class SqliteRunStore implements RunStore {
         schemaVersion: run.schemaVersion,
         state: JSON.stringify(run.state),
         createdAtMs: run.createdAtMs,
+        leaseOwner: run.lease?.owner ?? null,
+        leaseExpiresAtMs: run.lease?.expiresAtMs ?? null,
       }),
     );
     return { ...run, version: 1, updatedAtMs: run.createdAtMs };

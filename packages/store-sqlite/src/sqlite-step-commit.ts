@@ -58,7 +58,7 @@ export class SqliteStepCommit {
       owner: checkpoint.owner,
       status: checkpoint.status,
       schemaVersion: checkpoint.schemaVersion,
-      state: JSON.stringify(checkpoint.state),
+      state: commit.stateText ?? JSON.stringify(checkpoint.state),
       updatedAtMs: checkpoint.nowMs,
       release: commit.releaseLease === true ? 1 : 0,
       leaseExpiresAtMs: commit.leaseTtlMs === undefined ? null : checkpoint.nowMs + commit.leaseTtlMs,

@@ -43,8 +43,8 @@ export interface CancellationRequest {
 /** A summary row for listings. */
 export type RunSummary = Omit<RunRecord, 'state'>;
 
-/** A new run, as handed to {@link RunStore.createRun}. */
-export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation' | 'lease'>;
+/** A new run, as handed to {@link RunStore.createRun}; with `lease`, created leased to that owner. */
+export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>;
 
 /** One checkpoint, as handed to {@link RunStore.saveCheckpoint}. */
 export interface CheckpointWrite {
@@ -97,6 +97,11 @@ export interface CompletedToolCall {
  */
 export interface StepCommit {
   checkpoint: CheckpointWrite;
+  /**
+   * `checkpoint.state` already serialised (`JSON.stringify` of the same value): a store may write it as it is rather
+   * than serialise the state again. Defaults to none.
+   */
+  stateText?: string;
   /** Calls to record as started (a key already in the ledger keeps its entry). Defaults to none. */
   toolsStarted?: StartedToolCall[];
   /**
@@ -118,7 +123,11 @@ export interface StepCommit {
  * refused the operation itself (a bad query or value: retrying cannot help), `store.not_found` for an unknown run.
  */
 export interface RunStore {
-  /** Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`); `store.conflict` when its id is taken. */
+  /**
+   * Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`), leased to `run.lease.owner` until
+   * `run.lease.expiresAtMs` when `run.lease` is given (in the same write: a new run needs no `acquireLease`);
+   * `store.conflict` when its id is taken.
+   */
   createRun(run: NewRun): Promise<RunRecord>;
   /** The run with this id (a copy: changing it changes nothing stored), or undefined when there is none. */
   loadRun(runId: string): Promise<RunRecord | undefined>;

@@ -44,6 +44,7 @@ export class MemoryRunStore implements RunStore {
       updatedAtMs: run.createdAtMs,
     };
     this.runs.set(run.runId, record);
+    if (run.lease !== undefined) this.leases.set(run.runId, { runId: run.runId, ...run.lease });
     return this.copyOut(record);
   }
 
@@ -71,7 +72,7 @@ export class MemoryRunStore implements RunStore {
     for (const { idempotencyKey, result, completedAtMs } of commit.toolsCompleted ?? []) {
       this.completeTool(runId, idempotencyKey, result, completedAtMs);
     }
-    const version = this.writeCheckpoint(runId, commit.checkpoint);
+    const version = this.writeCheckpoint(runId, commit.checkpoint, commit.stateText);
     const { owner, nowMs } = commit.checkpoint;
     if (commit.releaseLease === true) this.leases.delete(runId);
     else if (commit.leaseTtlMs !== undefined)
@@ -97,12 +98,12 @@ export class MemoryRunStore implements RunStore {
     return record;
   }
 
-  private writeCheckpoint(runId: string, checkpoint: CheckpointWrite): number {
+  private writeCheckpoint(runId: string, checkpoint: CheckpointWrite, stateText?: string): number {
     const record = this.checkCheckpoint(runId, checkpoint);
     record.version += 1;
     record.status = checkpoint.status;
     record.schemaVersion = checkpoint.schemaVersion;
-    record.state = copy(checkpoint.state);
+    record.state = stateText === undefined ? copy(checkpoint.state) : (JSON.parse(stateText) as JsonValue);
     record.updatedAtMs = checkpoint.nowMs;
     return record.version;
   }

@@ -25,8 +25,8 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
     });
 
     it.each([
-      ['its commitStep', 8],
-      ['separate calls', 15],
+      ['its commitStep', 7],
+      ['separate calls', 14],
     ])(
       'resumes after a crash between any two store writes (%s), never repeating an effect or a checkpointed response',
       async (variant, leastWrites) => {
@@ -275,7 +275,7 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       const runId = newRunId();
       const fixture = new DurableFixture();
       const faulty = new FaultyRunStore(store);
-      faulty.writeLimit = 4; // the first process stops early, holding its lease
+      faulty.writeLimit = 3; // the first process stops early (before its first charge), holding its lease
       await fixture.agent(faulty, { owner: 'first' }).run('Pay twice', { runId });
       const early = fixture.agent(store, { owner: 'second', clock: new FakeClock(FIXTURE_START_MS + 1_000) });
       await expect(early.resume(runId)).rejects.toMatchObject({ code: 'store.conflict' });

@@ -72,6 +72,26 @@ export function runStoreFleetContract(name: string, createStore: () => RunStore 
       expect(await store.loadRun(runId)).toMatchObject({ status: 'cancelled', version: 2 });
     });
 
+    it('creates a run leased to its owner in the same write', async () => {
+      const runId = newRunId();
+      const created = await store.createRun({
+        runId,
+        agentName: 'contract',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: 0 },
+        createdAtMs: NOW_MS,
+        lease: { owner: 'worker-a', expiresAtMs: NOW_MS + 5_000 },
+      });
+      expect(created.lease).toEqual({ owner: 'worker-a', expiresAtMs: NOW_MS + 5_000 });
+      expect((await store.loadRun(runId))?.lease).toEqual({ owner: 'worker-a', expiresAtMs: NOW_MS + 5_000 });
+      expect(await codeOf(store.acquireLease(runId, 'worker-b', 1_000, NOW_MS + 4_999))).toBe(
+        'store.conflict',
+      );
+      expect(await store.saveCheckpoint(runId, checkpointBy('worker-a', { expectedVersion: 1 }))).toBe(2);
+      await store.acquireLease(runId, 'worker-b', 1_000, NOW_MS + 5_000);
+    });
+
     it('names the lease holder in records and listings, expired or not, until it is released', async () => {
       const runId = newRunId();
       await createRun(runId);
@@ -115,7 +135,8 @@ export function runStoreFleetContract(name: string, createStore: () => RunStore 
         ],
       });
       await commitStep(runId, {
-        checkpoint: checkpointBy('worker-a', { expectedVersion: 3, state: { step: 3 } }),
+        checkpoint: checkpointBy('worker-a', { expectedVersion: 3, state: { step: 3, note: 'é' } }),
+        stateText: JSON.stringify({ step: 3, note: 'é' }),
         toolsCompleted: [
           {
             idempotencyKey: `${runId}:1:0`,
@@ -132,7 +153,8 @@ export function runStoreFleetContract(name: string, createStore: () => RunStore 
         completedAtMs: NOW_MS + 20,
       });
       expect(ledger[1]).toMatchObject({ status: 'started' });
-      // Without leaseTtlMs the lease is left as it was.
+      // Without leaseTtlMs the lease is left as it was; a state given as text reads back as the value.
+      expect(await store.loadRun(runId)).toMatchObject({ version: 4, state: { step: 3, note: 'é' } });
       expect((await store.loadRun(runId))?.lease?.expiresAtMs).toBe(NOW_MS + 10 + 30_000);
     });
 

@@ -262,12 +262,18 @@ export class DurableRun implements DurableLink {
   }
 
   /** One write of a checkpoint: with its ledger writes and lease in one commit when the store can. */
-  private persist(checkpoint: CheckpointWrite, ledger: LedgerWrites, end: boolean): Promise<number> {
+  private persist(
+    checkpoint: CheckpointWrite,
+    text: string,
+    ledger: LedgerWrites,
+    end: boolean,
+  ): Promise<number> {
     const { store, leaseTtlMs } = this.settings;
     if (store.commitStep === undefined) return store.saveCheckpoint(this.runId, checkpoint);
     return store
       .commitStep(this.runId, {
         checkpoint,
+        stateText: text,
         ...(ledger.started.length === 0 ? {} : { toolsStarted: ledger.started }),
         ...(ledger.completed.length === 0 ? {} : { toolsCompleted: ledger.completed }),
         ...(end ? { releaseLease: true } : { leaseTtlMs }),
@@ -288,15 +294,9 @@ export class DurableRun implements DurableLink {
   ): Promise<number> {
     const { store, owner } = this.settings;
     const expectedVersion = this.version;
-    const checkpoint: CheckpointWrite = {
-      expectedVersion,
-      owner,
-      status,
-      schemaVersion: RUN_STATE_SCHEMA_VERSION,
-      state: JSON.parse(text) as JsonValue,
-      nowMs,
-    };
-    const persist = (current: CheckpointWrite) => this.retrying(() => this.persist(current, ledger, end));
+    const checkpoint = checkpointOf({ expectedVersion, owner, status, nowMs }, text);
+    const persist = (current: CheckpointWrite) =>
+      this.retrying(() => this.persist(current, text, ledger, end));
     try {
       return await persist(checkpoint);
     } catch (error) {
@@ -316,7 +316,7 @@ export class DurableRun implements DurableLink {
       this.version = record.version;
       if (status !== 'running') {
         // The run reached its end before it learnt of the request: that end is what happened, and the store says so.
-        return persist({ ...checkpoint, expectedVersion: record.version });
+        return persist(checkpointOf({ ...checkpoint, expectedVersion: record.version }, text));
       }
       run.abort.cancel(record.cancellation.reason);
       throw run.abort.signal.reason;
@@ -376,7 +376,14 @@ export class DurableRun implements DurableLink {
     this.carried = undefined;
     if (carried !== undefined) {
       try {
-        await this.write(carried.transition, 'running', carried.text, carried.nowMs, this.takeLedgerWrites(), false);
+        await this.write(
+          carried.transition,
+          'running',
+          carried.text,
+          carried.nowMs,
+          this.takeLedgerWrites(),
+          false,
+        );
       } catch {
         // The write halted the run (store_unavailable, lease_lost): that says more than a pause would.
         return;
@@ -417,6 +424,28 @@ export class DurableRun implements DurableLink {
     });
     return keelError;
   }
+}
+
+/**
+ * A checkpoint of the state serialised as `text`. Its `state` is parsed only if a store reads it: a store's
+ * `commitStep` takes the text as it is (`stateText`), so the state is serialised once per write, not three times.
+ */
+function checkpointOf(
+  fields: Pick<CheckpointWrite, 'expectedVersion' | 'owner' | 'status' | 'nowMs'>,
+  text: string,
+): CheckpointWrite {
+  let state: JsonValue | undefined;
+  return {
+    expectedVersion: fields.expectedVersion,
+    owner: fields.owner,
+    status: fields.status,
+    schemaVersion: RUN_STATE_SCHEMA_VERSION,
+    nowMs: fields.nowMs,
+    get state(): JsonValue {
+      state ??= JSON.parse(text) as JsonValue;
+      return state;
+    },
+  };
 }
 
 /**
