@@ -59,7 +59,7 @@ export class DurableRun implements DurableLink {
   /** Ledger writes that go with the next store write. */
   private ledgerWrites: LedgerWrites = { started: [], completed: [] };
   /** A transition's state carried by the next write (see the class notes), serialised when it happened. */
-  private carried: { transition: RunTransition; text: string; nowMs: number } | undefined;
+  private carried: { transitions: RunTransition[]; text: string; nowMs: number } | undefined;
   /** Set once {@link pause} was asked for. */
   private pausing = false;
   /** Set once the end's write freed the lease. */
@@ -128,16 +128,17 @@ export class DurableRun implements DurableLink {
     const text = JSON.stringify(state);
     this.recordLedger(transition, nowMs);
     if (!this.pausing && carriedByNext(transition, state)) {
-      this.carried = { transition, text, nowMs };
+      this.carried = { transitions: [...(this.carried?.transitions ?? []), transition], text, nowMs };
       return Promise.resolve(hooked);
     }
+    const transitions = [...(this.carried?.transitions ?? []), transition];
     this.carried = undefined;
     const ledger = this.takeLedgerWrites();
     const status: RunStatus = transition.kind === 'run-ended' ? transition.status : 'running';
     const end = transition.kind === 'run-ended';
     this.pendingWrites++;
     const write = this.queue
-      .then(() => this.write(transition, status, text, nowMs, ledger, end))
+      .then(() => this.write(transitions, status, text, nowMs, ledger, end))
       .finally(() => this.pendingWrites--);
     this.queue = write.catch(() => undefined);
     if (this.pausing) this.queue = this.queue.then(() => this.pauseIfQuiet());
@@ -205,7 +206,7 @@ export class DurableRun implements DurableLink {
   }
 
   private async write(
-    transition: RunTransition,
+    transitions: readonly RunTransition[],
     status: RunStatus,
     text: string,
     nowMs: number,
@@ -231,15 +232,15 @@ export class DurableRun implements DurableLink {
       this.version = await this.saveState(status, text, nowMs, ledger, end);
     } catch (error) {
       const stopped = this.stop(error);
-      this.reportCheckpoint(transition, startedMs, stopped);
+      for (const transition of transitions) this.reportCheckpoint(transition, startedMs, stopped);
       throw stopped;
     }
-    this.reportCheckpoint(transition, startedMs, undefined);
+    for (const transition of transitions) this.reportCheckpoint(transition, startedMs, undefined);
   }
 
   /**
-   * The `checkpoint-saved` or `checkpoint-failed` event of a write (named after the transition that made it; it
-   * carries those that waited for it); a cancellation met on the way is neither.
+   * The `checkpoint-saved` or `checkpoint-failed` event of a transition a write carried (each transition gets its
+   * own, with the write's duration); a cancellation met on the way is neither.
    */
   private reportCheckpoint(transition: RunTransition, startedMs: number, failure: unknown): void {
     const run = this.run!;
@@ -377,7 +378,7 @@ export class DurableRun implements DurableLink {
     if (carried !== undefined) {
       try {
         await this.write(
-          carried.transition,
+          carried.transitions,
           'running',
           carried.text,
           carried.nowMs,

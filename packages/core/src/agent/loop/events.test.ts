@@ -98,11 +98,14 @@ describe('run events for telemetry', () => {
     assistant.onEvent((event) => events.push(event));
     const completed = await assistant.run('Oslo?');
     expect(completed.status).toBe('completed');
-    // One event per write, named after the transition that made it: a model response is saved with the call it
-    // starts (or the run's end), a step's last completed call with the step's end.
+    // One event per transition saved, in order, even when one write saves two (a model response goes with the call
+    // it starts or the run's end, a step's last completed call with the step's end).
     expect(ofType(events, 'checkpoint-saved').map((event) => [event.transition, event.step])).toEqual([
+      ['model-response-received', 1],
       ['tool-call-started', 1],
+      ['tool-call-completed', 1],
       ['step-ended', 1],
+      ['model-response-received', 2],
       ['run-ended', 2],
     ]);
     expect(ofType(events, 'checkpoint-saved').every((event) => event.durationMs === 0)).toBe(true);
@@ -126,6 +129,9 @@ describe('run events for telemetry', () => {
     expect(ofType(events, 'checkpoint-saved')).toEqual([]);
     expect(
       ofType(events, 'checkpoint-failed').map((event) => [event.transition, event.step, event.errorCode]),
-    ).toEqual([['run-ended', 1, 'store.unavailable']]);
+    ).toEqual([
+      ['model-response-received', 1, 'store.unavailable'],
+      ['run-ended', 1, 'store.unavailable'],
+    ]);
   });
 });
