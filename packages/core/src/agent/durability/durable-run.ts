@@ -59,7 +59,9 @@ export class DurableRun implements DurableLink {
   /** Ledger writes that go with the next store write. */
   private ledgerWrites: LedgerWrites = { started: [], completed: [] };
   /** A transition's state carried by the next write (see the class notes), serialised when it happened. */
-  private carried: { transitions: RunTransition[]; text: string; nowMs: number } | undefined;
+  private carried: { transitions: RunTransition[]; text: string | undefined; nowMs: number } | undefined;
+  /** Set when the run may be paused (see {@link pause}); defaults to false. */
+  pausable = false;
   /** Set once {@link pause} was asked for. */
   private pausing = false;
   /** Set once the end's write freed the lease. */
@@ -91,7 +93,8 @@ export class DurableRun implements DurableLink {
 
   /**
    * Pauses the run at its next checkpoint with no tool call running (see the class notes): for a worker that shuts
-   * down. Does nothing once the run has ended or halted.
+   * down. Does nothing once the run has ended or halted. Set {@link pausable} first, so that a transition waiting for
+   * the next write is kept as it was and saved by the pause.
    */
   pause(): void {
     if (this.pausing || this.ended || this.halted !== undefined) return;
@@ -125,12 +128,14 @@ export class DurableRun implements DurableLink {
     const state = run.state;
     const nowMs = this.clock.now();
     state.checkpointedAtMs = nowMs;
-    const text = JSON.stringify(state);
     this.recordLedger(transition, nowMs);
     if (!this.pausing && carriedByNext(transition, state)) {
+      // Its state is written by the next write; only a pause may need it before, as it is now.
+      const text = this.pausable ? JSON.stringify(state) : undefined;
       this.carried = { transitions: [...(this.carried?.transitions ?? []), transition], text, nowMs };
       return Promise.resolve(hooked);
     }
+    const text = JSON.stringify(state);
     const transitions = [...(this.carried?.transitions ?? []), transition];
     this.carried = undefined;
     const ledger = this.takeLedgerWrites();
@@ -375,7 +380,7 @@ export class DurableRun implements DurableLink {
     if (!this.pausing || !quiet || this.halted !== undefined || this.ended) return;
     const carried = this.carried;
     this.carried = undefined;
-    if (carried !== undefined) {
+    if (carried?.text !== undefined) {
       try {
         await this.write(
           carried.transitions,

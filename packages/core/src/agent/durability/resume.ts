@@ -98,6 +98,7 @@ export async function resumeRun<Output>(
     return prepared;
   }
   const { durable } = prepared;
+  durable.pausable = pauseSignal !== undefined;
   const pause = () => durable.pause();
   if (pauseSignal?.aborted === true) pause();
   pauseSignal?.addEventListener('abort', pause, { once: true });
