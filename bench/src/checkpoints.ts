@@ -173,8 +173,12 @@ async function versusBaselineCore(url: string, path: string): Promise<void> {
   );
 }
 
-/** Steps per second of `work` (which runs `steps` steps), by the wall clock and by this process's CPU time. */
+/**
+ * Steps per second of `work` (which runs `steps` steps), by the wall clock and by this process's CPU time. A full
+ * collection first (when node runs with --expose-gc), so that each side pays for its own garbage, not the other's.
+ */
 async function rates(steps: number, work: () => Promise<void>): Promise<{ wall: number; cpu: number }> {
+  (globalThis as { gc?: () => void }).gc?.();
   const cpuBefore = process.cpuUsage();
   const start = performance.now();
   await work();
@@ -232,7 +236,19 @@ async function versusLangGraph(directory: string): Promise<void> {
   );
 }
 
+/** KEEL_BENCH_ONLY=sqlite|postgres|peer runs one part. */
+const ONLY = process.env.KEEL_BENCH_ONLY;
+
 async function main(): Promise<void> {
+  if (ONLY === 'peer') {
+    const directory = mkdtempSync(join(tmpdir(), 'keel-bench-'));
+    try {
+      await versusLangGraph(directory);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+    return;
+  }
   console.log(
     `durable runs: ${RUNS} runs of ${STEPS_PER_RUN} steps per store (after ${WARMUP_RUNS} warm-up runs)`,
   );
@@ -260,10 +276,16 @@ async function main(): Promise<void> {
     } finally {
       execFileSync('bash', [script, 'stop', port]);
     }
+    // Without a build to run side by side, the recorded figure is the target; with one, it is only shown (the load
+    // of the machine when it was recorded is not the load now).
     const speedup = postgres.stepsPerSecond / POSTGRES_BASELINE_STEPS_PER_SECOND;
+    const recorded =
+      BASELINE_CORE === undefined
+        ? `target >= 2x: ${verdict(speedup >= 2)}`
+        : '(recorded under another load; the side-by-side figure above is the target)';
     console.log(
-      `postgres: ${postgres.stepsPerSecond.toFixed(0)} steps/s vs ${POSTGRES_BASELINE_STEPS_PER_SECOND} on main ` +
-        `before commitStep: ${speedup.toFixed(1)}x  target >= 2x: ${verdict(speedup >= 2)}`,
+      `postgres: ${postgres.stepsPerSecond.toFixed(0)} steps/s vs ${POSTGRES_BASELINE_STEPS_PER_SECOND} recorded on main ` +
+        `before commitStep: ${speedup.toFixed(1)}x  ${recorded}`,
     );
     console.log(
       `postgres: ${postgres.storeCallsPerStep.toFixed(1)} store round trips a step vs ${MAIN_STORE_CALLS_PER_STEP} on ` +

@@ -36,6 +36,11 @@ export class FleetProcess {
     private readonly onLine: (line: WorkerLine) => void,
   ) {}
 
+  /** The exit code of the last process, once it has exited (null while it runs, or when a signal ended it). */
+  get exitCode(): number | null {
+    return this.child?.exitCode ?? null;
+  }
+
   get alive(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
