@@ -3,7 +3,7 @@ import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
 import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';
-import { resumeCommand } from './commands/resume.js';
+import { answerThroughQueue, resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
 import { submitCli } from './commands/submit.js';
@@ -22,8 +22,8 @@ usage:
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
-              [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
-  keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
+              [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH] [--redis URL]
+  keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH] [--redis URL]
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
@@ -45,6 +45,8 @@ options:
   --agent FILE    the agent file (relative or absolute), for a run started in another directory or machine
   --wait          when another process holds the run (its owner may have died), wait until its lease ends, at
                   most 10 minutes, then resume
+  --redis URL     resume, cancel: the run is in a fleet (keel worker); the answers go through the queue to a worker,
+                  a cancellation reaches the worker that holds the run at once
   --allow-key-host HOST
                   let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
                   go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com)
@@ -153,6 +155,12 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
+      if (values.redis !== undefined) {
+        const redis = values.redis;
+        return withStore(values.store, workingDirectory, {}, (store) =>
+          answerThroughQueue(options, store, redis, output),
+        );
+      }
       return withStore(values.store, workingDirectory, {}, (store) => resumeCommand(options, store, output));
     }
     case 'cancel': {
@@ -160,7 +168,12 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
       if (runId === undefined || extra.length > 0)
         throw new KeelError('config.invalid', 'usage: keel cancel <run-id>');
       return withStore(values.store, workingDirectory, {}, (store) =>
-        cancelCommand(store, runId, { reason: values.reason, json: values.json === true }, output),
+        cancelCommand(
+          store,
+          runId,
+          { reason: values.reason, json: values.json === true, redis: values.redis },
+          output,
+        ),
       );
     }
     case 'runs': {
@@ -218,6 +231,7 @@ function parse(argv: readonly string[]) {
         wait: { type: 'boolean' },
         'allow-key-host': { type: 'string', multiple: true },
         reason: { type: 'string' },
+        redis: { type: 'string' },
         otlp: { type: 'string' },
         'metrics-port': { type: 'string' },
         log: { type: 'string' },

@@ -114,4 +114,33 @@ describe('keel submit, keel worker, keel runs list', () => {
     const done = await keel('runs', 'list', '--store', store);
     expect(done.stdout).toMatch(new RegExp(`${runId}\\s+completed`));
   });
+
+  it('cancels a fleet run and answers one through Redis with --redis', async () => {
+    const submitted = await keel(
+      'submit',
+      'desk.yaml',
+      'What is the weather in Lyon?',
+      '--store',
+      store,
+      '--redis',
+      redisUrl!,
+      '--json',
+    );
+    const { runId } = JSON.parse(submitted.stdout);
+    // Nothing is pending in a queued run: the answers are refused before anything is enqueued.
+    const refused = await keel(
+      'resume',
+      runId,
+      '--approve',
+      `${runId}:1:0`,
+      '--store',
+      store,
+      '--redis',
+      redisUrl!,
+    );
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining('not interrupted') });
+    const cancelled = await keel('cancel', runId, '--store', store, '--redis', redisUrl!, '--json');
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toEqual({ runId, status: 'cancelled' });
+  });
 });
