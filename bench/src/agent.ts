@@ -1,6 +1,14 @@
-// keel's own overhead per agent step (an in-process model and tool that do almost nothing), and the memory per run
-// while 10,000 runs wait on their model. Run: npm run bench:agent
+// keel's own overhead per agent step (an in-process model and tool that do almost nothing), its whole cost per step
+// beside the Vercel AI SDK and the OpenAI Agents SDK on the same run, and the memory per run while 10,000 runs wait on
+// their model. Run: npm run bench:agent
 import { agent, type ModelProvider, type ModelRequest } from '@keel/core';
+import {
+  type AgentRunner,
+  aiSdkRunner,
+  keelRunner,
+  openAIAgentsRunner,
+  PEER_RUN_STEPS,
+} from './agent-peers.js';
 import { lookupTool, stepModel } from './step-agent.js';
 import { percentile } from './statistics.js';
 
@@ -68,6 +76,71 @@ async function overheadPerStep(): Promise<void> {
   );
 }
 
+/** How many times keel's whole cost per step must be below each peer's. */
+const PEER_TARGETS = { aiSdk: 12, openAIAgents: 20 } as const;
+const PEER_ROUNDS = Number(process.env.KEEL_BENCH_PEER_ROUNDS ?? 9);
+const PEER_ROUND_MS = Number(process.env.KEEL_BENCH_PEER_ROUND_MS ?? 300);
+
+/** CPU time per step of `runs` sequential runs, in microseconds, after a full collection (each pays its own garbage). */
+async function cpuPerStep(runner: AgentRunner, runs: number): Promise<number> {
+  collectGarbage();
+  const start = process.cpuUsage();
+  for (let index = 0; index < runs; index++) await runner();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / runs / PEER_RUN_STEPS;
+}
+
+/**
+ * The whole cost per step (model and tool included: both do almost nothing) of keel, the AI SDK and the OpenAI
+ * Agents SDK on the same 5-step run with a zod tool, in interleaved rounds; each round's run count is set so that it
+ * lasts about PEER_ROUND_MS. Cost is the process's CPU time (user + system, GC threads included), not wall time: the
+ * benchmark machine may be shared, and CPU time is what another process's load disturbs least. Each ratio is the
+ * median over rounds of the peer's cost over keel's in the same round (neighbours in time share the machine's load),
+ * after two warm-up rounds.
+ */
+async function loopCostVersusPeers(): Promise<void> {
+  const subjects: { name: string; runner: AgentRunner; runs: number; samples: number[] }[] = [
+    { name: 'keel', runner: keelRunner(), runs: 0, samples: [] },
+    { name: 'Vercel AI SDK 6 (generateText)', runner: aiSdkRunner(), runs: 0, samples: [] },
+    { name: 'OpenAI Agents SDK (run)', runner: openAIAgentsRunner(), runs: 0, samples: [] },
+  ];
+  for (const subject of subjects) {
+    const perStepUs = await cpuPerStep(subject.runner, 200);
+    subject.runs = Math.max(50, Math.round((PEER_ROUND_MS * 1_000) / (perStepUs * PEER_RUN_STEPS)));
+  }
+  for (let round = 0; round < PEER_ROUNDS; round++) {
+    for (const subject of subjects) subject.samples.push(await cpuPerStep(subject.runner, subject.runs));
+  }
+  const median = (values: readonly number[]) =>
+    percentile(
+      values.slice(2).sort((a, b) => a - b),
+      0.5,
+    );
+  const keel = subjects[0]!;
+  console.log(
+    `whole cost per step (CPU time), ${PEER_RUN_STEPS}-step run with a zod tool, ${PEER_ROUNDS - 2} interleaved rounds:`,
+  );
+  const line = (name: string, perStepUs: number) =>
+    `  ${name.padEnd(32)} ${perStepUs.toFixed(2).padStart(8)} µs (median)`;
+  console.log(line(keel.name, median(keel.samples)));
+  const versus = (peer: (typeof subjects)[number], target: number) => {
+    const ratio = median(peer.samples.map((sample, round) => sample / keel.samples[round]!));
+    console.log(
+      `${line(peer.name, median(peer.samples))}  ${ratio.toFixed(1)}x keel  (target >= ${target}x: ${
+        ratio >= target ? 'PASS' : 'FAIL'
+      })`,
+    );
+  };
+  versus(subjects[1]!, PEER_TARGETS.aiSdk);
+  versus(subjects[2]!, PEER_TARGETS.openAIAgents);
+}
+
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('run with node --expose-gc');
+  gc();
+}
+
 async function memoryPerWaitingRun(): Promise<void> {
   const waiting: ModelProvider = {
     provider: 'bench',
@@ -101,5 +174,8 @@ async function memoryPerWaitingRun(): Promise<void> {
 }
 
 console.log(`agent loop: ${RUNS} runs of ${STEPS_PER_RUN} steps per round, 7 rounds (median of the last 5)`);
-await overheadPerStep();
-await memoryPerWaitingRun();
+// KEEL_BENCH_ONLY=peers runs the comparison with the peers alone.
+const only = process.env.KEEL_BENCH_ONLY;
+if (only === undefined || only === 'overhead') await overheadPerStep();
+if (only === undefined || only === 'peers') await loopCostVersusPeers();
+if (only === undefined || only === 'memory') await memoryPerWaitingRun();

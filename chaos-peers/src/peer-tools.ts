@@ -13,7 +13,11 @@ export function peerTools(file: AgentFile, environment: ChaosEnvironment): Tool[
     filesDirectory: dirname(file.path),
     outboxPath: join(environment.directory, 'outbox.jsonl'),
   });
-  return environment.instrumentTools(file.tools.map((name) => available.get(name)!));
+  // Built-in tools only: the tools an agent file declares (MCP servers, commands, HTTP) are keel's own adapters.
+  const builtins = file.tools.flatMap((entry) =>
+    entry.kind === 'builtin' ? [available.get(entry.name)!] : [],
+  );
+  return environment.instrumentTools(builtins);
 }
 
 /**

@@ -1,5 +1,14 @@
 import { KeelError } from '@keel/core';
-import { isScalar, type LineCounter, type Node, type YAMLMap } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isScalar,
+  isSeq,
+  type LineCounter,
+  type Node,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 
 /**
  * Reads fields of one agent file's YAML tree; every refusal is a `config.invalid` KeelError whose message starts
@@ -10,8 +19,9 @@ export class FieldReader {
   readonly locations: Record<string, string> = {};
 
   constructor(
-    private readonly path: string,
+    readonly path: string,
     private readonly lineCounter: LineCounter,
+    private readonly document: Document,
   ) {}
 
   /** `file:line:column` of a node (the file's start when there is none). */
@@ -41,9 +51,72 @@ export class FieldReader {
     const node = this.node(map, key, field);
     if (node === undefined) return required ? this.fail(map, field, 'is required') : undefined;
     if (!isScalar(node) || typeof node.value !== 'string' || node.value.trim() === '') {
-      return this.fail(node, field, 'must be a non-empty string');
+      return this.fail(node, field, `must be a non-empty string${placeholderHint(node)}`);
     }
     return node.value;
+  }
+
+  /** A boolean field. */
+  boolean(map: YAMLMap, key: string, field: string): boolean | undefined {
+    const node = this.node(map, key, field);
+    if (node === undefined) return undefined;
+    if (!isScalar(node) || typeof node.value !== 'boolean')
+      return this.fail(node, field, 'must be true or false');
+    return node.value;
+  }
+
+  /** An integer field from `minimum` to `maximum`. */
+  integer(map: YAMLMap, key: string, field: string, minimum: number, maximum: number): number | undefined {
+    const node = this.node(map, key, field);
+    if (node === undefined) return undefined;
+    const value = isScalar(node) ? node.value : undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > maximum) {
+      const got = isScalar(node) ? JSON.stringify(node.value) : 'a list or mapping';
+      return this.fail(node, field, `must be an integer from ${minimum} to ${maximum} (got ${got})`);
+    }
+    return value;
+  }
+
+  /** A mapping field. */
+  mapping(map: YAMLMap, key: string, field: string): YAMLMap | undefined {
+    const node = this.node(map, key, field);
+    if (node === undefined) return undefined;
+    if (!isMap(node)) return this.fail(node, field, 'must be a mapping');
+    return node;
+  }
+
+  /** A list field. */
+  list(map: YAMLMap, key: string, field: string, what: string): YAMLSeq | undefined {
+    const node = this.node(map, key, field);
+    if (node === undefined) return undefined;
+    if (!isSeq(node)) return this.fail(node, field, `must be a list of ${what}`);
+    return node;
+  }
+
+  /** A list of non-empty strings, each checked by `check` (which returns a problem, or undefined). */
+  stringList(
+    map: YAMLMap,
+    key: string,
+    field: string,
+    what: string,
+    check: (value: string) => string | undefined = () => undefined,
+  ): string[] | undefined {
+    const list = this.list(map, key, field, what);
+    return list?.items.map((item, index) => {
+      const node = item as Node;
+      const itemField = `${field}[${index}]`;
+      this.locations[itemField] = this.where(node);
+      if (!isScalar(node) || typeof node.value !== 'string' || node.value === '')
+        return this.fail(node, itemField, `must be one of ${what}${placeholderHint(node)}`);
+      const problem = check(node.value);
+      if (problem !== undefined) this.fail(node, itemField, problem);
+      return node.value;
+    });
+  }
+
+  /** The plain value of a node (mappings, lists, scalars), aliases resolved (at most 100). */
+  value(node: Node): unknown {
+    return node.toJS(this.document, { maxAliasCount: 100 });
   }
 
   /** A positive integer field, at most `maximum`. */
@@ -63,6 +136,11 @@ export class FieldReader {
     return value;
   }
 
+  /** The key names of `map`, in order. */
+  keys(map: YAMLMap): string[] {
+    return map.items.map((pair) => (isScalar(pair.key) ? String(pair.key.value) : String(pair.key)));
+  }
+
   /** Refuses any key of `map` not in `allowed`. */
   rejectUnknownFields(map: YAMLMap, allowed: readonly string[], prefix: string): void {
     for (const pair of map.items) {
@@ -72,4 +150,14 @@ export class FieldReader {
       }
     }
   }
+}
+
+/** A hint for a placeholder YAML read as a mapping: `{count}` unquoted is the mapping `{ count: null }`. */
+export function placeholderHint(node: Node | null | undefined): string {
+  if (!isMap(node) || node.items.length !== 1) return '';
+  const pair = node.items[0]!;
+  if (!isScalar(pair.key) || (pair.value !== null && !(isScalar(pair.value) && pair.value.value === null)))
+    return '';
+  const name = String(pair.key.value);
+  return ` (quote placeholders: write "{${name}}", since YAML reads {${name}} without quotes as a mapping)`;
 }

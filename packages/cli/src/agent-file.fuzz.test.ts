@@ -1,16 +1,26 @@
 // The agent-file loader against seeded mutations of valid files: every file it accepts must build (providers,
-// fault schedules, limits, the agent), and every file it refuses must be refused with a `config.invalid` that names
-// the file, line, column and field. Nothing may fail later without a location.
+// fault schedules, limits, tools: MCP toolsets, command and HTTP tools, the agent), and every file it refuses must be
+// refused with a `config.invalid` that names the file, line, column and field. Nothing may fail later without a
+// location.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MemoryRunStore } from '@keel/core';
 import { isMap, isScalar, isSeq, type Node, parseDocument, type YAMLMap } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseAgentFile } from './agent-file.js';
 import { buildAgentFromFile } from './build-agent.js';
 import { BUILTIN_TOOL_NAMES } from './builtin-tools.js';
 
 const SEED = Number(process.env.KEEL_FUZZ_SEED ?? 7);
 const CASES = Number(process.env.KEEL_FUZZ_CASES ?? 1_500);
-const PATH = '/agents/agent.yaml';
+// A real directory: command tools and MCP servers run in the agent file's directory (or `repo` below it).
+const DIRECTORY = mkdtempSync(join(tmpdir(), 'keel-fuzz-'));
+mkdirSync(join(DIRECTORY, 'repo'));
+afterAll(() => rmSync(DIRECTORY, { recursive: true, force: true }));
+const PATH = join(DIRECTORY, 'agent.yaml');
+/** Hosts the command line lets receive a secret header. */
+const ALLOWED_KEY_HOSTS = ['mcp.example.com'];
 
 const BASES = [
   [
@@ -36,6 +46,42 @@ const BASES = [
     'tools: [read_file, create_ticket]',
   ].join('\n'),
   ['name: minimal', 'model: openai:gpt-4.1', 'limits:', '  timeoutMs: 2147483647'].join('\n'),
+  [
+    'name: tools',
+    'tools:',
+    '  - read_file',
+    '  - mcp:',
+    '      package: "@modelcontextprotocol/server-filesystem"',
+    '      args: ["."]',
+    '      prefix: fs',
+    '      include: [list_directory, read_text_file]',
+    '      env: [HOME, "LOG_LEVEL=debug"]',
+    '      timeoutMs: 5000',
+    '  - mcp: { command: my-server, args: [--stdio], cwd: repo, destructiveNeedsApproval: true }',
+    '  - mcp:',
+    '      url: https://mcp.example.com/mcp',
+    '      prefix: remote',
+    '      headers: { authorization: { env: REMOTE_API_TOKEN, prefix: "Bearer " }, x-team: keel }',
+    '  - command:',
+    '      name: git_log',
+    '      description: Recent commits',
+    '      input: { type: object, properties: { count: { type: integer, minimum: 1 } }, required: [count] }',
+    '      argv: [git, log, --oneline, -n, "{count}", [--author, "{count}"]]',
+    '      cwd: repo',
+    '      env: [GIT_DIR]',
+    '      limits: { cpuSeconds: 5, openFiles: 64 }',
+    '      successExitCodes: [0, 1]',
+    '      idempotent: true',
+    '  - http:',
+    '      name: get_item',
+    '      description: Reads an item',
+    '      input: { type: object, properties: { id: { type: integer } }, required: [id] }',
+    '      url: "http://127.0.0.1:8080/items/{id}"',
+    '      query: { expand: "{id}" }',
+    '      headers: { accept: application/json }',
+    '      allow: [127.0.0.1]',
+    '      timeoutMs: 2000',
+  ].join('\n'),
 ];
 
 const FIELDS: Record<string, readonly string[]> = {
@@ -43,6 +89,56 @@ const FIELDS: Record<string, readonly string[]> = {
   model: ['provider', 'name', 'baseUrl', 'apiKeyEnv', 'contextWindowTokens', 'faults'],
   limits: ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'],
   retry: ['maxAttempts'],
+  item: ['mcp', 'command', 'http', 'shell'],
+  mcp: [
+    'name',
+    'prefix',
+    'package',
+    'command',
+    'args',
+    'env',
+    'cwd',
+    'url',
+    'headers',
+    'timeoutMs',
+    'connectTimeoutMs',
+    'destructiveNeedsApproval',
+    'include',
+    'exclude',
+  ],
+  command: [
+    'name',
+    'description',
+    'input',
+    'argv',
+    'cwd',
+    'env',
+    'timeoutMs',
+    'maxOutputBytes',
+    'successExitCodes',
+    'limits',
+    'idempotent',
+    'needsApproval',
+  ],
+  http: [
+    'name',
+    'description',
+    'input',
+    'method',
+    'url',
+    'query',
+    'headers',
+    'body',
+    'timeoutMs',
+    'maxResponseBytes',
+    'maxRedirects',
+    'allow',
+    'idempotent',
+    'needsApproval',
+  ],
+  headers: ['authorization', 'x-api-key', 'accept', 'x-team', 'idempotency-key'],
+  input: ['type', 'properties', 'required', 'additionalProperties'],
+  properties: ['count', 'id', 'path'],
 };
 
 const HOSTILE: readonly unknown[] = [
@@ -95,6 +191,62 @@ const HOSTILE: readonly unknown[] = [
   ['a'],
   { name: 'm' },
   { provider: 'simulated' },
+  // Tool entries.
+  '{count}',
+  '{id}',
+  '{count:path}',
+  '{missing}',
+  '{{literal}}',
+  'https://{host}/x',
+  'https://example.com/items/{id}',
+  'http://127.0.0.1:8080/x',
+  'http://169.254.169.254/latest',
+  'https://mcp.example.com/mcp',
+  'http://attacker.example/mcp',
+  'sk-proj-abcdefghijklmnopqrstuvwxyz',
+  'Bearer abc123def456ghi',
+  'GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+  'LOG_LEVEL=debug',
+  'HOME',
+  '1X',
+  'REMOTE_API_TOKEN',
+  { env: 'REMOTE_API_TOKEN', prefix: 'Bearer ' },
+  { env: 'AWS_SECRET_ACCESS_KEY' },
+  { env: 'OTHER_API_KEY', prefix: 3 },
+  '@modelcontextprotocol/server-filesystem',
+  '@keel/no-such-server',
+  '../../etc',
+  'repo',
+  'missing',
+  '..',
+  '/',
+  'git',
+  '--upload-pack=x',
+  ['git', 'log'],
+  ['{count}'],
+  ['git', ['--author', '{count}']],
+  ['git', ['--literal']],
+  [0, 1],
+  [256],
+  'GET',
+  'post',
+  'FETCH',
+  '127.0.0.1',
+  '10.0.0.0/8',
+  'a b',
+  '*.corp.example',
+  { type: 'object' },
+  { type: 'string' },
+  { type: 'object', properties: { count: { type: 'integer' } } },
+  { type: 'object', properties: 3 },
+  { cpuSeconds: 1 },
+  { memoryBytes: 10 },
+  { maxProcesses: 4 },
+  { threads: 2 },
+  'list_directory',
+  { command: 'x' },
+  { url: 'http://127.0.0.1:1/mcp', command: 'x' },
+  { name: 'dup', description: 'd', input: { type: 'object' }, argv: ['ls'] },
 ];
 
 interface Random {
@@ -124,10 +276,11 @@ function maps(document: ReturnType<typeof parseDocument>): { map: YAMLMap; kind:
       found.push({ map: node, kind });
       for (const pair of node.items) {
         const key = isScalar(pair.key) ? String(pair.key.value) : '';
-        visit(pair.value, key === 'fallbacks' ? 'fallbacks' : key === 'model' ? 'model' : key);
+        visit(pair.value, key);
       }
     } else if (isSeq(node)) {
-      for (const item of node.items) visit(item, kind === 'fallbacks' ? 'model' : 'item');
+      for (const item of node.items)
+        visit(item, kind === 'fallbacks' ? 'model' : kind === 'tools' ? 'item' : 'list');
     }
   };
   visit(document.contents, '');
@@ -147,7 +300,7 @@ const MUTATIONS: readonly Mutation[] = [
   // Add a known field (or overwrite it) with a hostile value.
   (document, random) => {
     const { map, kind } = pick(random, maps(document));
-    const fields = FIELDS[kind === 'model' ? 'model' : kind] ?? FIELDS['']!;
+    const fields = FIELDS[kind] ?? FIELDS['']!;
     map.set(pick(random, fields), document.createNode(pick(random, HOSTILE)));
   },
   // Remove a field.
@@ -157,7 +310,10 @@ const MUTATIONS: readonly Mutation[] = [
   },
   // Add an unknown field.
   (document, random) => {
-    pick(random, maps(document)).map.set(pick(random, ['modle', 'timeout', '__proto__', 'constructor']), 1);
+    pick(random, maps(document)).map.set(
+      pick(random, ['modle', 'timeout', '__proto__', 'constructor', 'shell', 'arg', 'user']),
+      1,
+    );
   },
   // Replace an item of a list.
   (document, random) => {
@@ -190,37 +346,47 @@ const environment = new Proxy({} as NodeJS.ProcessEnv, {
 });
 
 describe('agent file loader (seeded fuzzing)', () => {
-  it(`accepts only files that build, and refuses with file, line and field (seed ${SEED})`, () => {
+  it(`accepts only files that build, and refuses with file, line and field (seed ${SEED})`, async () => {
     const random = seededRandom(SEED);
     const escaped: string[] = [];
     let accepted = 0;
     let refused = 0;
+    const builtByBase = BASES.map(() => 0);
     for (let index = 0; index < CASES; index++) {
       const text = mutate(BASES[index % BASES.length]!, random);
       let file: ReturnType<typeof parseAgentFile>;
       try {
-        file = parseAgentFile(text, PATH, BUILTIN_TOOL_NAMES);
+        file = parseAgentFile(text, PATH, BUILTIN_TOOL_NAMES, { allowedKeyHosts: ALLOWED_KEY_HOSTS });
       } catch (error) {
         refused++;
         const message = (error as Error).message;
-        const located = /^\/agents\/agent\.yaml:\d+:\d+: \S/.test(message);
+        const located = message.startsWith(`${PATH}:`) && /^:\d+:\d+: \S/.test(message.slice(PATH.length));
         if ((error as { code?: string }).code !== 'config.invalid' || !located) {
           escaped.push(`case ${index}: refused without a location: ${message}\n${text}`);
         }
         continue;
       }
       try {
-        buildAgentFromFile(file, { workingDirectory: '/tmp', environment, store: new MemoryRunStore() });
+        const built = await buildAgentFromFile(file, {
+          workingDirectory: DIRECTORY,
+          environment,
+          store: new MemoryRunStore(),
+        });
+        // Nothing has started (MCP servers start at the agent's first step); closing is only tidy.
+        void built.close();
         accepted++;
+        builtByBase[index % BASES.length]!++;
       } catch (error) {
         escaped.push(`case ${index}: accepted, then the build failed: ${(error as Error).message}\n${text}`);
       }
     }
     console.log(
-      `agent file fuzzing (seed ${SEED}): ${CASES} files, ${accepted} built, ${refused} refused at load`,
+      `agent file fuzzing (seed ${SEED}): ${CASES} files, ${accepted} built (by base: ${builtByBase.join(', ')}), ${refused} refused at load`,
     );
     expect(escaped.slice(0, 5).join('\n\n'), `${escaped.length} of ${CASES} escaped`).toBe('');
     expect(accepted).toBeGreaterThan(CASES / 20);
+    // Each base, the one with every kind of tool entry included, yields files that build.
+    for (const built of builtByBase) expect(built).toBeGreaterThan(CASES / BASES.length / 20);
     expect(refused).toBeGreaterThan(CASES / 4);
   });
 });

@@ -1,10 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { KeelError } from '@keel/core';
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { dirname } from 'node:path';
+import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { type ModelEntry, readModel } from './agent-file-model.js';
 import { FieldReader } from './agent-file-reader.js';
+import { readTools, type ToolEntry } from './agent-file-tools.js';
 
 export type { ModelEntry, ProviderKind } from './agent-file-model.js';
+export type { ToolEntry } from './agent-file-tools.js';
 
 /** An agent file, validated. */
 export interface AgentFile {
@@ -13,7 +16,8 @@ export interface AgentFile {
   instructions?: string;
   model?: ModelEntry;
   fallbacks: ModelEntry[];
-  tools: string[];
+  /** Built-in tool names, MCP servers, command tools and HTTP tools, in the file's order. */
+  tools: ToolEntry[];
   limits: { maxTurns?: number; timeoutMs?: number; maxTokens?: number; maxParallelToolCalls?: number };
   retry: { maxAttempts?: number };
   /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
@@ -24,7 +28,8 @@ export interface AgentFile {
 export interface AgentFileOptions {
   /**
    * Hosts besides a provider's own that may receive an API key (`--allow-key-host`), as `name` (any port) or
-   * `name:port`. Defaults to none: a file that would send a key elsewhere is refused.
+   * `name:port`; a tool's secret header goes only to these. Defaults to none: a file that would send a key elsewhere
+   * is refused.
    */
   allowedKeyHosts?: readonly string[];
 }
@@ -56,7 +61,10 @@ export async function loadAgentFile(
   return parseAgentFile(text, path, knownTools, options);
 }
 
-/** Validates the text of an agent file; `path` is used in messages and as the base of `read_file`. */
+/**
+ * Validates the text of an agent file; `path` is used in messages and as the base of `read_file`, of relative `cwd`
+ * and of packages an `mcp:` entry names.
+ */
 export function parseAgentFile(
   text: string,
   path: string,
@@ -66,7 +74,7 @@ export function parseAgentFile(
   const allowedKeyHosts = options.allowedKeyHosts ?? [];
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false });
-  const reader: FieldReader = new FieldReader(path, lineCounter);
+  const reader: FieldReader = new FieldReader(path, lineCounter, document);
 
   const syntaxError = document.errors[0];
   if (syntaxError !== undefined) {
@@ -105,25 +113,7 @@ export function parseAgentFile(
 
   const toolsNode = reader.node(root, 'tools', 'tools');
   if (toolsNode !== undefined) {
-    if (!isSeq(toolsNode)) reader.fail(toolsNode, 'tools', 'must be a list of tool names');
-    result.tools = toolsNode.items.map((item, index) => {
-      const node = item as Node;
-      const field = `tools[${index}]`;
-      if (!isScalar(node) || typeof node.value !== 'string')
-        return reader.fail(node, field, 'must be a tool name');
-      const name = node.value;
-      if (!knownTools.includes(name)) {
-        reader.fail(
-          node,
-          field,
-          `names an unknown tool "${name}" (built-in tools: ${knownTools.join(', ')})`,
-        );
-      }
-      if (toolsNode.items.slice(0, index).some((earlier) => isScalar(earlier) && earlier.value === name)) {
-        reader.fail(node, field, `names ${name} a second time; list each tool once`);
-      }
-      return name;
-    });
+    result.tools = readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts });
   }
 
   const limitsNode = reader.node(root, 'limits', 'limits');

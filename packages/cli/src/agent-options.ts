@@ -1,11 +1,20 @@
-import type { AgentOptions, Clock, DurabilityOptions, ModelProvider, RunStore, Tool } from '@keel/core';
+import type {
+  AgentOptions,
+  Clock,
+  DurabilityOptions,
+  ModelProvider,
+  RunStore,
+  Tool,
+  ToolSource,
+} from '@keel/core';
 import type { AgentFile } from './agent-file.js';
 
 /** What an agent file leaves to the command that builds its agent. */
 export interface AgentParts {
   model: ModelProvider;
   fallbacks: readonly ModelProvider[];
-  tools: readonly Tool[];
+  /** Tools, and tool sources (the MCP toolsets of the file). */
+  tools: readonly (Tool | ToolSource)[];
   store: RunStore;
   /** How runs hold their leases. Defaults to the agent's defaults (one owner per process). */
   durability?: DurabilityOptions;

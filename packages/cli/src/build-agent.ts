@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { type Agent, agent, type Clock, type DurabilityOptions, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { agentOptionsFromFile } from './agent-options.js';
+import { type AgentTools, buildAgentTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { type ResolvedModels, resolveModels } from './models.js';
 
@@ -10,6 +11,12 @@ export interface BuiltAgent {
   file: AgentFile;
   agent: Agent<string>;
   models: ResolvedModels;
+  tools: AgentTools;
+  /**
+   * Closes what the agent opened: its MCP servers (each started at the agent's first step; closing ends their whole
+   * process group) and the simulated provider. Call it when the command ends, however it ends.
+   */
+  close(): Promise<void>;
 }
 
 /** What {@link buildAgent} needs beside the agent file. */
@@ -27,6 +34,8 @@ export interface BuildOptions {
   clock?: Clock;
   /** How runs hold their leases (`keel worker --lease-ttl-ms`). Defaults to the agent's defaults. */
   durability?: DurabilityOptions;
+  /** Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`). Defaults to none. */
+  wrapTools?: (tools: Tool[]) => Tool[];
 }
 
 /** Reads an agent file and builds the agent it describes, durable on `store`. */
@@ -37,27 +46,45 @@ export async function buildAgent(options: BuildOptions & { agentFile: string }):
   return buildAgentFromFile(file, options);
 }
 
-/** Builds the agent a validated agent file describes; its `read_file` reads below the file's directory. */
-export function buildAgentFromFile(file: AgentFile, options: BuildOptions): BuiltAgent {
-  const available = builtinTools({
+/**
+ * Builds the agent a validated agent file describes; its `read_file` reads below the file's directory. Nothing starts
+ * here: MCP servers start at the agent's first step, the simulated provider at its first request.
+ */
+export async function buildAgentFromFile(file: AgentFile, options: BuildOptions): Promise<BuiltAgent> {
+  const builtins = builtinTools({
     filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
-  const tools: Tool[] = file.tools.map((name) => available.get(name)!);
-  const models = resolveModels(file, {
-    environment: options.environment,
-    ...(options.faults === undefined ? {} : { faults: options.faults }),
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-  });
-  const built = agent(
-    agentOptionsFromFile(file, {
-      model: models.model,
-      fallbacks: models.fallbacks,
-      tools,
-      store: options.store,
-      ...(options.clock === undefined ? {} : { clock: options.clock }),
-      ...(options.durability === undefined ? {} : { durability: options.durability }),
-    }),
-  );
-  return { file, agent: built, models };
+  const tools = await buildAgentTools(file, builtins, options.environment);
+  const { wrapTools } = options;
+  // Plain tools are wrapped (tracing, say); a tool source (an MCP toolset) lists its tools itself and passes as it is.
+  const offered =
+    wrapTools === undefined
+      ? tools.tools
+      : tools.tools.map((entry) => ('execute' in entry ? (wrapTools([entry])[0] ?? entry) : entry));
+  const close = async () => {
+    await Promise.all([...tools.toolsets.map((toolset) => toolset.close()), models?.close()]);
+  };
+  let models: ResolvedModels | undefined;
+  try {
+    models = resolveModels(file, {
+      environment: options.environment,
+      ...(options.faults === undefined ? {} : { faults: options.faults }),
+      ...(options.seed === undefined ? {} : { seed: options.seed }),
+    });
+    const built = agent(
+      agentOptionsFromFile(file, {
+        model: models.model,
+        fallbacks: models.fallbacks,
+        tools: offered,
+        store: options.store,
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+        ...(options.durability === undefined ? {} : { durability: options.durability }),
+      }),
+    );
+    return { file, agent: built, models, tools, close };
+  } catch (error) {
+    void close();
+    throw error;
+  }
 }

@@ -2,11 +2,12 @@
 // scenario's simulated ones and its tools instrumented. Also the worker module of the crash scenario (the
 // `createChaosSubject` export), so that a worker process builds the very same agent.
 import { dirname, join } from 'node:path';
-import { agent, type JsonValue, KeelError } from '@keel/core';
+import { agent, type JsonValue, KeelError, type Tool } from '@keel/core';
 import { type ChaosSubject, keelSubject } from '@keel/chaos';
 import { SqliteRunStore } from '@keel/store-sqlite';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { agentOptionsFromFile } from './agent-options.js';
+import { buildAgentTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { modelChainOf } from './models.js';
 
@@ -42,12 +43,19 @@ export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptio
     name: options.name ?? `keel (${file.name})`,
     fallbacks: modelChainOf(file).length - 1,
     worker: { module: import.meta.url, options: { ...options } },
-    build: ({ models: [model, ...fallbacks], environment }) => {
+    build: async ({ models: [model, ...fallbacks], environment }) => {
       const available = builtinTools({
         filesDirectory: dirname(file.path),
         outboxPath: join(environment.directory, 'outbox.jsonl'),
       });
-      const tools = environment.instrumentTools(file.tools.map((tool) => available.get(tool)!));
+      // The file's tools as keel run builds them; the scenario's tool faults reach the tools keel calls in process
+      // (MCP toolsets are sources of tools that change, and are passed as they are).
+      const declared = await buildAgentTools(file, available, process.env);
+      const plain = declared.tools.filter((entry): entry is Tool => 'execute' in entry);
+      const instrumented = environment.instrumentTools(plain);
+      const tools = declared.tools.map((entry) =>
+        'execute' in entry ? instrumented[plain.indexOf(entry)]! : entry,
+      );
       const store = new SqliteRunStore(join(environment.directory, 'keel.db'));
       const built = agent(
         agentOptionsFromFile(file, {
@@ -58,7 +66,13 @@ export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptio
           durability: { owner: `keel-chaos-worker:${environment.scenario}` },
         }),
       );
-      return { agent: built, close: () => store.close() };
+      return {
+        agent: built,
+        close: async () => {
+          await Promise.all(declared.toolsets.map((toolset) => toolset.close()));
+          await store.close();
+        },
+      };
     },
   });
 }

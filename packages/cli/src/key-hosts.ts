@@ -10,6 +10,9 @@ import { KeelError } from '@keel/core';
 //    `--allow-key-host llm.internal:4000`.
 // 3. An OpenAI-compatible server elsewhere (`baseUrl` on another host) gets no key unless `apiKeyEnv` names one:
 //    OPENAI_API_KEY is never sent there by default.
+// 4. A tool's secret header (an HTTP tool's, an MCP server's over HTTP) comes from an API key variable named in the
+//    file (`{ env: TRACKER_API_TOKEN }`), never from a literal, and goes only to a host the command line names:
+//    tools have no "own host".
 
 /** What an `apiKeyEnv` value must look like. */
 export const API_KEY_VARIABLE = /^[A-Z][A-Z0-9_]*_API_(KEY|TOKEN)$/;
@@ -56,7 +59,15 @@ export function onProviderHost(model: KeyedModel): boolean {
  * port, `name:port` that port only (443 and 80 included when the URL leaves them implicit).
  */
 export function hostAllowed(model: KeyedModel, allowed: readonly string[]): boolean {
-  const url = new URL(model.baseUrl ?? `https://${hostOf(model)}`);
+  return urlHostAllowed(new URL(model.baseUrl ?? `https://${hostOf(model)}`), allowed);
+}
+
+/**
+ * Whether `allowed` (values from {@link parseAllowedHost}) names the host of `url`: `name` allows that host on any
+ * port, `name:port` that port only (443 and 80 included when the URL leaves them implicit). Tools that send a secret
+ * (an agent file's `headers: { authorization: { env: ... } }`) follow this rule for every host.
+ */
+export function urlHostAllowed(url: URL, allowed: readonly string[]): boolean {
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   return allowed.some((entry) => {
     const explicitPort = /:(\d+)$/.exec(entry)?.[1];

@@ -1,33 +1,39 @@
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { chatCommand } from './commands/chat.js';
 import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { answerThroughQueue, resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
+import { sessionsCommand } from './commands/sessions.js';
 import { submitCli } from './commands/submit.js';
 import { workerCli } from './commands/worker.js';
 import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { openStore } from './store.js';
-import type { TelemetryFlags } from './telemetry.js';
+import { otlpBase, type TelemetryFlags } from './telemetry.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
 usage:
   keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json] [--store URL|PATH]
            [--otlp URL] [--metrics-port N] [--log json]
+  keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]      (keel chat --help)
+  keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]  (keel sessions --help)
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
-              [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH] [--redis URL]
+              [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
+              [--otlp URL] [--metrics-port N] [--log json] [--redis URL]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH] [--redis URL]
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
+                 [--allow-key-host HOST]... [--json]   (keel dashboard --help for its options)
 
 options:
   --faults SPEC   fault schedule of the simulated provider: a preset (none, demo, flaky, chaos) or entries such as
@@ -35,7 +41,7 @@ options:
   --seed N        seed of the fault schedule (default: 1)
   --json          print the result as JSON
   --otlp URL      export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318
-  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run lives
+  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run (or resumption) lives
   --log json      print JSON log lines (one per event, then the result) in place of the live view
   --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
   --approve KEY   run a call that waits for approval (KEY is its idempotency key, printed by keel run)
@@ -49,7 +55,8 @@ options:
                   a cancellation reaches the worker that holds the run at once
   --allow-key-host HOST
                   let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
-                  go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com)
+                  go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com); a
+                  tool's secret header (headers: { authorization: { env: X_API_TOKEN } }) goes only to HOST
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
@@ -104,6 +111,9 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
   const { environment, output, workingDirectory, signal, clock } = context;
   if (argv[0] === 'dashboard')
     return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'chat')
+    return chatCommand(argv.slice(1), { environment, output, workingDirectory, signal });
+  if (argv[0] === 'sessions') return sessionsCommand(argv.slice(1), { output, workingDirectory });
   if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
   if (argv[0] === 'submit') return submitCli(argv.slice(1), { output, workingDirectory, environment, clock });
   if (argv[0] === 'worker')
@@ -155,6 +165,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
+      options.telemetry = telemetryFlags(values);
       if (values.redis !== undefined) {
         const redis = values.redis;
         return withStore(values.store, workingDirectory, {}, (store) =>
@@ -247,7 +258,8 @@ function telemetryFlags(values: ReturnType<typeof parse>['values']): TelemetryFl
   if (values.log !== undefined && values.log !== 'json' && values.log !== 'text')
     throw new KeelError('config.invalid', `--log must be json or text, not "${values.log}"`);
   const flags: TelemetryFlags = { logJson: values.log === 'json' };
-  if (values.otlp !== undefined) flags.otlp = values.otlp;
+  // Checked here, so that a bad URL is refused before a command reads anything.
+  if (values.otlp !== undefined) flags.otlp = otlpBase(values.otlp);
   const port = values['metrics-port'];
   if (port !== undefined) {
     flags.metricsPort = integerOption('--metrics-port', port, 0);

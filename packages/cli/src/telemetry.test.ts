@@ -4,10 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type HttpTestServer, sendJson, startHttpTestServer } from '@keel/core/testing';
+import { trace } from '@opentelemetry/api';
+import { agent, tool } from '@keel/core';
+import { type HttpTestServer, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from './main.js';
 import type { Output } from './output.js';
+import { startTelemetry } from './telemetry.js';
 
 const SECRET = 'sk-proj-Zq7rT3xN9vK2mW8pL4sJ6hF1dG5bC0aE';
 
@@ -91,8 +94,31 @@ interface OtlpSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
+  links?: { traceId: string; spanId: string }[];
   attributes: OtlpAttribute[];
   events?: { name: string; attributes: OtlpAttribute[] }[];
+}
+
+/** The spans an OTLP/HTTP receiver was sent (JSON). */
+const spansOf = (receiver: HttpTestServer): OtlpSpan[] =>
+  receiver.requests
+    .filter((request) => request.url === '/v1/traces')
+    .flatMap((request) =>
+      (request.json() as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }).resourceSpans.flatMap(
+        (resource) => resource.scopeSpans.flatMap((scope) => scope.spans),
+      ),
+    );
+
+/** Collects what a command prints. */
+function capture() {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  const output: Output = {
+    out: (line) => lines.push(line),
+    error: (line) => errors.push(line),
+    colour: false,
+  };
+  return { lines, errors, output };
 }
 
 const attributesOf = (attributes: readonly OtlpAttribute[]) =>
@@ -259,10 +285,153 @@ describe('keel run with telemetry flags', () => {
     expect(await main(['run', 'agent.yaml', 'x', '--log', 'xml'], {}, output, tmpdir())).toBe(2);
     expect(await main(['run', 'agent.yaml', 'x', '--metrics-port', '70000'], {}, output, tmpdir())).toBe(2);
     expect(await main(['run', 'agent.yaml', 'x', '--otlp', 'ftp://collector'], {}, output, tmpdir())).toBe(2);
+    expect(await main(['resume', 'run-1', '--log', 'xml'], {}, output, tmpdir())).toBe(2);
+    expect(await main(['resume', 'run-1', '--otlp', 'ftp://collector'], {}, output, tmpdir())).toBe(2);
     expect(errors).toEqual([
       'config.invalid: --log must be json or text, not "xml"',
       'config.invalid: --metrics-port must be at most 65535',
       'config.invalid: --otlp must be an http(s) URL such as http://127.0.0.1:4318, not "ftp://collector"',
+      'config.invalid: --log must be json or text, not "xml"',
+      'config.invalid: --otlp must be an http(s) URL such as http://127.0.0.1:4318, not "ftp://collector"',
     ]);
+  });
+
+  it('gives keel resume the same flags: OTLP export linked to the first attempt, /metrics, JSON lines', async () => {
+    const receiver = await startHttpTestServer((_request, response) => sendJson(response, 200, {}));
+    servers.push(receiver);
+    const metricsPort = await freeLoopbackPort();
+    const scraped: string[] = [];
+    // Asks for an urgent ticket (the run waits for approval), then, once resumed and the ticket opened, scrapes
+    // keel's /metrics and answers.
+    const model = await startHttpTestServer(async (request, response) => {
+      if (request.index === 1) {
+        const call = {
+          id: 'call_1',
+          type: 'function',
+          function: { name: 'create_ticket', arguments: '{"title":"Printer on fire","priority":"urgent"}' },
+        };
+        sendJson(response, 200, completion('gpt-desk', { tool_calls: [call] }, 'tool_calls'));
+        return;
+      }
+      scraped.push(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+      sendJson(response, 200, completion('gpt-desk', { content: 'Ticket opened.' }, 'stop'));
+    });
+    servers.push(model);
+    const directory = mkdtempSync(join(tmpdir(), 'keel-cli-telemetry-'));
+    directories.push(directory);
+    writeFileSync(
+      join(directory, 'support.yaml'),
+      [
+        'name: support',
+        `model: { provider: openai, name: gpt-desk, baseUrl: "${model.url}/v1", apiKeyEnv: OPENAI_API_KEY }`,
+        'tools: [create_ticket]',
+      ].join('\n'),
+    );
+    const environment = { OPENAI_API_KEY: SECRET };
+    const hosts = ['--allow-key-host', '127.0.0.1'];
+    const first = capture();
+    const started = [
+      'run',
+      'support.yaml',
+      'Open an urgent ticket',
+      '--json',
+      '--otlp',
+      receiver.url,
+      ...hosts,
+    ];
+    expect(await main(started, environment, first.output, directory)).toBe(3);
+    const interrupted = JSON.parse(first.lines.join('\n')) as {
+      runId: string;
+      pending: { idempotencyKey: string }[];
+    };
+    const firstRoot = spansOf(receiver).find((span) => span.name === 'invoke_agent support')!;
+    expect(firstRoot).toBeDefined();
+
+    const resumed = capture();
+    const code = await main(
+      [
+        'resume',
+        interrupted.runId,
+        '--approve',
+        interrupted.pending[0]!.idempotencyKey,
+        '--otlp',
+        receiver.url,
+        '--metrics-port',
+        String(metricsPort),
+        '--log',
+        'json',
+        ...hosts,
+      ],
+      environment,
+      resumed.output,
+      directory,
+    );
+    expect({ code, errors: resumed.errors }).toEqual({ code: 0, errors: [] });
+
+    // --log json: every line is JSON, the first says the run resumed, the last is the result.
+    const logged = resumed.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged[0]).toMatchObject({ event: 'run-resumed', runId: interrupted.runId });
+    expect(logged.at(-1)).toMatchObject({
+      event: 'run-result',
+      runId: interrupted.runId,
+      status: 'completed',
+    });
+    const toolLine = logged.find((line) => line.event === 'tool-call-end');
+    expect(String(toolLine?.trace_id)).toMatch(/^[0-9a-f]{32}$/);
+
+    // --metrics-port: served while the resumed run went on.
+    expect(scraped).toHaveLength(1);
+    expect(scraped[0]).toContain('keel_runs_active{agent_name="support"} 1');
+
+    // --otlp: the resumed run's span links to the first attempt's, and the ticket's call is its child.
+    const roots = spansOf(receiver).filter((span) => span.name === 'invoke_agent support');
+    expect(roots).toHaveLength(2);
+    const second = roots.find((span) => span.spanId !== firstRoot.spanId)!;
+    expect(attributesOf(second.attributes)).toMatchObject({
+      'keel.run.id': interrupted.runId,
+      'keel.run.resumed': true,
+      'keel.run.status': 'completed',
+    });
+    expect(second.links?.map((link) => link.spanId)).toEqual([firstRoot.spanId]);
+    const ticket = spansOf(receiver).find((span) => span.name === 'execute_tool create_ticket')!;
+    expect(ticket.parentSpanId).toBe(second.spanId);
+
+    const everything = [...receiver.requests.map((request) => request.body), ...scraped, ...resumed.lines];
+    for (const text of everything) expect(text).not.toContain(SECRET);
+  });
+
+  it('runs each tool inside its execute_tool span when tracing is on', async () => {
+    const receiver = await startHttpTestServer((_request, response) => sendJson(response, 200, {}));
+    servers.push(receiver);
+    const { output, errors } = capture();
+    const activeSpanIds: (string | undefined)[] = [];
+    const probe = tool({
+      name: 'probe',
+      description: 'Notes the span active while it runs',
+      input: { type: 'object' },
+      execute: async () => {
+        await Promise.resolve();
+        activeSpanIds.push(trace.getActiveSpan()?.spanContext().spanId);
+        return 'noted';
+      },
+    });
+    const untraced = await startTelemetry({ logJson: false }, output);
+    expect(untraced.wrapTools([probe])).toEqual([probe]);
+    await untraced.close();
+
+    const telemetry = await startTelemetry({ otlp: receiver.url, logJson: false }, output);
+    try {
+      const assistant = agent({
+        model: scriptedModel([{ toolCalls: [{ name: 'probe', arguments: {} }] }, { content: 'done' }]),
+        tools: telemetry.wrapTools([probe]),
+      });
+      telemetry.observe(assistant);
+      expect((await assistant.run('probe')).status).toBe('completed');
+    } finally {
+      await telemetry.close();
+    }
+    expect(errors).toEqual([]);
+    const span = spansOf(receiver).find((entry) => entry.name === 'execute_tool probe')!;
+    expect(activeSpanIds).toEqual([span.spanId]);
   });
 });

@@ -1,6 +1,7 @@
-// What `keel run` exports while it runs: OTLP/HTTP traces and metrics (--otlp), a Prometheus /metrics endpoint
-// (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK and its OTLP
-// exporters are dependencies of the command line only; the packages it wires rest on @opentelemetry/api alone.
+// What `keel run` and `keel resume` export while they run: OTLP/HTTP traces and metrics (--otlp), a Prometheus
+// /metrics endpoint (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK
+// and its OTLP exporters are dependencies of the command line only; the packages it wires rest on @opentelemetry/api
+// alone.
 import { context, diag, type DiagLogger, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -9,13 +10,14 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { type Agent, KeelError, type RunResult, redactSecrets } from '@keel/core';
+import { type Agent, KeelError, type RunResult, redactSecrets, type Tool } from '@keel/core';
 import { type KeelLogs, keelLogs } from '@keel/logs';
-import { type KeelTracing, keelMetrics, keelTracing } from '@keel/otel';
+import { type KeelTracing, keelMetrics, keelTracing, tracedTools } from '@keel/otel';
 import { keelPrometheus, type MetricsServer } from '@keel/prometheus';
 import type { Output } from './output.js';
+import { exitCodeOf, presentResult } from './render.js';
 
-/** The telemetry flags of `keel run`. */
+/** The telemetry flags of `keel run` and `keel resume`. */
 export interface TelemetryFlags {
   /** `--otlp <url>`: the base URL of an OTLP/HTTP receiver (`/v1/traces` and `/v1/metrics` are appended). */
   otlp?: string;
@@ -31,12 +33,34 @@ export interface CommandTelemetry {
   readonly jsonLines: boolean;
   /** The `/metrics` endpoint, when `--metrics-port` was given. */
   readonly metricsServer: MetricsServer | undefined;
+  /** The agent's tools, each running inside its `execute_tool` span's context when tracing is on (`tracedTools`). */
+  wrapTools(tools: Tool[]): Tool[];
   /** Traces, measures and logs every run of the agent. */
   observe(agent: Agent<unknown>): void;
-  /** Logs how the run ended, as the last JSON line (JSON-lines mode only). */
-  logResult(result: RunResult<unknown>): void;
+  /**
+   * Shows how the run ended and returns the exit code: as the last JSON line in JSON-lines mode, else as the command
+   * prints results (`--json` or the report).
+   */
+  present(result: RunResult<unknown>, json: boolean): number;
   /** Exports what is left (a final OTLP flush) and stops serving metrics. */
   close(): Promise<void>;
+}
+
+/**
+ * Runs `command` with the telemetry `flags` ask for (none when undefined), then closes it (a final OTLP export, the
+ * metrics server), whatever the command's outcome.
+ */
+export async function withTelemetry(
+  flags: TelemetryFlags | undefined,
+  output: Output,
+  command: (telemetry: CommandTelemetry) => Promise<number>,
+): Promise<number> {
+  const telemetry = await startTelemetry(flags ?? { logJson: false }, output);
+  try {
+    return await command(telemetry);
+  } finally {
+    await telemetry.close();
+  }
 }
 
 /** How long a final OTLP export may take before the command gives up on it. */
@@ -60,6 +84,7 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
   return {
     jsonLines: logs !== undefined,
     metricsServer,
+    wrapTools: (tools) => (tracing === undefined ? tools : tracedTools(tracing, tools)),
     observe(agent) {
       // Tracing first: the logs read the span of each event from it.
       tracing?.observe(agent);
@@ -67,8 +92,9 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
       prometheus?.observe(agent);
       logs?.observe(agent);
     },
-    logResult(result) {
-      logs?.write(
+    present(result, json) {
+      if (logs === undefined) return presentResult(result, json, output);
+      logs.write(
         'info',
         {
           event: 'run-result',
@@ -84,6 +110,7 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
         },
         `run ${result.status} (${result.stopReason})`,
       );
+      return exitCodeOf(result);
     },
     async close() {
       await Promise.all([sdk?.shutdown(), metricsServer?.close()]);
@@ -91,8 +118,8 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
   };
 }
 
-/** The receiver's base URL, checked: http or https, without a trailing slash. */
-function otlpBase(value: string): string {
+/** The receiver's base URL, checked: http or https, without a trailing slash. Fails with `config.invalid`. */
+export function otlpBase(value: string): string {
   if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
     throw new KeelError(
       'config.invalid',

@@ -183,6 +183,12 @@ export type {
   RunStatus,
   RunStore,
   RunSummary,
+  SessionAppend,
+  SessionClaim,
+  SessionConflictData,
+  SessionRecord,
+  SessionSummary,
+  SessionTurn,
   StartedToolCall,
   StepCommit,
 } from './spec/run-store.js';
@@ -196,6 +202,7 @@ export type {
   ToolFallbackContext,
   ToolProgress,
   ToolResult,
+  ToolSource,
   ValidationIssue,
   ValidationResult,
 } from './spec/tool.js';
@@ -211,6 +218,21 @@ export {
   runSummaryFromRow,
 } from './store/sql-rows.js';
 export { MemoryRunStore } from './store/memory-run-store.js';
+export {
+  holdsSession,
+  type SessionHead,
+  type SessionHolder,
+  sessionAppendConflict,
+  sessionClaimConflict,
+  sessionNotFound,
+} from './store/session-conflicts.js';
+export {
+  SESSION_COLUMNS,
+  type SessionRow,
+  type SessionTurnRow,
+  sessionSummaryFromRow,
+  sessionTurnFromRow,
+} from './store/session-rows.js';
 
 // agent: tools, guardrails, conversation
 export {
@@ -356,6 +378,12 @@ export { type StopReason, stopReasonOf, type TerminalStatus } from './agent/loop
 
 // agent: durable runs
 export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability/durability.js';
+export {
+  EVENT_JOURNAL_LIMIT,
+  type EventJournal,
+  type JournalEntry,
+  type JournalEntryType,
+} from './agent/durability/event-journal.js';
 export type {
   ApprovalAnswer,
   PendingDecision,
@@ -370,3 +398,8 @@ export {
 export type { ResumeOptions } from './agent/durability/resume.js';
 export { migrateRunState } from './agent/durability/run-state-migrations.js';
 // end agent: durable runs
+
+// agent: sessions
+export { checkSessionId, SESSION_ID_PATTERN, type SessionBusy } from './agent/sessions/session-options.js';
+export type { RunSessionOutcome, SessionRunState } from './agent/sessions/session-state.js';
+// end agent: sessions

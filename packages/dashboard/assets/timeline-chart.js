@@ -15,8 +15,16 @@ const LANES = [
 ];
 const COLOURS = { ok: '#2f855a', error: '#c53030', waiting: '#b7791f', info: '#3b6fb6' };
 const LANE_HEIGHT_PX = 34;
-/** Lanes of moments, drawn as diamonds; everything else (and counts with no stored time) is a bar, at least 0.5% of the run wide. */
+/**
+ * Lanes of moments, drawn as diamonds, as is any other entry with a stored time and no length (a fallback, a retry
+ * that waited nothing); everything else (and counts with no stored time) is a bar, at least 0.5% of the run wide.
+ */
 const MOMENT_LANES = ['breaker', 'checkpoint', 'correction'];
+
+function isMoment(entry) {
+  if (entry.timing === 'not-stored' || entry.lane === 'run') return false;
+  return MOMENT_LANES.includes(entry.lane) || (entry.timing === 'exact' && entry.startMs === entry.endMs);
+}
 
 function colour(entry, alpha) {
   const hex = COLOURS[entry.outcome] ?? COLOURS.info;
@@ -47,9 +55,7 @@ export function drawTimeline(canvas, timeline) {
   const lanes = LANES.filter((lane) => timeline.entries.some((entry) => entry.lane === lane));
   const durationMs = Math.max(1, timeline.durationMs);
   const minimumWidthMs = durationMs / 200;
-  const moments = timeline.entries.filter(
-    (entry) => MOMENT_LANES.includes(entry.lane) && entry.timing !== 'not-stored',
-  );
+  const moments = timeline.entries.filter(isMoment);
   const spans = timeline.entries.filter((entry) => !moments.includes(entry));
   canvas.parentElement.style.height = `${lanes.length * LANE_HEIGHT_PX + 60}px`;
   return new Chart(canvas, {

@@ -1,5 +1,14 @@
-import { agent, MemoryRunStore, migrateRunState, type RunRecord, tool } from '@keel/core';
-import { scriptedModel } from '@keel/core/testing';
+import {
+  agent,
+  MemoryRunStore,
+  migrateRunState,
+  type RunEvent,
+  type RunRecord,
+  type RunState,
+  tool,
+} from '@keel/core';
+import { FakeClock, scriptedModel } from '@keel/core/testing';
+import { simulated } from '@keel/simulated';
 import { describe, expect, it } from 'vitest';
 import { fallbackRun, interruptedRun } from './test-support/runs.js';
 import { buildTimeline, type TimelineEntry } from './timeline.js';
@@ -9,14 +18,20 @@ async function stored(store: MemoryRunStore, runId: string) {
   return { record, state: migrateRunState(record.state), ledger: await store.ledger(runId) };
 }
 
+/** The state as a keel without the journal saved it. */
+function older(state: RunState): RunState {
+  delete state.journal;
+  return state;
+}
+
 const pick = (entries: TimelineEntry[], lane: TimelineEntry['lane']) =>
   entries.filter((entry) => entry.lane === lane);
 
 describe('buildTimeline', () => {
-  it('draws a retried, fallen-back run: the fallback on its step, the retry counted but not placed', async () => {
+  it('draws a retried, fallen-back run saved without a journal: the fallback on its step, the retry counted', async () => {
     const store = new MemoryRunStore();
     const { record, state, ledger } = await stored(store, await fallbackRun(store));
-    const timeline = buildTimeline(record, state, ledger, Date.now());
+    const timeline = buildTimeline(record, older(state), ledger, Date.now());
     expect(pick(timeline.entries, 'retry')).toEqual([
       expect.objectContaining({
         label: '1 retry (model 1)',
@@ -45,6 +60,7 @@ describe('buildTimeline', () => {
   it('places model windows between the stored tool call times', async () => {
     const store = new MemoryRunStore();
     const { record, state, ledger } = await stored(store, await fallbackRun(store));
+    older(state);
     state.startedAtMs = 1_000;
     state.endedAtMs = 1_100;
     state.checkpointedAtMs = 1_100;
@@ -120,9 +136,122 @@ describe('buildTimeline', () => {
       store,
     }).run('Weather in Oslo?');
     const { record, state, ledger } = await stored(store, result.runId);
-    const corrections = pick(buildTimeline(record, state, ledger, Date.now()).entries, 'correction');
+    const corrections = pick(buildTimeline(record, older(state), ledger, Date.now()).entries, 'correction');
     expect(corrections).toEqual([
       expect.objectContaining({ label: 'correction: get_wether (tool.not_found)', step: 1, timing: 'step' }),
     ]);
+  });
+
+  it("places a retry at its time with its wait as a span, and the fallback at its moment, from the run's journal", async () => {
+    const clock = new FakeClock(1_000_000);
+    const primary = simulated({
+      faults: { sequence: ['rate_limit', 'overloaded'], retryAfterMs: 1_500 },
+    });
+    const fallback = primary.withModel('sim-fallback', { faults: { sequence: [] } });
+    const store = new MemoryRunStore();
+    const weather = tool({
+      name: 'get_weather',
+      description: 'Current weather for a city',
+      input: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      idempotent: true,
+      execute: async () => ({ temperatureC: 20 }),
+    });
+    let retried = false;
+    let settled = false;
+    try {
+      const running = agent({
+        name: 'weather',
+        model: primary,
+        fallbacks: [fallback],
+        tools: [weather],
+        retry: { maxAttempts: 2 },
+        store,
+        clock,
+      })
+        .run('Weather in Paris?', {
+          onEvent: (event: RunEvent) => {
+            if (event.type === 'retry-scheduled') retried = true;
+          },
+        })
+        .finally(() => {
+          settled = true;
+        });
+      // Real HTTP to the simulated server; time moves only here: the retry's wait, then nothing.
+      while (!retried) await clock.advance(0);
+      await clock.advance(1_500);
+      while (!settled) await clock.advance(0);
+      const result = await running;
+      expect(result.status).toBe('completed');
+      const { record, state, ledger } = await stored(store, result.runId);
+      const timeline = buildTimeline(record, state, ledger, clock.now());
+      expect(pick(timeline.entries, 'retry')).toEqual([
+        {
+          lane: 'retry',
+          label: 'retry of simulated/sim-primary (model)',
+          detail: 'after provider.rate_limited on attempt 1, waited 1500 ms',
+          step: 1,
+          startMs: 0,
+          endMs: 1_500,
+          timing: 'exact',
+          outcome: 'error',
+        },
+      ]);
+      expect(pick(timeline.entries, 'fallback')).toEqual([
+        expect.objectContaining({
+          label: 'fallback simulated/sim-primary → simulated/sim-fallback',
+          detail: 'after provider.overloaded',
+          step: 1,
+          startMs: 1_500,
+          endMs: 1_500,
+          timing: 'exact',
+        }),
+      ]);
+      const models = pick(timeline.entries, 'model');
+      expect(models.map((entry) => [entry.label, entry.startMs, entry.timing, entry.outcome])).toEqual([
+        ['model call · step 1', 0, 'exact', 'error'],
+        ['model call · step 1 attempt 2', 1_500, 'exact', 'error'],
+        ['model call · step 1', 1_500, 'exact', 'ok'],
+        ['model call · step 2', 1_500, 'exact', 'ok'],
+      ]);
+      expect(timeline.entries.some((entry) => entry.timing !== 'exact')).toBe(false);
+      expect(timeline.notes.join(' ')).toMatch(/at the times the run's journal recorded/);
+      expect(timeline.notes.join(' ')).not.toMatch(/store keeps no time/);
+    } finally {
+      await primary.close();
+    }
+  });
+
+  it('draws the wait of an interrupted run that was resumed, from its journal', async () => {
+    const store = new MemoryRunStore();
+    const { runId, key, agent: support } = await interruptedRun(store, { title: 'printer on fire' });
+    await support.resume(runId, { approvals: { [key]: { approved: true } } });
+    const { record, state, ledger } = await stored(store, runId);
+    const ended = state.journal!.entries.find((entry) => entry.type === 'run-ended')!;
+    const resumed = state.journal!.entries.find((entry) => entry.type === 'run-resumed')!;
+    // Moved apart: the run waited 40 s for its approval.
+    resumed.atMs = ended.atMs + 40_000;
+    resumed.pausedSinceMs = ended.atMs;
+    state.endedAtMs = resumed.atMs + 10;
+    const timeline = buildTimeline(record, state, ledger, state.endedAtMs);
+    expect(pick(timeline.entries, 'interruption')).toEqual([
+      expect.objectContaining({
+        label: 'waited: approval_required, then resumed',
+        startMs: ended.atMs - state.startedAtMs,
+        endMs: ended.atMs - state.startedAtMs + 40_000,
+        timing: 'exact',
+      }),
+    ]);
+  });
+
+  it('counts what a partial journal misses, and says its oldest events were dropped', async () => {
+    const store = new MemoryRunStore();
+    const { record, state, ledger } = await stored(store, await fallbackRun(store));
+    state.journal!.entries = state.journal!.entries.filter((entry) => entry.type !== 'retry-scheduled');
+    state.journal!.dropped = 1;
+    const timeline = buildTimeline(record, state, ledger, Date.now());
+    expect(pick(timeline.entries, 'retry')).toEqual([
+      expect.objectContaining({ label: '1 earlier retry not in the journal', timing: 'not-stored' }),
+    ]);
+    expect(timeline.notes.join(' ')).toMatch(/1 earlier one was dropped/);
   });
 });

@@ -1,4 +1,5 @@
 import type { LedgerEntry, RunState, RunSummary } from '@keel/core';
+import { type JournalPlacement, placeJournal } from './journal-timeline.js';
 
 /** The rows of the timeline chart, top to bottom. */
 export const TIMELINE_LANES = [
@@ -17,9 +18,10 @@ export const TIMELINE_LANES = [
 export type TimelineLane = (typeof TIMELINE_LANES)[number];
 
 /**
- * How an entry's time is known: `exact` (the store holds its time), `step` (placed on its step's model window, which
- * lies between the tool calls around it: the store keeps no model call times), or `not-stored` (counted by the
- * report, but the store keeps no time or step for it: drawn across the whole run).
+ * How an entry's time is known: `exact` (the store holds its time: the ledger, the report, or the run's journal of
+ * timed events), `step` (placed on its step's model window, which lies between the tool calls around it: for runs
+ * saved without a journal), or `not-stored` (counted by the report, but the store keeps no time or step for it:
+ * drawn across the whole run).
  */
 export type TimelineTiming = 'exact' | 'step' | 'not-stored';
 
@@ -46,10 +48,12 @@ export interface Timeline {
 const CORRECTION_CODES = new Set(['tool.invalid_input', 'tool.not_found']);
 
 /**
- * Builds a run's timeline from what the store holds: the state's report (breaker moves with their times, fallbacks
- * by step, retries and corrections as counts), the tool ledger (each call's start and end) and the conversation
- * (which step made which tool call). Model calls have no stored times: each step's model window is the gap between
- * the tool calls before and after it, and fallbacks are drawn on their step's window.
+ * Builds a run's timeline from what the store holds: the state's journal of timed events when it has one (each
+ * model call, retry with its wait, fallback, correction and pause at its time), the report (breaker moves with their
+ * times, fallbacks by step, retries and corrections as counts), the tool ledger (each call's start and end) and the
+ * conversation (which step made which tool call). What the journal does not hold (a run saved by an older keel, or
+ * events dropped from a long run's journal) is placed as before: each step's model window is the gap between the
+ * tool calls before and after it, fallbacks are drawn on their step's window, retries are counted.
  */
 export function buildTimeline(
   summary: RunSummary,
@@ -79,7 +83,16 @@ export function buildTimeline(
     outcome: summary.status === 'failed' ? 'error' : summary.status === 'completed' ? 'ok' : 'info',
   });
 
-  const windows = modelWindows(state.step, ledger, at, durationMs);
+  const journal: JournalPlacement | undefined =
+    state.journal === undefined ? undefined : placeJournal(state.journal, at);
+  const firstJournaled = journal?.firstStep ?? Number.POSITIVE_INFINITY;
+  if (journal !== undefined) {
+    entries.push(...journal.entries);
+    notes.push(...journal.notes);
+  }
+  const allWindows = modelWindows(state.step, ledger, at, durationMs);
+  // Steps whose model calls the journal holds are drawn from it.
+  const windows = allWindows.filter((window) => window.firstStep < firstJournaled);
   const modelOfStep = modelNamer(state);
   // A run that failed on its model failed in its last model window.
   const modelFailed = summary.status === 'failed' && state.stopReason === 'model_error';
@@ -100,12 +113,13 @@ export function buildTimeline(
     });
   }
   const windowOf = (step: number) =>
-    windows.find((window) => step >= window.firstStep && step <= window.lastStep) ?? {
+    allWindows.find((window) => step >= window.firstStep && step <= window.lastStep) ?? {
       startMs: 0,
       endMs: durationMs,
     };
 
   for (const fallback of report.fallbacks.used) {
+    if (fallback.step >= firstJournaled) continue;
     const window = windowOf(fallback.step);
     entries.push({
       lane: 'fallback',
@@ -119,21 +133,30 @@ export function buildTimeline(
     });
   }
 
-  if (report.retries.total > 0) {
+  const unjournaledRetries = report.retries.total - (journal?.retries ?? 0);
+  if (unjournaledRetries > 0 && journal === undefined) {
     const parts = (['model', 'tool', 'store'] as const)
       .filter((target) => report.retries[target] > 0)
       .map((target) => `${target} ${report.retries[target]}`);
-    entries.push({
-      lane: 'retry',
-      label: `${report.retries.total} ${report.retries.total === 1 ? 'retry' : 'retries'} (${parts.join(', ')})`,
-      detail: `waited ${Math.round(report.waitingMs)} ms in all`,
-      startMs: 0,
-      endMs: durationMs,
-      timing: 'not-stored',
-      outcome: 'error',
-    });
+    entries.push(
+      uncounted(
+        'retry',
+        `${report.retries.total} ${report.retries.total === 1 ? 'retry' : 'retries'} (${parts.join(', ')})`,
+        `waited ${Math.round(report.waitingMs)} ms in all`,
+        durationMs,
+      ),
+    );
     notes.push(
       'Retries and their waits are counted by the report, but the store keeps no time or step for each one: they are drawn across the whole run.',
+    );
+  } else if (unjournaledRetries > 0) {
+    entries.push(
+      uncounted(
+        'retry',
+        `${unjournaledRetries} earlier ${unjournaledRetries === 1 ? 'retry' : 'retries'} not in the journal`,
+        `waited ${Math.max(0, Math.round(report.waitingMs - (journal?.waitedMs ?? 0)))} ms`,
+        durationMs,
+      ),
     );
   }
 
@@ -148,10 +171,19 @@ export function buildTimeline(
     });
   }
 
-  const located = corrections(state, windowOf);
+  const located = journal === undefined ? corrections(state, windowOf) : [];
   entries.push(...located);
-  const unlocated = report.corrections.total - located.length;
-  if (unlocated > 0) {
+  const unlocated = report.corrections.total - located.length - (journal?.corrections ?? 0);
+  if (unlocated > 0 && journal !== undefined) {
+    entries.push(
+      uncounted(
+        'correction',
+        `${unlocated} earlier correction${unlocated === 1 ? '' : 's'} not in the journal`,
+        undefined,
+        durationMs,
+      ),
+    );
+  } else if (unlocated > 0) {
     const kinds = Object.entries(report.corrections.byKind)
       .map(([kind, count]) => `${kind} ${count}`)
       .join(', ');
@@ -218,6 +250,24 @@ export function buildTimeline(
   const order = (entry: TimelineEntry) => TIMELINE_LANES.indexOf(entry.lane);
   entries.sort((left, right) => left.startMs - right.startMs || order(left) - order(right));
   return { startedAtMs: start, durationMs, entries, notes };
+}
+
+/** A count the report keeps without times: drawn across the whole run. */
+function uncounted(
+  lane: TimelineLane,
+  label: string,
+  detail: string | undefined,
+  durationMs: number,
+): TimelineEntry {
+  return {
+    lane,
+    label,
+    ...(detail === undefined ? {} : { detail }),
+    startMs: 0,
+    endMs: durationMs,
+    timing: 'not-stored',
+    outcome: lane === 'retry' ? 'error' : 'info',
+  };
 }
 
 interface ModelWindow {

@@ -7,6 +7,7 @@ import {
   KeelError,
   type ToolContext,
   type ToolProgress,
+  type ToolSource,
 } from '@keel/core';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
@@ -20,8 +21,12 @@ import { keelToolNames } from './tool-names.js';
 /** Where a toolset's connection stands. */
 export type McpToolsetState = 'idle' | 'connecting' | 'connected' | 'closed';
 
-/** The tools of one MCP server, and the connection to it. Build one with {@link mcpTools}. */
-export interface McpToolset {
+/**
+ * The tools of one MCP server, and the connection to it. Build one with {@link mcpTools}. It is a core `ToolSource`:
+ * pass it in `agent({ tools: [toolset] })` and the agent connects at its first step and offers the server's current
+ * tools at every step, as `tools/list_changed` updates them.
+ */
+export interface McpToolset extends ToolSource {
   /** The server's name (the `name` option). */
   readonly name: string;
   readonly state: McpToolsetState;
@@ -31,6 +36,11 @@ export interface McpToolset {
   readonly pid: number | undefined;
   /** The tools as last listed (empty before the first listing); kept up to date when the server's list changes. */
   readonly current: readonly McpTool[];
+  /**
+   * Moves whenever the tools change or a listing is due: before the first listing, when the server says its list
+   * changed, after a reconnect, and when a listing changes the tools. An agent reads it before each model step.
+   */
+  readonly version: number;
   /** The breaker in front of the server, if any. */
   readonly breaker: CircuitBreaker | undefined;
   /** Connects now (the eager way) and lists the tools. Rejects with `tool.unavailable` if the server cannot be reached. */
@@ -74,7 +84,7 @@ const MAX_LIST_PAGES = 100;
  *     timeoutMs: 10_000,
  *   });
  *   try {
- *     const assistant = agent({ model, tools: await files.tools() });
+ *     const assistant = agent({ model, tools: [files] }); // connected at the first step
  *     const result = await assistant.run('Summarise docs/intro.md', { signal });
  *   } finally {
  *     await files.close();
@@ -93,6 +103,7 @@ class Toolset implements McpToolset {
   private listed: readonly McpTool[] = [];
   private everListed = false;
   private stale = false;
+  private listVersion = 0;
   private listing: Promise<readonly McpTool[]> | undefined;
   private closing: Promise<void> | undefined;
   private readonly inFlight = new Set<AbortController>();
@@ -127,6 +138,10 @@ class Toolset implements McpToolset {
 
   get current(): readonly McpTool[] {
     return this.listed;
+  }
+
+  get version(): number {
+    return this.listVersion;
   }
 
   async connect(): Promise<readonly McpTool[]> {
@@ -226,6 +241,7 @@ class Toolset implements McpToolset {
     this.everListed = true;
     if (!changed && tools.every((tool, index) => tool === this.listed[index])) return;
     this.listed = Object.freeze(tools);
+    this.listVersion++;
     this.changes.emit(this.listed);
   }
 
@@ -343,7 +359,7 @@ class Toolset implements McpToolset {
       throw this.closedError();
     }
     // A new server process may offer other tools than the last one did.
-    if (this.everListed) this.stale = true;
+    if (this.everListed) this.markStale();
     this.connection = connection;
     return connection;
   }
@@ -351,13 +367,18 @@ class Toolset implements McpToolset {
   /** The server's list changed: list again now, so that `current` is right before the next step. */
   private toolsChanged(connection: ServerConnection): void {
     if (connection !== this.connection || this.closing !== undefined) return;
-    this.stale = true;
+    this.markStale();
     if (this.listing !== undefined) {
       // A listing in flight may predate the change: list once more after it.
       void this.listing.catch(() => undefined).then(() => this.stale && this.refreshInBackground());
       return;
     }
     this.refreshInBackground();
+  }
+
+  private markStale(): void {
+    this.stale = true;
+    this.listVersion++;
   }
 
   private refreshInBackground(): void {

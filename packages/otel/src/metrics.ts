@@ -1,4 +1,4 @@
-import type { Counter, Histogram, Meter, ObservableGauge, UpDownCounter } from '@opentelemetry/api';
+import type { BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
 import { metrics } from '@opentelemetry/api';
 import {
   type Disposable,
@@ -11,7 +11,7 @@ import {
 import {
   KEEL_METRICS,
   type MetricDefinition,
-  type MetricsSink,
+  type MetricReading,
   type ObservableAgent,
   RunMetrics,
 } from '@keel/telemetry';
@@ -31,7 +31,7 @@ export interface KeelMetrics {
   observeRetryBudget(name: string, budget: RetryBudget): Disposable;
   /** The run-event listener alone (no breaker metrics: those need `observe`). */
   readonly onEvent: RunEventListener;
-  /** Stops reporting gauges. */
+  /** Stops reporting counters and gauges. */
   dispose(): void;
 }
 
@@ -39,6 +39,9 @@ export interface KeelMetrics {
  * Records keel's metrics (see `KEEL_METRICS` in `@keel/telemetry`) through the OpenTelemetry metrics API: the GenAI
  * conventions' `gen_ai.client.operation.duration` and `gen_ai.client.token.usage` histograms, with their advised
  * bucket boundaries, and keel's own counters, histograms and gauges. Every attribute has a bounded set of values.
+ * Counters are observable instruments: keel sums them as runs go and reports the totals when the SDK collects, so a
+ * step pays an addition for each, not the SDK's hashing of its attributes; histograms are recorded as they happen, with
+ * one attribute object per label combination.
  *
  * @example
  *   const keel = keelMetrics({ meter: meterProvider.getMeter('my-app') });
@@ -53,48 +56,45 @@ export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
       data: { option: 'meter' },
     });
   }
-  const instruments = new Map<string, Counter | UpDownCounter | Histogram>();
-  const instrumentOf = (metric: MetricDefinition) => {
-    let instrument = instruments.get(metric.name);
-    if (instrument !== undefined) return instrument;
-    const base = { unit: metric.unit, description: metric.description };
-    if (metric.instrument === 'counter') instrument = meter.createCounter(metric.name, base);
-    else if (metric.instrument === 'up-down-counter')
-      instrument = meter.createUpDownCounter(metric.name, base);
-    else {
-      instrument = meter.createHistogram(metric.name, {
-        ...base,
+  const runMetrics = new RunMetrics({
+    histogram: (metric) => {
+      const histogram = meter.createHistogram(metric.name, {
+        unit: metric.unit,
+        description: metric.description,
         ...(metric.buckets === undefined
           ? {}
           : { advice: { explicitBucketBoundaries: [...metric.buckets] } }),
       });
-    }
-    instruments.set(metric.name, instrument);
-    return instrument;
-  };
-  const sink: MetricsSink = {
-    add: (metric, value, attributes) => (instrumentOf(metric) as Counter).add(value, attributes),
-    record: (metric, value, attributes) => (instrumentOf(metric) as Histogram).record(value, attributes),
-  };
-  const runMetrics = new RunMetrics(sink);
-  const gauges = new Map<string, ObservableGauge>();
-  for (const metric of [KEEL_METRICS.breakerState, KEEL_METRICS.retryBudgetRemaining]) {
-    gauges.set(
-      metric.name,
-      meter.createObservableGauge(metric.name, { unit: metric.unit, description: metric.description }),
-    );
+      return (value, attributes) => histogram.record(value, attributes);
+    },
+  });
+  // Counters and gauges are read when the SDK collects: keel sums counters itself (see RunMetrics), so a step does
+  // not pay the SDK's hashing of attributes for each of them.
+  const observables = new Map<string, Observable>();
+  for (const metric of Object.values(KEEL_METRICS) as MetricDefinition[]) {
+    const base = { unit: metric.unit, description: metric.description };
+    if (metric.instrument === 'counter')
+      observables.set(metric.name, meter.createObservableCounter(metric.name, base));
+    else if (metric.instrument === 'up-down-counter')
+      observables.set(metric.name, meter.createObservableUpDownCounter(metric.name, base));
+    else if (metric.instrument === 'gauge')
+      observables.set(metric.name, meter.createObservableGauge(metric.name, base));
   }
-  const readGauges = (result: Parameters<Parameters<Meter['addBatchObservableCallback']>[0]>[0]) => {
-    for (const reading of runMetrics.gauges()) {
-      const gauge = gauges.get(reading.metric.name);
-      if (gauge !== undefined) result.observe(gauge, reading.value, reading.attributes);
+  const report = (result: BatchObservableResult, readings: Iterable<MetricReading>) => {
+    for (const reading of readings) {
+      const observable = observables.get(reading.metric.name);
+      if (observable !== undefined) result.observe(observable, reading.value, reading.attributes);
     }
   };
-  meter.addBatchObservableCallback(readGauges, [...gauges.values()]);
+  const collect: BatchObservableCallback = (result) => {
+    report(result, runMetrics.counters());
+    report(result, runMetrics.gauges());
+  };
+  meter.addBatchObservableCallback(collect, [...observables.values()]);
   return {
     observe: (agent) => runMetrics.observe(agent),
     observeRetryBudget: (name, budget) => runMetrics.observeRetryBudget(name, budget),
     onEvent: (event) => runMetrics.handle(event),
-    dispose: () => meter.removeBatchObservableCallback(readGauges, [...gauges.values()]),
+    dispose: () => meter.removeBatchObservableCallback(collect, [...observables.values()]),
   };
 }

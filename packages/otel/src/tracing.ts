@@ -12,6 +12,7 @@ import {
 import {
   type Agent,
   type Disposable,
+  type FinishReason,
   KeelError,
   type RunAnnotations,
   type RunEvent,
@@ -108,6 +109,31 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   // The span of the event handled last: a listener after this one (the logs) asks for it with the same event.
   let lastEvent: RunEvent | undefined;
   let lastSpan: Span | undefined;
+  // Names and attributes that depend only on a model or a tool (a bounded set), made once each.
+  const modelTargets = new Map<string, ModelTarget>();
+  const modelTargetOf = (key: string): ModelTarget => {
+    let target = modelTargets.get(key);
+    if (target === undefined) {
+      const { provider, model } = modelParts(key);
+      target = {
+        provider,
+        model,
+        spanName: `chat ${model}`,
+        rootAttributes: Object.freeze({ 'gen_ai.provider.name': provider, 'gen_ai.request.model': model }),
+      };
+      modelTargets.set(key, target);
+    }
+    return target;
+  };
+  const toolSpanNames = new Map<string, string>();
+  const toolSpanNameOf = (toolName: string): string => {
+    let name = toolSpanNames.get(toolName);
+    if (name === undefined) {
+      name = `execute_tool ${toolName}`;
+      toolSpanNames.set(toolName, name);
+    }
+    return name;
+  };
 
   const startRun = (event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>): RunTrace => {
     runs.get(event.runId)?.root.end(event.atMs);
@@ -187,29 +213,25 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         endRun(run, event);
         return root;
       case 'model-call-start': {
-        const { provider, model } = modelParts(event.model);
+        const target = modelTargetOf(event.model);
         run.chat?.end(event.atMs);
         if (!run.modelNamed) {
           run.modelNamed = true;
-          root.setAttributes({ 'gen_ai.provider.name': provider, 'gen_ai.request.model': model });
+          root.setAttributes(target.rootAttributes);
         }
+        const attributes: Attributes = {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': target.provider,
+          'gen_ai.request.model': target.model,
+          'keel.run.id': event.runId,
+          'keel.run.step': event.step,
+          'keel.attempt': event.attempt,
+        };
+        if (recordContent)
+          attributes['gen_ai.input.messages'] = inputMessages(event.messages, maxContentChars);
         run.chat = tracer.startSpan(
-          `chat ${model}`,
-          {
-            kind: SpanKind.CLIENT,
-            startTime: event.atMs,
-            attributes: {
-              'gen_ai.operation.name': 'chat',
-              'gen_ai.provider.name': provider,
-              'gen_ai.request.model': model,
-              'keel.run.id': event.runId,
-              'keel.run.step': event.step,
-              'keel.attempt': event.attempt,
-              ...(recordContent
-                ? { 'gen_ai.input.messages': inputMessages(event.messages, maxContentChars) }
-                : {}),
-            },
-          },
+          target.spanName,
+          { kind: SpanKind.CLIENT, startTime: event.atMs, attributes },
           run.context,
         );
         return run.chat;
@@ -218,49 +240,32 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         const span = run.chat;
         if (span === undefined) return root;
         run.chat = undefined;
-        if (event.finishReason !== undefined)
-          span.setAttribute('gen_ai.response.finish_reasons', [event.finishReason]);
         if (event.usage !== undefined) {
           run.inputTokens += event.usage.inputTokens;
           run.outputTokens += event.usage.outputTokens;
-          span.setAttributes({
-            'gen_ai.usage.input_tokens': event.usage.inputTokens,
-            'gen_ai.usage.output_tokens': event.usage.outputTokens,
-          });
         }
-        if (event.responseModel !== undefined)
-          span.setAttribute('gen_ai.response.model', event.responseModel);
-        if (event.requestId !== undefined) span.setAttribute('keel.request.id', event.requestId);
-        if (recordContent && event.outcome === 'success') {
-          span.setAttribute(
-            'gen_ai.output.messages',
-            outputMessages(event.content ?? '', event.toolCalls ?? [], event.finishReason, maxContentChars),
-          );
-        }
+        // A span that records nothing (no SDK, or sampled out) is not worth building attributes for.
+        if (span.isRecording()) span.setAttributes(chatEndAttributes(event, recordContent, maxContentChars));
         if (event.outcome === 'error') fail(span, event.errorCode ?? '_OTHER');
         span.end(event.atMs);
         return span;
       }
       case 'tool-call-start': {
+        const attributes: Attributes = {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': event.toolName,
+          'gen_ai.tool.type': 'function',
+          'gen_ai.tool.call.id': event.toolCallId,
+          'keel.run.id': event.runId,
+          'keel.run.step': event.step,
+          'keel.tool.call_index': event.callIndex,
+          'keel.tool.idempotency_key': event.idempotencyKey,
+        };
+        if (recordContent)
+          attributes['gen_ai.tool.call.arguments'] = recordedText(event.arguments, maxContentChars);
         const span = tracer.startSpan(
-          `execute_tool ${event.toolName}`,
-          {
-            kind: SpanKind.INTERNAL,
-            startTime: event.atMs,
-            attributes: {
-              'gen_ai.operation.name': 'execute_tool',
-              'gen_ai.tool.name': event.toolName,
-              'gen_ai.tool.type': 'function',
-              'gen_ai.tool.call.id': event.toolCallId,
-              ...(recordContent
-                ? { 'gen_ai.tool.call.arguments': recordedText(event.arguments, maxContentChars) }
-                : {}),
-              'keel.run.id': event.runId,
-              'keel.run.step': event.step,
-              'keel.tool.call_index': event.callIndex,
-              'keel.tool.idempotency_key': event.idempotencyKey,
-            },
-          },
+          toolSpanNameOf(event.toolName),
+          { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes },
           run.context,
         );
         run.tools.set(event.idempotencyKey, { span, toolName: event.toolName });
@@ -419,6 +424,50 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       return traceIdsOf(span.spanContext());
     },
   };
+}
+
+/** What a `chat` span needs of a model key (`provider/model`). */
+interface ModelTarget {
+  readonly provider: string;
+  readonly model: string;
+  readonly spanName: string;
+  /** What the run's span says of the model of its first attempt. */
+  readonly rootAttributes: Attributes;
+}
+
+/** `gen_ai.response.finish_reasons` for each finish reason, made once (the SDK copies arrays it is given). */
+const FINISH_REASONS = new Map<FinishReason, readonly string[]>();
+
+/** What a `chat` span learns at its end, as one object for a single `setAttributes`. */
+function chatEndAttributes(
+  event: Extract<RunEvent, { type: 'model-call-end' }>,
+  recordContent: boolean,
+  maxContentChars: number,
+): Attributes {
+  const attributes: Attributes = {};
+  if (event.finishReason !== undefined) {
+    let reasons = FINISH_REASONS.get(event.finishReason);
+    if (reasons === undefined) {
+      reasons = Object.freeze([event.finishReason]);
+      FINISH_REASONS.set(event.finishReason, reasons);
+    }
+    attributes['gen_ai.response.finish_reasons'] = reasons as string[];
+  }
+  if (event.usage !== undefined) {
+    attributes['gen_ai.usage.input_tokens'] = event.usage.inputTokens;
+    attributes['gen_ai.usage.output_tokens'] = event.usage.outputTokens;
+  }
+  if (event.responseModel !== undefined) attributes['gen_ai.response.model'] = event.responseModel;
+  if (event.requestId !== undefined) attributes['keel.request.id'] = event.requestId;
+  if (recordContent && event.outcome === 'success') {
+    attributes['gen_ai.output.messages'] = outputMessages(
+      event.content ?? '',
+      event.toolCalls ?? [],
+      event.finishReason,
+      maxContentChars,
+    );
+  }
+  return attributes;
 }
 
 /** The `traceparent` of each earlier attempt, as the run's annotations keep them. */

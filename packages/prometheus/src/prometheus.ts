@@ -11,7 +11,6 @@ import {
   KEEL_METRICS,
   type MetricAttributes,
   type MetricDefinition,
-  type MetricsSink,
   type ObservableAgent,
   prometheusLabel,
   RunMetrics,
@@ -65,8 +64,8 @@ export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometh
     invalid('processMetrics must be a boolean');
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
-  const collectors = new Map<string, Counter | Gauge | Histogram>();
   let runMetrics: RunMetrics | undefined;
+  const histograms = new Map<string, Histogram>();
   for (const metric of Object.values(KEEL_METRICS) as MetricDefinition[]) {
     const common = {
       name: metric.prometheusName,
@@ -74,36 +73,30 @@ export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometh
       labelNames: metric.attributes.map(prometheusLabel),
       registers: [registry],
     };
-    if (metric.instrument === 'counter') collectors.set(metric.name, new Counter(common));
-    else if (metric.instrument === 'histogram')
-      collectors.set(metric.name, new Histogram({ ...common, buckets: [...(metric.buckets ?? [])] }));
-    else if (metric.instrument === 'up-down-counter') collectors.set(metric.name, new Gauge(common));
-    else {
-      collectors.set(
-        metric.name,
-        new Gauge({
-          ...common,
-          collect() {
-            this.reset();
-            for (const reading of runMetrics?.gauges() ?? []) {
-              if (reading.metric.name === metric.name) this.set(labelsOf(reading.attributes), reading.value);
-            }
-          },
-        }),
-      );
+    if (metric.instrument === 'histogram') {
+      histograms.set(metric.name, new Histogram({ ...common, buckets: [...(metric.buckets ?? [])] }));
+      continue;
     }
+    // Counters and gauges are read at each scrape: keel sums counters itself (see RunMetrics).
+    const collect = function (this: Counter | Gauge) {
+      this.reset();
+      const readings = metric.instrument === 'gauge' ? runMetrics?.gauges() : runMetrics?.counters();
+      for (const reading of readings ?? []) {
+        if (reading.metric.name !== metric.name) continue;
+        if (this instanceof Gauge) this.set(labelsOf(reading.attributes), reading.value);
+        else this.inc(labelsOf(reading.attributes), reading.value);
+      }
+    };
+    if (metric.instrument === 'counter') new Counter({ ...common, collect });
+    else new Gauge({ ...common, collect });
   }
-  const collector = <T>(metric: MetricDefinition) => collectors.get(metric.name) as T;
-  const sink: MetricsSink = {
-    add(metric, value, attributes) {
-      if (metric.instrument === 'up-down-counter') collector<Gauge>(metric).inc(labelsOf(attributes), value);
-      else collector<Counter>(metric).inc(labelsOf(attributes), value);
+  runMetrics = new RunMetrics({
+    histogram(metric) {
+      const histogram = histograms.get(metric.name);
+      if (histogram === undefined) throw new Error(`keelPrometheus: ${metric.name} is not a histogram`);
+      return (value, attributes) => histogram.observe(labelsOf(attributes), value);
     },
-    record(metric, value, attributes) {
-      collector<Histogram>(metric).observe(labelsOf(attributes), value);
-    },
-  };
-  runMetrics = new RunMetrics(sink);
+  });
   const measured = runMetrics;
   return {
     registry,
@@ -116,9 +109,16 @@ export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometh
   };
 }
 
+/** Prometheus labels of each attribute object: keel reuses one object per label combination. */
+const labelsOfAttributes = new WeakMap<MetricAttributes, Record<string, string>>();
+
 function labelsOf(attributes: MetricAttributes): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const [key, value] of Object.entries(attributes)) labels[prometheusLabel(key)] = value;
+  let labels = labelsOfAttributes.get(attributes);
+  if (labels === undefined) {
+    labels = {};
+    for (const [key, value] of Object.entries(attributes)) labels[prometheusLabel(key)] = value;
+    labelsOfAttributes.set(attributes, labels);
+  }
   return labels;
 }
 

@@ -55,6 +55,31 @@ const result = (id: string, toolName: string, content: string, isError = false):
     : { role: 'tool', toolCallId: id, toolName, content };
 
 describe('defaultBrain', () => {
+  it('answers a question about what a folder holds with the listing tools alone, listing "." unless a path is given', async () => {
+    const pathInput = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
+    const files: ToolDefinition[] = [
+      { name: 'read_text_file', description: 'Read the contents of a file', inputSchema: pathInput },
+      {
+        name: 'list_directory',
+        description: 'List the files and directories in a path',
+        inputSchema: pathInput,
+      },
+      { name: 'get_file_info', description: 'Metadata of a file', inputSchema: pathInput },
+    ];
+    const listed = await think([user('What files are in the examples folder?')], { tools: files });
+    expect(listed.toolCalls).toEqual([{ name: 'list_directory', arguments: { path: '.' } }]);
+    const spelled = await think([user('Which files are in docs/guides?')], { tools: files });
+    expect(spelled.toolCalls).toEqual([{ name: 'list_directory', arguments: { path: 'docs/guides' } }]);
+    // Not a question about a folder: every relevant tool, with the file the task names.
+    const read = await think([user('Read the file notes.txt')], { tools: files });
+    expect(read.toolCalls?.map((call) => call.name)).toEqual([
+      'read_text_file',
+      'list_directory',
+      'get_file_info',
+    ]);
+    expect(read.toolCalls?.[0]?.arguments).toEqual({ path: 'notes.txt' });
+  });
+
   it('picks tools by keywords of their name and description', () => {
     expect(relevantTools('What is the weather in Paris?', [weather, time, stocks])).toEqual([weather]);
     expect(relevantTools('Weather and local time in Oslo', [weather, time, stocks])).toEqual([weather, time]);
@@ -149,6 +174,15 @@ describe('defaultBrain', () => {
       content:
         'Here is what I found: get_weather returned "Sunny, 21°C"; getLocalTime returned "{"hours":14,"minutes":5}".',
     });
+  });
+
+  it('quotes the text of a result that is an object holding one text (an MCP server’s structured content)', async () => {
+    const reply = await think([
+      user('Weather in Paris?'),
+      called('a', 'get_weather', '{"city":"Paris"}'),
+      result('a', 'get_weather', '{"status":"success","content":{"content":"Sunny,\\n21°C"}}'),
+    ]);
+    expect(reply).toEqual({ content: 'Here is what I found: get_weather returned "Sunny, 21°C".' });
   });
 
   it('fixes an argument the error names, using a value quoted in the guidance', async () => {

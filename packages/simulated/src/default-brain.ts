@@ -12,6 +12,15 @@ import { identifierWords, keywords, properNouns } from './words.js';
 
 type ToolMessage = Extract<Message, { role: 'tool' }>;
 
+/**
+ * A question about what a folder holds: "What files are in the examples folder?", "Which files are in docs/?",
+ * "List the files in the project directory".
+ */
+const LISTING_QUESTION =
+  /\b(?:what|which)\b[^?.!]*\b(?:in|inside|under)\b[^?.!]*\b(?:folder|directory|dir)\b|\b(?:what|which)\b[^?.!]*\bin\s+\S+\/|\blist\b[^?.!]*\b(?:files|folders|directories|folder|directory)\b/i;
+/** A tool that lists a folder, by the words of its name (`list_directory`, `directory_tree`, `ls`). */
+const LISTING_TOOL_WORD = /^(?:list|ls|tree)$/;
+
 /** How often the default brain corrects calls to one tool after the user's last message before it gives up. */
 export const MAX_CORRECTIONS = 2;
 const QUOTE_CHARS = 240;
@@ -32,7 +41,8 @@ export function relevantTools(task: string, tools: readonly ToolDefinition[]): T
  * The simulated model's default behaviour, deterministic for a given request:
  * - after a user message, calls every relevant tool once, in parallel, with arguments built from each tool's
  *   schema and the task's words (`tool_choice` `required` with no match calls the first tool; a named choice
- *   calls that tool; `none` calls nothing);
+ *   calls that tool; `none` calls nothing); a question about what a folder holds calls only the relevant tools that
+ *   list (`list_directory`), with the path the task spells, else `.`;
  * - after tool results, answers with a text quoting them, or JSON built from `response_format`'s schema;
  * - after a failed tool call, retries it with arguments corrected along the error's guidance (missing, mistyped
  *   or named arguments are rebuilt; a value quoted in the guidance is used; an unknown tool is replaced by a
@@ -57,6 +67,8 @@ function plannedCalls(request: BrainRequest, task: string): BrainToolCall[] {
   let chosen: ToolDefinition[];
   if (typeof toolChoice === 'object') chosen = tools.filter((tool) => tool.name === toolChoice.name);
   else chosen = relevantTools(task, tools);
+  const listing = LISTING_QUESTION.test(task) ? chosen.filter(isListingTool) : [];
+  if (listing.length > 0) chosen = listing;
   if (chosen.length === 0 && toolChoice === 'required') chosen = [tools[0]!];
   // A task naming several entities ("Paris and Oslo") gets one call per entity from tools that take one; a
   // capitalised word naming the tool itself ("Weather in Paris?") is no entity.
@@ -72,11 +84,23 @@ function plannedCalls(request: BrainRequest, task: string): BrainToolCall[] {
       : 1;
     const calls = new Map<string, BrainToolCall>();
     for (let variant = 0; variant < variants; variant++) {
-      const input = argumentsFromSchema(tool.inputSchema, task, variant);
+      const input = argumentsFromSchema(
+        tool.inputSchema,
+        task,
+        variant,
+        listing.length > 0 ? '.' : undefined,
+      );
       calls.set(JSON.stringify(input), { name: tool.name, arguments: input });
     }
     return [...calls.values()];
   });
+}
+
+function isListingTool(tool: ToolDefinition): boolean {
+  return identifierWords(tool.name)
+    .toLowerCase()
+    .split(/\s+/)
+    .some((word) => LISTING_TOOL_WORD.test(word));
 }
 
 /** The most calls one tool gets for one task. */
@@ -275,11 +299,16 @@ function errorText(content: string): string {
   return parts.join('\n');
 }
 
-/** What a successful tool returned: the `content` of keel's `{"status":"success","content":...}`, else the text. */
+/**
+ * What a successful tool returned: the `content` of keel's `{"status":"success","content":...}`, else the text. An
+ * object holding one text (an MCP server's `{ content: "..." }`) is that text.
+ */
 function successText(content: string): string {
   const parsed = parseJson(content);
   if (!isRecord(parsed) || parsed.status !== 'success' || !('content' in parsed)) return content;
   const inner = parsed.content;
+  const values = isRecord(inner) ? Object.values(inner) : [];
+  if (values.length === 1 && typeof values[0] === 'string') return values[0];
   return typeof inner === 'string' ? inner : JSON.stringify(inner ?? null);
 }
 

@@ -11,6 +11,8 @@ export interface SchemaValueContext {
   variant?: number;
   /** Fill optional properties too, as JSON output needs; otherwise only required ones. Defaults to false. */
   allProperties?: boolean;
+  /** A path property's value when the task spells no path (a listing tool lists `.`). Defaults to `README.md`. */
+  defaultPath?: string;
 }
 
 const MAX_DEPTH = 8;
@@ -37,13 +39,23 @@ export function valueForProperty(name: string, schema: JsonSchema, context: Sche
   return build(schema, context, schema, name, 0);
 }
 
-/** Arguments for a tool whose input schema is `schema`: its required properties, filled from `task`. */
+/**
+ * Arguments for a tool whose input schema is `schema`: its required properties, filled from `task`. `defaultPath` is
+ * the value of a path property when the task spells no path (defaults to `README.md`).
+ */
 export function argumentsFromSchema(
   schema: JsonSchema,
   task: string,
   variant = 0,
+  defaultPath?: string,
 ): Record<string, JsonValue> {
-  const value = build(schema, { task, variant }, schema, '', 0);
+  const value = build(
+    schema,
+    { task, variant, ...(defaultPath === undefined ? {} : { defaultPath }) },
+    schema,
+    '',
+    0,
+  );
   return isRecord(value) ? value : {};
 }
 
@@ -190,7 +202,8 @@ function buildString(schema: JsonSchema, context: SchemaValueContext, name: stri
     value = nth(task.match(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g), variant) ?? 'user@example.com';
   else if (format === 'uri' || format === 'url' || /url|uri|link|website|href/.test(lower))
     value = nth(task.match(/https?:\/\/\S+[^\s.,;:!?)]/g), variant) ?? 'https://example.com';
-  else if (/path|file|dir|folder/.test(lower)) value = nth(paths(task), variant) ?? 'README.md';
+  else if (/path|file|dir|folder/.test(lower))
+    value = nth(paths(task), variant) ?? context.defaultPath ?? 'README.md';
   else if (ANSWER.test(lower)) value = (context.answer ?? task) || 'Simulated answer.';
   else if (QUERY.test(lower)) value = task || 'query';
   else if (ENTITY.test(lower)) value = entity(task, variant);

@@ -30,6 +30,7 @@ afterAll(async () => {
 runStoreContract(
   'PostgresRunStore',
   () => new PostgresRunStore({ connectionString: databaseUrl, maxConnections: 4 }),
+  { persistent: true },
 );
 
 describe('PostgresRunStore', () => {

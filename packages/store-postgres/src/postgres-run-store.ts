@@ -2,6 +2,7 @@ import {
   type CheckpointWrite,
   checkpointConflict,
   type JsonValue,
+  KeelError,
   type Lease,
   type LedgerEntry,
   leaseConflict,
@@ -11,6 +12,9 @@ import {
   type RunStore,
   type RunSummary,
   runNotFound,
+  type SessionAppend,
+  type SessionRecord,
+  type SessionSummary,
   type StartedToolCall,
   type StepCommit,
   toolCallNotStarted,
@@ -24,6 +28,14 @@ import {
 import pg from 'pg';
 import { toStoreError } from './postgres-rows.js';
 import { checkOptions, type PostgresRunStoreOptions } from './postgres-options.js';
+import {
+  appendTurn,
+  claimSession,
+  deleteSession,
+  listSessions,
+  loadSession,
+  releaseSession,
+} from './postgres-sessions.js';
 import { migrate } from './schema.js';
 import {
   COMMIT_STEP_SQL,
@@ -32,6 +44,9 @@ import {
   type RefusedCommitRow,
   refusedCommitError,
 } from './postgres-step-commit.js';
+
+/** Runs a statement: on a transaction's client, or on the pool. */
+type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
 /**
  * A RunStore in PostgreSQL, for fleets of workers sharing runs. Leases and checkpoints are single conditional
@@ -66,22 +81,30 @@ export class PostgresRunStore implements RunStore {
   }
 
   async createRun(run: NewRun): Promise<RunRecord> {
-    await this.query(
-      `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
-         lease_owner, lease_expires_at_ms)
-       VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8)`,
-      [
-        run.runId,
-        run.agentName,
-        run.status,
-        run.schemaVersion,
-        JSON.stringify(run.state),
-        run.createdAtMs,
-        run.lease?.owner ?? null,
-        run.lease?.expiresAtMs ?? null,
-      ],
-    );
-    return { ...run, version: 1, updatedAtMs: run.createdAtMs };
+    const { session, ...created } = run;
+    const insert = (query: Query) =>
+      query(
+        `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
+           lease_owner, lease_expires_at_ms)
+         VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8)`,
+        [
+          run.runId,
+          run.agentName,
+          run.status,
+          run.schemaVersion,
+          JSON.stringify(run.state),
+          run.createdAtMs,
+          run.lease?.owner ?? null,
+          run.lease?.expiresAtMs ?? null,
+        ],
+      );
+    if (session === undefined) await insert(this.query.bind(this));
+    else
+      await this.transaction(async (query) => {
+        await claimSession(query, run, session);
+        await insert(query);
+      });
+    return { ...created, version: 1, updatedAtMs: run.createdAtMs };
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
@@ -230,8 +253,57 @@ export class PostgresRunStore implements RunStore {
     return existing.status;
   }
 
+  async loadSession(sessionId: string): Promise<SessionRecord | undefined> {
+    return loadSession(this.query.bind(this), sessionId);
+  }
+
+  async appendSessionTurn(sessionId: string, append: SessionAppend): Promise<number> {
+    return this.transaction((query) => appendTurn(query, sessionId, append));
+  }
+
+  async releaseSession(sessionId: string, runId: string, nowMs: number): Promise<void> {
+    await releaseSession(this.query.bind(this), sessionId, runId, nowMs);
+  }
+
+  async listSessions(filter: { limit?: number } = {}): Promise<SessionSummary[]> {
+    return listSessions(this.query.bind(this), filter.limit ?? 100);
+  }
+
+  async deleteSession(sessionId: string): Promise<boolean> {
+    return this.transaction((query) => deleteSession(query, sessionId));
+  }
+
   async close(): Promise<void> {
     if (this.ownsPool && !this.pool.ended) await this.pool.end();
+  }
+
+  /**
+   * Runs `work` in a transaction on one connection of the pool: committed when it resolves, rolled back when it
+   * throws. A connection that failed (not a KeelError, such as a conflict this store decided) is dropped from the pool.
+   */
+  private async transaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      await this.migrateOnce();
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      const result = await work(<Row extends pg.QueryResultRow>(text: string, values: unknown[]) =>
+        client.query<Row>(text, values),
+      );
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      if (!KeelError.isInstance(error)) broken = error;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw toStoreError(error);
+    } finally {
+      client.release(broken === undefined ? undefined : (broken as Error));
+    }
   }
 
   private async query<Row extends pg.QueryResultRow>(

@@ -30,6 +30,26 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // 2: cancellation requested from another process (RunStore.requestCancellation).
   `ALTER TABLE keel_runs ADD COLUMN cancel_reason TEXT, ADD COLUMN cancel_requested_at_ms BIGINT;`,
+  // 3: sessions, a conversation kept across runs (one turn per completed run).
+  `CREATE TABLE keel_sessions (
+     session_id TEXT PRIMARY KEY,
+     agent_name TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     message_count INTEGER NOT NULL,
+     active_run_id TEXT,
+     created_at_ms BIGINT NOT NULL,
+     updated_at_ms BIGINT NOT NULL
+   );
+   CREATE INDEX keel_sessions_by_updated ON keel_sessions (updated_at_ms);
+   CREATE TABLE keel_session_turns (
+     session_id TEXT NOT NULL,
+     turn INTEGER NOT NULL,
+     run_id TEXT NOT NULL,
+     messages TEXT NOT NULL,
+     appended_at_ms BIGINT NOT NULL,
+     PRIMARY KEY (session_id, turn),
+     UNIQUE (session_id, run_id)
+   );`,
 ];
 
 // Any fixed number: serialises migrations across processes that start at the same moment.

@@ -31,6 +31,26 @@ const MIGRATIONS: readonly string[] = [
   // 2: cancellation requested from another process (RunStore.requestCancellation).
   `ALTER TABLE runs ADD COLUMN cancel_reason TEXT;
    ALTER TABLE runs ADD COLUMN cancel_requested_at_ms INTEGER;`,
+  // 3: sessions, a conversation kept across runs (one turn per completed run).
+  `CREATE TABLE sessions (
+     session_id TEXT PRIMARY KEY,
+     agent_name TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     message_count INTEGER NOT NULL,
+     active_run_id TEXT,
+     created_at_ms INTEGER NOT NULL,
+     updated_at_ms INTEGER NOT NULL
+   );
+   CREATE INDEX sessions_by_updated ON sessions (updated_at_ms);
+   CREATE TABLE session_turns (
+     session_id TEXT NOT NULL,
+     turn INTEGER NOT NULL,
+     run_id TEXT NOT NULL,
+     messages TEXT NOT NULL,
+     appended_at_ms INTEGER NOT NULL,
+     PRIMARY KEY (session_id, turn),
+     UNIQUE (session_id, run_id)
+   );`,
 ];
 
 /** Brings the database to the newest schema, in one transaction per step; safe to run from several processes. */

@@ -11,7 +11,9 @@ const directory = mkdtempSync(join(tmpdir(), 'keel-sqlite-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 runStoreContract('SqliteRunStore (memory)', () => new SqliteRunStore(':memory:'));
-runStoreContract('SqliteRunStore (file, WAL)', () => new SqliteRunStore(join(directory, 'contract.db')));
+runStoreContract('SqliteRunStore (file, WAL)', () => new SqliteRunStore(join(directory, 'contract.db')), {
+  persistent: true,
+});
 
 describe('SqliteRunStore', () => {
   it('shares runs and leases between two connections to one file', async () => {

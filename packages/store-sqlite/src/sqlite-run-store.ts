@@ -14,6 +14,9 @@ import {
   type RunStore,
   type RunSummary,
   runNotFound,
+  type SessionAppend,
+  type SessionRecord,
+  type SessionSummary,
   type StartedToolCall,
   type StepCommit,
   toolCallNotStarted,
@@ -31,6 +34,7 @@ import { migrate } from './schema.js';
 import { checkOptions, type SqliteRunStoreOptions } from './sqlite-options.js';
 import { toStoreError } from './sqlite-rows.js';
 import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
+import { SqliteSessions } from './sqlite-sessions.js';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
@@ -44,6 +48,7 @@ export class SqliteRunStore implements RunStore {
   private readonly statements;
   private readonly steps: SqliteStepCommit;
   private readonly where: { path: string; readOnly: boolean };
+  private readonly sessions: SqliteSessions;
 
   /**
    * Opens (creating it and its directory if needed) the database at `path`, or an in-memory one for `":memory:"`;
@@ -122,10 +127,11 @@ export class SqliteRunStore implements RunStore {
       ledger: database.prepare('SELECT * FROM ledger WHERE run_id = ? ORDER BY step, call_index'),
     };
     this.steps = new SqliteStepCommit(database);
+    this.sessions = new SqliteSessions(database);
   }
 
   async createRun(run: NewRun): Promise<RunRecord> {
-    this.guard(() =>
+    const insert = () =>
       this.statements.insertRun.run({
         runId: run.runId,
         agentName: run.agentName,
@@ -135,9 +141,19 @@ export class SqliteRunStore implements RunStore {
         createdAtMs: run.createdAtMs,
         leaseOwner: run.lease?.owner ?? null,
         leaseExpiresAtMs: run.lease?.expiresAtMs ?? null,
-      }),
-    );
-    return { ...run, version: 1, updatedAtMs: run.createdAtMs };
+      });
+    const { session, ...created } = run;
+    this.guard(() => {
+      if (session === undefined) insert();
+      else
+        this.database
+          .transaction(() => {
+            this.sessions.claim({ ...run, session });
+            insert();
+          })
+          .immediate();
+    });
+    return { ...created, version: 1, updatedAtMs: run.createdAtMs };
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
@@ -242,6 +258,28 @@ export class SqliteRunStore implements RunStore {
     );
     if (current === undefined) throw runNotFound(runId);
     return current.status;
+  }
+
+  async loadSession(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.guard(() => this.sessions.load(sessionId));
+  }
+
+  async appendSessionTurn(sessionId: string, append: SessionAppend): Promise<number> {
+    return this.guard(() =>
+      this.database.transaction(() => this.sessions.append(sessionId, append)).immediate(),
+    );
+  }
+
+  async releaseSession(sessionId: string, runId: string, nowMs: number): Promise<void> {
+    this.guard(() => this.sessions.release(sessionId, runId, nowMs));
+  }
+
+  async listSessions(filter: { limit?: number } = {}): Promise<SessionSummary[]> {
+    return this.guard(() => this.sessions.list(filter.limit ?? 100));
+  }
+
+  async deleteSession(sessionId: string): Promise<boolean> {
+    return this.guard(() => this.database.transaction(() => this.sessions.delete(sessionId)).immediate());
   }
 
   async close(): Promise<void> {

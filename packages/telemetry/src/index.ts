@@ -1,4 +1,5 @@
 // @keel/telemetry: what keel measures, vendor-neutral. Explicit exports only.
+export type { MetricAttributes, MetricReading } from './counter-table.js';
 export { breakerTarget, errorType, MAX_LABEL_VALUE_CHARS, modelParts, nameLabel } from './label-values.js';
 export {
   CHECKPOINT_DURATION_BUCKETS,
@@ -13,8 +14,7 @@ export {
   TOOL_DURATION_BUCKETS,
 } from './metric-catalogue.js';
 export {
-  type GaugeReading,
-  type MetricAttributes,
+  type HistogramRecorder,
   type MetricsSink,
   type ObservableAgent,
   RunMetrics,

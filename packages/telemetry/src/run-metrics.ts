@@ -1,54 +1,94 @@
 import type { Agent, CircuitBreaker, Disposable, RetryBudget, RunEvent } from '@keel/core';
+import { CounterTable, KeyedByThree, type MetricAttributes, type MetricReading } from './counter-table.js';
 import { breakerTarget, errorType, modelParts, nameLabel } from './label-values.js';
 import { KEEL_METRICS, type MetricDefinition } from './metric-catalogue.js';
 
-/** Metric attributes: attribute key to value. Keys absent from a measurement are left out of its series. */
-export type MetricAttributes = Record<string, string>;
+/**
+ * Records one histogram measurement. `attributes` is frozen and the same object for every measurement of one label
+ * combination, so a sink may cache what it derives from it (by identity).
+ */
+export type HistogramRecorder = (value: number, attributes: MetricAttributes) => void;
 
-/** Where measurements go: an OpenTelemetry meter, a prom-client registry. */
+/**
+ * Where measurements go: an OpenTelemetry meter, a prom-client registry. Histograms are recorded as they happen;
+ * counters and gauges are summed and read by {@link RunMetrics} itself, and a sink reports them when metrics are
+ * collected (`counters()`, `gauges()`).
+ */
 export interface MetricsSink {
-  /** Adds `value` to a counter or an up-down counter. */
-  add(metric: MetricDefinition, value: number, attributes: MetricAttributes): void;
-  /** Records one histogram measurement. */
-  record(metric: MetricDefinition, value: number, attributes: MetricAttributes): void;
-}
-
-/** One gauge's value, read when metrics are collected. */
-export interface GaugeReading {
-  readonly metric: MetricDefinition;
-  readonly value: number;
-  readonly attributes: MetricAttributes;
+  /** The recorder of one histogram of the catalogue; asked once per histogram, when the `RunMetrics` is made. */
+  histogram(metric: MetricDefinition): HistogramRecorder;
 }
 
 /** What {@link RunMetrics.observe} needs of an agent. */
 export type ObservableAgent = Pick<Agent<unknown>, 'name' | 'onEvent' | 'breakers'>;
 
-interface ObservedBreaker {
-  readonly breaker: CircuitBreaker;
-  readonly attributes: MetricAttributes;
-}
-
 const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
 
+interface ObservedBreaker {
+  readonly breaker: CircuitBreaker;
+  /** The gauge's attributes for each state, made once. */
+  readonly stateAttributes: Readonly<Record<(typeof BREAKER_STATES)[number], MetricAttributes>>;
+}
+
+/** The series a model call's end measures, for one model, response model and error code. */
+interface ModelCallSeries {
+  readonly requests: { value: number };
+  readonly duration: MetricAttributes;
+  readonly inputTokens: MetricAttributes;
+  readonly outputTokens: MetricAttributes;
+}
+
+/** The series a tool call's end measures, for one tool, outcome and error code. */
+interface ToolCallSeries {
+  readonly calls: { value: number };
+  readonly duration: MetricAttributes;
+}
+
+/** The series a run's end measures, for one agent, status and stop reason. */
+interface RunSeries {
+  readonly runs: { value: number };
+  readonly duration: MetricAttributes;
+}
+
+/** The series a checkpoint measures, for one transition, outcome and error code. */
+interface CheckpointSeries {
+  readonly checkpoints: { value: number };
+  readonly duration: MetricAttributes;
+  readonly storeErrors: { value: number } | undefined;
+}
+
 /**
- * Turns run events into measurements of {@link KEEL_METRICS}, and reads the gauges (breaker states, retry budgets)
- * when asked. Vendor-neutral: the OpenTelemetry and Prometheus packages each give it a {@link MetricsSink}.
+ * Turns run events into measurements of {@link KEEL_METRICS}. Vendor-neutral: the OpenTelemetry and Prometheus
+ * packages each give it a {@link MetricsSink}. Counters are summed here and reported when metrics are collected,
+ * which costs a step an addition where a metrics library would hash the attributes of every measurement; the series
+ * of each label combination, and the attributes of each histogram measurement, are made once and reused.
  *
  * Breaker metrics come from the breakers themselves (see `observe`), not from run events: several runs watching one
  * breaker each report its moves, and a breaker moves between runs too.
  */
 export class RunMetrics {
+  private readonly counterTable = new CounterTable();
   private readonly agentOfRun = new Map<string, string>();
   private readonly breakers = new Set<ObservedBreaker>();
   private readonly budgets = new Map<string, RetryBudget>();
-  // Attribute sets are made once per label combination (a bounded set) and reused: no allocation per measurement.
-  private readonly modelAttributes = new Map<string, ModelCallAttributes>();
-  private readonly toolAttributes = new Map<
-    string,
-    { calls: MetricAttributes; duration: MetricAttributes }
-  >();
+  private readonly modelSeries = new KeyedByThree<ModelCallSeries>();
+  private readonly toolSeries = new KeyedByThree<ToolCallSeries>();
+  private readonly checkpointSeries = new KeyedByThree<CheckpointSeries>();
+  private readonly runSeries = new KeyedByThree<RunSeries>();
+  private readonly activeSeries = new Map<string, { value: number }>();
+  private readonly recordOperationDuration: HistogramRecorder;
+  private readonly recordTokenUsage: HistogramRecorder;
+  private readonly recordRunDuration: HistogramRecorder;
+  private readonly recordToolDuration: HistogramRecorder;
+  private readonly recordCheckpointDuration: HistogramRecorder;
 
-  constructor(private readonly sink: MetricsSink) {}
+  constructor(sink: MetricsSink) {
+    this.recordOperationDuration = sink.histogram(KEEL_METRICS.operationDuration);
+    this.recordTokenUsage = sink.histogram(KEEL_METRICS.tokenUsage);
+    this.recordRunDuration = sink.histogram(KEEL_METRICS.runDuration);
+    this.recordToolDuration = sink.histogram(KEEL_METRICS.toolDuration);
+    this.recordCheckpointDuration = sink.histogram(KEEL_METRICS.checkpointDuration);
+  }
 
   /** Subscribes to an agent's run events and to its breakers' moves, until the returned handle is disposed. */
   observe(agent: ObservableAgent): Disposable {
@@ -61,15 +101,21 @@ export class RunMetrics {
         'keel.breaker.name': nameLabel(target.name),
         'keel.dependency.kind': target.kind,
       };
-      const entry = { breaker, attributes };
+      const stateAttributes = {
+        closed: Object.freeze({ ...attributes, 'keel.breaker.state': 'closed' }),
+        open: Object.freeze({ ...attributes, 'keel.breaker.state': 'open' }),
+        'half-open': Object.freeze({ ...attributes, 'keel.breaker.state': 'half-open' }),
+      };
+      const entry: ObservedBreaker = { breaker, stateAttributes };
       this.breakers.add(entry);
       observed.push(entry);
       subscriptions.push(
         breaker.onStateChange((transition) => {
-          this.sink.add(KEEL_METRICS.breakerTransitions, 1, {
-            ...attributes,
-            'keel.breaker.state': publicState(transition.to),
-          });
+          this.counterTable.add(
+            KEEL_METRICS.breakerTransitions,
+            1,
+            stateAttributes[publicState(transition.to)],
+          );
         }),
       );
     }
@@ -92,16 +138,21 @@ export class RunMetrics {
     };
   }
 
+  /** Every counter's and up-down counter's series, with its total so far (read them when metrics are collected). */
+  counters(): IterableIterator<MetricReading> {
+    return this.counterTable.values();
+  }
+
   /** The gauges' values now. Reading a breaker's state applies its time-driven moves that have fallen due. */
-  gauges(): GaugeReading[] {
-    const readings: GaugeReading[] = [];
-    for (const { breaker, attributes } of this.breakers) {
+  gauges(): MetricReading[] {
+    const readings: MetricReading[] = [];
+    for (const { breaker, stateAttributes } of this.breakers) {
       const state = publicState(breaker.state);
       for (const candidate of BREAKER_STATES) {
         readings.push({
           metric: KEEL_METRICS.breakerState,
           value: candidate === state ? 1 : 0,
-          attributes: { ...attributes, 'keel.breaker.state': candidate },
+          attributes: stateAttributes[candidate],
         });
       }
     }
@@ -117,71 +168,51 @@ export class RunMetrics {
 
   /** Measures one run event. */
   handle(event: RunEvent): void {
-    const { sink } = this;
     switch (event.type) {
+      case 'model-call-end':
+        this.modelCallEnded(event);
+        return;
+      case 'tool-call-end':
+        this.toolCallEnded(event);
+        return;
+      case 'checkpoint-saved':
+      case 'checkpoint-failed':
+        this.checkpointWritten(event);
+        return;
       case 'run-start':
       case 'run-resumed': {
         if (this.agentOfRun.has(event.runId)) return;
         const agent = nameLabel(event.agentName);
         this.agentOfRun.set(event.runId, agent);
-        sink.add(KEEL_METRICS.runsActive, 1, { 'keel.agent.name': agent });
+        this.activeRuns(agent).value += 1;
         return;
       }
-      case 'run-end': {
-        const agent = this.agentOfRun.get(event.runId);
-        this.agentOfRun.delete(event.runId);
-        const agentAttribute: MetricAttributes = agent === undefined ? {} : { 'keel.agent.name': agent };
-        if (agent !== undefined) sink.add(KEEL_METRICS.runsActive, -1, agentAttribute);
-        sink.add(KEEL_METRICS.runs, 1, {
-          ...agentAttribute,
-          'keel.run.status': event.status,
-          'keel.run.stop_reason': event.stopReason,
-        });
-        sink.record(KEEL_METRICS.runDuration, event.durationMs / 1_000, {
-          ...agentAttribute,
-          'keel.run.status': event.status,
-        });
-        return;
-      }
-      case 'model-call-end':
-        this.modelCallEnded(event);
+      case 'run-end':
+        this.runEnded(event);
         return;
       case 'retry-scheduled': {
         const code = errorType(event.errorCode);
-        sink.add(KEEL_METRICS.retries, 1, {
+        this.counterTable.add(KEEL_METRICS.retries, 1, {
           'keel.dependency.kind': event.target,
           'keel.dependency.name': nameLabel(event.name),
           'error.type': code,
         });
-        if (event.target === 'store') sink.add(KEEL_METRICS.storeErrors, 1, { 'error.type': code });
+        if (event.target === 'store')
+          this.counterTable.add(KEEL_METRICS.storeErrors, 1, { 'error.type': code });
         return;
       }
       case 'fallback-used':
-        sink.add(KEEL_METRICS.fallbacks, 1, {
+        this.counterTable.add(KEEL_METRICS.fallbacks, 1, {
           'keel.fallback.from': nameLabel(event.from),
           'keel.fallback.to': nameLabel(event.to),
           'error.type': errorType(event.errorCode),
         });
         return;
-      case 'tool-call-end': {
-        const key = `${event.toolName}\u0000${event.status}\u0000${event.errorCode ?? ''}`;
-        let attributes = this.toolAttributes.get(key);
-        if (attributes === undefined) {
-          const tool = { 'gen_ai.tool.name': nameLabel(event.toolName), 'keel.outcome': event.status };
-          const calls =
-            event.errorCode === undefined ? tool : { ...tool, 'error.type': errorType(event.errorCode) };
-          attributes = { calls, duration: tool };
-          this.toolAttributes.set(key, attributes);
-        }
-        sink.add(KEEL_METRICS.toolCalls, 1, attributes.calls);
-        sink.record(KEEL_METRICS.toolDuration, event.durationMs / 1_000, attributes.duration);
-        return;
-      }
       case 'correction':
-        sink.add(KEEL_METRICS.corrections, 1, { 'keel.correction.kind': event.kind });
+        this.counterTable.add(KEEL_METRICS.corrections, 1, { 'keel.correction.kind': event.kind });
         return;
       case 'guardrail-tripped':
-        sink.add(KEEL_METRICS.guardrailTrips, 1, {
+        this.counterTable.add(KEEL_METRICS.guardrailTrips, 1, {
           'keel.guardrail.name': nameLabel(event.guardrail),
           'keel.guardrail.stage': event.stage,
           'keel.guardrail.action': event.action,
@@ -189,71 +220,132 @@ export class RunMetrics {
         });
         return;
       case 'context-reduced':
-        sink.add(KEEL_METRICS.contextReductions, 1, {});
+        this.counterTable.add(KEEL_METRICS.contextReductions, 1, {});
         return;
-      case 'checkpoint-saved':
-      case 'checkpoint-failed': {
-        const outcome = event.type === 'checkpoint-saved' ? 'success' : 'error';
-        const code = event.type === 'checkpoint-failed' ? errorType(event.errorCode) : undefined;
-        const transition = nameLabel(event.transition);
-        sink.add(KEEL_METRICS.checkpoints, 1, {
-          'keel.checkpoint.transition': transition,
-          'keel.outcome': outcome,
-          ...(code === undefined ? {} : { 'error.type': code }),
-        });
-        sink.record(KEEL_METRICS.checkpointDuration, event.durationMs / 1_000, {
-          'keel.checkpoint.transition': transition,
-          'keel.outcome': outcome,
-        });
-        if (code !== undefined) sink.add(KEEL_METRICS.storeErrors, 1, { 'error.type': code });
-        return;
-      }
       default:
         return;
     }
   }
 
-  private modelCallEnded(event: Extract<RunEvent, { type: 'model-call-end' }>): void {
-    const { sink } = this;
-    const key = `${event.model}\u0000${event.responseModel ?? ''}\u0000${event.errorCode ?? ''}`;
-    let attributes = this.modelAttributes.get(key);
-    if (attributes === undefined) {
-      attributes = modelCallAttributes(event);
-      this.modelAttributes.set(key, attributes);
+  private runEnded(event: Extract<RunEvent, { type: 'run-end' }>): void {
+    const agent = this.agentOfRun.get(event.runId);
+    this.agentOfRun.delete(event.runId);
+    if (agent !== undefined) this.activeRuns(agent).value -= 1;
+    // A run whose start was not seen (observed mid-run) is counted without its agent.
+    const agentKey = agent === undefined ? '' : `=${agent}`;
+    let series = this.runSeries.get(agentKey, event.status, event.stopReason);
+    if (series === undefined) {
+      const agentAttribute: MetricAttributes = agent === undefined ? {} : { 'keel.agent.name': agent };
+      series = {
+        runs: this.counterTable.series(KEEL_METRICS.runs, {
+          ...agentAttribute,
+          'keel.run.status': event.status,
+          'keel.run.stop_reason': event.stopReason,
+        }),
+        duration: Object.freeze({ ...agentAttribute, 'keel.run.status': event.status }),
+      };
+      this.runSeries.set(agentKey, event.status, event.stopReason, series);
     }
-    sink.add(KEEL_METRICS.modelRequests, 1, attributes.requests);
-    sink.record(KEEL_METRICS.operationDuration, event.durationMs / 1_000, attributes.duration);
+    series.runs.value += 1;
+    this.recordRunDuration(event.durationMs / 1_000, series.duration);
+  }
+
+  /** The `keel.runs.active` series of an agent. */
+  private activeRuns(agent: string): { value: number } {
+    let series = this.activeSeries.get(agent);
+    if (series === undefined) {
+      series = this.counterTable.series(KEEL_METRICS.runsActive, { 'keel.agent.name': agent });
+      this.activeSeries.set(agent, series);
+    }
+    return series;
+  }
+
+  private modelCallEnded(event: Extract<RunEvent, { type: 'model-call-end' }>): void {
+    const responseModel = event.responseModel ?? '';
+    const code = event.errorCode ?? '';
+    let series = this.modelSeries.get(event.model, responseModel, code);
+    if (series === undefined) {
+      series = this.modelCallSeries(event);
+      this.modelSeries.set(event.model, responseModel, code, series);
+    }
+    series.requests.value += 1;
+    this.recordOperationDuration(event.durationMs / 1_000, series.duration);
     if (event.usage !== undefined) {
-      sink.record(KEEL_METRICS.tokenUsage, event.usage.inputTokens, attributes.inputTokens);
-      sink.record(KEEL_METRICS.tokenUsage, event.usage.outputTokens, attributes.outputTokens);
+      this.recordTokenUsage(event.usage.inputTokens, series.inputTokens);
+      this.recordTokenUsage(event.usage.outputTokens, series.outputTokens);
     }
   }
-}
 
-/** The attribute sets of a model call's measurements. */
-interface ModelCallAttributes {
-  readonly requests: MetricAttributes;
-  readonly duration: MetricAttributes;
-  readonly inputTokens: MetricAttributes;
-  readonly outputTokens: MetricAttributes;
-}
+  private modelCallSeries(event: Extract<RunEvent, { type: 'model-call-end' }>): ModelCallSeries {
+    const { provider, model } = modelParts(event.model);
+    const code: MetricAttributes =
+      event.errorCode === undefined ? {} : { 'error.type': errorType(event.errorCode) };
+    const genAi: MetricAttributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': nameLabel(provider),
+      'gen_ai.request.model': nameLabel(model),
+      ...(event.responseModel === undefined
+        ? {}
+        : { 'gen_ai.response.model': nameLabel(event.responseModel) }),
+    };
+    return {
+      requests: this.counterTable.series(KEEL_METRICS.modelRequests, {
+        'keel.model': nameLabel(event.model),
+        'keel.outcome': event.outcome,
+        ...code,
+      }),
+      duration: Object.freeze({ ...genAi, ...code }),
+      inputTokens: Object.freeze({ ...genAi, 'gen_ai.token.type': 'input' }),
+      outputTokens: Object.freeze({ ...genAi, 'gen_ai.token.type': 'output' }),
+    };
+  }
 
-function modelCallAttributes(event: Extract<RunEvent, { type: 'model-call-end' }>): ModelCallAttributes {
-  const { provider, model } = modelParts(event.model);
-  const code: MetricAttributes =
-    event.errorCode === undefined ? {} : { 'error.type': errorType(event.errorCode) };
-  const genAi: MetricAttributes = {
-    'gen_ai.operation.name': 'chat',
-    'gen_ai.provider.name': nameLabel(provider),
-    'gen_ai.request.model': nameLabel(model),
-    ...(event.responseModel === undefined ? {} : { 'gen_ai.response.model': nameLabel(event.responseModel) }),
-  };
-  return {
-    requests: { 'keel.model': nameLabel(event.model), 'keel.outcome': event.outcome, ...code },
-    duration: { ...genAi, ...code },
-    inputTokens: { ...genAi, 'gen_ai.token.type': 'input' },
-    outputTokens: { ...genAi, 'gen_ai.token.type': 'output' },
-  };
+  private toolCallEnded(event: Extract<RunEvent, { type: 'tool-call-end' }>): void {
+    const code = event.errorCode ?? '';
+    let series = this.toolSeries.get(event.toolName, event.status, code);
+    if (series === undefined) {
+      const tool = { 'gen_ai.tool.name': nameLabel(event.toolName), 'keel.outcome': event.status };
+      series = {
+        calls: this.counterTable.series(
+          KEEL_METRICS.toolCalls,
+          event.errorCode === undefined ? tool : { ...tool, 'error.type': errorType(event.errorCode) },
+        ),
+        duration: Object.freeze(tool),
+      };
+      this.toolSeries.set(event.toolName, event.status, code, series);
+    }
+    series.calls.value += 1;
+    this.recordToolDuration(event.durationMs / 1_000, series.duration);
+  }
+
+  private checkpointWritten(
+    event: Extract<RunEvent, { type: 'checkpoint-saved' | 'checkpoint-failed' }>,
+  ): void {
+    const failure = event.type === 'checkpoint-failed' ? event.errorCode : '';
+    let series = this.checkpointSeries.get(event.transition, event.type, failure);
+    if (series === undefined) {
+      const code = event.type === 'checkpoint-failed' ? errorType(event.errorCode) : undefined;
+      const base = {
+        'keel.checkpoint.transition': nameLabel(event.transition),
+        'keel.outcome': code === undefined ? 'success' : 'error',
+      };
+      series = {
+        checkpoints: this.counterTable.series(
+          KEEL_METRICS.checkpoints,
+          code === undefined ? base : { ...base, 'error.type': code },
+        ),
+        duration: Object.freeze(base),
+        storeErrors:
+          code === undefined
+            ? undefined
+            : this.counterTable.series(KEEL_METRICS.storeErrors, { 'error.type': code }),
+      };
+      this.checkpointSeries.set(event.transition, event.type, failure, series);
+    }
+    series.checkpoints.value += 1;
+    if (series.storeErrors !== undefined) series.storeErrors.value += 1;
+    this.recordCheckpointDuration(event.durationMs / 1_000, series.duration);
+  }
 }
 
 /** An isolated breaker rejects calls like an open one: operators see it as open. */

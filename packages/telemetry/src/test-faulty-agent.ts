@@ -84,6 +84,7 @@ export function faultyAgent(options: FaultyAgentOptions = {}) {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.store === undefined ? {} : { store: options.store }),
     retry: { maxAttempts: 2, delay: { next: () => delayMs } },
-    breaker: { strategy: consecutive({ threshold: 2 }) },
+    // Open long enough to be seen open by a scrape after the run (the agent's default opens for 5 s).
+    breaker: { strategy: consecutive({ threshold: 2 }), halfOpenAfterMs: 600_000 },
   });
 }

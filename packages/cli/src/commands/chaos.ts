@@ -58,7 +58,8 @@ export async function chaosCommand(argv: readonly string[], context: ChaosComman
     values.seed === undefined ? 1 : integerOption('--seed', values.seed, 0, Number.MAX_SAFE_INTEGER);
   const agentFile = resolve(context.workingDirectory, file);
   const agentDefinition = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES);
-  const task = values.task ?? defaultChaosTask(agentDefinition.tools);
+  const builtins = agentDefinition.tools.flatMap((entry) => (entry.kind === 'builtin' ? [entry.name] : []));
+  const task = values.task ?? defaultChaosTask(builtins);
   if (task.trim() === '') throw new KeelError('config.invalid', '--task must not be empty');
   output.error(
     paint(

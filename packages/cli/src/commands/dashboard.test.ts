@@ -25,6 +25,13 @@ writeFileSync(
   ].join('\n'),
 );
 writeFileSync(
+  join(directory, 'local-llm.yaml'),
+  [
+    'name: local-llm',
+    'model: { provider: openai, name: local-model, baseUrl: "http://127.0.0.1:4999/v1", apiKeyEnv: LOCAL_LLM_API_KEY }',
+  ].join('\n'),
+);
+writeFileSync(
   join(directory, 'support.yaml'),
   [
     'name: support',
@@ -67,6 +74,7 @@ async function startCommand(argv: string[] = [], extraEnvironment: Record<string
       lines.push(line);
       const match = /^keel dashboard {2}(\S+)/.exec(line);
       if (match) listening(match[1]!);
+      else if (line.startsWith('{')) listening((JSON.parse(line) as { url: string }).url);
     },
     error: (line) => lines.push(line),
     colour: false,
@@ -132,6 +140,81 @@ describe('keel dashboard', () => {
     expect((await keel('dashboard', '--port', 'eighty')).stdout).toMatch(/--port must be an integer/);
   });
 
+  it('prints its usage with every flag and its default on --help, and exits 0', async () => {
+    for (const flag of ['--help', '-h']) {
+      const help = await keel('dashboard', flag);
+      expect(help.code).toBe(0);
+      for (const option of [
+        '--store',
+        '--port',
+        '--host',
+        '--token',
+        '--agent',
+        '--allow-key-host',
+        '--json',
+      ])
+        expect(help.stdout).toContain(option);
+      expect(help.stdout).toMatch(/--port N .*default: 4800/);
+      expect(help.stdout).toMatch(/--host H .*default: 127\.0\.0\.1/);
+      expect(help.stdout).toMatch(/--store .*default: \.\/\.keel\/keel\.db/);
+      expect(help.stdout).toMatch(/default: KEEL_DASHBOARD_TOKEN, else one is generated/);
+    }
+    const unknown = await keel('dashboard', '--verbose');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toMatch(/config\.invalid: .*--verbose.*keel dashboard --help/);
+  });
+
+  it('prints its start-up line as one JSON object with --json, the store password left out', async () => {
+    const started = await startCommand(['--json', '--store', 'json.db'], {
+      KEEL_DASHBOARD_TOKEN: 'json-dashboard-token-0123',
+    });
+    try {
+      expect(started.lines).toHaveLength(1);
+      const line = JSON.parse(started.lines[0]!);
+      expect(line).toEqual({
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+        host: '127.0.0.1',
+        port: Number(new URL(line.url).port),
+        store: 'json.db',
+        tokenGenerated: false,
+      });
+      expect(line.port).toBeGreaterThan(0);
+    } finally {
+      started.stop();
+      expect(await started.exited).toBe(0);
+    }
+    // Nothing is asked of the store until a page is open: an unreachable PostgreSQL serves to check the printing.
+    const postgres = await startCommand(['--json', '--store', 'postgres://keel:hunter2-pw@127.0.0.1:1/keel']);
+    try {
+      expect(JSON.parse(postgres.lines[0]!).store).toBe('postgres://keel:[redacted]@127.0.0.1:1/keel');
+      expect(postgres.lines.join('\n')).not.toContain('hunter2');
+    } finally {
+      postgres.stop();
+      await postgres.exited;
+    }
+    const generated = await startCommand(['--json']);
+    try {
+      const line = JSON.parse(generated.lines[0]!);
+      expect(line.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]{32}$/);
+      expect(line).toMatchObject({ store: './.keel/keel.db', tokenGenerated: true });
+    } finally {
+      generated.stop();
+      await generated.exited;
+    }
+  });
+
+  it('passes --allow-key-host to the --agent files it loads, as keel run does', async () => {
+    const refused = await keel('dashboard', '--port', '0', '--agent', 'local-llm.yaml');
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toMatch(/local-llm\.yaml:\d+:\d+: model\.baseUrl would receive the API key/);
+    expect(refused.stdout).toMatch(/guidance: .*--allow-key-host 127\.0\.0\.1:4999/);
+    const bad = await keel('dashboard', '--allow-key-host', 'http://x/');
+    expect(bad.stdout).toMatch(/--allow-key-host takes a host name/);
+    const allowed = await startCommand(['--agent', 'local-llm.yaml', '--allow-key-host', '127.0.0.1:4999']);
+    allowed.stop();
+    expect(await allowed.exited).toBe(0);
+  });
+
   it('lists the runs keel run made, with their figures', async () => {
     await page.goto(dashboard.url);
     const weather = page.locator(`tr[data-run-id="${weatherRunId}"]`);
@@ -157,9 +240,13 @@ describe('keel dashboard', () => {
     expect(await fallback.locator('td').nth(1).textContent()).toBe(
       'fallback simulated/sim-primary → simulated/sim-fallback after provider.overloaded',
     );
-    expect(await page.locator('table.timeline-entries tr[data-lane="retry"] td').nth(1).textContent()).toBe(
-      '1 retry (model 1) waited 0 ms in all',
+    // Placed at their times from the run's journal: the retry (Retry-After 0: no wait) and the fallback.
+    const retry = page.locator('table.timeline-entries tr[data-lane="retry"]');
+    expect(await retry.locator('td').nth(1).textContent()).toBe(
+      'retry of simulated/sim-primary (model) after provider.rate_limited on attempt 1, waited 0 ms',
     );
+    expect(await retry.getAttribute('data-timing')).toBe('exact');
+    expect(await fallback.getAttribute('data-timing')).toBe('exact');
     // What the chart itself holds (the canvas is pixels): the lanes of its points, read through Chart.js.
     const charted = await page.evaluate(() => {
       const scope = globalThis as unknown as {

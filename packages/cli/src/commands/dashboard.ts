@@ -1,11 +1,12 @@
 import { access } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { KeelError, type RunStore } from '@keel/core';
+import { KeelError, type RunStore, redactSecrets } from '@keel/core';
 import { type Dashboard, type ResumeOutcome, type ResumeRun, startDashboard } from '@keel/dashboard';
 import { loadAgentFile } from '../agent-file.js';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { invocationPath } from '../invocation.js';
+import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
 import { openStore } from '../store.js';
 import { resumeCommand } from './resume.js';
@@ -22,7 +23,30 @@ export interface DashboardCommandContext {
   signal: AbortSignal;
 }
 
-const USAGE = 'usage: keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent FILE]...';
+const USAGE_LINE =
+  'usage: keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent FILE]... [--allow-key-host HOST]... [--json]';
+
+/** What `keel dashboard --help` prints. */
+export const DASHBOARD_USAGE = `keel dashboard: a web page over the run store (runs, timelines, reports, pending decisions)
+
+${USAGE_LINE}
+
+options:
+  --store URL|PATH  postgres://... or a SQLite file (default: ./.keel/keel.db)
+  --port N          the port to listen on (default: 4800; 0 picks a free one)
+  --host H          the interface to bind (default: 127.0.0.1; any other host needs a token)
+  --token T         the secret the page's API requires, at least 16 characters
+                    (default: ${TOKEN_VARIABLE}, else one is generated and printed in the page address)
+  --agent FILE      an agent file to resume runs of its agent with, for runs not started by keel run in this
+                    directory (repeat it for several agents; default: none)
+  --allow-key-host HOST
+                    let an API key go to HOST (name, or name:port) when an agent file's baseUrl points there, for
+                    --agent files and the runs the page resumes (default: none: keys go only to the provider's own
+                    host over https)
+  --json            print the start-up line as one JSON object: { url, host, port, store, tokenGenerated }
+  --help, -h        print this help
+
+Ctrl-C stops the dashboard; runs it resumed are waited for (a second Ctrl-C leaves them resumable).`;
 
 /**
  * `keel dashboard`: serves the dashboard over the run store until the signal aborts, then waits for the runs it
@@ -34,8 +58,13 @@ export async function dashboardCommand(
   context: DashboardCommandContext,
 ): Promise<number> {
   const values = parse(argv);
+  if (values.help === true) {
+    context.output.out(DASHBOARD_USAGE);
+    return 0;
+  }
   const token = values.token ?? context.environment[TOKEN_VARIABLE];
-  const agents = await agentFilesByName(values.agent ?? [], context.workingDirectory);
+  const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
+  const agents = await agentFilesByName(values.agent ?? [], context.workingDirectory, allowedKeyHosts);
   const store = openStore(values.store, context.workingDirectory);
   let dashboard: Dashboard;
   try {
@@ -44,17 +73,52 @@ export async function dashboardCommand(
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(values.port === undefined ? {} : { port: portOption(values.port) }),
       ...(token === undefined || token === '' ? {} : { token }),
-      resume: cliResume(store, agents, context),
+      resume: cliResume(store, agents, allowedKeyHosts, context),
     });
   } catch (error) {
     await store.close();
     throw error;
   }
   const { output } = context;
-  output.out(
-    `${paint(output, 'bold', 'keel dashboard')}  ${dashboard.tokenGenerated ? dashboard.pageUrl : dashboard.url}`,
-  );
-  output.out(paint(output, 'grey', `store ${values.store ?? './.keel/keel.db'} · Ctrl-C to stop`));
+  const address = dashboard.tokenGenerated ? dashboard.pageUrl : dashboard.url;
+  // A PostgreSQL URL may hold a password: it is never printed.
+  const storeShown = redactSecrets(values.store ?? './.keel/keel.db');
+  if (values.json === true) {
+    const { hostname, port } = new URL(dashboard.url);
+    output.out(
+      JSON.stringify({
+        url: address,
+        host: hostname,
+        port: Number(port),
+        store: storeShown,
+        tokenGenerated: dashboard.tokenGenerated,
+      }),
+    );
+  } else {
+    printStartup(output, address, storeShown, dashboard);
+  }
+  await new Promise<void>((resolve) => {
+    if (context.signal.aborted) resolve();
+    else context.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const resuming = dashboard.resumesInProgress;
+  if (resuming > 0) {
+    const line = `waiting for ${resuming} resumed run${resuming === 1 ? '' : 's'} to stop (Ctrl-C again to leave now: keel resume continues ${resuming === 1 ? 'it' : 'them'} later)`;
+    // On stderr with --json: stdout holds the start-up object alone.
+    if (values.json === true) output.error(line);
+    else output.out(line);
+  }
+  try {
+    await dashboard.close();
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+function printStartup(output: Output, address: string, store: string, dashboard: Dashboard): void {
+  output.out(`${paint(output, 'bold', 'keel dashboard')}  ${address}`);
+  output.out(paint(output, 'grey', `store ${store} · Ctrl-C to stop`));
   if (dashboard.tokenGenerated) {
     output.out(
       paint(
@@ -64,22 +128,6 @@ export async function dashboardCommand(
       ),
     );
   }
-  await new Promise<void>((resolve) => {
-    if (context.signal.aborted) resolve();
-    else context.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  const resuming = dashboard.resumesInProgress;
-  if (resuming > 0) {
-    output.out(
-      `waiting for ${resuming} resumed run${resuming === 1 ? '' : 's'} to stop (Ctrl-C again to leave now: keel resume continues ${resuming === 1 ? 'it' : 'them'} later)`,
-    );
-  }
-  try {
-    await dashboard.close();
-  } finally {
-    await store.close();
-  }
-  return 0;
 }
 
 /**
@@ -90,6 +138,7 @@ export async function dashboardCommand(
 function cliResume(
   store: RunStore,
   agents: Map<string, string>,
+  allowedKeyHosts: string[],
   context: DashboardCommandContext,
 ): ResumeRun {
   return async (request) => {
@@ -125,6 +174,7 @@ function cliResume(
         reject,
         execute: decided.filter(([, decision]) => decision === 'execute').map(([key]) => key),
         abandon: decided.filter(([, decision]) => decision === 'abandon').map(([key]) => key),
+        allowedKeyHosts,
         json: true,
         workingDirectory: context.workingDirectory,
         environment: context.environment,
@@ -144,11 +194,12 @@ function cliResume(
 async function agentFilesByName(
   files: readonly string[],
   workingDirectory: string,
+  allowedKeyHosts: readonly string[],
 ): Promise<Map<string, string>> {
   const byName = new Map<string, string>();
   for (const file of files) {
     const path = resolve(workingDirectory, file);
-    const agent = await loadAgentFile(path, BUILTIN_TOOL_NAMES);
+    const agent = await loadAgentFile(path, BUILTIN_TOOL_NAMES, { allowedKeyHosts });
     const known = byName.get(agent.name);
     if (known !== undefined && known !== path) {
       throw new KeelError(
@@ -182,12 +233,18 @@ function parse(argv: readonly string[]) {
         host: { type: 'string' },
         token: { type: 'string' },
         agent: { type: 'string', multiple: true },
+        'allow-key-host': { type: 'string', multiple: true },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
     if (positionals.length > 0) throw new Error(`unexpected argument ${positionals[0]}`);
     return values;
   } catch (error) {
-    throw new KeelError('config.invalid', `${(error as Error).message}; ${USAGE}`);
+    throw new KeelError(
+      'config.invalid',
+      `${(error as Error).message}; ${USAGE_LINE} (keel dashboard --help for the options)`,
+    );
   }
 }
 

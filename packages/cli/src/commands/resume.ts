@@ -8,7 +8,7 @@ import {
 } from '@keel/core';
 import { runQueue } from '@keel/worker';
 import { buildAgent } from '../build-agent.js';
-import { loadInvocation } from '../invocation.js';
+import { type Invocation, loadInvocation } from '../invocation.js';
 import {
   heldLease,
   leaseHeldError,
@@ -18,7 +18,8 @@ import {
   whenLeaseEnds,
 } from '../lease-wait.js';
 import { type Output, paint } from '../output.js';
-import { liveEvents, presentResult } from '../render.js';
+import { liveEvents } from '../render.js';
+import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../telemetry.js';
 
 /** What `keel resume` is given. */
 export interface ResumeCommandOptions {
@@ -41,6 +42,8 @@ export interface ResumeCommandOptions {
    */
   wait?: boolean;
   json: boolean;
+  /** `--otlp`, `--metrics-port` and `--log json`, as `keel run` takes them. Defaults to none of them. */
+  telemetry?: TelemetryFlags;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   signal: AbortSignal;
@@ -58,9 +61,22 @@ export async function resumeCommand(
   store: RunStore,
   output: Output,
 ): Promise<number> {
-  const clock = options.clock ?? systemClock;
   const invocation = await loadInvocation(options.workingDirectory, options.runId, options.agentFile);
   const { approvals, decisions } = answersOf(options);
+  return withTelemetry(options.telemetry, output, (telemetry) =>
+    resumeWithTelemetry(options, invocation, { approvals, decisions }, telemetry, store, output),
+  );
+}
+
+async function resumeWithTelemetry(
+  options: ResumeCommandOptions,
+  invocation: Invocation,
+  answers: { approvals: Record<string, ApprovalAnswer>; decisions: Record<string, ToolCallDecision> },
+  telemetry: CommandTelemetry,
+  store: RunStore,
+  output: Output,
+): Promise<number> {
+  const clock = options.clock ?? systemClock;
   const built = await buildAgent({
     agentFile: invocation.agentFile,
     workingDirectory: options.workingDirectory,
@@ -68,12 +84,17 @@ export async function resumeCommand(
     store,
     allowedKeyHosts: [...(invocation.allowedKeyHosts ?? []), ...(options.allowedKeyHosts ?? [])],
     clock,
+    wrapTools: telemetry.wrapTools,
     ...(invocation.faults === undefined ? {} : { faults: invocation.faults }),
     ...(invocation.seed === undefined ? {} : { seed: invocation.seed }),
   });
   try {
-    if (!options.json) {
+    telemetry.observe(built.agent);
+    const quiet = options.json || telemetry.jsonLines;
+    if (!quiet) {
       output.out(`${paint(output, 'bold', `keel resume ${built.file.name}`)}  run ${options.runId}`);
+      if (telemetry.metricsServer !== undefined)
+        output.out(paint(output, 'grey', `metrics at ${telemetry.metricsServer.url}`));
       output.out('');
     }
     const deadlineMs = clock.now() + MAX_LEASE_WAIT_MS;
@@ -81,12 +102,11 @@ export async function resumeCommand(
     for (;;) {
       try {
         const result = await built.agent.resume(options.runId, {
-          approvals,
-          decisions,
+          ...answers,
           signal: options.signal,
-          ...liveEvents(options.json, output),
+          ...liveEvents(quiet, output),
         });
-        return presentResult(result, options.json, output);
+        return telemetry.present(result, options.json);
       } catch (error) {
         const lease = heldLease(error);
         if (lease === undefined) throw error;
@@ -106,7 +126,7 @@ export async function resumeCommand(
       }
     }
   } finally {
-    await built.models.close();
+    await built.close();
   }
 }
 

@@ -3,8 +3,8 @@ import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { saveInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
-import { exitCodeOf, liveEvents, presentResult } from '../render.js';
-import { type CommandTelemetry, startTelemetry, type TelemetryFlags } from '../telemetry.js';
+import { liveEvents } from '../render.js';
+import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../telemetry.js';
 
 /** What `keel run` is given. */
 export interface RunCommandOptions {
@@ -35,12 +35,9 @@ export async function runCommand(
     });
   }
   const agentFile = resolve(options.workingDirectory, options.file);
-  const telemetry = await startTelemetry(options.telemetry ?? { logJson: false }, output);
-  try {
-    return await runWithTelemetry(options, agentFile, telemetry, store, output);
-  } finally {
-    await telemetry.close();
-  }
+  return withTelemetry(options.telemetry, output, (telemetry) =>
+    runWithTelemetry(options, agentFile, telemetry, store, output),
+  );
 }
 
 async function runWithTelemetry(
@@ -57,6 +54,7 @@ async function runWithTelemetry(
     store,
     allowedKeyHosts: options.allowedKeyHosts,
     clock: options.clock,
+    wrapTools: telemetry.wrapTools,
     ...(options.faults === undefined ? {} : { faults: options.faults }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
   });
@@ -84,6 +82,8 @@ async function runWithTelemetry(
           ),
         );
       }
+      if (built.tools.summary.length > 0)
+        output.out(paint(output, 'grey', `tools ${built.tools.summary.join(' · ')}`));
       if (telemetry.metricsServer !== undefined)
         output.out(paint(output, 'grey', `metrics at ${telemetry.metricsServer.url}`));
       output.out(paint(output, 'grey', `task: ${options.task}`));
@@ -94,10 +94,8 @@ async function runWithTelemetry(
       signal: options.signal,
       ...liveEvents(quiet, output),
     });
-    if (!telemetry.jsonLines) return presentResult(result, options.json, output);
-    telemetry.logResult(result);
-    return exitCodeOf(result);
+    return telemetry.present(result, options.json);
   } finally {
-    await built.models.close();
+    await built.close();
   }
 }

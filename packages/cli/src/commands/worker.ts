@@ -186,7 +186,7 @@ export async function workerCommand(
     if (!options.json) output.out(paint(output, 'grey', 'stopped'));
     return 0;
   } finally {
-    for (const entry of built) await entry.models.close();
+    for (const entry of built) await entry.close();
   }
 }
 

@@ -1,8 +1,10 @@
 import { KeelError } from '../errors/keel-error.js';
 import { isDependencyFailure } from '../policies/breaker/failures.js';
-import { circuitBreaker } from '../policies/circuit-breaker.js';
+import { consecutive } from '../policies/breaker/consecutive.js';
+import { type CircuitBreaker, circuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
-import { retryBudget } from '../policies/retry-budget.js';
+import { retryMaker } from '../policies/retry.js';
+import { retryBudgetMaker } from '../policies/retry-budget.js';
 import { timeout } from '../policies/timeout.js';
 import type { Tool } from '../spec/tool.js';
 import type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent-options.js';
@@ -37,7 +39,7 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
       kind: 'model',
       key,
       provider,
-      breaker: makeBreaker(options.breaker, key, clock, 'breaker'),
+      breaker: makeBreaker(options.breaker, key, clock, 'breaker', timeoutMs),
       timeout: modelTimeout,
       watchers: new Set(),
     };
@@ -47,25 +49,34 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
   });
 }
 
-/**
- * One slot (breaker, timeout) per tool, by name, with its fallbacks resolved. A fallback tool the agent also offers
- * to the model shares that tool's slot (one breaker for one dependency); one it does not offer gets a slot of its own,
- * shared by every tool that falls back to it.
- */
-export function resolveTools(
-  tools: readonly Tool[],
+/** Makes the slots of an agent's tools, keeping the slot of a tool value it has seen (see {@link ToolSlots.index}). */
+export interface ToolSlots {
+  /**
+   * One slot (breaker, timeout) per tool, by name, with its fallbacks resolved. A fallback tool the agent also offers
+   * to the model shares that tool's slot (one breaker for one dependency); one it does not offer gets a slot of its
+   * own, shared by every tool that falls back to it. A tool value indexed by the previous call keeps its slot (its
+   * breaker spans runs and tool list updates); slots of tools no longer listed are dropped.
+   */
+  index(tools: readonly Tool[]): Map<string, ToolSlot>;
+}
+
+/** The agent's tool slot maker; `onBreaker` receives the breaker of every slot made. */
+export function toolSlots(
   options: AgentOptions<unknown>,
   clock: Clock,
-): Map<string, ToolSlot> {
+  onBreaker: (breaker: CircuitBreaker) => void,
+): ToolSlots {
   const defaultTimeoutMs = options.toolTimeoutMs ?? 60_000;
   checkMilliseconds(defaultTimeoutMs, 'toolTimeoutMs');
+  let known = new Map<Tool, ToolSlot>();
   const makeSlot = (name: string, entry: Tool): ToolSlot & { fallbacks: FallbackSlot[] } => {
+    const timeoutMs = entry.timeoutMs ?? defaultTimeoutMs;
     const slot = {
       kind: 'tool' as const,
       key: name,
       tool: entry,
-      breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker'),
-      timeout: timeout(entry.timeoutMs ?? defaultTimeoutMs, {
+      breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker', timeoutMs),
+      timeout: timeout(timeoutMs, {
         code: 'tool.timeout',
         strategy: 'forced',
         clock,
@@ -74,44 +85,93 @@ export function resolveTools(
       fallbacks: [] as FallbackSlot[],
     };
     forwardBreakerMoves(slot);
+    if (slot.breaker !== undefined) onBreaker(slot.breaker);
     return slot;
   };
-  const slots = new Map<string, ToolSlot & { fallbacks: FallbackSlot[] }>();
-  for (const [name, entry] of indexTools(tools)) slots.set(name, makeSlot(name, entry));
-  const fallbackOnly = new Map<string, ToolSlot>();
-  for (const slot of slots.values()) {
-    for (const fallback of slot.tool.fallbacks ?? []) {
-      const target = fallback.tool;
-      if (target === undefined) {
-        slot.fallbacks.push({ name: fallbackName(fallback), fallback, slot: undefined });
-        continue;
+  return {
+    index(tools) {
+      const seen = known;
+      const kept = new Map<Tool, ToolSlot>();
+      const reuse = (name: string, entry: Tool) => {
+        const existing = seen.get(entry);
+        const slot = existing ?? makeSlot(name, entry);
+        kept.set(entry, slot);
+        return { slot, fresh: existing === undefined };
+      };
+      const slots = new Map<string, ToolSlot>();
+      const fresh: (ToolSlot & { fallbacks: FallbackSlot[] })[] = [];
+      for (const [name, entry] of indexTools(tools)) {
+        const made = reuse(name, entry);
+        slots.set(name, made.slot);
+        if (made.fresh) fresh.push(made.slot as ToolSlot & { fallbacks: FallbackSlot[] });
       }
-      let targetSlot = slots.get(target.name) ?? fallbackOnly.get(target.name);
-      if (targetSlot !== undefined && targetSlot.tool !== target) {
-        agentConfigError(
-          `tool "${slot.key}" falls back to a tool named "${target.name}" that is not the agent's tool of that name: give one of them another name`,
-        );
+      const fallbackOnly = new Map<string, ToolSlot>();
+      for (const slot of slots.values()) {
+        // A kept slot's fallbacks were resolved when it was made; keep their slots too.
+        for (const fallback of slot.fallbacks) {
+          if (fallback.slot !== undefined && fallback.fallback.tool !== undefined) {
+            kept.set(fallback.fallback.tool, fallback.slot);
+            if (!slots.has(fallback.name)) fallbackOnly.set(fallback.name, fallback.slot);
+          }
+        }
       }
-      if (targetSlot === undefined) {
-        targetSlot = makeSlot(target.name, target);
-        fallbackOnly.set(target.name, targetSlot);
+      for (const slot of fresh) {
+        for (const fallback of slot.tool.fallbacks ?? []) {
+          const target = fallback.tool;
+          if (target === undefined) {
+            slot.fallbacks.push({ name: fallbackName(fallback), fallback, slot: undefined });
+            continue;
+          }
+          let targetSlot = slots.get(target.name) ?? fallbackOnly.get(target.name);
+          if (targetSlot !== undefined && targetSlot.tool !== target) {
+            agentConfigError(
+              `tool "${slot.key}" falls back to a tool named "${target.name}" that is not the agent's tool of that name: give one of them another name`,
+            );
+          }
+          if (targetSlot === undefined) {
+            targetSlot = reuse(target.name, target).slot;
+            fallbackOnly.set(target.name, targetSlot);
+          }
+          slot.fallbacks.push({ name: target.name, fallback, slot: targetSlot });
+        }
       }
-      slot.fallbacks.push({ name: target.name, fallback, slot: targetSlot });
-    }
-  }
-  return slots;
+      known = kept;
+      return slots;
+    },
+  };
 }
+
+/**
+ * The agent's breaker defaults (see `AgentBreakerOptions`): open on a dependency that is down, not on a flaky one.
+ * 10 failures in a row: at a 30% fault rate, 5 in a row somewhere among the ~150 calls of 50 concurrent runs is
+ * likely (about 1 in 4), 10 in a row is not (about 1 in 5,000); a failure-rate window of 50% over 20 calls trips
+ * more often still (about 2 in 3), as 20 calls at 30% often hold 10 failures. Open 5 s at first, doubling while
+ * probes fail, up to 60 s: waiting runs (`retry.waitForOpenBreakerMs`) get through soon after a short outage, and a
+ * long one sees one probe per period.
+ */
+const AGENT_BREAKER_THRESHOLD = 10;
+const AGENT_OPEN_DURATION = { initialMs: 5_000, factor: 2, maxMs: 60_000 } as const;
 
 function makeBreaker(
   options: AgentBreakerOptions | false | undefined,
   name: string,
   clock: Clock,
   where: string,
+  callTimeoutMs: number,
 ) {
   if (options === false) return undefined;
   if (options !== undefined && (typeof options !== 'object' || options === null))
     agentConfigError(`${where} must be breaker options or false`);
-  return circuitBreaker({ isFailure: countsAgainstModel, ...options, name, clock });
+  return circuitBreaker({
+    isFailure: countsAgainstModel,
+    strategy: consecutive({ threshold: AGENT_BREAKER_THRESHOLD }),
+    halfOpenAfterMs: AGENT_OPEN_DURATION,
+    // A probe is a real call: it may take as long as the call's own timeout before it counts as failed.
+    probeTimeoutMs: Math.max(callTimeoutMs, 1_000),
+    ...options,
+    name,
+    clock,
+  });
 }
 
 /**
@@ -139,9 +199,12 @@ function forwardBreakerMoves(slot: ModelSlot | ToolSlot): void {
 /** The `retry` option, checked, with the defaults filled in. */
 export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySettings {
   if (typeof options !== 'object' || options === null) agentConfigError('retry must be an object');
-  const runBudget = { maxRetries: 10, ratio: false as const, ...(options.runBudget ?? {}) };
-  const createRunBudget = (budgetClock: Clock) => retryBudget({ ...runBudget, clock: budgetClock });
-  createRunBudget(clock);
+  const createRunBudget = retryBudgetMaker({
+    maxRetries: 10,
+    ratio: false,
+    ...(options.runBudget ?? {}),
+    clock,
+  });
   const shared = options.budget;
   if (
     shared !== undefined &&
@@ -158,13 +221,18 @@ export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySet
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   checkMilliseconds(maxRetryAfterMs, 'retry.maxRetryAfterMs', true);
   if (options.maxElapsedMs !== undefined) checkMilliseconds(options.maxElapsedMs, 'retry.maxElapsedMs');
+  const waitForOpenBreakerMs = options.waitForOpenBreakerMs ?? 30_000;
+  checkMilliseconds(waitForOpenBreakerMs, 'retry.waitForOpenBreakerMs', true);
+  // Checked here once; each run makes its policies from these without checking again.
+  const common = { delay: options.delay, random: options.random, maxRetryAfterMs, clock };
   return {
-    modelMaxAttempts,
-    toolMaxAttempts,
-    delay: options.delay,
-    random: options.random,
-    maxRetryAfterMs,
-    maxElapsedMs: options.maxElapsedMs,
+    makeModelRetry: retryMaker({
+      ...common,
+      maxAttempts: modelMaxAttempts,
+      maxElapsedMs: options.maxElapsedMs,
+    }),
+    makeToolRetry: retryMaker({ ...common, maxAttempts: toolMaxAttempts }),
+    waitForOpenBreakerMs,
     createRunBudget,
     sharedBudget: shared,
   };

@@ -2,7 +2,8 @@ import type { KeelError } from '../errors/keel-error.js';
 import type { BreakerTransition } from '../policies/breaker/breaker-store.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
-import type { Delay, RandomSource } from '../policies/delays.js';
+import type { RetryPolicy } from '../policies/retry.js';
+import type { DeadlineQueue } from '../policies/deadline-queue.js';
 import type { EventEmitter } from '../policies/events.js';
 import type { RetryBudget } from '../policies/retry-budget.js';
 import type { TimeoutPolicy } from '../policies/timeout.js';
@@ -68,29 +69,50 @@ export interface FallbackSlot {
 
 /** How the loop retries: the agent's `retry` option, resolved. */
 export interface RetrySettings {
-  readonly modelMaxAttempts: number;
-  readonly toolMaxAttempts: number;
-  readonly delay: Delay | undefined;
-  readonly random: RandomSource | undefined;
-  readonly maxRetryAfterMs: number;
-  readonly maxElapsedMs: number | undefined;
-  /** Makes the run's own budget. */
-  readonly createRunBudget: (clock: Clock) => RetryBudget;
+  /** Makes a run's model retry policy, on the run's budget, with the run's `retryIf` (options checked once). */
+  readonly makeModelRetry: (budget: RetryBudget, retryIf: (error: KeelError) => boolean) => RetryPolicy;
+  /** Makes a run's retry policy for one tool (options checked once). */
+  readonly makeToolRetry: (budget: RetryBudget, retryIf: (error: KeelError) => boolean) => RetryPolicy;
+  /** The longest a run waits, all waits together, for an open breaker of its last model to let a probe through. */
+  readonly waitForOpenBreakerMs: number;
+  /** Makes the run's own budget (options checked once). */
+  readonly createRunBudget: () => RetryBudget;
   /** A budget shared beyond the run (the process, say); every retry draws from both. */
   readonly sharedBudget: RetryBudget | undefined;
+}
+
+/**
+ * The agent's tools when some come from tool sources (`ToolSource`): the runtime's `tools`, `toolNames` and
+ * `toolDefinitions` are brought up to date through it.
+ */
+export interface ToolCatalog {
+  /** Whether a source's version moved since the tools were last updated. Cheap: read before every model step. */
+  readonly stale: boolean;
+  /**
+   * Lists the sources whose version moved and updates the runtime's tools (joins an update in flight). Rejects when a
+   * source that has never listed cannot list.
+   */
+  update(): Promise<void>;
 }
 
 /** Everything a run needs from its agent: resolved once, when the agent is made, and shared by all its runs. */
 export interface AgentRuntime {
   readonly name: string;
   readonly models: readonly ModelSlot[];
+  /** The tools offered now (updated through `toolCatalog` when the agent has tool sources). */
   readonly tools: ReadonlyMap<string, ToolSlot>;
   readonly toolNames: readonly string[];
   readonly toolDefinitions: ToolDefinition[] | undefined;
+  /** Set when the agent has tool sources: the loop updates the tools through it before each model step. */
+  readonly toolCatalog: ToolCatalog | undefined;
+  /** Every breaker the agent made, by name (`provider/model`, `tool:<name>`). */
+  readonly breakers: ReadonlyMap<string, CircuitBreaker>;
   readonly limits: ResolvedLimits;
   readonly retry: RetrySettings;
   readonly clock: Clock;
   readonly events: EventEmitter<RunEvent>;
+  /** The deadlines (`limits.timeoutMs`) of the agent's runs in progress, served by one timer. */
+  readonly runDeadlines: DeadlineQueue;
   readonly instructions: string | undefined;
   readonly guardrails: readonly Guardrail[];
   readonly hasGuardrails: { readonly input: boolean; readonly output: boolean; readonly toolCall: boolean };

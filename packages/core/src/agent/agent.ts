@@ -8,6 +8,9 @@ import type { RunEvent } from './loop/events.js';
 import type { RunOptions, RunResult } from './loop/run.js';
 import { executeRun } from './loop/start-run.js';
 import { resolveAgent } from './resolve-agent.js';
+import { sessionSettingsOf } from './sessions/session-options.js';
+import { runOnSession } from './sessions/session-run.js';
+import { settleSession } from './sessions/session-settle.js';
 
 /** An agent: a model, tools and policies, ready to run. */
 export interface Agent<Output = string> {
@@ -16,6 +19,13 @@ export interface Agent<Output = string> {
    * Runs the agent on a prompt, or on a conversation so far. Always resolves with a {@link RunResult} in a terminal
    * state (`completed`, `failed`, `interrupted`, `cancelled`); rejects only with `config.invalid` for invalid
    * arguments (a bad option, an empty conversation, a run id already in use).
+   *
+   * With `sessionId` (and a `store`), the run goes on the session's conversation and appends its turns to it when it
+   * completes (`result.session` says what became of them). One run at a time holds a session: a second one waits for
+   * the first to end (`sessionBusy: 'wait'`, up to `sessionWaitMs`) or rejects at once (`'fail'`) with
+   * `store.conflict`, before anything ran; so it does when the run holding the session is interrupted or its process
+   * stopped (resume or cancel that run first). It rejects with `store.unavailable` when the session cannot be loaded,
+   * and with `run.cancelled` when `signal` aborts while it waits.
    */
   run(input: string | readonly Message[], options?: RunOptions): Promise<RunResult<Output>>;
   /**
@@ -28,14 +38,20 @@ export interface Agent<Output = string> {
    *
    * Rejects before anything runs with `config.invalid` (no store, bad options, a key that is not pending, a state
    * from a newer keel), `store.not_found` (unknown run), `store.conflict` (another live process, or this one, runs
-   * it) or `store.unavailable`. From then on it resolves like `run`.
+   * it), `store.unavailable`, or the error of a tool source that cannot list its tools for the first time (an MCP
+   * server that does not start: `tool.unavailable`; the run is left as it was). From then on it resolves like `run`.
+   * A run on a session appends its turns to it when the resume completes it (or, for a run that had completed without
+   * appending them, right away).
    */
   resume(runId: string, options?: ResumeOptions): Promise<RunResult<Output>>;
   /** Cancels one of this agent's runs in progress; false when it has none with this id. */
   cancel(runId: string, reason?: string): boolean;
   /** Subscribes to the events of every run of this agent. */
   readonly onEvent: Event<RunEvent>;
-  /** The agent's breakers by name (`provider/model`, `tool:<name>`): they span runs. */
+  /**
+   * The agent's breakers by name (`provider/model`, `tool:<name>`): they span runs. Breakers of tools a tool source
+   * adds later join the map when the agent first lists them.
+   */
   readonly breakers: ReadonlyMap<string, CircuitBreaker>;
 }
 
@@ -58,21 +74,20 @@ export interface Agent<Output = string> {
 export function agent<Output = string>(options: AgentOptions<Output>): Agent<Output> {
   const runtime = resolveAgent(options);
   const runs = new Map<string, RunAbort>();
-  const breakers = new Map<string, CircuitBreaker>();
-  for (const slot of [...runtime.models, ...runtime.tools.values()]) {
-    if (slot.breaker !== undefined) breakers.set(slot.breaker.name, slot.breaker);
-  }
   return Object.freeze({
     name: runtime.name,
-    run: (input: string | readonly Message[], runOptions?: RunOptions) =>
-      executeRun<Output>(runtime, runRegistry, runs, input, runOptions),
-    resume: (runId: string, resumeOptions?: ResumeOptions) =>
-      resumeRun<Output>(runtime, runRegistry, runs, runId, resumeOptions),
+    async run(input: string | readonly Message[], runOptions?: RunOptions) {
+      const session = sessionSettingsOf(runOptions);
+      if (session === undefined) return executeRun<Output>(runtime, runRegistry, runs, input, runOptions);
+      return runOnSession<Output>(runtime, runRegistry, runs, input, runOptions!, session);
+    },
+    resume: async (runId: string, resumeOptions?: ResumeOptions) =>
+      settleSession(runtime, await resumeRun<Output>(runtime, runRegistry, runs, runId, resumeOptions)),
     cancel(runId: string, reason?: string): boolean {
       const run = runs.get(runId);
       return run === undefined ? false : run.cancel(reason);
     },
     onEvent: runtime.events.event,
-    breakers,
+    breakers: runtime.breakers,
   });
 }

@@ -1,8 +1,11 @@
+import { DeadlineQueue } from '../policies/deadline-queue.js';
 import { systemClock } from '../policies/clock.js';
 import { EventEmitter } from '../policies/events.js';
-import { resolveModels, resolveRetry, resolveTools } from './agent-dependencies.js';
+import { resolveModels, resolveRetry, toolSlots } from './agent-dependencies.js';
 import type { AgentOptions } from './agent-options.js';
-import type { AgentRuntime } from './agent-runtime.js';
+import type { AgentRuntime, ToolCatalog } from './agent-runtime.js';
+import type { CircuitBreaker } from '../policies/circuit-breaker.js';
+import type { Tool, ToolSource } from '../spec/tool.js';
 import { agentConfigError as fail } from './config-error.js';
 import { slidingWindow } from './conversation/sliding-window.js';
 import { CorrectionTracker } from './correction/correction-tracker.js';
@@ -11,6 +14,7 @@ import { resolveDurability } from './durability/durability.js';
 import type { RunEvent } from './loop/events.js';
 import { resolveLimits } from './loop/limits.js';
 import type { SchemaLike } from './schemas/schema.js';
+import { SourcedToolCatalog } from './tool-catalog.js';
 import { toToolDefinition } from './tools/tool.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './tools/tool-result.js';
 
@@ -81,18 +85,26 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
   }
   const events = new EventEmitter<RunEvent>();
   if (options.onEvent !== undefined) events.event(options.onEvent);
-  const toolList = options.tools ?? [];
-  const tools = resolveTools(toolList, options, clock);
-  return {
+  const breakers = new Map<string, CircuitBreaker>();
+  const addBreaker = (breaker: CircuitBreaker) => breakers.set(breaker.name, breaker);
+  const models = resolveModels(options, clock);
+  for (const slot of models) if (slot.breaker !== undefined) addBreaker(slot.breaker);
+  const { plain, sources } = splitTools(options.tools ?? []);
+  const slots = toolSlots(options, clock, addBreaker);
+  const tools = slots.index(plain);
+  const runtime = {
     name,
-    models: resolveModels(options, clock),
+    models,
     tools,
-    toolNames: [...tools.keys()],
-    toolDefinitions: toolList.length === 0 ? undefined : toolList.map(toToolDefinition),
+    toolNames: [...tools.keys()] as readonly string[],
+    toolDefinitions: plain.length === 0 ? undefined : plain.map(toToolDefinition),
+    toolCatalog: undefined as ToolCatalog | undefined,
+    breakers,
     limits: resolveLimits(options.limits, 'agent'),
     retry: resolveRetry(options.retry ?? {}, clock),
     clock,
     events,
+    runDeadlines: new DeadlineQueue(clock),
     instructions: options.instructions,
     guardrails,
     hasGuardrails: {
@@ -110,6 +122,32 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     checkpoint: options.checkpoint,
     durability: resolveDurability(options.store, options.durability),
   };
+  // The catalog updates the runtime's own tool fields, which every run reads.
+  if (sources.length > 0) runtime.toolCatalog = new SourcedToolCatalog(runtime, plain, sources, slots);
+  return runtime;
+}
+
+/** Plain tools and tool sources, told apart (a source has `tools()` and a numeric `version`; a tool has `execute`). */
+function splitTools(entries: readonly (Tool | ToolSource)[]): { plain: Tool[]; sources: ToolSource[] } {
+  if (!Array.isArray(entries))
+    fail('tools must be an array of tools built with tool(), or tool sources such as mcpTools(...)');
+  const plain: Tool[] = [];
+  const sources: ToolSource[] = [];
+  entries.forEach((entry, index) => {
+    const candidate = entry as Partial<Tool & ToolSource> | null;
+    if (typeof candidate?.execute === 'function') plain.push(entry as Tool);
+    else if (
+      typeof candidate?.tools === 'function' &&
+      typeof candidate.version === 'number' &&
+      Array.isArray(candidate.current)
+    )
+      sources.push(entry as ToolSource);
+    else
+      fail(
+        `tools[${index}] is neither a tool nor a tool source: build tools with tool({...}), or pass a toolset such as mcpTools(...)`,
+      );
+  });
+  return { plain, sources };
 }
 
 function resolveOutput<Output>(schema: StructuredOutput<Output> | SchemaLike<Output> | undefined) {

@@ -15,6 +15,7 @@ export type RuleName =
   | 'user'
   | 'abort'
   | 'keel-error'
+  | 'foreign-keel-error'
   | 'http'
   | 'provider-body'
   | 'system-code'

@@ -8,6 +8,7 @@ import {
 } from './builtin-rules.js';
 import { ERROR_CODES, type ErrorCode, isErrorCode } from './codes.js';
 import { errorChain, messageOf, readProperty } from './error-chain.js';
+import { adoptForeignKeelError } from './foreign-keel-error.js';
 import { guidanceFor } from './guidance.js';
 import { type JsonValue, KeelError } from './keel-error.js';
 
@@ -73,14 +74,17 @@ const MAX_MESSAGE_CHARS = 1_000;
 
 /**
  * Turns any thrown value into a {@link KeelError}, once, where it enters keel. Rules, first match wins: user
- * rules; a KeelError as it is; typed causes (the caller's signal's reason, a `TimeoutError` or `AbortError`, a
- * KeelError inside the cause chain); HTTP status with headers and provider error bodies (the `openai` and
- * `@anthropic-ai/sdk` errors, fetch `Response`, `{ status, headers, body }`); provider error bodies alone; Node
- * and undici system codes; message patterns; otherwise `internal.unexpected`. Every rule after the first two looks
- * at the error and its whole cause chain (`TypeError('fetch failed')` hides the socket error in `cause`). The result
- * keeps the original as `cause`, the HTTP status, the wait the server asked for (`retryAfterMs`, retryable faults
- * only) and, where it helps, guidance; `data.rule` names the rule that decided. Control signals are the caller's
- * to check first (`isControlSignal`): classify turns whatever it is given into an error.
+ * rules; a KeelError as it is; a value with keel's brand that is not a usable KeelError (one from a newer keel with
+ * an unknown code, a forged one) rebuilt from what can be read of it (`data.rule` is `foreign-keel-error`); typed
+ * causes (the caller's signal's reason, a `TimeoutError` or `AbortError`, a KeelError inside the cause chain); HTTP
+ * status with headers and provider error bodies (the `openai` and `@anthropic-ai/sdk` errors, fetch `Response`,
+ * `{ status, headers, body }`); provider error bodies alone; Node and undici system codes; message patterns;
+ * otherwise `internal.unexpected`. Every rule after the first three looks at the error and its whole cause chain
+ * (`TypeError('fetch failed')` hides the socket error in `cause`). The result keeps the original as `cause`, the HTTP
+ * status, the wait the server asked for (`retryAfterMs`, retryable faults only) and, where it helps, guidance;
+ * `data.rule` names the rule that decided. Control signals are the caller's to check first (`isControlSignal`):
+ * classify turns whatever it is given into an error. Only a throwing user rule makes it throw: hostile values
+ * (revoked proxies, throwing getters) are read through guards, and what cannot be read is `internal.unexpected`.
  *
  * @example
  *   try { await callModel(); } catch (error) { throw classify(error, { provider: 'openai' }); }
@@ -92,12 +96,25 @@ export function classify(error: unknown, options: ClassifyOptions = {}): KeelErr
   const fromRules = applyUserRules(error, options.rules ?? [], { provider, nowMs });
   if (fromRules !== undefined) return build(error, fromRules, provider);
   if (KeelError.isInstance(error)) return error;
-  const chain = errorChain(error);
-  const verdict = typedCause(chain, options.signal) ??
-    httpExchange(chain, nowMs) ??
-    providerBody(chain) ??
-    systemCode(chain) ??
-    messagePattern(chain) ?? { code: 'internal.unexpected', rule: 'fallback', link: error, data: {} };
+  // The caller's signal's reason is a cancellation whatever it looks like (typedCause says so below).
+  const signal = options.signal;
+  if (signal === undefined || !signal.aborted || signal.reason !== error) {
+    const foreign = adoptForeignKeelError(error, provider);
+    if (foreign !== undefined) return foreign;
+  }
+  let verdict: Verdict;
+  try {
+    const chain = errorChain(error);
+    verdict = typedCause(chain, options.signal) ??
+      httpExchange(chain, nowMs) ??
+      providerBody(chain) ??
+      systemCode(chain) ??
+      messagePattern(chain) ?? { code: 'internal.unexpected', rule: 'fallback', link: error, data: {} };
+  } catch {
+    // The rules read through guards, but a value can still trip one (a proxy of headers whose `get` throws):
+    // whatever could not be read is not evidence of anything.
+    verdict = { code: 'internal.unexpected', rule: 'fallback', link: error, data: { unreadable: true } };
+  }
   return build(error, verdict, provider);
 }
 
@@ -219,7 +236,7 @@ function build(error: unknown, verdict: Verdict | KeelError, provider: string | 
     status: verdict.status,
     provider,
     data: { ...verdict.data, rule: verdict.rule },
-    guidance: verdict.guidance ?? guidanceFor(verdict.code, provider),
+    guidance: typeof verdict.guidance === 'string' ? verdict.guidance : guidanceFor(verdict.code, provider),
     cause: error,
   });
 }

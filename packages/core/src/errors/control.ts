@@ -1,3 +1,5 @@
+import { hasBrand } from './safe-read.js';
+
 /**
  * Control signals are not errors: cancellation, interrupts and a tool's request to stop or retry the run travel on
  * their own channel. Anything carrying this brand passes through every policy untouched: never retried, never
@@ -10,9 +12,10 @@ export interface ControlSignal {
   readonly [CONTROL_SIGNAL]: true;
 }
 
-/** True when `value` is a control signal (a value branded with {@link CONTROL_SIGNAL}). */
+/**
+ * True when `value` is a control signal (a value branded with {@link CONTROL_SIGNAL}). Never throws: a value whose
+ * brand cannot be read (a revoked proxy, a throwing getter) is not one.
+ */
 export function isControlSignal(value: unknown): value is ControlSignal {
-  return (
-    typeof value === 'object' && value !== null && (value as Partial<ControlSignal>)[CONTROL_SIGNAL] === true
-  );
+  return hasBrand(value, CONTROL_SIGNAL);
 }

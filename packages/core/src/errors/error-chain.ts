@@ -1,3 +1,5 @@
+import { isArraySafely } from './safe-read.js';
+
 /** How many links (the error, its causes, and the members of aggregate errors) are examined at most. */
 export const MAX_CHAIN_LINKS = 32;
 
@@ -20,7 +22,14 @@ export function errorChain(error: unknown): unknown[] {
     const cause = readProperty(link, 'cause');
     if (cause !== undefined) queue.push(cause);
     const members = readProperty(link, 'errors');
-    if (Array.isArray(members)) queue.push(...members.slice(0, MAX_CHAIN_LINKS));
+    if (isArraySafely(members)) {
+      // Read member by member: an array-like proxy may throw on any index.
+      const count = Math.min(Number(readProperty(members, 'length')) || 0, MAX_CHAIN_LINKS);
+      for (let index = 0; index < count; index++) {
+        const member = readProperty(members, String(index));
+        if (member !== undefined) queue.push(member);
+      }
+    }
   }
   return links;
 }
@@ -60,7 +69,8 @@ export function messageOf(value: unknown): string {
     try {
       return JSON.stringify(value)?.slice(0, 500) ?? 'unknown error';
     } catch {
-      return 'unknown error';
+      // A cycle, a BigInt, a proxy whose traps throw, a getter that throws.
+      return 'a thrown object that cannot be read or shown as JSON';
     }
   }
   return String(value);

@@ -11,10 +11,21 @@ describe('KeelError', () => {
     expect(error).toBeInstanceOf(Error);
   });
 
-  it('is recognised by its brand across copies', () => {
-    const foreign = { [Symbol.for('keel.error')]: true, code: 'tool.failed' };
+  it('is recognised by its brand across copies, when its fields are what a KeelError holds', () => {
+    const foreign = {
+      [Symbol.for('keel.error')]: true,
+      code: 'tool.failed',
+      category: 'tool',
+      message: 'the tool failed',
+      retryable: false,
+      data: {},
+      toJSON: () => ({ name: 'KeelError', message: 'the tool failed', code: 'tool.failed' }),
+    };
     expect(KeelError.isInstance(foreign)).toBe(true);
     expect(KeelError.isInstance(new Error('x'))).toBe(false);
+    // The brand alone is not enough: `classify` rebuilds such a value.
+    expect(KeelError.isInstance({ [Symbol.for('keel.error')]: true, code: 'tool.failed' })).toBe(false);
+    expect(KeelError.isInstance({ ...foreign, code: 'tool.teleported' })).toBe(false);
   });
 
   it('rejects an unknown code', () => {

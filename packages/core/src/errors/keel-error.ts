@@ -1,5 +1,7 @@
 import { ERROR_CODES, type ErrorCategory, type ErrorCode, isErrorCode } from './codes.js';
+import { readableCause } from './readable-cause.js';
 import { redactSecrets } from './redact.js';
+import { isInstanceSafely } from './safe-read.js';
 import { deserializeError, type SerializedError, serializeError } from './serialize.js';
 
 /** A JSON value, as stored in an error's `data`. */
@@ -43,7 +45,15 @@ export class KeelError extends Error {
   readonly guidance: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: KeelErrorOptions = {}) {
-    super(redactSecrets(message), options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      redactSecrets(message),
+      // A cause that cannot be read (a revoked proxy, say) would make `console.log(error)` throw: a copy stands in.
+      options.cause === undefined
+        ? undefined
+        : {
+            cause: isInstanceSafely(options.cause, KeelError) ? options.cause : readableCause(options.cause),
+          },
+    );
     if (!isErrorCode(code)) throw new TypeError(`Unknown keel error code: ${String(code)}`);
     this.name = 'KeelError';
     this.code = code;
@@ -56,11 +66,29 @@ export class KeelError extends Error {
     this.guidance = options.guidance === undefined ? undefined : redactSecrets(options.guidance);
   }
 
-  /** True when `value` is a KeelError, even one from another copy of keel. */
+  /**
+   * True when `value` is a KeelError this keel can use as it is, even one from another copy of keel: it carries the
+   * `Symbol.for('keel.error')` brand, a code this keel knows, and `message`, `category`, `retryable`, `data` and
+   * `toJSON` of the right types. A branded value with an unknown code (from a newer keel) or malformed fields is not
+   * one: `classify` rebuilds it. Never throws, whatever `value` is (a revoked proxy, throwing getters).
+   */
   static isInstance(value: unknown): value is KeelError {
-    return (
-      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[KEEL_ERROR] === true
-    );
+    if (typeof value !== 'object' || value === null) return false;
+    try {
+      const candidate = value as Record<PropertyKey, unknown>;
+      return (
+        candidate[KEEL_ERROR] === true &&
+        isErrorCode(candidate.code) &&
+        typeof candidate.message === 'string' &&
+        typeof candidate.category === 'string' &&
+        typeof candidate.retryable === 'boolean' &&
+        typeof candidate.data === 'object' &&
+        candidate.data !== null &&
+        typeof candidate.toJSON === 'function'
+      );
+    } catch {
+      return false;
+    }
   }
 
   /**

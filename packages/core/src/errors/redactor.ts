@@ -2,6 +2,7 @@ import { isErrorCode } from './codes.js';
 import { readProperty, readString } from './error-chain.js';
 import { type JsonValue, KeelError } from './keel-error.js';
 import { isSecretKey, REDACTED, redactSecrets } from './redact.js';
+import { hasBrand } from './safe-read.js';
 import { MAX_CAUSE_DEPTH } from './serialize.js';
 
 /**
@@ -13,6 +14,7 @@ export const MIN_SECRET_CHARS = 8;
 // Bounds for values copied from errors we did not build: a thrown object can be huge, deep or cyclic.
 const MAX_VALUE_DEPTH = 16;
 const MAX_BODY_BYTES = 65_536;
+const KEEL_ERROR = Symbol.for('keel.error');
 const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Digest)\s+(\S+)$/i;
 
 /** Removes known secrets from text and from errors. Made by {@link createRedactor}. */
@@ -80,7 +82,10 @@ class ErrorCopier {
     if (seen.has(value)) return '[cause cycle]';
     seen.add(value);
     try {
-      if (KeelError.isInstance(value)) return this.keelError(value, depth, seen);
+      // Branded values that are not usable KeelErrors (a newer keel's code, a forged one) are copied as KeelErrors too.
+      if (KeelError.isInstance(value) || hasBrand(value, KEEL_ERROR)) {
+        return this.keelError(value as KeelError, depth, seen);
+      }
       if (value instanceof Error || typeof readProperty(value, 'message') === 'string') {
         return this.plainError(value, depth, seen);
       }

@@ -2,6 +2,7 @@ import { ERROR_CODES, type ErrorCode, isErrorCode } from './codes.js';
 import { readProperty } from './error-chain.js';
 import { type JsonValue, KeelError } from './keel-error.js';
 import { isSecretKey, REDACTED, redactSecrets } from './redact.js';
+import { isArraySafely, isInstanceSafely, stringOf } from './safe-read.js';
 
 /** How deep causes are followed when an error is serialised. */
 export const MAX_CAUSE_DEPTH = 8;
@@ -39,7 +40,7 @@ function serializeAt(error: unknown, depth: number, seen: Set<unknown>): Seriali
     if (seen.has(error)) return { name: 'Cycle', message: '[cause cycle]' };
     seen.add(error);
   }
-  const result = describe(error);
+  const result = describeSafely(error);
   const cause = readProperty(error, 'cause');
   if (cause !== undefined) {
     result.cause =
@@ -48,6 +49,15 @@ function serializeAt(error: unknown, depth: number, seen: Set<unknown>): Seriali
         : serializeAt(cause, depth + 1, seen);
   }
   return result;
+}
+
+function describeSafely(error: unknown): SerializedError {
+  try {
+    return describe(error);
+  } catch {
+    // A value that passed the checks below and still threw (a getter that throws on its second read, say).
+    return { name: 'NonError', message: `[a thrown ${typeof error} that cannot be read]` };
+  }
 }
 
 function describe(error: unknown): SerializedError {
@@ -70,7 +80,7 @@ function describe(error: unknown): SerializedError {
   }
   const message = readProperty(error, 'message');
   if (
-    error instanceof Error ||
+    isInstanceSafely(error, Error) ||
     (typeof error === 'object' && error !== null && typeof message === 'string')
   ) {
     const name = readProperty(error, 'name');
@@ -87,19 +97,34 @@ function describe(error: unknown): SerializedError {
   }
   if (typeof error === 'string') return { name: 'Error', message: clip(redactSecrets(error)) };
   if (typeof error !== 'object' || error === null) {
-    return { name: 'NonError', message: clip(redactSecrets(safeString(error))) };
+    return { name: 'NonError', message: clip(redactSecrets(stringOf(error))) };
   }
   let text: string;
   try {
-    text = JSON.stringify(toSafeJson(error, 0, new Set())) ?? safeString(error);
+    text = JSON.stringify(toSafeJson(error, 0, new Set())) ?? stringOf(error);
   } catch {
-    text = safeString(error);
+    text = stringOf(error);
   }
   return { name: 'NonError', message: clip(redactSecrets(text)) };
 }
 
-/** Any value as JSON: secret-named keys dropped, strings redacted, cycles and depth cut, non-JSON values described. */
+/**
+ * Any value as JSON: secret-named keys dropped, strings redacted, cycles and depth cut, non-JSON values described,
+ * and values that cannot be read (proxies, throwing getters) replaced by `[unreadable]`. Never throws.
+ */
+export function toJsonData(value: unknown): JsonValue {
+  return toSafeJson(value, 0, new Set());
+}
+
 function toSafeJson(value: unknown, depth: number, ancestors: Set<unknown>): JsonValue {
+  try {
+    return toSafeJsonUnguarded(value, depth, ancestors);
+  } catch {
+    return '[unreadable]';
+  }
+}
+
+function toSafeJsonUnguarded(value: unknown, depth: number, ancestors: Set<unknown>): JsonValue {
   if (value === null || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
   if (typeof value === 'string') return clip(redactSecrets(value));
@@ -107,11 +132,12 @@ function toSafeJson(value: unknown, depth: number, ancestors: Set<unknown>): Jso
   if (typeof value !== 'object') return `[${typeof value}]`;
   if (depth > MAX_DATA_DEPTH) return '[too deep]';
   if (ancestors.has(value)) return '[cycle]';
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
-  if (value instanceof Error) return clip(redactSecrets(`${value.name}: ${value.message}`));
+  if (isInstanceSafely(value, Date))
+    return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+  if (isInstanceSafely(value, Error)) return clip(redactSecrets(`${value.name}: ${value.message}`));
   ancestors.add(value);
   try {
-    if (Array.isArray(value)) return value.map((item) => toSafeJson(item, depth + 1, ancestors));
+    if (isArraySafely(value)) return value.map((item) => toSafeJson(item, depth + 1, ancestors));
     const result: Record<string, JsonValue> = {};
     for (const key of Object.keys(value)) {
       const item = readProperty(value, key);
@@ -121,14 +147,6 @@ function toSafeJson(value: unknown, depth: number, ancestors: Set<unknown>): Jso
     return result;
   } finally {
     ancestors.delete(value);
-  }
-}
-
-function safeString(value: unknown): string {
-  try {
-    return String(value);
-  } catch {
-    return `[${typeof value}]`;
   }
 }
 
@@ -147,36 +165,46 @@ export function deserializeError(serialized: SerializedError): Error {
 
 function deserializeAt(serialized: SerializedError, depth: number): Error {
   if (typeof serialized !== 'object' || serialized === null) {
-    return new Error(`Not a serialised error: ${safeString(serialized).slice(0, 200)}`);
+    return new Error(`Not a serialised error: ${stringOf(serialized).slice(0, 200)}`);
   }
+  // Each field is read once, through readProperty: a stored value is plain JSON, but a value handed in is not always.
+  const field = (key: keyof SerializedError) => readProperty(serialized, key);
+  const serializedCause = field('cause');
   const cause =
-    typeof serialized.cause === 'object' && serialized.cause !== null && depth + 1 <= MAX_CAUSE_DEPTH
-      ? deserializeAt(serialized.cause, depth + 1)
+    typeof serializedCause === 'object' && serializedCause !== null && depth + 1 <= MAX_CAUSE_DEPTH
+      ? deserializeAt(serializedCause as SerializedError, depth + 1)
       : undefined;
-  const message = typeof serialized.message === 'string' ? serialized.message : '';
-  if (serialized.code !== undefined && isErrorCode(serialized.code)) {
-    return new KeelError(serialized.code, message, {
-      retryable:
-        typeof serialized.retryable === 'boolean'
-          ? serialized.retryable
-          : ERROR_CODES[serialized.code].retryable,
-      retryAfterMs: typeof serialized.retryAfterMs === 'number' ? serialized.retryAfterMs : undefined,
-      status: typeof serialized.status === 'number' ? serialized.status : undefined,
-      provider: typeof serialized.provider === 'string' ? serialized.provider : undefined,
-      data:
-        typeof serialized.data === 'object' && serialized.data !== null && !Array.isArray(serialized.data)
-          ? serialized.data
-          : undefined,
-      guidance: typeof serialized.guidance === 'string' ? serialized.guidance : undefined,
+  const messageField = field('message');
+  const message = typeof messageField === 'string' ? messageField : '';
+  const dataField = field('data');
+  const data = typeof dataField === 'object' && dataField !== null ? toJsonData(dataField) : undefined;
+  const record =
+    typeof data === 'object' && data !== null && !Array.isArray(data)
+      ? (data as Record<string, JsonValue>)
+      : undefined;
+  const status = field('status');
+  const code = field('code');
+  if (isErrorCode(code)) {
+    const retryable = field('retryable');
+    const retryAfterMs = field('retryAfterMs');
+    const provider = field('provider');
+    const guidance = field('guidance');
+    return new KeelError(code, message, {
+      retryable: typeof retryable === 'boolean' ? retryable : ERROR_CODES[code].retryable,
+      retryAfterMs: typeof retryAfterMs === 'number' ? retryAfterMs : undefined,
+      status: typeof status === 'number' ? status : undefined,
+      provider: typeof provider === 'string' ? provider : undefined,
+      data: record,
+      guidance: typeof guidance === 'string' ? guidance : undefined,
       cause,
     });
   }
   const error = new Error(message, cause === undefined ? undefined : { cause });
-  if (typeof serialized.name === 'string' && serialized.name !== '') error.name = serialized.name;
+  const name = field('name');
+  if (typeof name === 'string' && name !== '') error.name = name;
   // Restored so that classifying the copy gives what classifying the original gave (ECONNRESET, HTTP 429).
-  const code =
-    typeof serialized.data === 'object' && serialized.data !== null ? serialized.data.code : undefined;
-  if (typeof code === 'string') Object.assign(error, { code });
-  if (typeof serialized.status === 'number') Object.assign(error, { status: serialized.status });
+  const systemCode = record?.code;
+  if (typeof systemCode === 'string') Object.assign(error, { code: systemCode });
+  if (typeof status === 'number') Object.assign(error, { status });
   return error;
 }

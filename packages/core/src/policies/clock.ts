@@ -14,6 +14,12 @@ export interface Clock {
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
   /** Cancels a timer from `setTimeout`, if it has not fired yet. A handle that already fired or was cleared is ignored. */
   clearTimeout(handle: TimerHandle): void;
+  /**
+   * Optional: whether a pending timer keeps the process alive (`true`, as every timer does when set) or not (`false`),
+   * without clearing it. A policy that serves many calls with one timer (a forced timeout) leaves it armed but idle
+   * between calls rather than clearing and setting a timer for each; a clock without it has idle timers cleared.
+   */
+  keepAlive?(handle: TimerHandle, keepAlive: boolean): void;
 }
 
 /** The system clock: `Date.now` and the global timers. */
@@ -22,5 +28,10 @@ export const systemClock: Clock = {
   setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
   clearTimeout(handle) {
     clearTimeout(handle as ReturnType<typeof setTimeout>);
+  },
+  keepAlive(handle, keepAlive) {
+    const timer = handle as ReturnType<typeof setTimeout>;
+    if (keepAlive) timer.ref();
+    else timer.unref();
   },
 };

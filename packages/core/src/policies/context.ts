@@ -57,6 +57,23 @@ class AttemptContext implements PolicyContext {
   }
 }
 
+/**
+ * A context that tells its own abort to listeners, without an AbortSignal: an agent run's abort switch. A policy that
+ * must follow its caller's abort (a forced timeout) uses these instead of a listener on `signal`, so that the context
+ * need not make its AbortSignal (microseconds each) nor take an EventTarget listener per call. A listener is called
+ * once, synchronously, when the context aborts; by then `aborted` is true and `signal` (made on read) is aborted with
+ * the reason.
+ */
+export interface AbortFollowable extends PolicyContext {
+  addAbortListener(listener: () => void): void;
+  removeAbortListener(listener: () => void): void;
+}
+
+/** True when `context` tells its abort to listeners itself (see {@link AbortFollowable}). */
+export function isAbortFollowable(context: PolicyContext): context is AbortFollowable {
+  return typeof (context as Partial<AbortFollowable>).addAbortListener === 'function';
+}
+
 /** True when `input` is a policy context rather than a bare AbortSignal. */
 function isContext(input: AbortSignal | PolicyContext): input is PolicyContext {
   return 'attempt' in input;

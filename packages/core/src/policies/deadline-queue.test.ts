@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../testing/fake-clock.js';
+import { systemClock, type TimerHandle } from './clock.js';
 import { type DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
 
 /** An entry that records, in `expired`, its name and the time it expired. */
@@ -94,5 +95,85 @@ describe('DeadlineQueue', () => {
       ['chained', 150],
     ]);
     expect(clock.pendingTimers).toBe(0);
+  });
+
+  describe('with a clock whose timers can stop keeping the process alive', () => {
+    /** A fake clock that records the timers it sets and whether each keeps the process alive. */
+    class IdlingClock extends FakeClock {
+      readonly set: TimerHandle[] = [];
+      readonly alive = new Map<TimerHandle, boolean>();
+      override setTimeout(callback: () => void, delayMs: number): TimerHandle {
+        const handle = super.setTimeout(callback, delayMs);
+        this.set.push(handle);
+        this.alive.set(handle, true);
+        return handle;
+      }
+      keepAlive(handle: TimerHandle, keepAlive: boolean): void {
+        this.alive.set(handle, keepAlive);
+      }
+    }
+
+    it('serves sequential entries with one timer, idle between them', async () => {
+      const clock = new IdlingClock(0);
+      const queue = new DeadlineQueue(clock);
+      const expired: Array<[string, number]> = [];
+      for (let call = 0; call < 5; call++) {
+        const current = entry(`call ${call}`, clock, expired);
+        queue.add(current, clock.now() + 1_000);
+        expect(clock.alive.get(clock.set[0]!)).toBe(true);
+        await clock.advance(10);
+        queue.remove(current);
+        expect(clock.alive.get(clock.set[0]!)).toBe(false);
+      }
+      expect(clock.set).toHaveLength(1);
+      // The idle timer fires once, at the first entry's deadline, finds nothing and is not armed again.
+      await clock.advance(5_000);
+      expect(expired).toEqual([]);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('fires early for a later entry and arms again for its deadline', async () => {
+      const clock = new IdlingClock(0);
+      const queue = new DeadlineQueue(clock);
+      const expired: Array<[string, number]> = [];
+      const first = entry('first', clock, expired);
+      queue.add(first, 1_000);
+      queue.remove(first);
+      await clock.advance(500);
+      queue.add(entry('second', clock, expired), 1_500);
+      expect(clock.set).toHaveLength(1);
+      await clock.advance(500);
+      expect(expired).toEqual([]);
+      expect(clock.set).toHaveLength(2);
+      await clock.advance(500);
+      expect(expired).toEqual([['second', 1_500]]);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it('arms a new timer when an entry is due before the idle one fires', async () => {
+      const clock = new IdlingClock(0);
+      const queue = new DeadlineQueue(clock);
+      const expired: Array<[string, number]> = [];
+      const slow = entry('slow', clock, expired);
+      queue.add(slow, 10_000);
+      queue.remove(slow);
+      queue.add(entry('quick', clock, expired), 100);
+      expect(clock.set).toHaveLength(2);
+      expect(clock.pendingTimers).toBe(1);
+      await clock.advance(100);
+      expect(expired).toEqual([['quick', 100]]);
+    });
+  });
+
+  it('the system clock lets a timer stop, and start again, keeping the process alive', () => {
+    const handle = systemClock.setTimeout(() => undefined, 60_000) as ReturnType<typeof setTimeout>;
+    try {
+      systemClock.keepAlive?.(handle, false);
+      expect(handle.hasRef()).toBe(false);
+      systemClock.keepAlive?.(handle, true);
+      expect(handle.hasRef()).toBe(true);
+    } finally {
+      systemClock.clearTimeout(handle);
+    }
   });
 });

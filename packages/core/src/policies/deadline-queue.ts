@@ -11,15 +11,23 @@ export interface DeadlineEntry {
 }
 
 /**
- * Deadlines served by one timer, armed for the earliest entry, kept in deadline order (ties in arrival order). When
- * every entry waits the same time (one timeout policy) entries arrive in deadline order, and adding and removing are
- * O(1); an entry that arrives out of order (a clock that stepped back) is inserted in place, walking back from the
- * newest. The timer is cleared as soon as the queue empties, so nothing outlives the last entry.
+ * Deadlines served by one timer, kept in deadline order (ties in arrival order). When every entry waits the same time
+ * (one timeout policy) entries arrive in deadline order, and adding and removing are O(1); an entry that arrives out
+ * of order (a clock that stepped back) is inserted in place, walking back from the newest.
+ *
+ * The timer is armed no later than the earliest deadline: one armed earlier fires early, once, and re-arms. When the
+ * queue empties the timer stays armed but stops keeping the process alive (`Clock.keepAlive`), so that sequential
+ * calls reuse it instead of setting and clearing a timer each; with a clock that cannot do that, it is cleared.
+ * Either way nothing keeps the process alive once the last entry is gone.
  */
 export class DeadlineQueue {
   private head: DeadlineEntry | undefined;
   private tail: DeadlineEntry | undefined;
   private timer: TimerHandle | undefined;
+  /** When the armed timer fires. */
+  private timerDueMs = 0;
+  /** Whether the armed timer has been told not to keep the process alive (the queue is empty). */
+  private idle = false;
 
   constructor(private readonly clock: Clock) {}
 
@@ -34,11 +42,15 @@ export class DeadlineQueue {
     else before.next = entry;
     if (entry.next === undefined) this.tail = entry;
     else entry.next.previous = entry;
-    if (this.timer === undefined) this.arm();
-    else if (this.head === entry) {
+    if (this.timer === undefined) {
+      this.arm();
+    } else if (this.timerDueMs > this.head!.dueAtMs) {
       // A new earliest deadline: the armed timer would fire too late.
       this.clock.clearTimeout(this.timer);
       this.arm();
+    } else if (this.idle) {
+      this.idle = false;
+      this.clock.keepAlive!(this.timer, true);
     }
   }
 
@@ -46,19 +58,26 @@ export class DeadlineQueue {
     if (!entry.queued) return;
     this.unlink(entry);
     // The timer is left armed for an entry that went away while others wait: it fires early, once, and re-arms.
-    if (this.head === undefined && this.timer !== undefined) {
+    if (this.head !== undefined || this.timer === undefined || this.idle) return;
+    if (this.clock.keepAlive === undefined) {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
+    } else {
+      this.idle = true;
+      this.clock.keepAlive(this.timer, false);
     }
   }
 
   private arm(): void {
     const head = this.head!;
+    this.timerDueMs = head.dueAtMs;
+    this.idle = false;
     this.timer = this.clock.setTimeout(this.fire, Math.max(0, head.dueAtMs - this.clock.now()));
   }
 
   private readonly fire = (): void => {
     this.timer = undefined;
+    this.idle = false;
     const nowMs = this.clock.now();
     while (this.head !== undefined && this.head.dueAtMs <= nowMs) {
       const entry = this.head;

@@ -1,3 +1,4 @@
+import { messageOf } from '../errors/error-chain.js';
 import type { Disposable, Event } from './policy.js';
 
 /**
@@ -27,7 +28,7 @@ export class EventEmitter<T> {
       try {
         listener(value);
       } catch (error) {
-        process.emitWarning(`keel: an event listener threw: ${String(error)}`);
+        process.emitWarning(`keel: an event listener threw: ${messageOf(error)}`);
       }
     }
   }

@@ -97,13 +97,30 @@ const EPSILON = 1e-9;
  *   const perRun = retryBudget({ maxRetries: 8, ratio: false }); // a plain count: exactly 8 retries
  */
 export function retryBudget(options: RetryBudgetOptions = {}): RetryBudget {
+  return budgetOf(validate(options));
+}
+
+/**
+ * Checks `options` once (as {@link retryBudget} does) and returns a maker of fresh budgets with them, made without
+ * checking again: for a caller that makes one budget per run, say.
+ */
+export function retryBudgetMaker(options: RetryBudgetOptions = {}): () => RetryBudget {
   const settings = validate(options);
+  return () => budgetOf(settings);
+}
+
+// The slots of a budget whose rate limit is off: never read.
+const NO_SLOTS: number[] = [];
+
+function budgetOf(settings: Settings): RetryBudget {
   const { maxRetries, ratio, windowMs, clock } = settings;
   const reserve = (settings.minRetriesPerSecond * windowMs) / 1000;
   const slotMs = windowMs / SLOTS;
-  const slotIds = new Array<number>(SLOTS).fill(Number.NEGATIVE_INFINITY);
-  const requests = new Array<number>(SLOTS).fill(0);
-  const retries = new Array<number>(SLOTS).fill(0);
+  // A plain count (ratio: false, the agent's per-run budget) needs no window.
+  const windowed = ratio !== false;
+  const slotIds = windowed ? new Array<number>(SLOTS).fill(Number.NEGATIVE_INFINITY) : NO_SLOTS;
+  const requests = windowed ? new Array<number>(SLOTS).fill(0) : NO_SLOTS;
+  const retries = windowed ? new Array<number>(SLOTS).fill(0) : NO_SLOTS;
   const acquired = new EventEmitter<RetryBudgetSnapshot>();
   const denied = new EventEmitter<RetryBudgetDeniedEvent>();
   let spent = settings.initialSpent;

@@ -117,7 +117,22 @@ export interface RetryPolicy extends Policy {
  *   const response = await policy.execute(({ signal }) => fetch(url, { signal }), callerSignal);
  */
 export function retry(options: RetryOptions = {}): RetryPolicy {
+  return retryOf(validate(options));
+}
+
+/**
+ * Checks `options` once (as {@link retry} does) and returns a maker of retry policies that differ only in their
+ * budget and `retryIf`, which are taken as they are, unchecked: for a caller that makes one policy per run, say, and
+ * would otherwise pay for the checks each time.
+ */
+export function retryMaker(
+  options: Omit<RetryOptions, 'budget' | 'retryIf'>,
+): (budget: RetryBudget | undefined, retryIf: RetryOptions['retryIf']) => RetryPolicy {
   const settings = validate(options);
+  return (budget, retryIf) => retryOf({ ...settings, budget, retryIf });
+}
+
+function retryOf(settings: Settings): RetryPolicy {
   const { maxAttempts, retryIf, delay, random, maxRetryAfterMs, maxElapsedMs, budget, clock } = settings;
   const retries = new EventEmitter<RetryEvent>();
   const giveUps = new EventEmitter<RetryGiveUpEvent>();

@@ -2,7 +2,12 @@ import type { ErrorCode } from '../errors/codes.js';
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { Clock, TimerHandle } from './clock.js';
-import { CALL_SETTLED_REASON, NEVER_ABORTED_SIGNAL } from './context.js';
+import {
+  type AbortFollowable,
+  CALL_SETTLED_REASON,
+  isAbortFollowable,
+  NEVER_ABORTED_SIGNAL,
+} from './context.js';
 import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
 import type { EventEmitter } from './events.js';
 import type { PolicyContext } from './policy.js';
@@ -33,6 +38,8 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
   private parentSignal: AbortSignal | undefined;
   // Made only when a call starts listening, so a call that never does allocates no closure.
   private parentListener: (() => void) | undefined;
+  // The listener given to a parent that tells its abort itself (see AbortFollowable), instead of `parentListener`.
+  private abortFollower: (() => void) | undefined;
   private timedOut = false;
   private released = false;
   private error: KeelError | undefined;
@@ -108,6 +115,16 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
 
   /** Follows the caller's signal (once), and acts at once if it has already aborted. */
   listenToParent(): void {
+    if (this.abortFollower !== undefined) return;
+    if (this.parentSignal === undefined && isAbortFollowable(this.parent)) {
+      if (this.parent.aborted) {
+        this.onParentAbort();
+        return;
+      }
+      this.abortFollower = () => this.onParentAbort();
+      this.parent.addAbortListener(this.abortFollower);
+      return;
+    }
     if (this.parentSignal === undefined) {
       const parentSignal = this.parent.signal;
       if (parentSignal === NEVER_ABORTED_SIGNAL) return;
@@ -120,7 +137,7 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
   }
 
   private onParentAbort(): void {
-    const reason = this.parentSignal!.reason;
+    const reason = this.parent.signal.reason;
     this.controller?.abort(reason);
     this.forced?.reject(reason);
     if (this.forced !== undefined) this.release();
@@ -171,6 +188,8 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
       this.settings.clock.clearTimeout(this.timer);
       this.timer = undefined;
     }
+    if (this.abortFollower !== undefined)
+      (this.parent as AbortFollowable).removeAbortListener(this.abortFollower);
     if (this.queued) this.settings.queue!.remove(this);
     if (this.parentListener !== undefined)
       this.parentSignal!.removeEventListener('abort', this.parentListener);

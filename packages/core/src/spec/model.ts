@@ -80,7 +80,11 @@ export interface ModelRequest {
   outputSchema?: { name: string; schema: JsonSchema };
   maxOutputTokens?: number;
   temperature?: number;
-  /** Aborted on cancellation or timeout; a provider must stop its HTTP request at once. */
+  /**
+   * Aborted on cancellation or timeout; a provider must stop its HTTP request at once. The run loop makes it on first
+   * read, through an accessor on the request's prototype, so `{ ...request }` does not copy it: a provider that
+   * forwards a request copies the signal by name (`{ ...request, signal: request.signal }`).
+   */
   signal: AbortSignal;
   /**
    * Called by a provider just before each further upstream request it sends for this call, when its wire needs more

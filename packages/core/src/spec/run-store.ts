@@ -43,8 +43,80 @@ export interface CancellationRequest {
 /** A summary row for listings. */
 export type RunSummary = Omit<RunRecord, 'state'>;
 
-/** A new run, as handed to {@link RunStore.createRun}; with `lease`, created leased to that owner. */
-export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'>;
+/**
+ * A new run, as handed to {@link RunStore.createRun}. With `lease`, it is created leased to that owner. With
+ * `session`, the run is a turn of that session: it is created only if it can hold the session (see
+ * {@link SessionClaim}).
+ */
+export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'> & { session?: SessionClaim };
+
+/**
+ * A run's claim on a session, made atomically with the run's creation. The claim succeeds when the session is at
+ * `expectedVersion` (0: a session not stored yet, which is then created) and free: no run holds it, or the run that
+ * holds it has ended `failed` or `cancelled` (nothing of it is to be appended) or is not in the store. The new run then
+ * holds the session until its turns are appended ({@link RunStore.appendSessionTurn}) or it lets go
+ * ({@link RunStore.releaseSession}). A run that holds a session while `running`, `interrupted` or `completed` (its
+ * turns not yet appended) keeps every other run out: `store.conflict`, see {@link SessionConflictData}.
+ */
+export interface SessionClaim {
+  sessionId: string;
+  /** The session's version the run's conversation was loaded at: the number of turns it had. */
+  expectedVersion: number;
+}
+
+/**
+ * What a `store.conflict` from a refused session claim carries in `data`: always `sessionId`; for a session that
+ * moved on since it was loaded, `expectedVersion` and `actualVersion`; for a session held by another run,
+ * `activeRunId`, `activeRunStatus` and, while that run holds a lease, `activeRunLeaseExpiresAtMs`.
+ */
+export interface SessionConflictData {
+  sessionId: string;
+  expectedVersion?: number;
+  actualVersion?: number;
+  activeRunId?: string;
+  activeRunStatus?: RunStatus;
+  activeRunLeaseExpiresAtMs?: number;
+}
+
+/** The turns one completed run added to a session: its input and everything the run added to the conversation. */
+export interface SessionTurn {
+  runId: string;
+  /** The turn's messages (keel `Message`s, as plain JSON), in order. */
+  messages: JsonValue[];
+  /** When the turn was appended, on the appending agent's clock (ms since the epoch). */
+  appendedAtMs: number;
+}
+
+/** A session as stored: a conversation kept across runs, one turn per completed run, oldest first. */
+export interface SessionRecord {
+  sessionId: string;
+  /** The agent whose run created the session. */
+  agentName: string;
+  /** The number of turns appended so far; a run's turns are appended only at the version its conversation began at. */
+  version: number;
+  /** Messages over every turn. */
+  messageCount: number;
+  /** The run that holds the session now (see {@link SessionClaim}), if any. */
+  activeRunId?: string;
+  createdAtMs: number;
+  /** When a turn was last appended or a run last claimed or let go of the session (ms since the epoch). */
+  updatedAtMs: number;
+  turns: SessionTurn[];
+}
+
+/** A summary row of a session, for listings. */
+export type SessionSummary = Omit<SessionRecord, 'turns'>;
+
+/** A completed run's turns, as handed to {@link RunStore.appendSessionTurn}. */
+export interface SessionAppend {
+  /** The run appending: it must hold the session. */
+  runId: string;
+  /** The version its conversation began at; the append makes the session `expectedVersion + 1`. */
+  expectedVersion: number;
+  messages: JsonValue[];
+  /** Now, on the writer's clock (ms since the epoch). */
+  nowMs: number;
+}
 
 /** One checkpoint, as handed to {@link RunStore.saveCheckpoint}. */
 export interface CheckpointWrite {
@@ -126,7 +198,9 @@ export interface RunStore {
   /**
    * Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`), leased to `run.lease.owner` until
    * `run.lease.expiresAtMs` when `run.lease` is given (in the same write: a new run needs no `acquireLease`);
-   * `store.conflict` when its id is taken.
+   * `store.conflict` when its id is taken. With `run.session`, claims the session in the same transaction (see
+   * {@link SessionClaim}): when the claim is refused nothing is stored, and the `store.conflict` says why in `data`
+   * ({@link SessionConflictData}).
    */
   createRun(run: NewRun): Promise<RunRecord>;
   /** The run with this id (a copy: changing it changes nothing stored), or undefined when there is none. */
@@ -181,6 +255,25 @@ export interface RunStore {
    * `store.not_found` for an unknown run.
    */
   requestCancellation(runId: string, reason: string, nowMs: number): Promise<RunStatus>;
+  /** The session with this id and all its turns (a copy), or undefined when there is none. */
+  loadSession(sessionId: string): Promise<SessionRecord | undefined>;
+  /**
+   * Appends a completed run's turns to the session it holds, in one transaction: the session's version becomes
+   * `expectedVersion + 1`, its message count grows, and the run lets go of it. Appending a run's turns a second time
+   * changes nothing and resolves with the session's version (an append whose answer was lost can be made again).
+   * `store.conflict` when the run does not hold the session or the version moved; `store.not_found` for an unknown
+   * session.
+   */
+  appendSessionTurn(sessionId: string, append: SessionAppend): Promise<number>;
+  /** Lets go of the session if `runId` holds it (the run ended with nothing to append); does nothing otherwise. */
+  releaseSession(sessionId: string, runId: string, nowMs: number): Promise<void>;
+  /** Summaries of sessions (no turns), most recently updated first; at most `limit` of them (defaults to 100). */
+  listSessions(filter?: { limit?: number }): Promise<SessionSummary[]>;
+  /**
+   * Deletes a session and its turns (the runs stay); resolves with whether it existed. A run that holds it can no
+   * longer append its turns (`store.not_found`).
+   */
+  deleteSession(sessionId: string): Promise<boolean>;
   /** Releases the store's resources (connections, file handles); later calls fail with `store.unavailable`. */
   close(): Promise<void>;
 }

@@ -25,7 +25,11 @@ export interface ToolProgress {
 
 /** What a tool is handed besides its input. */
 export interface ToolContext {
-  /** Aborted on cancellation or when the tool's timeout elapses. A tool should stop at once. */
+  /**
+   * Aborted on cancellation or when the tool's timeout elapses. A tool should stop at once. The run loop makes it on
+   * first read, through an accessor on the context's prototype, so `{ ...context }` does not copy it: a tool that
+   * hands its context on copies the signal by name (`{ ...context, signal: context.signal }`).
+   */
   signal: AbortSignal;
   /**
    * Stable across retries and resumes of the same call: derived from (run id, step, call index), never from the
@@ -62,6 +66,27 @@ export interface Tool<Input = unknown, Output = unknown> {
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
   /** What answers instead when a call fails, tried in order. Defaults to none. */
   readonly fallbacks?: readonly ToolFallback<Input>[];
+}
+
+/**
+ * Tools that may change while an agent lives, such as the tools of an MCP server (`mcpTools(...)` is one). Pass it
+ * in `agent({ tools })` beside plain tools: the agent reads `version` before each model step (and before resuming a
+ * run), and only when it moved since the last read does it call `tools()` and offer the model the new list. A tool
+ * added by the source is offered at the next step; a removed one is no longer offered.
+ */
+export interface ToolSource {
+  /**
+   * Changes whenever the tools may have changed: a tool added, removed or redefined, or a new listing due (the source
+   * must connect first, or its server said its list changed). Read before every model step, so it must be cheap.
+   */
+  readonly version: number;
+  /** The tools as last listed, without waiting (empty before the first listing). */
+  readonly current: readonly Tool[];
+  /**
+   * The tools brought up to date: connects and lists on first use, or waits for a new listing that is due. A
+   * rejection before the source has ever listed fails the run (or `resume`); after that, the last list stays.
+   */
+  tools(): Promise<readonly Tool[]>;
 }
 
 /**

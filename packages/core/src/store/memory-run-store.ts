@@ -8,10 +8,14 @@ import type {
   RunStatus,
   RunStore,
   RunSummary,
+  SessionAppend,
+  SessionRecord,
+  SessionSummary,
   StartedToolCall,
   StepCommit,
 } from '../spec/run-store.js';
 import { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './conflicts.js';
+import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts.js';
 
 /**
  * A RunStore in memory: for tests and for runs that need no durability. State is copied in and out (through JSON),
@@ -24,14 +28,49 @@ export class MemoryRunStore implements RunStore {
   private readonly runs = new Map<string, RunRecord>();
   private readonly leases = new Map<string, Lease>();
   private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
+  private readonly sessions = new Map<string, SessionRecord>();
   private closed = false;
 
   async createRun(run: NewRun): Promise<RunRecord> {
     this.assertOpen();
+    const claim = run.session;
+    if (claim !== undefined) {
+      const session = this.sessions.get(claim.sessionId);
+      const holderId = session?.activeRunId;
+      const holder = holderId === undefined ? undefined : this.runs.get(holderId);
+      const refused = sessionClaimConflict(
+        run.runId,
+        claim,
+        session && { version: session.version, activeRunId: session.activeRunId ?? null },
+        holder && {
+          status: holder.status,
+          leaseExpiresAtMs: this.leases.get(holder.runId)?.expiresAtMs ?? null,
+        },
+      );
+      if (refused !== undefined) throw refused;
+    }
     if (this.runs.has(run.runId)) {
       throw new KeelError('store.conflict', `Run ${run.runId} already exists`, {
         data: { runId: run.runId },
       });
+    }
+    if (claim !== undefined) {
+      const session = this.sessions.get(claim.sessionId);
+      if (session === undefined) {
+        this.sessions.set(claim.sessionId, {
+          sessionId: claim.sessionId,
+          agentName: run.agentName,
+          version: 0,
+          messageCount: 0,
+          activeRunId: run.runId,
+          createdAtMs: run.createdAtMs,
+          updatedAtMs: run.createdAtMs,
+          turns: [],
+        });
+      } else {
+        session.activeRunId = run.runId;
+        session.updatedAtMs = run.createdAtMs;
+      }
     }
     const record: RunRecord = {
       runId: run.runId,
@@ -192,6 +231,58 @@ export class MemoryRunStore implements RunStore {
     record.version += 1;
     record.updatedAtMs = nowMs;
     return record.status;
+  }
+
+  async loadSession(sessionId: string): Promise<SessionRecord | undefined> {
+    this.assertOpen();
+    const session = this.sessions.get(sessionId);
+    return session === undefined ? undefined : (JSON.parse(JSON.stringify(session)) as SessionRecord);
+  }
+
+  async appendSessionTurn(sessionId: string, append: SessionAppend): Promise<number> {
+    this.assertOpen();
+    const session = this.sessions.get(sessionId);
+    if (session?.turns.some((turn) => turn.runId === append.runId)) {
+      if (session.activeRunId === append.runId) delete session.activeRunId;
+      return session.version;
+    }
+    const refused = sessionAppendConflict(
+      sessionId,
+      append,
+      session && { version: session.version, activeRunId: session.activeRunId ?? null },
+    );
+    if (refused !== undefined || session === undefined) throw refused;
+    const messages = append.messages.map(copy);
+    session.turns.push({ runId: append.runId, messages, appendedAtMs: append.nowMs });
+    session.version += 1;
+    session.messageCount += messages.length;
+    session.updatedAtMs = append.nowMs;
+    delete session.activeRunId;
+    return session.version;
+  }
+
+  async releaseSession(sessionId: string, runId: string, nowMs: number): Promise<void> {
+    this.assertOpen();
+    const session = this.sessions.get(sessionId);
+    if (session?.activeRunId !== runId) return;
+    delete session.activeRunId;
+    session.updatedAtMs = nowMs;
+  }
+
+  async listSessions(filter: { limit?: number } = {}): Promise<SessionSummary[]> {
+    this.assertOpen();
+    return [...this.sessions.values()]
+      .sort(
+        (left, right) =>
+          right.updatedAtMs - left.updatedAtMs || right.sessionId.localeCompare(left.sessionId),
+      )
+      .slice(0, filter.limit ?? 100)
+      .map(({ turns: _turns, ...summary }) => ({ ...summary }));
+  }
+
+  async deleteSession(sessionId: string): Promise<boolean> {
+    this.assertOpen();
+    return this.sessions.delete(sessionId);
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,9 @@ import type {
   RunStatus,
   RunStore,
   RunSummary,
+  SessionAppend,
+  SessionRecord,
+  SessionSummary,
   StartedToolCall,
   StepCommit,
 } from '../spec/run-store.js';
@@ -111,6 +114,26 @@ export class FaultyRunStore implements RunStore {
     return this.through('requestCancellation', true, () =>
       this.inner.requestCancellation(runId, reason, nowMs),
     );
+  }
+
+  loadSession(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.through('loadSession', false, () => this.inner.loadSession(sessionId));
+  }
+
+  appendSessionTurn(sessionId: string, append: SessionAppend): Promise<number> {
+    return this.through('appendSessionTurn', true, () => this.inner.appendSessionTurn(sessionId, append));
+  }
+
+  releaseSession(sessionId: string, runId: string, nowMs: number): Promise<void> {
+    return this.through('releaseSession', true, () => this.inner.releaseSession(sessionId, runId, nowMs));
+  }
+
+  listSessions(filter?: { limit?: number }): Promise<SessionSummary[]> {
+    return this.through('listSessions', false, () => this.inner.listSessions(filter));
+  }
+
+  deleteSession(sessionId: string): Promise<boolean> {
+    return this.through('deleteSession', true, () => this.inner.deleteSession(sessionId));
   }
 
   /** Closes the wrapped store. */

@@ -13,6 +13,7 @@ export {
   writeSse,
 } from './http-test-server.js';
 export { runStoreContract } from './run-store-contract.js';
+export { SESSION_START_MS, SessionFixture } from './session-fixture.js';
 export {
   type ScriptedModel,
   type ScriptedModelOptions,

@@ -5,16 +5,24 @@ import { durableCrashScenarios } from './durable-crash-scenarios.js';
 import { durableRunScenarios } from './durable-run-scenarios.js';
 import { runStoreFleetContract } from './run-store-fleet-contract.js';
 import { runStoreLeaseContract } from './run-store-lease-contract.js';
+import { sessionRunScenarios } from './session-run-scenarios.js';
+import { sessionStoreContract } from './session-store-contract.js';
 
 /**
  * The behaviour every RunStore must have, down to durable runs of an agent on it (crashes at every write, approvals,
- * an outage, cancellation from another process, leases). Call it from a test file with a factory that returns a
- * fresh store.
+ * an outage, cancellation from another process, leases) and runs on sessions. Call it from a test file with a factory
+ * that returns a fresh store. `persistent` (defaults to false): a store the factory makes again holds what the
+ * previous one stored (a file, a database), so that the session scenarios restart the store between runs.
  *
  * @example
  *   runStoreContract('SqliteRunStore', () => new SqliteRunStore(':memory:'));
+ *   runStoreContract('SqliteRunStore (file)', () => new SqliteRunStore('test.db'), { persistent: true });
  */
-export function runStoreContract(name: string, createStore: () => RunStore | Promise<RunStore>): void {
+export function runStoreContract(
+  name: string,
+  createStore: () => RunStore | Promise<RunStore>,
+  options: { persistent?: boolean } = {},
+): void {
   describe(`RunStore contract: ${name}`, () => {
     let store: RunStore;
     const newRunId = runIds('run');
@@ -245,6 +253,8 @@ export function runStoreContract(name: string, createStore: () => RunStore | Pro
   });
   runStoreLeaseContract(name, createStore);
   runStoreFleetContract(name, createStore);
+  sessionStoreContract(name, createStore);
   durableCrashScenarios(name, createStore);
   durableRunScenarios(name, createStore);
+  sessionRunScenarios(name, createStore, options.persistent ?? false);
 }

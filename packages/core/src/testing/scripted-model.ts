@@ -87,7 +87,7 @@ export function scriptedModel(
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const callIndex = calls.length;
-    calls.push({ ...request, messages: [...request.messages] });
+    calls.push({ ...request, signal: request.signal, messages: [...request.messages] });
     const { signal } = request;
     if (signal.aborted) throw signal.reason;
 

@@ -22,6 +22,12 @@ export interface ConversationManager {
   /** Names the strategy in events and the report. */
   readonly name: string;
   reduce(messages: readonly Message[], context: ConversationReduceContext): Promise<ConversationReduction>;
+  /**
+   * Bounds a session's history before a run on the session starts: returns the part of it the run sends to the model
+   * (the session's store keeps the whole history either way). Optional: a manager without it sends the whole history
+   * and reduces it only on a context overflow. `slidingWindow` keeps its last `maxMessages`.
+   */
+  bound?(history: readonly Message[]): Message[];
 }
 
 /**

@@ -5,7 +5,7 @@ import { countMessages, toUnits } from './units.js';
 
 /** Options of {@link slidingWindow}. */
 export interface SlidingWindowOptions {
-  /** Most messages kept after a reduction. Defaults to 40; at least 2. */
+  /** Most messages kept after a reduction, and of a session's history at the start of a run. Defaults to 40; at least 2. */
   maxMessages?: number;
 }
 
@@ -14,7 +14,8 @@ export interface SlidingWindowOptions {
  * conversation is already within that and still overflows, it halves it. Never removed: system messages, the first
  * user message (the task), the last user message and the most recent exchange. An assistant message with tool calls
  * and the tool results answering it are dropped together, never one without the other. Reports `reduced: false`
- * when nothing is left to drop.
+ * when nothing is left to drop. A session's history is bounded the same way before each run on the session: at most
+ * `maxMessages` of it are sent to the model (the store keeps it all).
  *
  * @example
  *   agent({ model, conversation: slidingWindow({ maxMessages: 30 }) });
@@ -33,21 +34,32 @@ export function slidingWindow(options: SlidingWindowOptions = {}): ConversationM
       messages: readonly Message[],
       _context: ConversationReduceContext,
     ): Promise<ConversationReduction> {
-      const units = toUnits(messages);
       const limit = messages.length > maxMessages ? maxMessages : Math.floor(messages.length / 2);
-      let lastUser = -1;
-      units.forEach((unit, index) => {
-        if (unit.messages[0]!.role === 'user') lastUser = index;
-      });
-      const kept = units.map(() => true);
-      let count = countMessages(units);
-      for (let index = 0; index < units.length - 1 && count > limit; index++) {
-        if (units[index]!.pinned || index === lastUser) continue;
-        kept[index] = false;
-        count -= units[index]!.messages.length;
-      }
-      const remaining = units.filter((_, index) => kept[index]).flatMap((unit) => unit.messages);
+      const remaining = keepWithin(messages, limit);
       return { messages: remaining, reduced: remaining.length < messages.length };
     },
+    bound(history: readonly Message[]): Message[] {
+      return history.length > maxMessages ? keepWithin(history, maxMessages) : [...history];
+    },
   });
+}
+
+/**
+ * Drops the oldest units until at most `limit` messages are left (or nothing more may go): never a pinned unit, the
+ * last user message or the last unit.
+ */
+function keepWithin(messages: readonly Message[], limit: number): Message[] {
+  const units = toUnits(messages);
+  let lastUser = -1;
+  units.forEach((unit, index) => {
+    if (unit.messages[0]!.role === 'user') lastUser = index;
+  });
+  const kept = units.map(() => true);
+  let count = countMessages(units);
+  for (let index = 0; index < units.length - 1 && count > limit; index++) {
+    if (units[index]!.pinned || index === lastUser) continue;
+    kept[index] = false;
+    count -= units[index]!.messages.length;
+  }
+  return units.filter((_, index) => kept[index]).flatMap((unit) => unit.messages);
 }

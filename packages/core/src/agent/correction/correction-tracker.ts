@@ -45,7 +45,10 @@ export type CorrectionDecision =
 export interface CorrectionTrackerState {
   attemptsInARow: Record<string, number>;
   invalidInRun: number;
-  /** SHA-256 fingerprints of the invalid attempts seen (kind, target, text, error code and message). */
+  /**
+   * SHA-256 fingerprints of the invalid attempts since the last valid call (kind, target, text, error code and
+   * message).
+   */
   fingerprints: string[];
 }
 
@@ -55,8 +58,9 @@ const DEFAULT_MAX_INVALID_PER_RUN = 10;
 /**
  * Bounds the model's self-correction. Each invalid tool call or output is recorded; the tracker answers `correct`
  * (send the guidance, let the model try again) or `stop` with a `run.no_progress` error when the model made the same
- * invalid attempt twice (same kind, target, text and error: it is not learning), or exhausted its attempts at one
- * target in a row, or in the run. A valid attempt resets the count for its target. The state can be checkpointed
+ * invalid attempt twice with no valid call between them (same kind, target, text and error: it is not learning), or
+ * exhausted its attempts at one target in a row, or in the run. A valid attempt resets the count for its target and
+ * is progress: an invalid attempt seen before it no longer counts as a repeat. The state can be checkpointed
  * with `toJSON()` and restored through the constructor.
  *
  * @example
@@ -141,9 +145,14 @@ export class CorrectionTracker {
     return { action: 'correct', attemptForCall: attempt, invalidInRun: this.invalidInRun };
   }
 
-  /** Records a valid call of `target` (or a valid output): its count of attempts in a row starts again. */
+  /**
+   * Records a valid call of `target` (or a valid output): its count of attempts in a row starts again, and the run
+   * made progress, so the invalid attempts before it are forgotten as repeats (a model that sends the same broken call
+   * again after a valid one is not stuck; `maxInvalidPerRun` still bounds it).
+   */
   recordSuccess(target: string, kind: CorrectionKind = 'tool-call'): void {
     this.attemptsInARow.delete(`${kind}:${target}`);
+    this.fingerprints.clear();
   }
 
   /** The tracker's state, for a checkpoint. */

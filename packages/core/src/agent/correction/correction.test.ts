@@ -161,6 +161,17 @@ describe('CorrectionTracker', () => {
       expect(decision.error.message).toContain('repeated the same invalid tool call "t"');
   });
 
+  it('does not take an invalid call for a repeat when a valid call came between', () => {
+    const tracker = new CorrectionTracker();
+    const broken = { target: 'get_weather', text: '{"city": Par', error: invalid('not JSON') };
+    expect(tracker.recordFailure(broken).action).toBe('correct');
+    tracker.recordSuccess('get_weather');
+    expect(tracker.recordFailure(broken).action).toBe('correct');
+    tracker.recordSuccess('calculator');
+    expect(tracker.recordFailure(broken).action).toBe('correct');
+    expect(tracker.recordFailure(broken)).toMatchObject({ action: 'stop', reason: 'repeated_invalid_call' });
+  });
+
   it('bounds invalid attempts per run (10 by default) across tools', () => {
     const tracker = new CorrectionTracker();
     for (let index = 0; index < 9; index++) {

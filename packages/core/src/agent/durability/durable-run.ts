@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
 import type { CheckpointWrite, CompletedToolCall, RunStatus, StartedToolCall } from '../../spec/run-store.js';
@@ -5,6 +6,7 @@ import type { DurableHalt, DurableLink } from '../agent-runtime.js';
 import { countRetry } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
 import type { DurabilitySettings } from './durability.js';
+import { journal } from './event-journal.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { ledgerResultOf } from './ledger-result.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from './run-state.js';
@@ -14,6 +16,29 @@ import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.
 interface LedgerWrites {
   started: StartedToolCall[];
   completed: CompletedToolCall[];
+}
+
+/**
+ * Journals a run's ends and resumptions, with the moment its pause began (its last checkpoint before it stopped:
+ * an interrupted run's end, or the last save of a process that died), which the resume is about to overwrite.
+ */
+function journalPause(transition: RunTransition, state: RunState, nowMs: number): void {
+  if (transition.kind === 'run-resumed') {
+    journal(state, {
+      type: 'run-resumed',
+      atMs: nowMs,
+      step: state.step,
+      ...(state.checkpointedAtMs === undefined ? {} : { pausedSinceMs: state.checkpointedAtMs }),
+    });
+  } else if (transition.kind === 'run-ended') {
+    journal(state, {
+      type: 'run-ended',
+      atMs: state.endedAtMs ?? nowMs,
+      step: state.step,
+      status: transition.status,
+      ...(state.stopReason === undefined ? {} : { code: state.stopReason }),
+    });
+  }
 }
 
 /**
@@ -127,6 +152,7 @@ export class DurableRun implements DurableLink {
     }
     const state = run.state;
     const nowMs = this.clock.now();
+    journalPause(transition, state, nowMs);
     state.checkpointedAtMs = nowMs;
     this.recordLedger(transition, nowMs);
     if (!this.pausing && carriedByNext(transition, state)) {
@@ -423,7 +449,7 @@ export class DurableRun implements DurableLink {
     if (this.halted !== undefined) return this.halted.error;
     const keelError = KeelError.isInstance(error)
       ? error
-      : new KeelError('store.unavailable', `The run store failed: ${String(error)}`, { cause: error });
+      : new KeelError('store.unavailable', `The run store failed: ${messageOf(error)}`, { cause: error });
     this.halt({
       stopReason: keelError.code === 'store.conflict' ? 'lease_lost' : 'store_unavailable',
       error: keelError,

@@ -4,6 +4,7 @@ import type { AgentRuntime } from '../agent-runtime.js';
 import { RunAbort, type RunRegistry } from '../loop/cancellation.js';
 import { countError } from '../loop/report.js';
 import { driveRun, type RunOptions, type RunResult, resultOf } from '../loop/run.js';
+import { isSessionConflict } from '../sessions/session-state.js';
 import type { DurabilitySettings } from './durability.js';
 import { DurableRun } from './durable-run.js';
 import { endRun, RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
@@ -11,7 +12,8 @@ import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from '
 
 /**
  * Starts a durable run: creates its record in the store (a run id already stored is `config.invalid`, like one in
- * progress), takes its lease, then drives it with a checkpoint after every transition. A store that cannot be
+ * progress; a run on a session claims the session with it, and a refused claim is thrown as the store's
+ * `store.conflict`), takes its lease, then drives it with a checkpoint after every transition. A store that cannot be
  * reached even after retries stops the run before anything ran: `failed` (`store.unavailable`) when not even its
  * record could be created, else `interrupted` (`store_unavailable`), to be resumed once the store is back.
  */
@@ -48,6 +50,11 @@ export async function startDurableRun<Output>(
             state: JSON.parse(text) as JsonValue,
             createdAtMs: state.startedAtMs,
             lease: { owner, expiresAtMs: leasedAtMs + leaseTtlMs },
+            ...(state.session === undefined
+              ? {}
+              : {
+                  session: { sessionId: state.session.sessionId, expectedVersion: state.session.baseVersion },
+                }),
           })
           .then((record) => ({ version: record.version, leased: record.lease?.owner === owner })),
       retry,
@@ -63,6 +70,7 @@ export async function startDurableRun<Output>(
     registry.unregister(abort);
     abort.dispose();
     if (KeelError.isInstance(error) && error.code === 'config.invalid') throw error;
+    if (!created && isSessionConflict(error)) throw error;
     return notStarted<Output>(state, toStoreError(error), clock.now(), created);
   }
   return driveRun<Output>(runtime, registry, agentRuns, state, options, true, { abort, durable });
@@ -79,7 +87,8 @@ async function createdAfterAll(
   error: unknown,
   clock: Clock,
 ): Promise<number> {
-  if (!KeelError.isInstance(error) || error.code !== 'store.conflict') throw error;
+  if (!KeelError.isInstance(error) || error.code !== 'store.conflict' || isSessionConflict(error))
+    throw error;
   const existing = await withStoreTimeout(
     () => durability.store.loadRun(runId),
     durability.storeTimeoutMs,

@@ -160,6 +160,8 @@ async function prepare<Output>(
   await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, leasedAtMs), retry);
   try {
     const ledger = await withStoreRetries(() => store.ledger(runId), retry);
+    // Whether a call may run again depends on its tool, which a tool source (an MCP server) has to list first.
+    if (runtime.toolCatalog?.stale) await runtime.toolCatalog.update();
     const reconciled = reconcile(runtime, state, ledger);
     const abandoned = applyAnswers(state, reconciled, options.approvals, options.decisions);
     for (const { call, result } of abandoned) {

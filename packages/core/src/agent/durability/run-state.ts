@@ -3,9 +3,11 @@ import type { SerializedError } from '../../errors/serialize.js';
 import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../../spec/model.js';
 import type { ToolResult } from '../../spec/tool.js';
 import type { CorrectionTrackerState } from '../correction/correction-tracker.js';
+import type { EventJournal } from './event-journal.js';
 import type { ToolStop } from '../loop/directives.js';
 import { createReport, type RunReport } from '../loop/report.js';
 import type { StopReason, TerminalStatus } from '../loop/stop-reason.js';
+import type { SessionRunState } from '../sessions/session-state.js';
 import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
 
 /**
@@ -16,7 +18,8 @@ import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
  *
  * Optional fields whose absence means "none", which an older keel keeps as they are (messages and usage are stored
  * and saved again whole), do not raise it: assistant messages' `reasoning` blocks, tool calls' `providerMetadata`,
- * and `usage.reasoningTokens` (in the state and its report) came that way, within version 3.
+ * and `usage.reasoningTokens` (in the state and its report) came that way, within version 3, and so did `annotations`
+ * and the durable run's `journal` (a state without one has simply none).
  */
 export const RUN_STATE_SCHEMA_VERSION = 3;
 
@@ -92,7 +95,18 @@ export interface RunState {
   checkpointedAtMs?: number;
   /** What observers keep with the run (see `RunAnnotations`); absent until one adds an entry. keel never reads it. */
   annotations?: Record<string, string>;
+  /**
+   * A durable run's timed events (model calls, retries with their waits, fallbacks, breaker moves, corrections, its
+   * ends and resumptions), the last `EVENT_JOURNAL_LIMIT` (500) kept, for timelines. Absent in a run without a
+   * store, and in states saved by a keel before it.
+   */
+  journal?: EventJournal;
   report: RunReport;
+  /**
+   * Set for a run on a session: which session, at which version, and which messages are the run's own (appended to
+   * the session when it completes). An optional field, so states without it need no migration.
+   */
+  session?: SessionRunState;
 }
 
 /** A move of the run's state, handed to the checkpoint hook right after it happened. */

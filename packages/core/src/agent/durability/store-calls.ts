@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
 import { sleep } from '../../policies/sleep.js';
@@ -22,11 +23,7 @@ export function isStoreOutage(error: unknown): boolean {
 /** A store failure as a KeelError: anything that is not one already counts as the store being unavailable. */
 export function toStoreError(error: unknown): KeelError {
   if (KeelError.isInstance(error)) return error;
-  return new KeelError(
-    'store.unavailable',
-    `The run store failed: ${String((error as Error)?.message ?? error)}`,
-    { cause: error },
-  );
+  return new KeelError('store.unavailable', `The run store failed: ${messageOf(error)}`, { cause: error });
 }
 
 /**

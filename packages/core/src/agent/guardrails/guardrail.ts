@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import { isControlSignal } from '../../errors/control.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { ToolCall } from '../../spec/model.js';
@@ -180,7 +181,7 @@ async function runStage<G extends Guardrail>(
         trigger: 'validation_failed',
       };
       findings.push(finding);
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       return {
         action: 'block',
         error: blockError(finding, `guardrail "${entry.name}" failed: ${reason}`, error),

@@ -1,5 +1,7 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { Clock, TimerHandle } from '../../policies/clock.js';
+import type { AbortFollowable } from '../../policies/context.js';
+import type { DeadlineEntry, DeadlineQueue } from '../../policies/deadline-queue.js';
 
 /**
  * Why a run's signal aborted: the caller cancelled it, its run timeout elapsed, or its run store failed or another
@@ -8,15 +10,24 @@ import type { Clock, TimerHandle } from '../../policies/clock.js';
 export type AbortCause = 'cancelled' | 'timeout' | 'halted';
 
 /**
- * One run's abort switch. Its signal reaches every model call and every tool the run makes; it aborts when the
+ * One run's abort switch. Its abort reaches every model call and every tool the run makes; it aborts when the
  * caller's signal aborts, when `cancel` is called (through the registry or the agent), or at the run's deadline.
- * One AbortController per run, made at the start; nothing per step.
+ *
+ * It is the policy context of the run's calls, and tells its abort to the policies' listeners itself
+ * (`AbortFollowable`): its AbortSignal, which costs microseconds to make, is made only when something reads `signal`
+ * (a guardrail, a conversation manager, a tool or provider reading its own signal), aborted already if the run has.
  */
-export class RunAbort {
-  readonly controller = new AbortController();
-  /** Set once the signal aborted. */
+export class RunAbort implements AbortFollowable {
+  /** Set once the run aborted. */
   cause: AbortCause | undefined;
+  /** Run calls are first attempts as far as the policies above them know. */
+  readonly attempt = 1;
+  private made: AbortController | undefined;
+  private isAborted = false;
+  private reason: unknown;
+  private listeners: Set<() => void> | undefined;
   private timer: TimerHandle | undefined;
+  private queuedDeadline: RunDeadline | undefined;
   private callerSignal: AbortSignal | undefined;
 
   constructor(
@@ -24,12 +35,31 @@ export class RunAbort {
     private readonly clock: Clock,
   ) {}
 
+  /** The run's AbortController, made on first use (aborted already if the run has). */
+  get controller(): AbortController {
+    if (this.made === undefined) {
+      this.made = new AbortController();
+      if (this.isAborted) this.made.abort(this.reason);
+    }
+    return this.made;
+  }
+
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
   get aborted(): boolean {
-    return this.controller.signal.aborted;
+    return this.isAborted;
+  }
+
+  /** Calls `listener` once, when the run aborts (not if it has already). */
+  addAbortListener(listener: () => void): void {
+    this.listeners ??= new Set();
+    this.listeners.add(listener);
+  }
+
+  removeAbortListener(listener: () => void): void {
+    this.listeners?.delete(listener);
   }
 
   /** Follows the caller's signal: its abort cancels the run, with its reason as the cancellation's cause. */
@@ -43,11 +73,19 @@ export class RunAbort {
     addFollower(signal, this);
   }
 
-  /** Times the run out at `deadlineAtMs` (ms since the epoch) with `run.timeout`. */
-  deadline(deadlineAtMs: number, timeoutMs: number): void {
+  /**
+   * Times the run out at `deadlineAtMs` (ms since the epoch) with `run.timeout`: on a timer of its own, or, given a
+   * `queue` (one per agent), on the queue's one timer shared by every run in it.
+   */
+  deadline(deadlineAtMs: number, timeoutMs: number, queue?: DeadlineQueue): void {
     const leftMs = deadlineAtMs - this.clock.now();
     if (leftMs <= 0) {
       this.timeOut(timeoutMs);
+      return;
+    }
+    if (queue !== undefined) {
+      this.queuedDeadline = new RunDeadline(queue, () => this.timeOut(timeoutMs));
+      queue.add(this.queuedDeadline, deadlineAtMs);
       return;
     }
     this.timer = this.clock.setTimeout(() => {
@@ -64,7 +102,7 @@ export class RunAbort {
       typeof reason === 'string' && reason !== ''
         ? `Run ${this.runId} was cancelled: ${reason}`
         : `Run ${this.runId} was cancelled`;
-    this.controller.abort(
+    this.abortWith(
       new KeelError('run.cancelled', message, {
         data: { runId: this.runId },
         ...(reason === undefined ? {} : { cause: reason }),
@@ -80,12 +118,14 @@ export class RunAbort {
   halt(error: KeelError): boolean {
     if (this.aborted) return false;
     this.cause = 'halted';
-    this.controller.abort(error);
+    this.abortWith(error);
     return true;
   }
 
-  /** Releases the timer and the caller-signal listener. */
+  /** Releases the timer (or the queued deadline) and the caller-signal listener. */
   dispose(): void {
+    this.queuedDeadline?.release();
+    this.queuedDeadline = undefined;
     if (this.timer !== undefined) {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
@@ -94,15 +134,43 @@ export class RunAbort {
     this.callerSignal = undefined;
   }
 
+  /** Aborts the run with `reason`: its signal (if made), then its listeners, in the order they came. */
+  private abortWith(reason: unknown): void {
+    this.isAborted = true;
+    this.reason = reason;
+    this.made?.abort(reason);
+    const listeners = this.listeners;
+    if (listeners === undefined) return;
+    this.listeners = undefined;
+    for (const listener of listeners) listener();
+  }
+
   private timeOut(timeoutMs: number): void {
     if (this.aborted) return;
     this.cause = 'timeout';
-    this.controller.abort(
+    this.abortWith(
       new KeelError('run.timeout', `Run ${this.runId} did not finish within ${timeoutMs} ms`, {
         data: { runId: this.runId, timeoutMs },
         guidance: 'Raise limits.timeoutMs, or give the agent a smaller task.',
       }),
     );
+  }
+}
+
+/** A run's deadline in a deadline queue. */
+class RunDeadline implements DeadlineEntry {
+  dueAtMs = 0;
+  previous: DeadlineEntry | undefined;
+  next: DeadlineEntry | undefined;
+  queued = false;
+
+  constructor(
+    private readonly queue: DeadlineQueue,
+    readonly expire: () => void,
+  ) {}
+
+  release(): void {
+    if (this.queued) this.queue.remove(this);
   }
 }
 

@@ -108,7 +108,13 @@ export function isDirective(value: unknown): value is Directive {
 
 function directiveKind(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const kind = (value as Record<symbol, unknown>)[DIRECTIVE];
+  let kind: unknown;
+  try {
+    kind = (value as Record<symbol, unknown>)[DIRECTIVE];
+  } catch {
+    // A thrown value that cannot be read (a revoked proxy, a throwing getter) is a failure, not a directive.
+    return undefined;
+  }
   return kind === 'retry-step' || kind === 'stop-run' ? kind : undefined;
 }
 

@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import type { ErrorCode } from '../../errors/codes.js';
 import type { SerializedError } from '../../errors/serialize.js';
 import type { EventEmitter } from '../../policies/events.js';
@@ -213,18 +214,21 @@ export class RunEventSink {
   constructor(
     private readonly agentEvents: EventEmitter<RunEvent>,
     private readonly runListener: RunEventListener | undefined,
+    /** Keeps a durable run's timed events in its state (`RunState.journal`); never throws. */
+    private readonly journal?: RunEventListener,
   ) {}
 
   get active(): boolean {
-    return this.runListener !== undefined || this.agentEvents.hasListeners;
+    return this.journal !== undefined || this.runListener !== undefined || this.agentEvents.hasListeners;
   }
 
   emit(event: RunEvent): void {
+    this.journal?.(event);
     if (this.runListener !== undefined) {
       try {
         this.runListener(event);
       } catch (error) {
-        process.emitWarning(`keel: a run event listener threw: ${String(error)}`);
+        process.emitWarning(`keel: a run event listener threw: ${messageOf(error)}`);
       }
     }
     this.agentEvents.emit(event);

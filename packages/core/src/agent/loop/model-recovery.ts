@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../../errors/codes.js';
 import { KeelError } from '../../errors/keel-error.js';
+import { carrySessionTurns } from '../sessions/session-state.js';
 import type { RunContext } from './run-context.js';
 
 /**
@@ -56,6 +57,7 @@ export async function reduceConversation(
   });
   if (run.abort.aborted) throw run.abort.signal.reason;
   if (!reduction.reduced || !madeProgress(before, reduction.messages)) return false;
+  carrySessionTurns(state, reduction.messages);
   state.messages = reduction.messages;
   state.report.contextReductions++;
   if (run.events.active) {

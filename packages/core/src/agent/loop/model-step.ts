@@ -3,9 +3,10 @@ import type { ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
-import { type RetryPolicy, retry } from '../../policies/retry.js';
+import type { RetryPolicy } from '../../policies/retry.js';
 import type { ModelRequest, ModelResponse } from '../../spec/model.js';
 import type { ModelSlot } from '../agent-runtime.js';
+import { waitForOpenBreaker } from './breaker-wait.js';
 import {
   FALLBACK_CODES,
   largerModelIndex,
@@ -25,7 +26,8 @@ import type { RunContext } from './run-context.js';
  * When a model's calls fail: a context overflow first has the conversation manager reduce the conversation and
  * retries the same model, then, when nothing more can be removed, moves to a later model with a larger context
  * window; an unavailable model (see `FALLBACK_CODES`) moves to the next model; anything else fails the step.
- * A run that fell back stays on its fallback for its remaining steps. Once a text delta reached the caller nothing is
+ * A run that fell back stays on its fallback for its remaining steps. When the last model's breaker is open, the run
+ * waits for its half-open moment within `retry.waitForOpenBreakerMs` (see `waitForOpenBreaker`). Once a text delta reached the caller nothing is
  * retried or replayed: the step fails with the error, `data.partialOutput` holding what was streamed.
  *
  * Cancellation and control signals pass through as they are.
@@ -56,25 +58,30 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
       switchModel(run, larger, cause.code);
       continue;
     }
-    if (!FALLBACK_CODES.has(cause.code) || state.modelIndex + 1 >= agent.models.length) throw error;
+    if (!FALLBACK_CODES.has(cause.code)) throw error;
+    if (state.modelIndex + 1 >= agent.models.length) {
+      if (await waitForOpenBreaker(run, slot, cause)) continue;
+      throw error;
+    }
     switchModel(run, state.modelIndex + 1, cause.code);
   }
 }
+
+/** What a step asks of the model, the same for each attempt; each attempt adds its own signal. */
+type StepRequest = Omit<ModelRequest, 'signal'>;
 
 function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
   run.watch(slot);
   run.currentModel = slot;
   run.deltaDelivered = false;
   const { agent, state } = run;
-  const request: ModelRequest = {
+  const request: StepRequest = {
     messages: state.messages,
     tools: agent.toolDefinitions,
     outputSchema:
       agent.output === undefined ? undefined : { name: agent.output.name, schema: agent.output.jsonSchema },
     maxOutputTokens: agent.maxOutputTokens,
     temperature: agent.temperature,
-    // Replaced by each attempt's own signal; present so the object keeps one shape.
-    signal: run.abort.signal,
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
     // A continuation (Anthropic's pause_turn) is one more request the provider received.
     onContinuationRequest: () => countRequest(state.report, slot.key),
@@ -85,7 +92,7 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
       breaker === undefined
         ? attempt(run, slot, request, context)
         : breaker.execute((admitted) => attempt(run, slot, request, admitted), context),
-    run.abort.signal,
+    run.abort,
   );
 }
 
@@ -93,7 +100,7 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
 async function attempt(
   run: RunContext,
   slot: ModelSlot,
-  request: ModelRequest,
+  request: StepRequest,
   context: PolicyContext,
 ): Promise<ModelResponse> {
   const { state, events, clock } = run;
@@ -113,7 +120,7 @@ async function attempt(
   run.streamedText = '';
   try {
     const response = await slot.timeout.execute(
-      (timed) => slot.provider.generate({ ...request, signal: timed.signal }),
+      (timed) => slot.provider.generate(new AttemptRequest(request, timed)),
       context,
     );
     checkResponse(response, slot);
@@ -138,6 +145,44 @@ async function attempt(
     throw error;
   }
 }
+
+/**
+ * The request of one attempt, with the attempt's own signal (aborted at its timeout or the run's cancellation). The
+ * signal is made when the provider first reads it (an AbortSignal costs microseconds, and an in-process model may
+ * never read it), through an accessor on the prototype: see `ToolCallContext` for why not an object literal's getter.
+ */
+class AttemptRequest implements ModelRequest {
+  readonly messages: ModelRequest['messages'];
+  readonly tools: ModelRequest['tools'];
+  readonly toolChoice: ModelRequest['toolChoice'];
+  readonly outputSchema: ModelRequest['outputSchema'];
+  readonly maxOutputTokens: ModelRequest['maxOutputTokens'];
+  readonly temperature: ModelRequest['temperature'];
+  readonly onContinuationRequest: ModelRequest['onContinuationRequest'];
+  readonly onTextDelta: ModelRequest['onTextDelta'];
+  // A private field: copying the request (`{ ...request }`) copies only what a ModelRequest holds.
+  readonly #attempt: PolicyContext;
+
+  constructor(request: StepRequest, attempt: PolicyContext) {
+    this.#attempt = attempt;
+    this.messages = request.messages;
+    this.tools = request.tools;
+    this.toolChoice = request.toolChoice;
+    this.outputSchema = request.outputSchema;
+    this.maxOutputTokens = request.maxOutputTokens;
+    this.temperature = request.temperature;
+    this.onContinuationRequest = request.onContinuationRequest;
+    this.onTextDelta = request.onTextDelta;
+  }
+
+  get signal(): AbortSignal {
+    return this.#attempt.signal;
+  }
+}
+
+// A field added to ModelRequest must be carried by AttemptRequest too: this does not compile until it is.
+const attemptRequestCarriesEveryField: Record<Exclude<keyof ModelRequest, keyof AttemptRequest>, never> = {};
+void attemptRequestCarriesEveryField;
 
 /** The `model-call-end` event of one attempt: what is common to both outcomes, and the outcome's own fields. */
 function emitCallEnd(
@@ -173,20 +218,10 @@ function emitCallEnd(
 /** The run's model retry policy, made at its first model call: one per run, drawing on the run's budget. */
 function modelRetryOf(run: RunContext): RetryPolicy {
   if (run.modelRetry !== undefined) return run.modelRetry;
-  const settings = run.agent.retry;
-  const policy = retry({
-    maxAttempts: settings.modelMaxAttempts,
-    delay: settings.delay,
-    random: settings.random,
-    maxRetryAfterMs: settings.maxRetryAfterMs,
-    maxElapsedMs: settings.maxElapsedMs,
-    budget: run.budget,
-    clock: run.clock,
-    retryIf: (error) => {
-      run.countError(error);
-      // Replaying a call whose output the caller already saw would show it twice.
-      return error.retryable && !run.deltaDelivered;
-    },
+  const policy = run.agent.retry.makeModelRetry(run.budget, (error) => {
+    run.countError(error);
+    // Replaying a call whose output the caller already saw would show it twice.
+    return error.retryable && !run.deltaDelivered;
   });
   policy.onRetry((event) => {
     countRetry(run.state.report, 'model', event.delayMs);

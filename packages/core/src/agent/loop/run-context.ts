@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import type { ErrorCode } from '../../errors/codes.js';
 import type { BreakerTransition as PolicyBreakerTransition } from '../../policies/breaker/breaker-store.js';
 import type { Clock } from '../../policies/clock.js';
@@ -56,7 +57,7 @@ export class RunContext implements BreakerWatcher {
     try {
       listener(delta);
     } catch (error) {
-      process.emitWarning(`keel: an onTextDelta callback threw: ${String(error)}`);
+      process.emitWarning(`keel: an onTextDelta callback threw: ${messageOf(error)}`);
     }
     if (this.events.active) {
       this.events.emit({

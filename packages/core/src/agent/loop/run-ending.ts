@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors/error-chain.js';
 import { classify } from '../../errors/classify.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { PendingDecision } from '../durability/pending-decision.js';
@@ -78,7 +79,7 @@ export async function finish(run: RunContext, reached: RunEnding): Promise<RunEn
       recordEnding(run, ending);
     } else {
       // The run is over either way; a hook that failed to save its end is reported, not allowed to change it.
-      process.emitWarning(`keel: the checkpoint of run ${state.runId}'s end failed: ${String(error)}`);
+      process.emitWarning(`keel: the checkpoint of run ${state.runId}'s end failed: ${messageOf(error)}`);
     }
   }
   if (run.events.active) {

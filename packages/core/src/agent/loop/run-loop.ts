@@ -21,7 +21,7 @@ export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEndin
     if (fresh) await start(run);
     else await resumed(run);
     // A run cancelled before its loop starts never starts it: `advance` would fail with nobody left to listen.
-    if (run.abort.signal.aborted) throw run.abort.signal.reason;
+    if (run.abort.aborted) throw run.abort.signal.reason;
     ending = await untilAborted(advance(run), run);
   } catch (thrown) {
     ending = endingOf(run, thrown);
@@ -34,22 +34,22 @@ export async function runLoop(run: RunContext, fresh: boolean): Promise<RunEndin
  * a callback that never returns (a hung validator, guardrail or tool that ignores its signal) cannot hold the run.
  */
 function untilAborted<T>(work: Promise<T>, run: RunContext): Promise<T> {
-  const signal = run.abort.signal;
-  if (signal.aborted) {
+  const abort = run.abort;
+  if (abort.aborted) {
     // The work goes on after the run has ended; its late failure has nobody to report to.
     work.catch(() => undefined);
-    return Promise.reject(signal.reason);
+    return Promise.reject(abort.signal.reason);
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = () => reject(abort.signal.reason);
+    abort.addAbortListener(onAbort);
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        abort.removeAbortListener(onAbort);
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        abort.removeAbortListener(onAbort);
         reject(error);
       },
     );
@@ -97,6 +97,7 @@ function keepAnnotations(run: RunContext, annotations: Record<string, string>): 
 
 async function advance(run: RunContext): Promise<RunEnding> {
   const { state, agent, abort } = run;
+  const catalog = agent.toolCatalog;
   if (state.step === 0 && state.phase === 'model' && agent.hasGuardrails.input) {
     const blocked = await checkInput(run);
     if (blocked !== undefined) return failedEnding(blocked);
@@ -113,7 +114,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
       }
       const toolCalls = state.pendingToolCalls.length;
       endStep(state, toolMessages(run), []);
-      await endOfStep(run, toolCalls);
+      const saved = endOfStep(run, toolCalls);
+      if (saved !== undefined) await saved;
       continue;
     }
     if (state.phase === 'answer') {
@@ -122,11 +124,14 @@ async function advance(run: RunContext): Promise<RunEnding> {
         return { status: 'completed', stopReason: 'final_answer', output: settled.output };
       if (settled.kind === 'fail') return failedEnding(settled.error);
       state.phase = 'model';
-      await endOfStep(run, 0);
+      const saved = endOfStep(run, 0);
+      if (saved !== undefined) await saved;
       continue;
     }
     const limitError = tokenBudgetError(state, agent.limits) ?? turnLimitError(state, agent.limits);
     if (limitError !== undefined) return failedEnding(limitError);
+    // Tool sources (MCP servers) may have changed their tools since the last step.
+    if (catalog?.stale) await catalog.update();
     beginStep(state);
     const response = await callModelChain(run);
     recordModelResponse(state, response);
@@ -155,7 +160,8 @@ function answerOf(run: RunContext): ModelResponse {
   };
 }
 
-async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
+/** The end of a step: its event, and its checkpoint (a promise) when the run is checkpointed. */
+function endOfStep(run: RunContext, toolCalls: number): void | PromiseLike<void> {
   const { state } = run;
   if (run.events.active) {
     run.events.emit({
@@ -166,7 +172,7 @@ async function endOfStep(run: RunContext, toolCalls: number): Promise<void> {
       toolCalls,
     });
   }
-  if (run.checkpoints) await run.checkpoint({ kind: 'step-ended', step: state.step });
+  if (run.checkpoints) return run.checkpoint({ kind: 'step-ended', step: state.step });
 }
 
 /** Runs the input guardrails over the newest user message; a redaction replaces it in the conversation. */

@@ -2,8 +2,11 @@ import { KeelError } from '../../errors/keel-error.js';
 import type { Message, Usage } from '../../spec/model.js';
 import type { AgentRuntime } from '../agent-runtime.js';
 import type { DurableRun } from '../durability/durable-run.js';
+import { journalingListener } from '../durability/event-journal.js';
 import type { PendingDecision } from '../durability/pending-decision.js';
 import type { RunState } from '../durability/run-state.js';
+import type { SessionBusy } from '../sessions/session-options.js';
+import type { RunSessionOutcome } from '../sessions/session-state.js';
 import { combineBudgets } from './budget.js';
 import { RunAbort, type RunRegistry } from './cancellation.js';
 import { type RunEventListener, RunEventSink } from './events.js';
@@ -27,6 +30,21 @@ export interface RunOptions {
    * was streamed. Defaults to none (no streaming).
    */
   onTextDelta?: (delta: string) => void;
+  /**
+   * Runs on this session (the agent needs a `store`): the session's conversation so far comes before the input (bounded
+   * by the conversation manager; the store keeps it all), and the run's turns are appended to it when the run completes
+   * (a failed or cancelled run appends nothing; an interrupted one, when a resume completes it). 1 to 128 characters:
+   * letters, digits and `. _ : @ -`. Defaults to none (the run stands alone).
+   */
+  sessionId?: string;
+  /**
+   * When another run is going on the session: `wait` for it to end (up to `sessionWaitMs`), or `fail` at once with
+   * `store.conflict`. A session held by an interrupted run, or by one whose process stopped, is refused at once either
+   * way. Defaults to `wait`.
+   */
+  sessionBusy?: SessionBusy;
+  /** Longest wait for a busy session, in milliseconds (0 to 3_600_000), then `store.conflict`. Defaults to 30_000. */
+  sessionWaitMs?: number;
 }
 
 /** How a run ended. A run always resolves with one; it never rejects (except for invalid arguments to `run`). */
@@ -56,6 +74,8 @@ export interface RunResult<Output = string> {
    * failed, or another process took it over) and stored.
    */
   readonly resumable: boolean;
+  /** For a run on a session: what became of its turns. Absent for a run on no session. */
+  readonly session?: RunSessionOutcome;
 }
 
 /** What `driveRun` is handed when the run was set up before it (a durable run): its abort switch and store. */
@@ -65,7 +85,15 @@ export interface PreparedRun {
   readonly durable: DurableRun;
 }
 
-const RUN_OPTIONS = ['signal', 'runId', 'onEvent', 'onTextDelta'];
+const RUN_OPTIONS = [
+  'signal',
+  'runId',
+  'onEvent',
+  'onTextDelta',
+  'sessionId',
+  'sessionBusy',
+  'sessionWaitMs',
+];
 
 /**
  * Drives a run's state to its end: a new run's (`fresh`), or one restored from a checkpoint, which goes on from its
@@ -87,13 +115,14 @@ export async function driveRun<Output>(
   if (prepared === undefined) registry.register(abort);
   agentRuns.set(runId, abort);
   const durable = prepared?.durable;
-  const budget = combineBudgets(runtime.retry.createRunBudget(clock), runtime.retry.sharedBudget);
-  const events = new RunEventSink(runtime.events, options.onEvent);
+  const budget = combineBudgets(runtime.retry.createRunBudget(), runtime.retry.sharedBudget);
+  const journal = durable === undefined ? undefined : journalingListener(state);
+  const events = new RunEventSink(runtime.events, options.onEvent, journal);
   const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta, durable);
   try {
     durable?.attach(run);
     abort.follow(options.signal);
-    abort.deadline(state.deadlineAtMs, limits.timeoutMs);
+    abort.deadline(state.deadlineAtMs, limits.timeoutMs, runtime.runDeadlines);
     const ending = await runLoop(run, fresh);
     await durable?.close();
     return resultOf<Output>(state, ending, durable !== undefined);

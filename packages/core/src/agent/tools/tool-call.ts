@@ -3,14 +3,15 @@ import type { ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
-import { type RetryPolicy, retry } from '../../policies/retry.js';
-import type { ToolContext, ToolProgress } from '../../spec/tool.js';
+import type { RetryPolicy } from '../../policies/retry.js';
+import type { ToolProgress } from '../../spec/tool.js';
 import type { ToolSlot } from '../agent-runtime.js';
 import type { PendingToolCall } from '../durability/run-state.js';
 import { isDirective } from '../loop/directives.js';
 import { underlyingError } from '../loop/model-recovery.js';
 import { countRetry } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
+import { ToolCallContext } from './tool-context.js';
 
 /**
  * Failures that prove the tool never started, so that retrying even a tool with side effects is safe: the tool said
@@ -52,7 +53,7 @@ export function executeTool(
         breaker === undefined
           ? invoke(run, slot, pending, input, context)
           : breaker.execute((admitted) => invoke(run, slot, pending, input, admitted), context),
-      run.abort.signal,
+      run.abort,
     )
     .catch((thrown: unknown) => {
       if (isControlSignal(thrown) || run.abort.aborted || !KeelError.isInstance(thrown)) throw thrown;
@@ -71,16 +72,14 @@ function invoke(
     // The first attempt was counted when the call started (and checkpointed): a resumed execution is told it is not
     // the first.
     if (context.attempt > 1) pending.attempts++;
-    const toolContext: ToolContext = {
-      get signal() {
-        return timed.signal;
-      },
-      idempotencyKey: pending.idempotencyKey,
-      runId: run.runId,
-      step: run.state.step,
-      callIndex: pending.callIndex,
-      attempt: pending.attempts,
-    };
+    const toolContext = new ToolCallContext(
+      timed,
+      pending.idempotencyKey,
+      run.runId,
+      run.state.step,
+      pending.callIndex,
+      pending.attempts,
+    );
     let running = true;
     if (run.events.active) {
       toolContext.reportProgress = (progress) => {
@@ -138,18 +137,9 @@ function toolRetryOf(run: RunContext, slot: ToolSlot): RetryPolicy {
   run.toolRetries ??= new Map();
   const existing = run.toolRetries.get(name);
   if (existing !== undefined) return existing;
-  const settings = run.agent.retry;
-  const policy = retry({
-    maxAttempts: settings.toolMaxAttempts,
-    delay: settings.delay,
-    random: settings.random,
-    maxRetryAfterMs: settings.maxRetryAfterMs,
-    budget: run.budget,
-    clock: run.clock,
-    retryIf: (error) => {
-      run.countError(error);
-      return error.retryable && (slot.tool.idempotent || provesNothingRan(error));
-    },
+  const policy = run.agent.retry.makeToolRetry(run.budget, (error) => {
+    run.countError(error);
+    return error.retryable && (slot.tool.idempotent || provesNothingRan(error));
   });
   policy.onRetry((event) => {
     countRetry(run.state.report, 'tool', event.delayMs);

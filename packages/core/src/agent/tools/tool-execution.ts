@@ -1,5 +1,6 @@
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
+import { isPromiseLike } from '../../policies/promise.js';
 import type { ToolResult } from '../../spec/tool.js';
 import { invalidArgumentsError, parseToolArguments, unknownToolError } from '../correction/correction.js';
 import { CorrectionTracker } from '../correction/correction-tracker.js';
@@ -20,7 +21,7 @@ import type { CorrectionEventKind } from '../loop/events.js';
 import { countCorrection, countToolCall } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
 import { executeWithFallbacks } from './fallback-call.js';
-import { toolFailure } from './tool-call.js';
+import { executeTool, toolFailure } from './tool-call.js';
 import { toolError, toolSuccess } from './tool-result.js';
 
 /**
@@ -74,7 +75,9 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
   if (!parsed.success) return correct(run, pending, 'malformed_json', parsed.error);
   let validation: Awaited<ReturnType<typeof slot.tool.validate>>;
   try {
-    validation = await slot.tool.validate(parsed.value);
+    // Awaited only when asynchronous: most schemas validate at once.
+    const validating = slot.tool.validate(parsed.value);
+    validation = isPromiseLike(validating) ? await validating : validating;
   } catch (thrown) {
     if (isControlSignal(thrown)) throw thrown;
     return complete(run, pending, failed(run, toolFailure(thrown, call.name)));
@@ -124,8 +127,12 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
   let result: ToolResult;
   let stop: ToolStop | undefined;
   try {
-    const outcome = await executeWithFallbacks(run, slot, pending, validation.value, parsed.value);
-    result = toolSuccess(outcome.output, outcome.degraded);
+    if (slot.fallbacks.length === 0) {
+      result = toolSuccess(await executeTool(run, slot, pending, validation.value));
+    } else {
+      const outcome = await executeWithFallbacks(run, slot, pending, validation.value, parsed.value);
+      result = toolSuccess(outcome.output, outcome.degraded);
+    }
   } catch (thrown) {
     if (abort.aborted) throw abort.signal.reason;
     if (isStopRun(thrown)) {
@@ -168,8 +175,10 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
       result,
     });
   }
-  const outcome = await complete(run, pending, result, stop);
-  return stop === undefined ? outcome : { kind: 'stop', stop };
+  const completed = complete(run, pending, result, stop);
+  if (stop === undefined) return completed;
+  await completed;
+  return { kind: 'stop', stop };
 }
 
 function failed(run: RunContext, error: KeelError): ToolResult {
@@ -177,15 +186,18 @@ function failed(run: RunContext, error: KeelError): ToolResult {
   return toolError(error);
 }
 
-async function complete(
+/** Records a call's result; resolves once it is checkpointed (at once when the run is not checkpointed). */
+function complete(
   run: RunContext,
   pending: PendingToolCall,
   result: ToolResult,
   stop?: ToolStop,
-): Promise<ToolStepOutcome> {
+): ToolStepOutcome | Promise<ToolStepOutcome> {
   recordToolCallCompleted(pending, result, stop);
-  if (run.checkpoints) await run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) });
-  return CONTINUE;
+  if (!run.checkpoints) return CONTINUE;
+  return Promise.resolve(run.checkpoint({ kind: 'tool-call-completed', ...transitionOf(run, pending) })).then(
+    () => CONTINUE,
+  );
 }
 
 /** An invalid call: its guidance goes back to the model, unless the tracker sees no progress. */

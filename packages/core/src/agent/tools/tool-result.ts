@@ -23,7 +23,7 @@ export type ToolErrorResult = Extract<ToolResult, { status: 'error' }>;
  * result a fallback produced after the tool failed.
  */
 export function toolSuccess(content: unknown, degraded?: ToolDegradation): ToolSuccessResult {
-  const json = toJsonValue(content, 0, new Set());
+  const json = toJsonValue(content, 0, []);
   return degraded === undefined
     ? { status: 'success', content: json }
     : { status: 'success', content: json, degraded: { ...degraded } };
@@ -163,7 +163,8 @@ function cutAt(text: string, length: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
 }
 
-function toJsonValue(value: unknown, depth: number, ancestors: Set<object>): JsonValue {
+/** `ancestors`: the objects being converted above this one, to cut cycles (a short stack: depth is capped). */
+function toJsonValue(value: unknown, depth: number, ancestors: object[]): JsonValue {
   if (value === null || value === undefined) return null;
   switch (typeof value) {
     case 'string':
@@ -179,22 +180,25 @@ function toJsonValue(value: unknown, depth: number, ancestors: Set<object>): Jso
   }
   if (depth >= MAX_CONTENT_DEPTH) return '[too deep]';
   const object = value as object;
-  if (ancestors.has(object)) return '[circular]';
+  if (ancestors.includes(object)) return '[circular]';
   const toJSON = (object as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === 'function') return toJsonValue(toJSON.call(object), depth + 1, ancestors);
-  ancestors.add(object);
+  ancestors.push(object);
   try {
     if (Array.isArray(object)) return object.map((item) => toJsonValue(item, depth + 1, ancestors));
     if (object instanceof Map) return toJsonValue(Object.fromEntries(object), depth + 1, ancestors);
     if (object instanceof Set) return toJsonValue([...object], depth + 1, ancestors);
     if (object instanceof Error) return { name: object.name, message: object.message };
     const result: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(object)) {
+    // for...in with an own-property check visits what Object.entries would, without building the entries.
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
+      const item = (object as Record<string, unknown>)[key];
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
       result[key] = toJsonValue(item, depth + 1, ancestors);
     }
     return result;
   } finally {
-    ancestors.delete(object);
+    ancestors.pop();
   }
 }

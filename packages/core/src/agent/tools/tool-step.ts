@@ -72,18 +72,19 @@ function undecidedCalls(run: RunContext, calls: readonly PendingToolCall[]): Too
 
 /** The step's tool messages, in the model's call order. */
 export function toolMessages(run: RunContext): Message[] {
-  const maxChars = run.agent.maxToolResultChars;
+  const options = { maxChars: run.agent.maxToolResultChars };
   const messages: Message[] = [];
   for (const pending of run.state.pendingToolCalls) {
     if (pending.result === undefined) continue;
-    const rendered = renderToolResult(pending.result, { maxChars });
-    messages.push({
+    const rendered = renderToolResult(pending.result, options);
+    const message: Message = {
       role: 'tool',
       toolCallId: pending.call.id,
       toolName: pending.call.name,
       content: rendered.content,
-      ...(rendered.isError ? { isError: true } : {}),
-    });
+    };
+    if (rendered.isError) message.isError = true;
+    messages.push(message);
   }
   return messages;
 }

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { checkSessionId, KeelError } from '@keel/core';
+import { buildAgent } from '../build-agent.js';
+import { type ChatStreams, chatInput } from '../chat/chat-input.js';
+import { JsonChatView } from '../chat/chat-json.js';
+import { ChatLoop } from '../chat/chat-loop.js';
+import { type ChatView, TextChatView } from '../chat/chat-view.js';
+import { StreamRedactor } from '../chat/stream-redactor.js';
+import { saveInvocation } from '../invocation.js';
+import { parseAllowedHost } from '../key-hosts.js';
+import type { Output } from '../output.js';
+import { apiKeyValues } from '../redacting-output.js';
+import { openStore } from '../store.js';
+
+const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH] [--faults SPEC] [--seed N]
+                 [--allow-key-host HOST]...
+
+An interactive chat with the agent of <agent.yaml>, kept in a session of the run store: the answer streams as it is
+written, retries, fallbacks and tool calls show inline, and a tool call that needs approval is asked about (y/n, with
+a reason for a refusal). Every answered turn is saved; come back to the conversation with --session.
+
+options:
+  --session ID    the session to continue (or start): 1 to 128 letters, digits and . _ : @ - (default: a new one,
+                  printed at the start)
+  --json          one JSON object per line (events, answers, decisions) for machines; read lines are messages,
+                  and "y" or "n [reason]" answer the decisions a run waits for
+  --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
+  --faults SPEC   fault schedule of the simulated provider (see keel --help)
+  --seed N        seed of the fault schedule (default: 1)
+  --allow-key-host HOST
+                  a host other than the provider's own that may receive the agent's API key (see keel --help)
+
+keys: Ctrl-C stops the answer being written (the session keeps what completed); Ctrl-C or Ctrl-D at the prompt, or
+/exit, leaves.`;
+
+/** What `keel chat` runs with. */
+export interface ChatContext {
+  environment: NodeJS.ProcessEnv;
+  output: Output;
+  workingDirectory: string;
+  signal: AbortSignal;
+  /** The terminal. Defaults to the process's stdin and stdout. */
+  streams?: ChatStreams;
+}
+
+/** `keel chat <agent.yaml> [--session ID]`: an interactive conversation on a session; exits 0 when the user leaves. */
+export async function chatCommand(argv: readonly string[], context: ChatContext): Promise<number> {
+  const { values, positionals } = parse(argv);
+  if (values.help === true) {
+    context.output.out(CHAT_USAGE);
+    return 0;
+  }
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0) {
+    throw new KeelError(
+      'config.invalid',
+      'usage: keel chat <agent.yaml> [--session ID] (see keel chat --help)',
+    );
+  }
+  const sessionId = values.session ?? `chat-${randomUUID().slice(0, 8)}`;
+  checkSessionId(sessionId, 'keel chat --session');
+  const seed = values.seed === undefined ? undefined : seedOf(values.seed);
+  const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
+  const simulation = {
+    ...(values.faults === undefined ? {} : { faults: values.faults }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts }),
+  };
+  const json = values.json === true;
+  const streams = context.streams ?? { input: process.stdin, output: process.stdout };
+  const { workingDirectory } = context;
+  const agentFile = resolve(workingDirectory, file);
+  const store = openStore(values.store, workingDirectory);
+  try {
+    const built = await buildAgent({
+      agentFile,
+      workingDirectory,
+      environment: context.environment,
+      store,
+      ...simulation,
+    });
+    try {
+      const write = (text: string) => {
+        streams.output.write(text);
+      };
+      const redactor = new StreamRedactor(apiKeyValues(context.environment));
+      const view: ChatView = json
+        ? new JsonChatView(write, redactor)
+        : new TextChatView(context.output, write, redactor);
+      const comeBack = [
+        'keel chat',
+        file,
+        '--session',
+        sessionId,
+        ...(values.store === undefined ? [] : ['--store', values.store]),
+      ].join(' ');
+      const session = await store.loadSession(sessionId);
+      view.started({
+        sessionId,
+        agentName: built.file.name,
+        models: [built.models.model, ...built.models.fallbacks]
+          .map((model) => `${model.provider}/${model.model}`)
+          .join(' → '),
+        ...(built.models.simulated
+          ? { simulated: { faults: values.faults ?? 'none', seed: seed ?? 1 } }
+          : {}),
+        session,
+        comeBack,
+      });
+      const input = chatInput(streams, json ? undefined : (text) => write(redactor.redact(text)));
+      const loop = new ChatLoop(
+        {
+          agent: built.agent,
+          store,
+          sessionId,
+          signal: context.signal,
+          beforeRun: (runId) => saveInvocation(workingDirectory, runId, { agentFile, ...simulation }),
+        },
+        input,
+        view,
+      );
+      await loop.run(session?.activeRunId);
+      view.left(sessionId, comeBack);
+      return 0;
+    } finally {
+      await built.models.close();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        session: { type: 'string' },
+        json: { type: 'boolean' },
+        store: { type: 'string' },
+        faults: { type: 'string' },
+        seed: { type: 'string' },
+        'allow-key-host': { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new KeelError(
+      'config.invalid',
+      `${(error as Error).message}; run keel chat --help for the options`,
+    );
+  }
+}
+
+function seedOf(value: string): number {
+  const seed = Number(value);
+  if (!Number.isInteger(seed) || seed < 0) {
+    throw new KeelError('config.invalid', `--seed must be an integer of at least 0, not "${value}"`);
+  }
+  return seed;
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { KeelError } from '../errors/keel-error.js';
+import { constant } from '../policies/delays.js';
+import type { ModelProvider, ModelRequest } from '../spec/model.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { scriptedModel } from '../testing/scripted-model.js';
+import { type Agent, agent } from './agent.js';
+import type { AgentOptions } from './agent-options.js';
+import type { RunEvent } from './loop/events.js';
+import type { RunResult } from './loop/run.js';
+
+const serverError = () => new KeelError('provider.server_error', 'simulated 500');
+
+/**
+ * Starts `count` runs 10 ms apart (each sees the breaker as the earlier ones left it) and runs them to the end on a
+ * fake clock moving 10 ms at a time, so that time passes only as far as the runs need.
+ */
+async function runAll(clock: FakeClock, assistant: Agent, count: number, events: RunEvent[] = []) {
+  let left = count;
+  const runs: Promise<RunResult>[] = [];
+  for (let index = 0; index < count; index++) {
+    runs.push(assistant.run('hi', { onEvent: (event) => events.push(event) }).finally(() => left--));
+    await clock.advance(10);
+  }
+  while (left > 0) await clock.advance(10);
+  return Promise.all(runs);
+}
+
+/** A model that fails with 500 while `down` says so, and answers `done` otherwise. */
+function switchable(clock: FakeClock, down: (nowMs: number) => boolean) {
+  const sent: number[] = [];
+  const model: ModelProvider = {
+    provider: 'test',
+    model: 'primary',
+    generate: async (_request: ModelRequest) => {
+      sent.push(clock.now());
+      if (down(clock.now())) throw serverError();
+      return {
+        content: 'done',
+        toolCalls: [],
+        finishReason: 'stop',
+        usage: { inputTokens: 1, outputTokens: 1 },
+        model: 'primary',
+      };
+    },
+  };
+  return { model, sent };
+}
+
+function build(clock: FakeClock, options: Partial<AgentOptions> & Pick<AgentOptions, 'model'>): Agent {
+  return agent({ clock, retry: { delay: constant(100) }, ...options });
+}
+
+const codes = (results: readonly RunResult[]) => results.map((result) => result.error?.code ?? result.status);
+
+describe('agent breaker defaults', () => {
+  it('does not open on a flaky model: 8 failures in a row are retried through', async () => {
+    const clock = new FakeClock();
+    const failures = Array.from({ length: 8 }, serverError);
+    const primary = scriptedModel([...failures, { content: 'one' }], { provider: 'test', model: 'primary' });
+    const assistant = build(clock, { model: primary });
+    // Three runs one after the other: 3 + 3 failures, then 2 failures and a success.
+    const results: RunResult[] = [];
+    for (let index = 0; index < 3; index++) results.push(...(await runAll(clock, assistant, 1)));
+
+    expect(codes(results)).toEqual(['provider.server_error', 'provider.server_error', 'completed']);
+    expect(primary.calls).toHaveLength(9);
+    expect(assistant.breakers.get('test/primary')?.state).toBe('closed');
+  });
+
+  it('opens on a model that is down after 10 requests, and sends nothing more while open', async () => {
+    const clock = new FakeClock();
+    const { model, sent } = switchable(clock, () => true);
+    const assistant = build(clock, { model, retry: { delay: constant(100), waitForOpenBreakerMs: 0 } });
+    const results = await runAll(clock, assistant, 6);
+
+    expect(sent).toHaveLength(10);
+    expect(assistant.breakers.get('test/primary')?.state).toBe('open');
+    expect(results[5]!.error?.code).toBe('policy.circuit_open');
+  });
+});
+
+describe('waiting for an open breaker when no fallback is left', () => {
+  it('waits for the half-open moment: one run probes, the others follow once it closes', async () => {
+    const clock = new FakeClock();
+    const startMs = clock.now();
+    // Down for the first second: ten failures open the breaker for 5 s.
+    const { model, sent } = switchable(clock, (nowMs) => nowMs - startMs < 1_000);
+    const assistant = build(clock, { model, retry: { delay: constant(100), maxAttempts: 1 } });
+    const events: RunEvent[] = [];
+    const results = await runAll(clock, assistant, 20, events);
+
+    expect(codes(results).filter((code) => code === 'completed')).toHaveLength(10);
+    expect(codes(results).filter((code) => code === 'provider.server_error')).toHaveLength(10);
+    // Ten failures open the breaker at 90 ms; one probe at the half-open moment, then the nine other waiting runs.
+    const halfOpenMs = startMs + 90 + 5_000;
+    expect(sent).toHaveLength(20);
+    expect(sent.slice(10)).toEqual(Array.from({ length: 10 }, () => halfOpenMs));
+    expect(results[10]!.report.retries.model).toBe(1);
+    expect(results[10]!.report.waitingMs).toBe(4_990);
+    expect(results[10]!.report.durationMs).toBe(4_990);
+    const waits = events.filter((event) => event.type === 'retry-scheduled');
+    expect(waits[0]).toMatchObject({ target: 'model', delayMs: 4_990, errorCode: 'policy.circuit_open' });
+    expect(assistant.breakers.get('test/primary')?.state).toBe('closed');
+  });
+
+  it('lets one probe through per half-open moment; the others wait again when it fails', async () => {
+    const clock = new FakeClock();
+    const startMs = clock.now();
+    // Down for 7 s: the probe at 5 s fails and reopens the breaker for 10 s; the probe at 15 s succeeds.
+    const { model, sent } = switchable(clock, (nowMs) => nowMs - startMs < 7_000);
+    const assistant = build(clock, { model, retry: { delay: constant(100), maxAttempts: 1 } });
+    const results = await runAll(clock, assistant, 15);
+
+    expect(codes(results).filter((code) => code === 'completed')).toHaveLength(4);
+    expect(sent.slice(10)).toEqual([
+      startMs + 90 + 5_000,
+      ...Array.from({ length: 4 }, () => startMs + 90 + 5_000 + 10_000),
+    ]);
+    // The run whose probe failed ends with its error; the others waited for the next half-open moment.
+    expect(codes(results).filter((code) => code === 'provider.server_error')).toHaveLength(11);
+  });
+
+  it('fails at once when the half-open moment lies beyond waitForOpenBreakerMs or the run deadline', async () => {
+    for (const options of [
+      { retry: { delay: constant(100), maxAttempts: 1, waitForOpenBreakerMs: 4_000 } },
+      { retry: { delay: constant(100), maxAttempts: 1 }, limits: { timeoutMs: 3_000 } },
+      { retry: { delay: constant(100), maxAttempts: 1, waitForOpenBreakerMs: 0 } },
+    ]) {
+      const clock = new FakeClock();
+      const startMs = clock.now();
+      const { model, sent } = switchable(clock, (nowMs) => nowMs - startMs < 1_000);
+      const assistant = build(clock, { model, ...options });
+      const results = await runAll(clock, assistant, 12);
+
+      expect(sent).toHaveLength(10);
+      expect(codes(results).slice(10)).toEqual(['policy.circuit_open', 'policy.circuit_open']);
+      expect(results[11]!.report.durationMs).toBe(0);
+    }
+  });
+
+  it('rejects a negative waitForOpenBreakerMs with config.invalid', () => {
+    const model = scriptedModel([]);
+    expect(() => agent({ model, retry: { waitForOpenBreakerMs: -1 } })).toThrow(/retry.waitForOpenBreakerMs/);
+  });
+});

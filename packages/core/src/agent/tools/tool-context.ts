@@ -1,0 +1,34 @@
+import type { PolicyContext } from '../../policies/policy.js';
+import type { ToolContext, ToolProgress } from '../../spec/tool.js';
+
+/**
+ * What a tool call is handed. Its signal is the call's own (aborted at the tool's timeout or the run's cancellation),
+ * made only when the tool reads it, through an accessor on the prototype: an object literal with a getter would be
+ * a slow dictionary-mode object whose accessor, kept in the old generation, holds each call's objects through the
+ * next scavenges (a quarter of all the loop allocated was promoted, and collected only by full collections).
+ */
+export class ToolCallContext implements ToolContext {
+  // Set only while somebody listens to the run's events (see ToolContext): no field otherwise.
+  declare reportProgress?: (progress: ToolProgress) => void;
+  // A private field: copying the context (`{ ...context }`) copies only what a ToolContext holds.
+  readonly #call: PolicyContext;
+
+  constructor(
+    call: PolicyContext,
+    readonly idempotencyKey: string,
+    readonly runId: string,
+    readonly step: number,
+    readonly callIndex: number,
+    readonly attempt: number,
+  ) {
+    this.#call = call;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal;
+  }
+}
+
+// A field added to ToolContext must be carried by ToolCallContext too: this does not compile until it is.
+const toolCallContextCarriesEveryField: Record<Exclude<keyof ToolContext, keyof ToolCallContext>, never> = {};
+void toolCallContextCarriesEveryField;
