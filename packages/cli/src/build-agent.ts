@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { type Agent, agent, type Clock, type RunStore, type Tool } from '@keel/core';
+import { type Agent, agent, type Clock, type DurabilityOptions, type RunStore, type Tool } from '@keel/core';
 import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { agentOptionsFromFile } from './agent-options.js';
 import { type AgentTools, buildAgentTools } from './agent-tools.js';
@@ -32,6 +32,8 @@ export interface BuildOptions {
   allowedKeyHosts?: readonly string[];
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
+  /** How runs hold their leases (`keel worker --lease-ttl-ms`). Defaults to the agent's defaults. */
+  durability?: DurabilityOptions;
   /** Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`). Defaults to none. */
   wrapTools?: (tools: Tool[]) => Tool[];
 }
@@ -77,6 +79,7 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
         tools: offered,
         store: options.store,
         ...(options.clock === undefined ? {} : { clock: options.clock }),
+        ...(options.durability === undefined ? {} : { durability: options.durability }),
       }),
     );
     return { file, agent: built, models, tools, close };

@@ -4,10 +4,12 @@ import { cancelCommand } from './commands/cancel.js';
 import { chatCommand } from './commands/chat.js';
 import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';
-import { resumeCommand } from './commands/resume.js';
+import { answerThroughQueue, resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
 import { sessionsCommand } from './commands/sessions.js';
+import { submitCli } from './commands/submit.js';
+import { workerCli } from './commands/worker.js';
 import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
@@ -25,9 +27,11 @@ usage:
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
               [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
-              [--otlp URL] [--metrics-port N] [--log json]
-  keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH]
+              [--otlp URL] [--metrics-port N] [--log json] [--redis URL]
+  keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH] [--redis URL]
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
+  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
+  keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
                  [--allow-key-host HOST]... [--json]   (keel dashboard --help for its options)
 
@@ -47,6 +51,8 @@ options:
   --agent FILE    the agent file (relative or absolute), for a run started in another directory or machine
   --wait          when another process holds the run (its owner may have died), wait until its lease ends, at
                   most 10 minutes, then resume
+  --redis URL     resume, cancel: the run is in a fleet (keel worker); the answers go through the queue to a worker,
+                  a cancellation reaches the worker that holds the run at once
   --allow-key-host HOST
                   let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
                   go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com); a
@@ -54,7 +60,8 @@ options:
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
-  keel chaos --help lists the chaos suite's scenarios and options
+  keel chaos --help lists the chaos suite's scenarios and options; keel submit --help and keel worker --help
+  say how runs go to a fleet of workers
 
 exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled
             (keel chaos: 0 every goal met, 1 a goal missed)`;
@@ -108,6 +115,9 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
     return chatCommand(argv.slice(1), { environment, output, workingDirectory, signal });
   if (argv[0] === 'sessions') return sessionsCommand(argv.slice(1), { output, workingDirectory });
   if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
+  if (argv[0] === 'submit') return submitCli(argv.slice(1), { output, workingDirectory, environment, clock });
+  if (argv[0] === 'worker')
+    return workerCli(argv.slice(1), { output, workingDirectory, environment, signal, clock });
   const { values, positionals } = parse(argv);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const [command, ...rest] = positionals;
@@ -156,6 +166,12 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
       options.telemetry = telemetryFlags(values);
+      if (values.redis !== undefined) {
+        const redis = values.redis;
+        return withStore(values.store, workingDirectory, {}, (store) =>
+          answerThroughQueue(options, store, redis, output),
+        );
+      }
       return withStore(values.store, workingDirectory, {}, (store) => resumeCommand(options, store, output));
     }
     case 'cancel': {
@@ -163,7 +179,12 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
       if (runId === undefined || extra.length > 0)
         throw new KeelError('config.invalid', 'usage: keel cancel <run-id>');
       return withStore(values.store, workingDirectory, {}, (store) =>
-        cancelCommand(store, runId, { reason: values.reason, json: values.json === true }, output),
+        cancelCommand(
+          store,
+          runId,
+          { reason: values.reason, json: values.json === true, redis: values.redis },
+          output,
+        ),
       );
     }
     case 'runs': {
@@ -221,6 +242,7 @@ function parse(argv: readonly string[]) {
         wait: { type: 'boolean' },
         'allow-key-host': { type: 'string', multiple: true },
         reason: { type: 'string' },
+        redis: { type: 'string' },
         otlp: { type: 'string' },
         'metrics-port': { type: 'string' },
         log: { type: 'string' },

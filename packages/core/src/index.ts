@@ -191,6 +191,7 @@ export type {
 export type {
   CancellationRequest,
   CheckpointWrite,
+  CompletedToolCall,
   Lease,
   LedgerEntry,
   NewRun,
@@ -205,6 +206,7 @@ export type {
   SessionSummary,
   SessionTurn,
   StartedToolCall,
+  StepCommit,
 } from './spec/run-store.js';
 export type {
   FallbackValue,
@@ -403,6 +405,12 @@ export type {
   PendingDecision,
   ToolCallDecision,
 } from './agent/durability/pending-decision.js';
+export {
+  type QueuedRunOptions,
+  type QueuedRunState,
+  queuedRun,
+  readQueuedState,
+} from './agent/durability/queued-run.js';
 export type { ResumeOptions } from './agent/durability/resume.js';
 export { migrateRunState } from './agent/durability/run-state-migrations.js';
 // end agent: durable runs

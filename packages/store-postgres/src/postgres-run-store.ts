@@ -16,6 +16,7 @@ import {
   type SessionRecord,
   type SessionSummary,
   type StartedToolCall,
+  type StepCommit,
   toolCallNotStarted,
   type LedgerRow,
   ledgerEntryFromRow,
@@ -36,6 +37,13 @@ import {
   releaseSession,
 } from './postgres-sessions.js';
 import { migrate } from './schema.js';
+import {
+  COMMIT_STEP_SQL,
+  commitStepValues,
+  REFUSED_COMMIT_SQL,
+  type RefusedCommitRow,
+  refusedCommitError,
+} from './postgres-step-commit.js';
 
 /** Runs a statement: on a transaction's client, or on the pool. */
 type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
@@ -76,9 +84,19 @@ export class PostgresRunStore implements RunStore {
     const { session, ...created } = run;
     const insert = (query: Query) =>
       query(
-        `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
-         VALUES ($1, $2, $3, 1, $4, $5, $6, $6)`,
-        [run.runId, run.agentName, run.status, run.schemaVersion, JSON.stringify(run.state), run.createdAtMs],
+        `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
+           lease_owner, lease_expires_at_ms)
+         VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8)`,
+        [
+          run.runId,
+          run.agentName,
+          run.status,
+          run.schemaVersion,
+          JSON.stringify(run.state),
+          run.createdAtMs,
+          run.lease?.owner ?? null,
+          run.lease?.expiresAtMs ?? null,
+        ],
       );
     if (session === undefined) await insert(this.query.bind(this));
     else
@@ -123,6 +141,20 @@ export class PostgresRunStore implements RunStore {
       checkpoint,
       row === undefined ? undefined : { leaseOwner: row.lease_owner, version: row.version },
     );
+  }
+
+  async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    const result = await this.query<{ version: number }>(COMMIT_STEP_SQL, commitStepValues(runId, commit));
+    const row = result.rows[0];
+    if (row !== undefined) return row.version;
+    const completed = (commit.toolsCompleted ?? []).map((entry) => ({
+      idempotency_key: entry.idempotencyKey,
+    }));
+    const refused = await this.query<RefusedCommitRow>(REFUSED_COMMIT_SQL, [
+      runId,
+      JSON.stringify(completed),
+    ]);
+    throw refusedCommitError(runId, commit, refused.rows[0]);
   }
 
   async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {

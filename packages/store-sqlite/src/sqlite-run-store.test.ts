@@ -238,7 +238,7 @@ describe('durable runs of agents sharing one SQLite file', () => {
     const secondConnection = new SqliteRunStore(path);
     const effects: string[] = [];
     const crashing = new FaultyRunStore(firstConnection);
-    crashing.writeLimit = 9; // dies in the middle of step 2
+    crashing.writeLimit = 3; // dies in the middle of step 2, before its call starts
     const crashed = await processAgent(crashing, 'process-a', startMs, effects).run('pay', {
       runId: 'shared-1',
     });
@@ -267,7 +267,7 @@ describe('durable runs of agents sharing one SQLite file', () => {
     const connections = [new SqliteRunStore(path), new SqliteRunStore(path)];
     const effects: string[] = [];
     const crashing = new FaultyRunStore(connections[0]!);
-    crashing.writeLimit = 4;
+    crashing.writeLimit = 3;
     await processAgent(crashing, 'process-a', startMs, effects).run('pay', { runId: 'race-1' });
     const outcomes = await Promise.allSettled(
       connections.map((connection, index) =>

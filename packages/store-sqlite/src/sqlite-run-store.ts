@@ -18,6 +18,7 @@ import {
   type SessionRecord,
   type SessionSummary,
   type StartedToolCall,
+  type StepCommit,
   toolCallNotStarted,
   type LedgerRow,
   ledgerEntryFromRow,
@@ -32,6 +33,7 @@ import { openReadOnly } from './read-only.js';
 import { migrate } from './schema.js';
 import { checkOptions, type SqliteRunStoreOptions } from './sqlite-options.js';
 import { toStoreError } from './sqlite-rows.js';
+import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
 import { SqliteSessions } from './sqlite-sessions.js';
 
 /**
@@ -44,6 +46,7 @@ import { SqliteSessions } from './sqlite-sessions.js';
 export class SqliteRunStore implements RunStore {
   private readonly database: Database.Database;
   private readonly statements;
+  private readonly steps: SqliteStepCommit;
   private readonly where: { path: string; readOnly: boolean };
   private readonly sessions: SqliteSessions;
 
@@ -75,8 +78,10 @@ export class SqliteRunStore implements RunStore {
     const database = this.database;
     this.statements = {
       insertRun: database.prepare(
-        `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms)
-         VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs)`,
+        `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
+           lease_owner, lease_expires_at_ms)
+         VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs, @leaseOwner,
+           @leaseExpiresAtMs)`,
       ),
       loadRun: database.prepare(`SELECT ${RUN_SUMMARY_COLUMNS}, state FROM runs WHERE run_id = ?`),
       loadLease: database.prepare(
@@ -121,6 +126,7 @@ export class SqliteRunStore implements RunStore {
       ledgerEntry: database.prepare('SELECT status FROM ledger WHERE run_id = ? AND idempotency_key = ?'),
       ledger: database.prepare('SELECT * FROM ledger WHERE run_id = ? ORDER BY step, call_index'),
     };
+    this.steps = new SqliteStepCommit(database);
     this.sessions = new SqliteSessions(database);
   }
 
@@ -133,6 +139,8 @@ export class SqliteRunStore implements RunStore {
         schemaVersion: run.schemaVersion,
         state: JSON.stringify(run.state),
         createdAtMs: run.createdAtMs,
+        leaseOwner: run.lease?.owner ?? null,
+        leaseExpiresAtMs: run.lease?.expiresAtMs ?? null,
       });
     const { session, ...created } = run;
     this.guard(() => {
@@ -173,6 +181,10 @@ export class SqliteRunStore implements RunStore {
       checkpoint,
       current === undefined ? undefined : { leaseOwner: current.lease_owner, version: current.version },
     );
+  }
+
+  async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    return this.guard(() => this.steps.run(runId, commit));
   }
 
   async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
@@ -281,11 +293,4 @@ export class SqliteRunStore implements RunStore {
       throw toStoreError(error, 'SQLite run store operation failed', this.where);
     }
   }
-}
-
-/** The lease columns of a run row. */
-interface LeaseRow {
-  lease_owner: string | null;
-  lease_expires_at_ms: number | null;
-  version: number;
 }

@@ -6,6 +6,7 @@ import {
   systemClock,
   type ToolCallDecision,
 } from '@keel/core';
+import { runQueue } from '@keel/worker';
 import { buildAgent } from '../build-agent.js';
 import { type Invocation, loadInvocation } from '../invocation.js';
 import {
@@ -61,21 +62,7 @@ export async function resumeCommand(
   output: Output,
 ): Promise<number> {
   const invocation = await loadInvocation(options.workingDirectory, options.runId, options.agentFile);
-  const approvals: Record<string, ApprovalAnswer> = {};
-  for (const key of options.approve) approvals[key] = { approved: true };
-  for (const entry of options.reject) {
-    const separator = entry.indexOf('=');
-    const key = separator === -1 ? entry : entry.slice(0, separator);
-    const reason = separator === -1 ? undefined : entry.slice(separator + 1);
-    if (key in approvals) throw new KeelError('config.invalid', `Call ${key} is both approved and rejected`);
-    approvals[key] = reason === undefined ? { approved: false } : { approved: false, reason };
-  }
-  const decisions: Record<string, ToolCallDecision> = {};
-  for (const key of options.execute) decisions[key] = 'execute';
-  for (const key of options.abandon) {
-    if (key in decisions) throw new KeelError('config.invalid', `Call ${key} is both executed and abandoned`);
-    decisions[key] = 'abandon';
-  }
+  const { approvals, decisions } = answersOf(options);
   return withTelemetry(options.telemetry, output, (telemetry) =>
     resumeWithTelemetry(options, invocation, { approvals, decisions }, telemetry, store, output),
   );
@@ -141,4 +128,52 @@ async function resumeWithTelemetry(
   } finally {
     await built.close();
   }
+}
+
+/** The approvals and decisions of `--approve`, `--reject`, `--execute` and `--abandon`. */
+function answersOf(options: Pick<ResumeCommandOptions, 'approve' | 'reject' | 'execute' | 'abandon'>): {
+  approvals: Record<string, ApprovalAnswer>;
+  decisions: Record<string, ToolCallDecision>;
+} {
+  const approvals: Record<string, ApprovalAnswer> = {};
+  for (const key of options.approve) approvals[key] = { approved: true };
+  for (const entry of options.reject) {
+    const separator = entry.indexOf('=');
+    const key = separator === -1 ? entry : entry.slice(0, separator);
+    const reason = separator === -1 ? undefined : entry.slice(separator + 1);
+    if (key in approvals) throw new KeelError('config.invalid', `Call ${key} is both approved and rejected`);
+    approvals[key] = reason === undefined ? { approved: false } : { approved: false, reason };
+  }
+  const decisions: Record<string, ToolCallDecision> = {};
+  for (const key of options.execute) decisions[key] = 'execute';
+  for (const key of options.abandon) {
+    if (key in decisions) throw new KeelError('config.invalid', `Call ${key} is both executed and abandoned`);
+    decisions[key] = 'abandon';
+  }
+  return { approvals, decisions };
+}
+
+/**
+ * `keel resume <run-id> --redis URL`: a run of a fleet. The answers are checked against what the run waits for, then
+ * go through the queue: a worker (`keel worker`) resumes the run with them. Prints where to follow it.
+ */
+export async function answerThroughQueue(
+  options: ResumeCommandOptions,
+  store: RunStore,
+  redis: string,
+  output: Output,
+): Promise<number> {
+  const { approvals, decisions } = answersOf(options);
+  const queue = runQueue({ store, redis, ...(options.clock === undefined ? {} : { clock: options.clock }) });
+  try {
+    await queue.answer(options.runId, { approvals, decisions });
+  } finally {
+    await queue.close();
+  }
+  if (options.json) output.out(JSON.stringify({ runId: options.runId, status: 'enqueued' }, null, 2));
+  else
+    output.out(
+      `run ${options.runId}: answers sent to the fleet's workers (follow it with: keel runs show ${options.runId})`,
+    );
+  return 0;
 }

@@ -1,7 +1,14 @@
-import { KeelError, type RunStatus, type RunStore } from '@keel/core';
+import { KeelError, type RunStatus, type RunStore, type RunSummary } from '@keel/core';
 import { type Output, paint } from '../output.js';
 
-const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted', 'cancelled'];
+const STATUSES: readonly RunStatus[] = [
+  'queued',
+  'running',
+  'completed',
+  'failed',
+  'interrupted',
+  'cancelled',
+];
 
 /** `keel runs list [--status S] [--limit N] [--json]`: the newest runs first. */
 export async function listRuns(
@@ -27,14 +34,29 @@ export async function listRuns(
     return 0;
   }
   output.out(
-    paint(output, 'bold', `${'RUN ID'.padEnd(37)} ${'STATUS'.padEnd(12)} ${'AGENT'.padEnd(20)} UPDATED`),
+    paint(
+      output,
+      'bold',
+      `${'RUN ID'.padEnd(37)} ${'STATUS'.padEnd(12)} ${'AGENT'.padEnd(20)} ${'UPDATED'.padEnd(25)} WORKER`,
+    ),
   );
+  const nowMs = Date.now();
   for (const run of runs) {
     output.out(
-      `${run.runId.padEnd(37)} ${run.status.padEnd(12)} ${run.agentName.padEnd(20)} ${new Date(run.updatedAtMs).toISOString()}`,
+      `${run.runId.padEnd(37)} ${run.status.padEnd(12)} ${run.agentName.padEnd(20)} ` +
+        `${new Date(run.updatedAtMs).toISOString().padEnd(25)} ${workerOf(run, nowMs)}`,
     );
   }
   return 0;
+}
+
+/**
+ * Who holds a queued or running run: the lease owner (the worker's host, pid and a random part), marked when its lease
+ * has run out (its worker died, or paused it: another takes it); `-` for a run nobody holds.
+ */
+function workerOf(run: RunSummary, nowMs: number): string {
+  if (run.lease === undefined || (run.status !== 'running' && run.status !== 'queued')) return '-';
+  return run.lease.expiresAtMs > nowMs ? run.lease.owner : `${run.lease.owner} (lease ended)`;
 }
 
 /** `keel runs show <id> [--json]`: a run's stored record and its tool ledger. */
@@ -58,6 +80,8 @@ export async function showRun(
   output.out(`${paint(output, 'bold', 'run')}      ${run.runId}`);
   output.out(`agent    ${run.agentName}`);
   output.out(`status   ${run.status}   (version ${run.version}, state schema ${run.schemaVersion})`);
+  if (run.status === 'queued' || run.status === 'running')
+    output.out(`worker   ${workerOf(run, Date.now())}`);
   output.out(
     `created  ${new Date(run.createdAtMs).toISOString()}   updated ${new Date(run.updatedAtMs).toISOString()}`,
   );

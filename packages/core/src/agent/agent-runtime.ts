@@ -130,7 +130,7 @@ export interface AgentRuntime {
 
 /** Why a durable run had to stop: it can no longer save its state. */
 export interface DurableHalt {
-  readonly stopReason: Extract<StopReason, 'store_unavailable' | 'lease_lost'>;
+  readonly stopReason: Extract<StopReason, 'store_unavailable' | 'lease_lost' | 'paused'>;
   readonly error: KeelError;
 }
 

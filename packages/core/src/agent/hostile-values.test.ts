@@ -53,10 +53,22 @@ const callsLookupThenAnswers = () =>
   ]);
 
 /** A store whose `method` always fails with `value`, rejecting (or throwing, when `synchronous`). */
+/** Methods a durable run calls only on a store without `commitStep`. */
+const SEPARATE_CALLS: readonly (keyof RunStore)[] = [
+  'saveCheckpoint',
+  'recordToolStarted',
+  'recordToolCompleted',
+];
+
 function failingStore(method: keyof RunStore, value: () => unknown, synchronous = false): RunStore {
   const inner = new MemoryRunStore();
   return new Proxy(inner, {
     get(target, key, receiver) {
+      // The separate calls are made by a store without commitStep; acquireLease by one whose createRun ignores `lease`.
+      if (key === 'commitStep' && SEPARATE_CALLS.includes(method)) return undefined;
+      if (key === 'createRun' && method === 'acquireLease') {
+        return (run: Parameters<RunStore['createRun']>[0]) => target.createRun({ ...run, lease: undefined });
+      }
       if (key !== method) {
         const property = Reflect.get(target, key, receiver);
         return typeof property === 'function' ? property.bind(target) : property;
@@ -368,6 +380,7 @@ const PLACES: readonly Place[] = [
       ['saveCheckpoint', 'interrupted'],
       ['recordToolStarted', 'interrupted'],
       ['recordToolCompleted', 'interrupted'],
+      ['commitStep', 'interrupted'],
       ['releaseLease', 'completed'],
     ] as const
   ).flatMap(([method, status]) =>

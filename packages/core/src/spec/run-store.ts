@@ -1,11 +1,12 @@
 import type { JsonValue } from '../errors/keel-error.js';
 
 /**
- * Where a run is in its life: `running` (in progress, or paused at its last checkpoint because its process died or its
- * store failed: it awaits a resume), `interrupted` (it waits for a decision: approvals, or calls that may have run),
- * or one of the ends: `completed`, `failed`, `cancelled`.
+ * Where a run is in its life: `queued` (submitted to a fleet of workers: stored with its input, nothing has run yet;
+ * a worker starts it with `resume`), `running` (in progress, or paused at its last checkpoint because its process
+ * died, its store failed or its worker shut down: it awaits a resume), `interrupted` (it waits for a decision:
+ * approvals, or calls that may have run), or one of the ends: `completed`, `failed`, `cancelled`.
  */
-export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 /** A run as stored. `state` is the run loop's serialised state, tagged with `schemaVersion` for migrations. */
 export interface RunRecord {
@@ -26,6 +27,11 @@ export interface RunRecord {
    * as `cancelled`; a resume finds it before anything runs.
    */
   cancellation?: CancellationRequest;
+  /**
+   * Who holds the run's lease now and until when, expired or not; absent when nobody does. In a fleet the owner names
+   * the worker process that runs it.
+   */
+  lease?: Omit<Lease, 'runId'>;
 }
 
 /** A request, recorded in the store, to cancel a run. */
@@ -38,8 +44,9 @@ export interface CancellationRequest {
 export type RunSummary = Omit<RunRecord, 'state'>;
 
 /**
- * A new run, as handed to {@link RunStore.createRun}. With `session`, the run is a turn of that session: it is created
- * only if it can hold the session (see {@link SessionClaim}).
+ * A new run, as handed to {@link RunStore.createRun}. With `lease`, it is created leased to that owner. With
+ * `session`, the run is a turn of that session: it is created only if it can hold the session (see
+ * {@link SessionClaim}).
  */
 export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'> & { session?: SessionClaim };
 
@@ -148,6 +155,38 @@ export interface LedgerEntry {
 /** A call recorded as started, as handed to {@link RunStore.recordToolStarted}. */
 export type StartedToolCall = Omit<LedgerEntry, 'status' | 'result' | 'completedAtMs'>;
 
+/** A started call's completion, as part of a {@link StepCommit}. */
+export interface CompletedToolCall {
+  idempotencyKey: string;
+  /** As for {@link RunStore.recordToolCompleted}. */
+  result: JsonValue;
+  completedAtMs: number;
+}
+
+/**
+ * The writes of one step, as handed to {@link RunStore.commitStep}: ledger entries, a checkpoint and the lease,
+ * applied together or not at all.
+ */
+export interface StepCommit {
+  checkpoint: CheckpointWrite;
+  /**
+   * `checkpoint.state` already serialised (`JSON.stringify` of the same value): a store may write it as it is rather
+   * than serialise the state again. Defaults to none.
+   */
+  stateText?: string;
+  /** Calls to record as started (a key already in the ledger keeps its entry). Defaults to none. */
+  toolsStarted?: StartedToolCall[];
+  /**
+   * Calls started by an earlier write to record as completed (a completed one keeps its first result). Defaults to
+   * none.
+   */
+  toolsCompleted?: CompletedToolCall[];
+  /** Renews the writer's lease until `checkpoint.nowMs + leaseTtlMs`. Defaults to leaving the lease as it is. */
+  leaseTtlMs?: number;
+  /** Frees the lease once the checkpoint is written (the run's end). Defaults to false. */
+  releaseLease?: boolean;
+}
+
 /**
  * Durable storage for runs. Every implementation passes the contract suite in `@keel/core/testing`.
  *
@@ -157,9 +196,11 @@ export type StartedToolCall = Omit<LedgerEntry, 'status' | 'result' | 'completed
  */
 export interface RunStore {
   /**
-   * Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`); `store.conflict` when its id is taken. With
-   * `run.session`, claims the session in the same transaction (see {@link SessionClaim}): when the claim is refused
-   * nothing is stored, and the `store.conflict` says why in `data` ({@link SessionConflictData}).
+   * Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`), leased to `run.lease.owner` until
+   * `run.lease.expiresAtMs` when `run.lease` is given (in the same write: a new run needs no `acquireLease`);
+   * `store.conflict` when its id is taken. With `run.session`, claims the session in the same transaction (see
+   * {@link SessionClaim}): when the claim is refused nothing is stored, and the `store.conflict` says why in `data`
+   * ({@link SessionConflictData}).
    */
   createRun(run: NewRun): Promise<RunRecord>;
   /** The run with this id (a copy: changing it changes nothing stored), or undefined when there is none. */
@@ -170,6 +211,14 @@ export interface RunStore {
    * an unknown run).
    */
   saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number>;
+  /**
+   * Optional: one step's writes in one transaction, in one round trip where the backend allows it. Records
+   * `toolsStarted` and `toolsCompleted` in the ledger, writes the checkpoint as {@link saveCheckpoint} does, renews
+   * (`leaseTtlMs`) or frees (`releaseLease`) the writer's lease, and returns the new version. When the checkpoint is
+   * refused, or a completion names a call the ledger does not hold, nothing at all is written and it throws what
+   * `saveCheckpoint` would (`store.conflict`, `store.not_found`). A store without it gets the separate calls.
+   */
+  commitStep?(runId: string, commit: StepCommit): Promise<number>;
   /**
    * Summaries of runs (no state), newest `createdAtMs` first, only those with `status` when given; at most `limit`
    * of them (defaults to 100).
@@ -198,8 +247,8 @@ export interface RunStore {
   /** The run's ledger, by step then call index (empty for an unknown run). */
   ledger(runId: string): Promise<LedgerEntry[]>;
   /**
-   * Asks for a run to be cancelled, from any process. A run that is not running (`interrupted`, or `running` with no
-   * live lease at `nowMs`: its process died) becomes `cancelled` at once. A running run keeps its status: the
+   * Asks for a run to be cancelled, from any process. A run that is not running (`queued`, `interrupted`, or `running`
+   * with no live lease at `nowMs`: its process died) becomes `cancelled` at once. A running run keeps its status: the
    * request is recorded (`RunRecord.cancellation`) and the version is bumped, so that the owner's next checkpoint
    * fails with `store.conflict` and the owner, reloading the run, ends it as `cancelled`. A run that has already
    * ended is left as it is. `updatedAtMs` becomes `nowMs`. Resolves with the run's stored status afterwards;

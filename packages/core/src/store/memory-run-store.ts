@@ -12,6 +12,7 @@ import type {
   SessionRecord,
   SessionSummary,
   StartedToolCall,
+  StepCommit,
 } from '../spec/run-store.js';
 import { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './conflicts.js';
 import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts.js';
@@ -82,17 +83,44 @@ export class MemoryRunStore implements RunStore {
       updatedAtMs: run.createdAtMs,
     };
     this.runs.set(run.runId, record);
-    return copyRecord(record);
+    if (run.lease !== undefined) this.leases.set(run.runId, { runId: run.runId, ...run.lease });
+    return this.copyOut(record);
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     this.assertOpen();
     const record = this.runs.get(runId);
-    return record === undefined ? undefined : copyRecord(record);
+    return record === undefined ? undefined : this.copyOut(record);
   }
 
   async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
     this.assertOpen();
+    return this.writeCheckpoint(runId, checkpoint);
+  }
+
+  async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    this.assertOpen();
+    this.checkCheckpoint(runId, commit.checkpoint);
+    const ledger = this.ledgers.get(runId);
+    for (const completed of commit.toolsCompleted ?? []) {
+      if (ledger?.has(completed.idempotencyKey) !== true)
+        throw toolCallNotStarted(runId, completed.idempotencyKey);
+    }
+    // Synchronous from the checks on: nothing can come between them and the writes.
+    for (const entry of commit.toolsStarted ?? []) this.startTool(entry);
+    for (const { idempotencyKey, result, completedAtMs } of commit.toolsCompleted ?? []) {
+      this.completeTool(runId, idempotencyKey, result, completedAtMs);
+    }
+    const version = this.writeCheckpoint(runId, commit.checkpoint, commit.stateText);
+    const { owner, nowMs } = commit.checkpoint;
+    if (commit.releaseLease === true) this.leases.delete(runId);
+    else if (commit.leaseTtlMs !== undefined)
+      this.leases.set(runId, { runId, owner, expiresAtMs: nowMs + commit.leaseTtlMs });
+    return version;
+  }
+
+  /** Throws what a refused checkpoint throws, unless `checkpoint` can be written now. */
+  private checkCheckpoint(runId: string, checkpoint: CheckpointWrite): RunRecord {
     const record = this.runs.get(runId);
     const leaseOwner = this.leases.get(runId)?.owner ?? null;
     if (
@@ -106,10 +134,15 @@ export class MemoryRunStore implements RunStore {
         record === undefined ? undefined : { leaseOwner, version: record.version },
       );
     }
+    return record;
+  }
+
+  private writeCheckpoint(runId: string, checkpoint: CheckpointWrite, stateText?: string): number {
+    const record = this.checkCheckpoint(runId, checkpoint);
     record.version += 1;
     record.status = checkpoint.status;
     record.schemaVersion = checkpoint.schemaVersion;
-    record.state = copy(checkpoint.state);
+    record.state = stateText === undefined ? copy(checkpoint.state) : (JSON.parse(stateText) as JsonValue);
     record.updatedAtMs = checkpoint.nowMs;
     return record.version;
   }
@@ -121,7 +154,7 @@ export class MemoryRunStore implements RunStore {
       .sort((left, right) => right.createdAtMs - left.createdAtMs || right.runId.localeCompare(left.runId))
       .slice(0, filter.limit ?? 100);
     return rows.map((record) => {
-      const { state: _state, ...summary } = copyRecord(record);
+      const { state: _state, ...summary } = this.copyOut(record);
       return summary;
     });
   }
@@ -145,6 +178,10 @@ export class MemoryRunStore implements RunStore {
 
   async recordToolStarted(entry: StartedToolCall): Promise<void> {
     this.assertOpen();
+    this.startTool(entry);
+  }
+
+  private startTool(entry: StartedToolCall): void {
     let ledger = this.ledgers.get(entry.runId);
     if (ledger === undefined) {
       ledger = new Map();
@@ -155,6 +192,15 @@ export class MemoryRunStore implements RunStore {
 
   async recordToolCompleted(runId: string, idempotencyKey: string, result: JsonValue, completedAtMs: number) {
     this.assertOpen();
+    this.completeTool(runId, idempotencyKey, result, completedAtMs);
+  }
+
+  private completeTool(
+    runId: string,
+    idempotencyKey: string,
+    result: JsonValue,
+    completedAtMs: number,
+  ): void {
     const entry = this.ledgers.get(runId)?.get(idempotencyKey);
     if (entry === undefined) throw toolCallNotStarted(runId, idempotencyKey);
     if (entry.status === 'completed') return;
@@ -246,12 +292,15 @@ export class MemoryRunStore implements RunStore {
   private assertOpen(): void {
     if (this.closed) throw new KeelError('store.unavailable', 'The memory run store is closed');
   }
-}
 
-function copyRecord(record: RunRecord): RunRecord {
-  const copied: RunRecord = { ...record, state: copy(record.state) };
-  if (record.cancellation !== undefined) copied.cancellation = { ...record.cancellation };
-  return copied;
+  /** A copy of the record, with its lease as it stands. */
+  private copyOut(record: RunRecord): RunRecord {
+    const copied: RunRecord = { ...record, state: copy(record.state) };
+    if (record.cancellation !== undefined) copied.cancellation = { ...record.cancellation };
+    const lease = this.leases.get(record.runId);
+    if (lease !== undefined) copied.lease = { owner: lease.owner, expiresAtMs: lease.expiresAtMs };
+    return copied;
+  }
 }
 
 function copy(value: JsonValue): JsonValue {

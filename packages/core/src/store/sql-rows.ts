@@ -19,6 +19,8 @@ export interface RunRow {
   updated_at_ms: MillisecondsColumn;
   cancel_reason: string | null;
   cancel_requested_at_ms: MillisecondsColumn | null;
+  lease_owner: string | null;
+  lease_expires_at_ms: MillisecondsColumn | null;
 }
 
 /** A row of the ledger table. */
@@ -36,7 +38,7 @@ export interface LedgerRow {
 
 /** The columns of a run summary, in listings. */
 export const RUN_SUMMARY_COLUMNS =
-  'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms, cancel_reason, cancel_requested_at_ms';
+  'run_id, agent_name, status, version, schema_version, created_at_ms, updated_at_ms, cancel_reason, cancel_requested_at_ms, lease_owner, lease_expires_at_ms';
 
 /** A run row as a summary. */
 export function runSummaryFromRow(row: RunRow): RunSummary {
@@ -51,6 +53,9 @@ export function runSummaryFromRow(row: RunRow): RunSummary {
   };
   if (row.cancel_reason !== null && row.cancel_requested_at_ms !== null) {
     summary.cancellation = { reason: row.cancel_reason, requestedAtMs: Number(row.cancel_requested_at_ms) };
+  }
+  if (row.lease_owner !== null && row.lease_expires_at_ms !== null) {
+    summary.lease = { owner: row.lease_owner, expiresAtMs: Number(row.lease_expires_at_ms) };
   }
   return summary;
 }

@@ -45,3 +45,14 @@ export function checkpointBy(
 ): CheckpointWrite {
   return { owner, status: 'running', schemaVersion: 1, state: {}, nowMs: NOW_MS, ...fields };
 }
+
+/** The store without its `commitStep`: durable runs on it make the separate calls (ledger, lease, checkpoint). */
+export function withoutCommitStep(store: RunStore): RunStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'commitStep') return undefined;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

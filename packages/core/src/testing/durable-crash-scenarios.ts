@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunTransition } from '../agent/durability/run-state.js';
+import type { RunState, RunTransition } from '../agent/durability/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
+import { withoutCommitStep } from './contract-support.js';
 import { DurableFixture, FIXTURE_START_MS } from './durable-fixture.js';
 import { FakeClock } from './fake-clock.js';
 import { FaultyRunStore } from './faulty-run-store.js';
@@ -23,91 +24,101 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       await store.close();
     });
 
-    it('resumes after a crash between any two store writes, never repeating an effect or a checkpointed response', async () => {
-      const clean = new FaultyRunStore(store);
-      const reference = new DurableFixture();
-      const completed = await reference
-        .agent(clean, { owner: 'clean' })
-        .run('Pay twice', { runId: newRunId() });
-      expect(completed).toMatchObject({ status: 'completed', output: 'done', resumable: false });
-      const totalWrites = clean.writes;
-      expect(totalWrites).toBeGreaterThan(15);
+    it.each([
+      ['its commitStep', 7],
+      ['separate calls', 14],
+    ])(
+      'resumes after a crash between any two store writes (%s), never repeating an effect or a checkpointed response',
+      async (variant, leastWrites) => {
+        const target = variant === 'separate calls' ? withoutCommitStep(store) : store;
+        const clean = new FaultyRunStore(target);
+        const reference = new DurableFixture();
+        const completed = await reference
+          .agent(clean, { owner: 'clean' })
+          .run('Pay twice', { runId: newRunId() });
+        expect(completed).toMatchObject({ status: 'completed', output: 'done', resumable: false });
+        const totalWrites = clean.writes;
+        expect(totalWrites).toBeGreaterThan(leastWrites);
 
-      for (let limit = 0; limit < totalWrites; limit++) {
-        const runId = newRunId();
-        const fixture = new DurableFixture();
-        const faulty = new FaultyRunStore(store);
-        faulty.writeLimit = limit;
-        const transitions: RunTransition[] = [];
-        const first = fixture.agent(faulty, {
-          owner: 'first',
-          onTransition: (transition) => {
-            if (faulty.refused.length === 0) transitions.push(transition);
-          },
-        });
-        const crashed = await first.run('Pay twice', { runId });
-        if (crashed.status === 'completed') {
-          // Only releasing the lease failed: the run is over, and its lease simply expires.
-          expect(limit).toBe(totalWrites - 1);
-          expect(fixture.executions).toHaveLength(3);
-          continue;
-        }
-        if (limit === 0) {
-          expect(crashed).toMatchObject({
-            status: 'failed',
-            stopReason: 'store_unavailable',
-            resumable: false,
+        for (let limit = 0; limit < totalWrites; limit++) {
+          const runId = newRunId();
+          const fixture = new DurableFixture();
+          const faulty = new FaultyRunStore(target);
+          faulty.writeLimit = limit;
+          const transitions: RunTransition[] = [];
+          const first = fixture.agent(faulty, {
+            owner: 'first',
+            onTransition: (transition) => {
+              if (faulty.refused.length === 0) transitions.push(transition);
+            },
           });
-          expect(await store.loadRun(runId)).toBeUndefined();
-          continue;
-        }
-        expect(crashed, `crash after ${limit} writes`).toMatchObject({
-          status: 'interrupted',
-          stopReason: 'store_unavailable',
-          resumable: true,
-        });
-        expect(crashed.error?.code).toBe('store.unavailable');
-        const second = fixture.agent(store, { owner: 'second', clock: new FakeClock(LATER_MS) });
-        let resumed = await second.resume(runId);
-        if (resumed.status === 'interrupted') {
-          expect(resumed.stopReason).toBe('decision_required');
-          const decisions: Record<string, 'execute' | 'abandon'> = {};
-          for (const pending of resumed.pending ?? []) {
-            expect(pending).toMatchObject({ kind: 'uncertain', toolName: 'charge' });
-            // The log tells what happened; a real user would check the card.
-            decisions[pending.idempotencyKey] =
-              fixture.executionsOf(pending.idempotencyKey).length > 0 ? 'abandon' : 'execute';
+          const crashed = await first.run('Pay twice', { runId });
+          if (crashed.status === 'completed') {
+            // Only releasing the lease failed: the run is over, and its lease simply expires.
+            expect(limit).toBe(totalWrites - 1);
+            expect(fixture.executions).toHaveLength(3);
+            continue;
           }
-          resumed = await second.resume(runId, { decisions });
+          if (limit === 0) {
+            expect(crashed).toMatchObject({
+              status: 'failed',
+              stopReason: 'store_unavailable',
+              resumable: false,
+            });
+            expect(await store.loadRun(runId)).toBeUndefined();
+            continue;
+          }
+          expect(crashed, `crash after ${limit} writes`).toMatchObject({
+            status: 'interrupted',
+            stopReason: 'store_unavailable',
+            resumable: true,
+          });
+          expect(crashed.error?.code).toBe('store.unavailable');
+          // A response the store never got (it was to be written with what followed it) is asked for again.
+          const stored = (await store.loadRun(runId))?.state as unknown as RunState;
+          const responses = transitions.filter(
+            (transition) => transition.kind === 'model-response-received',
+          ).length;
+          const responseStored =
+            stored.step > responses || (stored.step === responses && stored.phase !== 'model');
+          const askedAgain = responseStored ? -1 : responses - 1;
+          const second = fixture.agent(target, { owner: 'second', clock: new FakeClock(LATER_MS) });
+          let resumed = await second.resume(runId);
+          if (resumed.status === 'interrupted') {
+            expect(resumed.stopReason).toBe('decision_required');
+            const decisions: Record<string, 'execute' | 'abandon'> = {};
+            for (const pending of resumed.pending ?? []) {
+              expect(pending).toMatchObject({ kind: 'uncertain', toolName: 'charge' });
+              // The log tells what happened; a real user would check the card.
+              decisions[pending.idempotencyKey] =
+                fixture.executionsOf(pending.idempotencyKey).length > 0 ? 'abandon' : 'execute';
+            }
+            resumed = await second.resume(runId, { decisions });
+          }
+          expect(resumed, `resume after ${limit} writes`).toMatchObject({
+            status: 'completed',
+            output: 'done',
+          });
+          for (const key of [`${runId}:1:1`, `${runId}:2:0`]) {
+            expect(fixture.executionsOf(key), `${key} after ${limit} writes`).toHaveLength(1);
+          }
+          const lookups = fixture.executionsOf(`${runId}:1:0`);
+          expect(lookups.length).toBeGreaterThanOrEqual(1);
+          expect(lookups.length).toBeLessThanOrEqual(2);
+          expect(lookups.map((execution) => execution.attempt)).toEqual(lookups.length === 1 ? [1] : [1, 2]);
+          expect(fixture.requestsByStep).toEqual([0, 1, 2].map((step) => (step === askedAgain ? 2 : 1)));
+          const record = await store.loadRun(runId);
+          expect(record?.status).toBe('completed');
+          const ledger = await store.ledger(runId);
+          expect(ledger.every((entry) => entry.status === 'completed')).toBe(true);
+          expect(ledger.map((entry) => entry.idempotencyKey)).toEqual([
+            `${runId}:1:0`,
+            `${runId}:1:1`,
+            `${runId}:2:0`,
+          ]);
         }
-        expect(resumed, `resume after ${limit} writes`).toMatchObject({
-          status: 'completed',
-          output: 'done',
-        });
-        for (const key of [`${runId}:1:1`, `${runId}:2:0`]) {
-          expect(fixture.executionsOf(key), `${key} after ${limit} writes`).toHaveLength(1);
-        }
-        const lookups = fixture.executionsOf(`${runId}:1:0`);
-        expect(lookups.length).toBeGreaterThanOrEqual(1);
-        expect(lookups.length).toBeLessThanOrEqual(2);
-        expect(lookups.map((execution) => execution.attempt)).toEqual(lookups.length === 1 ? [1] : [1, 2]);
-        const crashedDuring = transitions.at(-1);
-        const askedAgain =
-          crashedDuring?.kind === 'model-response-received'
-            ? transitions.filter((transition) => transition.kind === 'model-response-received').length - 1
-            : -1;
-        expect(fixture.requestsByStep).toEqual([0, 1, 2].map((step) => (step === askedAgain ? 2 : 1)));
-        const record = await store.loadRun(runId);
-        expect(record?.status).toBe('completed');
-        const ledger = await store.ledger(runId);
-        expect(ledger.every((entry) => entry.status === 'completed')).toBe(true);
-        expect(ledger.map((entry) => entry.idempotencyKey)).toEqual([
-          `${runId}:1:0`,
-          `${runId}:1:1`,
-          `${runId}:2:0`,
-        ]);
-      }
-    });
+      },
+    );
 
     it("keeps a tool's stopRun across a crash at any write: the run ends as the tool asked, nothing after it runs", async () => {
       const script = [
@@ -264,7 +275,7 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       const runId = newRunId();
       const fixture = new DurableFixture();
       const faulty = new FaultyRunStore(store);
-      faulty.writeLimit = 4; // the first process stops early, holding its lease
+      faulty.writeLimit = 3; // the first process stops early (before its first charge), holding its lease
       await fixture.agent(faulty, { owner: 'first' }).run('Pay twice', { runId });
       const early = fixture.agent(store, { owner: 'second', clock: new FakeClock(FIXTURE_START_MS + 1_000) });
       await expect(early.resume(runId)).rejects.toMatchObject({ code: 'store.conflict' });

@@ -12,6 +12,7 @@ import type {
   SessionRecord,
   SessionSummary,
   StartedToolCall,
+  StepCommit,
 } from '../spec/run-store.js';
 
 /**
@@ -36,7 +37,15 @@ export class FaultyRunStore implements RunStore {
   /** The operations refused, in order. */
   readonly refused: string[] = [];
 
-  constructor(readonly inner: RunStore) {}
+  /** The wrapped store's `commitStep` (one write), when it has one. */
+  readonly commitStep?: (runId: string, commit: StepCommit) => Promise<number>;
+
+  constructor(readonly inner: RunStore) {
+    const commitStep = inner.commitStep?.bind(inner);
+    if (commitStep !== undefined) {
+      this.commitStep = (runId, commit) => this.through('commitStep', true, () => commitStep(runId, commit));
+    }
+  }
 
   /** Passes `operation` to the wrapped store unless the store is down, hung or out of writes. */
   private through<T>(operation: string, write: boolean, call: () => Promise<T>): Promise<T> {

@@ -3,6 +3,7 @@ import type { RunStore } from '../spec/run-store.js';
 import { codeOf, createContractRun, NOW_MS, runIds } from './contract-support.js';
 import { durableCrashScenarios } from './durable-crash-scenarios.js';
 import { durableRunScenarios } from './durable-run-scenarios.js';
+import { runStoreFleetContract } from './run-store-fleet-contract.js';
 import { runStoreLeaseContract } from './run-store-lease-contract.js';
 import { sessionRunScenarios } from './session-run-scenarios.js';
 import { sessionStoreContract } from './session-store-contract.js';
@@ -251,6 +252,7 @@ export function runStoreContract(
     });
   });
   runStoreLeaseContract(name, createStore);
+  runStoreFleetContract(name, createStore);
   sessionStoreContract(name, createStore);
   durableCrashScenarios(name, createStore);
   durableRunScenarios(name, createStore);

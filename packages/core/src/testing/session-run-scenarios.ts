@@ -139,8 +139,9 @@ export function sessionRunScenarios(
       const fixture = new SessionFixture();
       await fixture.agent(store, { owner: 'process-a' }).run('I am Ana', { sessionId });
       const crashing = new FaultyRunStore(store);
-      // createRun, acquireLease, the model's response, the call started: the process dies at the next write.
-      crashing.writeLimit = 4;
+      // The run is created (leased); the process dies at the next write: the model's response with its call's start,
+      // so the call never runs.
+      crashing.writeLimit = 1;
       const crashed = await fixture
         .agent(crashing, { owner: 'process-a' })
         .run('weather Oslo', { sessionId });

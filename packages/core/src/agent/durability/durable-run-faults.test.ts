@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { CheckpointWrite } from '../../spec/run-store.js';
+import type { CheckpointWrite, StepCommit } from '../../spec/run-store.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { DurableFixture, FIXTURE_START_MS } from '../../testing/durable-fixture.js';
 import { FakeClock } from '../../testing/fake-clock.js';
@@ -29,11 +29,18 @@ async function settleOnClock(clock: FakeClock, pending: Promise<unknown>, limitM
 class CancelledAtTheEndStore extends MemoryRunStore {
   requested = false;
   override async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
+    await this.cancelFirstEnd(runId, checkpoint);
+    return super.saveCheckpoint(runId, checkpoint);
+  }
+  override async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    await this.cancelFirstEnd(runId, commit.checkpoint);
+    return super.commitStep(runId, commit);
+  }
+  private async cancelFirstEnd(runId: string, checkpoint: CheckpointWrite): Promise<void> {
     if (checkpoint.status !== 'running' && !this.requested) {
       this.requested = true;
       await this.requestCancellation(runId, 'pressed stop too late', checkpoint.nowMs);
     }
-    return super.saveCheckpoint(runId, checkpoint);
   }
 }
 
@@ -215,7 +222,7 @@ describe('durable runs: late work, late requests, hung stores', () => {
     // Two attempts of 1 s and one backoff of 100 ms, within the steps the clock took.
     expect(clock.now() - FIXTURE_START_MS).toBeGreaterThanOrEqual(2_100);
     expect(clock.now() - FIXTURE_START_MS).toBeLessThanOrEqual(2_600);
-    expect(store.refused).toEqual(['saveCheckpoint', 'saveCheckpoint']);
+    expect(store.refused).toEqual(['commitStep', 'commitStep']);
 
     store.hung = false;
     const resumed = await assistant.resume('hung');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../../errors/keel-error.js';
-import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
+import type { CheckpointWrite, RunStatus, StepCommit } from '../../spec/run-store.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { DurableFixture, FIXTURE_START_MS } from '../../testing/durable-fixture.js';
 import { FakeClock } from '../../testing/fake-clock.js';
@@ -11,21 +11,33 @@ import type { RunEvent } from '../loop/events.js';
 import { tool } from '../tools/tool.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
 
-/** A store that keeps a copy of every checkpoint it was asked to save. */
+/** A store that keeps a copy of every checkpoint it was asked to save, with the ledger keys of its commit. */
 class RecordingStore extends MemoryRunStore {
-  readonly saved: Array<{ status: RunStatus; state: RunState }> = [];
+  readonly saved: Array<{ status: RunStatus; state: RunState; ledger: string[] }> = [];
   override async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
     const version = await super.saveCheckpoint(runId, checkpoint);
+    this.record(checkpoint, []);
+    return version;
+  }
+  override async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    const version = await super.commitStep(runId, commit);
+    this.record(commit.checkpoint, [
+      ...(commit.toolsStarted ?? []).map((entry) => `started ${entry.idempotencyKey}`),
+      ...(commit.toolsCompleted ?? []).map((entry) => `completed ${entry.idempotencyKey}`),
+    ]);
+    return version;
+  }
+  private record(checkpoint: CheckpointWrite, ledger: string[]): void {
     this.saved.push({
       status: checkpoint.status,
       state: structuredClone(checkpoint.state) as unknown as RunState,
+      ledger,
     });
-    return version;
   }
 }
 
 describe('durable runs', () => {
-  it('saves every transition before going on, records the ledger, and releases the lease at the end', async () => {
+  it('saves every transition before anything runs outside the process, with the ledger, and frees the lease at the end', async () => {
     const store = new RecordingStore();
     const fixture = new DurableFixture();
     const kinds: string[] = [];
@@ -51,23 +63,21 @@ describe('durable runs', () => {
       'model-response-received',
       'run-ended',
     ]);
-    // run-started is the created record itself; every other transition is one checkpoint.
-    expect(store.saved).toHaveLength(kinds.length - 1);
-    expect(store.saved.map((saved) => saved.state.phase)).toEqual([
-      'tools',
-      'tools',
-      'tools',
-      'tools',
-      'tools',
-      'model',
-      'tools',
-      'tools',
-      'tools',
-      'model',
-      'answer',
-      'ended',
+    // run-started is the created record itself. A model response is written with its first call's start (or the
+    // run's end), a step's last completion with the step's end: each write comes before anything else runs.
+    expect(store.saved.map((saved) => [saved.state.phase, saved.ledger])).toEqual([
+      ['tools', ['started saved:1:0']],
+      ['tools', ['completed saved:1:0']],
+      ['tools', ['started saved:1:1']],
+      ['model', ['completed saved:1:1']],
+      ['tools', ['started saved:2:0']],
+      ['model', ['completed saved:2:0']],
+      ['ended', []],
     ]);
-    expect(store.saved[1]!.state.pendingToolCalls[0]).toMatchObject({ status: 'started', attempts: 1 });
+    const first = store.saved[0]!.state;
+    expect(first.messages.at(-1)).toMatchObject({ role: 'assistant' });
+    expect(first.pendingToolCalls[0]).toMatchObject({ status: 'started', attempts: 1 });
+    expect(first.pendingToolCalls[1]).toMatchObject({ status: 'pending', attempts: 0 });
     expect(store.saved.at(-1)).toMatchObject({
       status: 'completed',
       state: { schemaVersion: RUN_STATE_SCHEMA_VERSION, output: 'done' },
@@ -75,7 +85,7 @@ describe('durable runs', () => {
     const record = await store.loadRun('saved');
     expect(record).toMatchObject({
       status: 'completed',
-      version: 13,
+      version: 8,
       schemaVersion: RUN_STATE_SCHEMA_VERSION,
       agentName: 'durable-fixture',
     });

@@ -1,7 +1,7 @@
 import { messageOf } from '../../errors/error-chain.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
-import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
+import type { CheckpointWrite, CompletedToolCall, RunStatus, StartedToolCall } from '../../spec/run-store.js';
 import type { DurableHalt, DurableLink } from '../agent-runtime.js';
 import { countRetry } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
@@ -11,6 +11,12 @@ import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { ledgerResultOf } from './ledger-result.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from './run-state.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
+
+/** Ledger writes waiting for the next store write. */
+interface LedgerWrites {
+  started: StartedToolCall[];
+  completed: CompletedToolCall[];
+}
 
 /**
  * Journals a run's ends and resumptions, with the moment its pause began (its last checkpoint before it stopped:
@@ -41,6 +47,12 @@ function journalPause(transition: RunTransition, state: RunState, nowMs: number)
  * so), and the run's lease (renewed at checkpoints and by a heartbeat while a long call runs, released at the end).
  * Every store operation is bounded by `storeTimeoutMs`.
  *
+ * A transition after which only local work happens before the next one is carried by that next write instead of
+ * written alone: a model response is saved with its first tool call's start (or the run's end), and the last call of
+ * a step completing is saved with the step's end. Nothing runs outside the process (no tool, no model call) while a
+ * transition waits, so no effect can happen that the store does not know of. With a store that has `commitStep`, a
+ * write's ledger entries, checkpoint and lease renewal go in one transaction (and the run's end frees the lease).
+ *
  * A write that fails with `store.unavailable` is retried (`storeMaxAttempts`); when it still fails, or the lease is
  * lost to another process, the run halts: its signal aborts and it ends `interrupted`, the store keeping the last
  * good checkpoint. A checkpoint refused because another process asked for cancellation (the version moved) ends the
@@ -48,6 +60,10 @@ function journalPause(transition: RunTransition, state: RunState, nowMs: number)
  *
  * Once the run's end is saved (or the run closed), nothing more is written: work of a cancelled run that goes on in
  * the background (a slow validator or approval check) can never bring the stored run back to life.
+ *
+ * {@link pause} stops the run at its next checkpoint with no tool call running: calls already running finish and are
+ * saved (a call of their step may still start beside them), no call starts once none runs, the state is saved and
+ * the lease freed, and the run ends `interrupted` (`paused`).
  */
 export class DurableRun implements DurableLink {
   /** The stored record's version, which the next checkpoint expects. */
@@ -63,6 +79,22 @@ export class DurableRun implements DurableLink {
   private released = false;
   /** Calls recorded as started in the ledger: only those get a completion there. */
   private readonly startedKeys: Set<string>;
+  /** Calls of this process that started and have not completed. */
+  private readonly running = new Set<string>();
+  /** Ledger writes that go with the next store write. */
+  private ledgerWrites: LedgerWrites = { started: [], completed: [] };
+  /** A transition's state carried by the next write (see the class notes), serialised when it happened. */
+  private carried: { transitions: RunTransition[]; text: string | undefined; nowMs: number } | undefined;
+  /** Set when the run may be paused (see {@link pause}); defaults to false. */
+  pausable = false;
+  /** Set once {@link pause} was asked for. */
+  private pausing = false;
+  /** Set once the end's write freed the lease. */
+  private leaseFreed = false;
+  /** Writes handed to the queue and not yet settled. */
+  private pendingWrites = 0;
+  /** Told when the run halts. */
+  private onHalted: Array<(halt: DurableHalt) => void> = [];
 
   constructor(
     private readonly settings: DurabilitySettings,
@@ -81,6 +113,18 @@ export class DurableRun implements DurableLink {
   attach(run: RunContext): void {
     this.run = run;
     this.heartbeat.start();
+    if (this.pausing) this.queue = this.queue.then(() => this.pauseIfQuiet());
+  }
+
+  /**
+   * Pauses the run at its next checkpoint with no tool call running (see the class notes): for a worker that shuts
+   * down. Does nothing once the run has ended or halted. Set {@link pausable} first, so that a transition waiting for
+   * the next write is kept as it was and saved by the pause.
+   */
+  pause(): void {
+    if (this.pausing || this.ended || this.halted !== undefined) return;
+    this.pausing = true;
+    if (this.run !== undefined) this.queue = this.queue.then(() => this.pauseIfQuiet());
   }
 
   /**
@@ -100,15 +144,35 @@ export class DurableRun implements DurableLink {
         return Promise.reject(this.halted.error);
       return Promise.resolve(hooked);
     }
+    // While the run pauses, a call starts only beside calls still running (the step goes on until none runs);
+    // otherwise the run halts here, after the writes before it: nothing is written after this refused start.
+    if (this.pausing && transition.kind === 'tool-call-started' && this.running.size === 0) {
+      this.queue = this.queue.then(() => this.pauseIfQuiet());
+      return this.haltedSoon().then((halt) => Promise.reject(halt.error));
+    }
     const state = run.state;
     const nowMs = this.clock.now();
     journalPause(transition, state, nowMs);
     state.checkpointedAtMs = nowMs;
+    this.recordLedger(transition, nowMs);
+    if (!this.pausing && carriedByNext(transition, state)) {
+      // Its state is written by the next write; only a pause may need it before, as it is now.
+      const text = this.pausable ? JSON.stringify(state) : undefined;
+      this.carried = { transitions: [...(this.carried?.transitions ?? []), transition], text, nowMs };
+      return Promise.resolve(hooked);
+    }
     const text = JSON.stringify(state);
-    const ledgerWrite = this.ledgerWriteOf(transition, nowMs);
+    const transitions = [...(this.carried?.transitions ?? []), transition];
+    this.carried = undefined;
+    const ledger = this.takeLedgerWrites();
     const status: RunStatus = transition.kind === 'run-ended' ? transition.status : 'running';
-    const write = this.queue.then(() => this.write(transition, status, text, nowMs, ledgerWrite));
+    const end = transition.kind === 'run-ended';
+    this.pendingWrites++;
+    const write = this.queue
+      .then(() => this.write(transitions, status, text, nowMs, ledger, end))
+      .finally(() => this.pendingWrites--);
     this.queue = write.catch(() => undefined);
+    if (this.pausing) this.queue = this.queue.then(() => this.pauseIfQuiet());
     return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
   }
 
@@ -118,7 +182,7 @@ export class DurableRun implements DurableLink {
     await this.heartbeat.stop();
     await this.queue;
     this.released = true;
-    if (this.halted !== undefined) return;
+    if (this.leaseFreed || (this.halted !== undefined && this.halted.stopReason !== 'paused')) return;
     const { store, owner, storeTimeoutMs } = this.settings;
     try {
       await withStoreTimeout(() => store.releaseLease(this.runId, owner), storeTimeoutMs, this.clock);
@@ -138,52 +202,77 @@ export class DurableRun implements DurableLink {
     });
   }
 
-  private ledgerWriteOf(transition: RunTransition, nowMs: number): (() => Promise<void>) | undefined {
-    const { store } = this.settings;
+  /** Adds the ledger write a transition makes, if any, to those of the next store write. */
+  private recordLedger(transition: RunTransition, nowMs: number): void {
     if (transition.kind === 'tool-call-started') {
       this.startedKeys.add(transition.idempotencyKey);
-      const entry = {
+      this.running.add(transition.idempotencyKey);
+      this.ledgerWrites.started.push({
         runId: this.runId,
         idempotencyKey: transition.idempotencyKey,
         step: transition.step,
         callIndex: transition.callIndex,
         toolName: transition.toolName,
         startedAtMs: nowMs,
-      };
-      return () => store.recordToolStarted(entry);
+      });
+      return;
     }
-    if (transition.kind === 'tool-call-completed' && this.startedKeys.has(transition.idempotencyKey)) {
-      const call = this.run!.state.pendingToolCalls[transition.callIndex];
-      const result = call === undefined ? undefined : ledgerResultOf(call);
-      if (result === undefined) return undefined;
-      const key = transition.idempotencyKey;
-      return () => store.recordToolCompleted(this.runId, key, result, nowMs);
-    }
-    return undefined;
+    if (transition.kind !== 'tool-call-completed') return;
+    this.running.delete(transition.idempotencyKey);
+    if (!this.startedKeys.has(transition.idempotencyKey)) return;
+    const call = this.run!.state.pendingToolCalls[transition.callIndex];
+    const result = call === undefined ? undefined : ledgerResultOf(call);
+    if (result === undefined) return;
+    this.ledgerWrites.completed.push({
+      idempotencyKey: transition.idempotencyKey,
+      result,
+      completedAtMs: nowMs,
+    });
+  }
+
+  private takeLedgerWrites(): LedgerWrites {
+    const writes = this.ledgerWrites;
+    this.ledgerWrites = { started: [], completed: [] };
+    return writes;
   }
 
   private async write(
-    transition: RunTransition,
+    transitions: readonly RunTransition[],
     status: RunStatus,
     text: string,
     nowMs: number,
-    ledgerWrite: (() => Promise<void>) | undefined,
+    ledger: LedgerWrites,
+    end: boolean,
   ): Promise<void> {
     if (this.halted !== undefined) throw this.halted.error;
+    const { store } = this.settings;
     const startedMs = this.run!.events.active ? this.clock.now() : 0;
     try {
-      if (ledgerWrite !== undefined) await this.retrying(ledgerWrite);
-      if (this.heartbeat.due()) await this.renewLease();
-      this.version = await this.saveState(status, text, nowMs);
+      if (store.commitStep === undefined) {
+        for (const entry of ledger.started) await this.retrying(() => store.recordToolStarted(entry));
+        for (const { idempotencyKey, result, completedAtMs } of ledger.completed) {
+          await this.retrying(() =>
+            store.recordToolCompleted(this.runId, idempotencyKey, result, completedAtMs),
+          );
+        }
+        if (this.heartbeat.due()) await this.renewLease();
+      } else if (end) {
+        // The end's write frees the lease: no renewal in flight may land after it.
+        await this.heartbeat.stop();
+      }
+      this.version = await this.saveState(status, text, nowMs, ledger, end);
     } catch (error) {
       const stopped = this.stop(error);
-      this.reportCheckpoint(transition, startedMs, stopped);
+      for (const transition of transitions) this.reportCheckpoint(transition, startedMs, stopped);
       throw stopped;
     }
-    this.reportCheckpoint(transition, startedMs, undefined);
+    for (const transition of transitions) this.reportCheckpoint(transition, startedMs, undefined);
   }
 
-  /** The `checkpoint-saved` or `checkpoint-failed` event of a write; a cancellation met on the way is neither. */
+  /**
+   * The `checkpoint-saved` or `checkpoint-failed` event of a transition a write carried (each transition gets its
+   * own, with the write's duration); a cancellation met on the way is neither.
+   */
   private reportCheckpoint(transition: RunTransition, startedMs: number, failure: unknown): void {
     const run = this.run!;
     if (!run.events.active) return;
@@ -204,19 +293,44 @@ export class DurableRun implements DurableLink {
     );
   }
 
-  private async saveState(status: RunStatus, text: string, nowMs: number): Promise<number> {
+  /** One write of a checkpoint: with its ledger writes and lease in one commit when the store can. */
+  private persist(
+    checkpoint: CheckpointWrite,
+    text: string,
+    ledger: LedgerWrites,
+    end: boolean,
+  ): Promise<number> {
+    const { store, leaseTtlMs } = this.settings;
+    if (store.commitStep === undefined) return store.saveCheckpoint(this.runId, checkpoint);
+    return store
+      .commitStep(this.runId, {
+        checkpoint,
+        stateText: text,
+        ...(ledger.started.length === 0 ? {} : { toolsStarted: ledger.started }),
+        ...(ledger.completed.length === 0 ? {} : { toolsCompleted: ledger.completed }),
+        ...(end ? { releaseLease: true } : { leaseTtlMs }),
+      })
+      .then((version) => {
+        if (end) this.leaseFreed = true;
+        else this.heartbeat.renewed(checkpoint.nowMs);
+        return version;
+      });
+  }
+
+  private async saveState(
+    status: RunStatus,
+    text: string,
+    nowMs: number,
+    ledger: LedgerWrites,
+    end: boolean,
+  ): Promise<number> {
     const { store, owner } = this.settings;
     const expectedVersion = this.version;
-    const checkpoint: CheckpointWrite = {
-      expectedVersion,
-      owner,
-      status,
-      schemaVersion: RUN_STATE_SCHEMA_VERSION,
-      state: JSON.parse(text) as JsonValue,
-      nowMs,
-    };
+    const checkpoint = checkpointOf({ expectedVersion, owner, status, nowMs }, text);
+    const persist = (current: CheckpointWrite) =>
+      this.retrying(() => this.persist(current, text, ledger, end));
     try {
-      return await this.retrying(() => store.saveCheckpoint(this.runId, checkpoint));
+      return await persist(checkpoint);
     } catch (error) {
       if (!KeelError.isInstance(error) || error.code !== 'store.conflict') throw error;
     }
@@ -234,8 +348,7 @@ export class DurableRun implements DurableLink {
       this.version = record.version;
       if (status !== 'running') {
         // The run reached its end before it learnt of the request: that end is what happened, and the store says so.
-        const current = { ...checkpoint, expectedVersion: record.version };
-        return this.retrying(() => store.saveCheckpoint(this.runId, current));
+        return persist(checkpointOf({ ...checkpoint, expectedVersion: record.version }, text));
       }
       run.abort.cancel(record.cancellation.reason);
       throw run.abort.signal.reason;
@@ -249,7 +362,7 @@ export class DurableRun implements DurableLink {
     }
     // Nobody advanced the run, but the lease is no longer ours (it expired): take it back if it is free.
     await this.renewLease();
-    return this.retrying(() => store.saveCheckpoint(this.runId, checkpoint));
+    return persist(checkpoint);
   }
 
   private async renewLease(): Promise<void> {
@@ -287,6 +400,48 @@ export class DurableRun implements DurableLink {
     }
   }
 
+  /** Once the run pauses and no call runs: saves a carried transition, then halts the run as paused. */
+  private async pauseIfQuiet(): Promise<void> {
+    const quiet = this.running.size === 0 && this.pendingWrites === 0;
+    if (!this.pausing || !quiet || this.halted !== undefined || this.ended) return;
+    const carried = this.carried;
+    this.carried = undefined;
+    if (carried?.text !== undefined) {
+      try {
+        await this.write(
+          carried.transitions,
+          'running',
+          carried.text,
+          carried.nowMs,
+          this.takeLedgerWrites(),
+          false,
+        );
+      } catch {
+        // The write halted the run (store_unavailable, lease_lost): that says more than a pause would.
+        return;
+      }
+    }
+    const error = new KeelError(
+      'run.interrupted',
+      `Run ${this.runId} paused at its last checkpoint (its worker is shutting down); resume it to go on`,
+      { data: { runId: this.runId, reason: 'paused' } },
+    );
+    this.halt({ stopReason: 'paused', error });
+  }
+
+  /** Resolves with the halt once the run halts. */
+  private haltedSoon(): Promise<DurableHalt> {
+    if (this.halted !== undefined) return Promise.resolve(this.halted);
+    return new Promise((resolve) => this.onHalted.push(resolve));
+  }
+
+  private halt(halt: DurableHalt): void {
+    this.halted = halt;
+    void this.heartbeat.stop();
+    this.run!.abort.halt(halt.error);
+    for (const notify of this.onHalted.splice(0)) notify(halt);
+  }
+
   /** Halts the run for good after a failed write (a cancellation passes through as it is). */
   private stop(error: unknown): unknown {
     const run = this.run!;
@@ -295,12 +450,43 @@ export class DurableRun implements DurableLink {
     const keelError = KeelError.isInstance(error)
       ? error
       : new KeelError('store.unavailable', `The run store failed: ${messageOf(error)}`, { cause: error });
-    this.halted = {
+    this.halt({
       stopReason: keelError.code === 'store.conflict' ? 'lease_lost' : 'store_unavailable',
       error: keelError,
-    };
-    void this.heartbeat.stop();
-    run.abort.halt(keelError);
+    });
     return keelError;
   }
+}
+
+/**
+ * A checkpoint of the state serialised as `text`. Its `state` is parsed only if a store reads it: a store's
+ * `commitStep` takes the text as it is (`stateText`), so the state is serialised once per write, not three times.
+ */
+function checkpointOf(
+  fields: Pick<CheckpointWrite, 'expectedVersion' | 'owner' | 'status' | 'nowMs'>,
+  text: string,
+): CheckpointWrite {
+  let state: JsonValue | undefined;
+  return {
+    expectedVersion: fields.expectedVersion,
+    owner: fields.owner,
+    status: fields.status,
+    schemaVersion: RUN_STATE_SCHEMA_VERSION,
+    nowMs: fields.nowMs,
+    get state(): JsonValue {
+      state ??= JSON.parse(text) as JsonValue;
+      return state;
+    },
+  };
+}
+
+/**
+ * Whether a transition's write can wait for the next one: only local work (checks, guardrails, bookkeeping) comes
+ * between them. A model response waits for its first call's start or the run's end; the last call of a step to
+ * complete waits for the step's end.
+ */
+function carriedByNext(transition: RunTransition, state: RunState): boolean {
+  if (transition.kind === 'model-response-received') return true;
+  if (transition.kind !== 'tool-call-completed') return false;
+  return state.pendingToolCalls.every((call) => call.status === 'completed');
 }

@@ -37,7 +37,9 @@ export async function startDurableRun<Output>(
     state.checkpointedAtMs = state.startedAtMs;
     const text = JSON.stringify(state);
     const retry = storeCallsOf(durability, clock);
-    const version = await withStoreRetries(
+    // The run is created leased to this process, in one write (a store that ignores `lease` is leased after).
+    const leasedAtMs = clock.now();
+    const { version, leased } = await withStoreRetries(
       () =>
         store
           .createRun({
@@ -47,18 +49,22 @@ export async function startDurableRun<Output>(
             schemaVersion: RUN_STATE_SCHEMA_VERSION,
             state: JSON.parse(text) as JsonValue,
             createdAtMs: state.startedAtMs,
+            lease: { owner, expiresAtMs: leasedAtMs + leaseTtlMs },
             ...(state.session === undefined
               ? {}
               : {
                   session: { sessionId: state.session.sessionId, expectedVersion: state.session.baseVersion },
                 }),
           })
-          .then((record) => record.version),
+          .then((record) => ({ version: record.version, leased: record.lease?.owner === owner })),
       retry,
-    ).catch((error: unknown) => createdAfterAll(durability, runId, text, error, clock));
+    ).catch(async (error: unknown) => ({
+      version: await createdAfterAll(durability, runId, text, error, clock),
+      leased: false,
+    }));
     created = true;
-    const leasedAtMs = clock.now();
-    await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, leasedAtMs), retry);
+    if (!leased)
+      await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, leasedAtMs), retry);
     durable = new DurableRun(durability, runId, version, clock, leasedAtMs);
   } catch (error) {
     registry.unregister(abort);

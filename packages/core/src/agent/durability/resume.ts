@@ -4,11 +4,13 @@ import type { AgentRuntime } from '../agent-runtime.js';
 import { RunAbort, type RunRegistry } from '../loop/cancellation.js';
 import type { RunEventListener } from '../loop/events.js';
 import { checkOptions, checkRunId, driveRun, type RunResult } from '../loop/run.js';
+import { initialMessages } from '../loop/start-run.js';
 import type { DurabilitySettings } from './durability.js';
 import { DurableRun } from './durable-run.js';
 import type { ApprovalAnswer, ToolCallDecision } from './pending-decision.js';
+import { type QueuedRunState, readQueuedState } from './queued-run.js';
 import { applyAnswers, checkAnswers, reconcile } from './resume-decisions.js';
-import type { RunState } from './run-state.js';
+import { createRunState, RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
 import { migrateRunState } from './run-state-migrations.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
 
@@ -32,9 +34,15 @@ export interface ResumeOptions {
   onEvent?: RunEventListener;
   /** Receives the answer's text as it streams (see `RunOptions.onTextDelta`). Defaults to none. */
   onTextDelta?: (delta: string) => void;
+  /**
+   * Pauses the run when it aborts, as a worker that shuts down does: calls already running finish and are saved, no
+   * further call starts (a model call in flight is abandoned, to be asked again), the run's state is saved, its lease
+   * freed, and it ends `interrupted` with stop reason `paused`, for any process to resume. Defaults to none.
+   */
+  pauseSignal?: AbortSignal;
 }
 
-const RESUME_OPTIONS = ['approvals', 'decisions', 'signal', 'onEvent', 'onTextDelta'];
+const RESUME_OPTIONS = ['approvals', 'decisions', 'signal', 'onEvent', 'onTextDelta', 'pauseSignal'];
 
 /**
  * Resumes a stored run from its last checkpoint (see `Agent.resume`). Everything that can be refused is refused
@@ -51,6 +59,12 @@ export async function resumeRun<Output>(
   checkRunId(runId, 'resume');
   checkOptions(options, RESUME_OPTIONS, 'resume');
   checkAnswers(options.approvals, options.decisions);
+  const { pauseSignal } = options;
+  if (pauseSignal !== undefined && !(pauseSignal instanceof AbortSignal)) {
+    throw new KeelError('config.invalid', 'resume: pauseSignal must be an AbortSignal', {
+      data: { where: 'resume' },
+    });
+  }
   const durability = runtime.durability;
   if (durability === undefined) {
     throw new KeelError(
@@ -70,7 +84,7 @@ export async function resumeRun<Output>(
       cause: error,
     });
   }
-  let prepared: { state: RunState; durable: DurableRun } | RunResult<Output>;
+  let prepared: Prepared | RunResult<Output>;
   try {
     prepared = await prepare<Output>(runtime, durability, runId, abort, options);
   } catch (error) {
@@ -83,10 +97,26 @@ export async function resumeRun<Output>(
     abort.dispose();
     return prepared;
   }
-  return driveRun<Output>(runtime, registry, agentRuns, prepared.state, options, false, {
-    abort,
-    durable: prepared.durable,
-  });
+  const { durable } = prepared;
+  durable.pausable = pauseSignal !== undefined;
+  const pause = () => durable.pause();
+  if (pauseSignal?.aborted === true) pause();
+  pauseSignal?.addEventListener('abort', pause, { once: true });
+  try {
+    return await driveRun<Output>(runtime, registry, agentRuns, prepared.state, options, prepared.fresh, {
+      abort,
+      durable,
+    });
+  } finally {
+    pauseSignal?.removeEventListener('abort', pause);
+  }
+}
+
+/** A run ready to be driven: restored from its checkpoint, or (`fresh`) a queued run about to start. */
+interface Prepared {
+  state: RunState;
+  durable: DurableRun;
+  fresh: boolean;
 }
 
 /** Loads, checks, leases and reconciles the run; an ended run resolves with its stored result instead. */
@@ -96,7 +126,7 @@ async function prepare<Output>(
   runId: string,
   abort: RunAbort,
   options: ResumeOptions,
-): Promise<{ state: RunState; durable: DurableRun } | RunResult<Output>> {
+): Promise<Prepared | RunResult<Output>> {
   const { clock } = runtime;
   const { store, owner, leaseTtlMs } = durability;
   const retry = storeCallsOf(durability, clock);
@@ -111,6 +141,8 @@ async function prepare<Output>(
       { data: { where: 'resume', runId } },
     );
   }
+  const queued = readQueuedState(record.state);
+  if (queued !== undefined) return startQueued<Output>(runtime, durability, record, queued, options);
   const state = migrateRunState(record.state, runId);
   if (hasEnded(record, state)) {
     if (hasAnswers(options)) {
@@ -146,11 +178,70 @@ async function prepare<Output>(
     return {
       state,
       durable: new DurableRun(durability, runId, record.version, clock, leasedAtMs, reconciled.startedKeys),
+      fresh: false,
     };
   } catch (error) {
     await withStoreTimeout(() => store.releaseLease(runId, owner), durability.storeTimeoutMs, clock).catch(
       () => undefined,
     );
+    throw error;
+  }
+}
+
+/**
+ * Starts a queued run (see `queuedRun`): builds its state from the stored input (the agent's instructions first; the
+ * run timeout counts from now), takes the lease and writes the state as the run's first checkpoint. A run cancelled
+ * while it was queued resolves as `cancelled`, running nothing.
+ */
+async function startQueued<Output>(
+  runtime: AgentRuntime,
+  durability: DurabilitySettings,
+  record: RunRecord,
+  queued: QueuedRunState,
+  options: ResumeOptions,
+): Promise<Prepared | RunResult<Output>> {
+  const { clock } = runtime;
+  const { store, owner, leaseTtlMs } = durability;
+  const { runId } = record;
+  if (hasAnswers(options)) {
+    throw new KeelError('config.invalid', `resume: run ${runId} has not started yet; nothing is pending`, {
+      data: { where: 'resume', runId },
+    });
+  }
+  const nowMs = clock.now();
+  const state = createRunState({
+    runId,
+    agentName: record.agentName,
+    messages: initialMessages(runtime, queued.input),
+    startedAtMs: record.status === 'queued' ? nowMs : queued.submittedAtMs,
+    deadlineAtMs: nowMs + runtime.limits.timeoutMs,
+  });
+  if (record.status !== 'queued') return storedResult<Output>(record, state);
+  const retry = storeCallsOf(durability, clock);
+  await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, nowMs), retry);
+  state.checkpointedAtMs = nowMs;
+  const checkpoint = {
+    expectedVersion: record.version,
+    owner,
+    status: 'running' as const,
+    schemaVersion: RUN_STATE_SCHEMA_VERSION,
+    state: JSON.parse(JSON.stringify(state)) as JsonValue,
+    nowMs,
+  };
+  try {
+    const version = await withStoreRetries(() => store.saveCheckpoint(runId, checkpoint), retry);
+    return { state, durable: new DurableRun(durability, runId, version, clock, nowMs), fresh: true };
+  } catch (error) {
+    await withStoreTimeout(() => store.releaseLease(runId, owner), durability.storeTimeoutMs, clock).catch(
+      () => undefined,
+    );
+    // Cancelled between the load and the first checkpoint: the store says so, and so does the result.
+    const current = await withStoreTimeout(
+      () => store.loadRun(runId),
+      durability.storeTimeoutMs,
+      clock,
+    ).catch(() => undefined);
+    if (current?.status === 'cancelled') return storedResult<Output>(current, state);
     throw error;
   }
 }

@@ -98,6 +98,8 @@ describe('run events for telemetry', () => {
     assistant.onEvent((event) => events.push(event));
     const completed = await assistant.run('Oslo?');
     expect(completed.status).toBe('completed');
+    // One event per transition saved, in order, even when one write saves two (a model response goes with the call
+    // it starts or the run's end, a step's last completed call with the step's end).
     expect(ofType(events, 'checkpoint-saved').map((event) => [event.transition, event.step])).toEqual([
       ['model-response-received', 1],
       ['tool-call-started', 1],
@@ -108,7 +110,7 @@ describe('run events for telemetry', () => {
     ]);
     expect(ofType(events, 'checkpoint-saved').every((event) => event.durationMs === 0)).toBe(true);
 
-    // The store goes down while the model answers: the checkpoint of that answer fails.
+    // The store goes down while the model answers: the write of that answer (with the run's end) fails.
     events.length = 0;
     const outage = agent({
       model: scriptedModel([
@@ -127,6 +129,9 @@ describe('run events for telemetry', () => {
     expect(ofType(events, 'checkpoint-saved')).toEqual([]);
     expect(
       ofType(events, 'checkpoint-failed').map((event) => [event.transition, event.step, event.errorCode]),
-    ).toEqual([['model-response-received', 1, 'store.unavailable']]);
+    ).toEqual([
+      ['model-response-received', 1, 'store.unavailable'],
+      ['run-ended', 1, 'store.unavailable'],
+    ]);
   });
 });

@@ -34,8 +34,14 @@ export async function executeRun<Output>(
   return driveRun<Output>(runtime, registry, agentRuns, state, options, true);
 }
 
-/** The conversation a run starts from: the instructions, then the input (a prompt, or earlier messages). */
-function initialMessages(runtime: AgentRuntime, input: string | readonly Message[]): Message[] {
+/**
+ * The conversation a run starts from: the instructions, then the input (a prompt, or earlier messages). Throws
+ * `config.invalid` for an input that is neither.
+ */
+export function initialMessages(
+  runtime: Pick<AgentRuntime, 'instructions'>,
+  input: string | readonly Message[],
+): Message[] {
   const messages: Message[] = [];
   const instructions = runtime.instructions;
   if (typeof input === 'string') {

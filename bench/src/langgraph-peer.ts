@@ -1,0 +1,66 @@
+// The peer of keel's durable run in the checkpoint benchmark: LangGraph.js's ReAct loop (an agent node that plays the
+// model, a ToolNode running a `lookup` tool) checkpointed by its SQLite saver, on the same 5-step run as keel's
+// `stepModel` + `lookupTool`: four steps that call the tool, a fifth that answers.
+import { AIMessage, HumanMessage, type ToolMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import Database from 'better-sqlite3';
+import { z } from 'zod';
+
+const lookup = tool(async ({ key }: { key: string }) => JSON.stringify({ value: key }), {
+  name: 'lookup',
+  description: 'Looks a key up',
+  schema: z.object({ key: z.string() }),
+});
+
+/** Plays the model: a tool call per step until `steps - 1` tool results are in, then the answer. */
+function agentNode(steps: number) {
+  return (state: typeof MessagesAnnotation.State) => {
+    const toolResults = state.messages.filter((message) => message.getType() === 'tool') as ToolMessage[];
+    if (toolResults.length >= steps - 1) return { messages: [new AIMessage('done')] };
+    const index = toolResults.length;
+    return {
+      messages: [
+        new AIMessage({
+          content: '',
+          tool_calls: [
+            { id: `call_${index}`, name: 'lookup', args: { key: `k${index}` }, type: 'tool_call' },
+          ],
+        }),
+      ],
+    };
+  };
+}
+
+/** A LangGraph ReAct graph of `steps` model steps, checkpointed to a SQLite file (WAL, synchronous=NORMAL, as keel). */
+export function langGraphRunner(path: string, steps: number) {
+  const database = new Database(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode('agent', agentNode(steps))
+    .addNode('tools', new ToolNode([lookup]))
+    .addEdge(START, 'agent')
+    .addConditionalEdges('agent', (state) => {
+      const last = state.messages.at(-1) as AIMessage;
+      return (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
+    })
+    .addEdge('tools', 'agent')
+    .compile({ checkpointer: new SqliteSaver(database) });
+  let thread = 0;
+  return {
+    async run(): Promise<void> {
+      const result = await graph.invoke(
+        { messages: [new HumanMessage('go')] },
+        { configurable: { thread_id: `bench-${thread++}` } },
+      );
+      const last = result.messages.at(-1);
+      if (last?.content !== 'done') throw new Error('the LangGraph run did not end with its answer');
+    },
+    close(): void {
+      database.close();
+    },
+  };
+}

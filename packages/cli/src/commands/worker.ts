@@ -1,0 +1,221 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Clock, KeelError, type RunStore } from '@keel/core';
+import { runWorker, type WorkerEvent } from '@keel/worker';
+import { type BuiltAgent, buildAgent } from '../build-agent.js';
+import { parseAllowedHost } from '../key-hosts.js';
+import { type Output, paint } from '../output.js';
+import { openStore } from '../store.js';
+import { integerArgument, parsedArguments, redisUrlOf } from './fleet-arguments.js';
+
+/** `keel worker --help`. */
+export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as one worker of a fleet
+
+usage:
+  keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N]
+              [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json]
+
+Takes the runs submitted (keel submit) for the agents of its files, runs them durably on the shared store, and
+prints a line when it takes a run, starts or resumes it, finishes it or hands it back. A run whose worker died is
+resumed by another from its last checkpoint once the dead worker's lease ends; a tool call's effect is never
+repeated. On SIGTERM or Ctrl-C it takes no more runs, lets the running ones reach a checkpoint with no tool call
+running, hands them back to the queue for another worker, and exits 0.
+
+options:
+  --store URL       the fleet's run store: postgres://... (or a SQLite file on one machine; default ./.keel/keel.db)
+  --redis URL       the fleet's Redis (default: KEEL_REDIS_URL, else redis://127.0.0.1:6379)
+  --concurrency N   runs at once, per agent (default: 1)
+  --lease-ttl-ms N  how long a run stays leased to a worker that stopped renewing it: a dead worker's runs are
+                    taken again after about this long (default: 30000)
+  --faults SPEC     fault schedule of the simulated provider, as for keel run (default: none)
+  --seed N          seed of the fault schedule (default: 1)
+  --json            print one JSON object per line: { type, runId, ... }
+  --allow-key-host HOST
+                    as for keel run
+
+exit codes: 0 stopped gracefully, 1 the store or Redis failed at the start, 2 invalid input`;
+
+/** What `keel worker` runs with, besides its arguments. */
+export interface WorkerContext {
+  output: Output;
+  workingDirectory: string;
+  environment: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+  clock: Clock;
+}
+
+/** `keel worker ...`: parses the arguments, then {@link workerCommand}. */
+export async function workerCli(argv: readonly string[], context: WorkerContext): Promise<number> {
+  const { values, positionals } = parsedArguments('worker', () =>
+    parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        store: { type: 'string' },
+        redis: { type: 'string' },
+        concurrency: { type: 'string' },
+        'lease-ttl-ms': { type: 'string' },
+        faults: { type: 'string' },
+        seed: { type: 'string' },
+        json: { type: 'boolean' },
+        'allow-key-host': { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  );
+  if (values.help === true) {
+    context.output.out(WORKER_USAGE);
+    return 0;
+  }
+  const options: WorkerCommandOptions = {
+    files: positionals,
+    redis: redisUrlOf(values.redis, context.environment),
+    allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
+    json: values.json === true,
+    workingDirectory: context.workingDirectory,
+    environment: context.environment,
+    signal: context.signal,
+    clock: context.clock,
+  };
+  if (values.concurrency !== undefined)
+    options.concurrency = integerArgument('--concurrency', values.concurrency, 1);
+  if (values['lease-ttl-ms'] !== undefined)
+    options.leaseTtlMs = integerArgument('--lease-ttl-ms', values['lease-ttl-ms'], 200);
+  if (values.faults !== undefined) options.faults = values.faults;
+  if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
+  const store = openStore(values.store, context.workingDirectory);
+  try {
+    return await workerCommand(options, store, context.output);
+  } finally {
+    await store.close();
+  }
+}
+
+/** What `keel worker` is given. */
+export interface WorkerCommandOptions {
+  files: string[];
+  /** Redis of the fleet (`--redis`). */
+  redis: string;
+  /** Runs at once per agent (`--concurrency`). Defaults to 1. */
+  concurrency?: number;
+  /** The agents' lease TTL and the jobs' lock (`--lease-ttl-ms`): how soon a dead worker's runs are taken again. */
+  leaseTtlMs?: number;
+  faults?: string;
+  seed?: number;
+  allowedKeyHosts: string[];
+  json: boolean;
+  workingDirectory: string;
+  environment: NodeJS.ProcessEnv;
+  /** Aborts on Ctrl-C: the worker shuts down gracefully (as on SIGTERM). */
+  signal: AbortSignal;
+  clock: Clock;
+}
+
+/**
+ * `keel worker <agent.yaml>...`: a worker of a fleet. Takes the runs submitted for its agent files' agents, runs them
+ * durably on the shared store and prints a line per run taken, started, resumed, finished or handed back (`--json`:
+ * one JSON object a line). On SIGTERM or Ctrl-C it takes no more runs, lets the running ones reach a checkpoint with
+ * no tool call running, hands them back to the queue and exits 0.
+ */
+export async function workerCommand(
+  options: WorkerCommandOptions,
+  store: RunStore,
+  output: Output,
+): Promise<number> {
+  if (options.files.length === 0) {
+    throw new KeelError(
+      'config.invalid',
+      'usage: keel worker <agent.yaml>... --store postgres://... --redis redis://...; run keel worker --help',
+    );
+  }
+  const leaseTtlMs = options.leaseTtlMs ?? 30_000;
+  const built: BuiltAgent[] = [];
+  try {
+    for (const file of options.files) {
+      built.push(
+        await buildAgent({
+          agentFile: resolve(options.workingDirectory, file),
+          workingDirectory: options.workingDirectory,
+          environment: options.environment,
+          store,
+          allowedKeyHosts: options.allowedKeyHosts,
+          clock: options.clock,
+          durability: { leaseTtlMs },
+          ...(options.faults === undefined ? {} : { faults: options.faults }),
+          ...(options.seed === undefined ? {} : { seed: options.seed }),
+        }),
+      );
+    }
+    const worker = runWorker({
+      agents: built.map((entry) => entry.agent),
+      store,
+      redis: options.redis,
+      concurrency: options.concurrency ?? 1,
+      lockDurationMs: leaseTtlMs,
+      stalledIntervalMs: Math.max(100, Math.floor(leaseTtlMs / 2)),
+      sweepIntervalMs: Math.max(1_000, leaseTtlMs * 2),
+      retryDelayMs: Math.min(5_000, leaseTtlMs),
+      onEvent: (event) => output.out(options.json ? JSON.stringify(jsonOf(event)) : lineOf(event, output)),
+    });
+    const names = built.map((entry) => entry.file.name).join(', ');
+    if (options.json) {
+      const agents = built.map((entry) => entry.file.name);
+      output.out(
+        JSON.stringify({
+          type: 'worker-ready',
+          agents,
+          concurrency: options.concurrency ?? 1,
+          pid: process.pid,
+        }),
+      );
+    } else {
+      output.out(
+        `${paint(output, 'bold', 'keel worker')} agents ${names} · concurrency ${options.concurrency ?? 1} · pid ${process.pid}`,
+      );
+    }
+    await new Promise<void>((stop) => {
+      const onTerm = () => stop();
+      process.once('SIGTERM', onTerm);
+      if (options.signal.aborted) stop();
+      options.signal.addEventListener('abort', () => stop(), { once: true });
+    });
+    if (!options.json)
+      output.out(paint(output, 'grey', 'shutting down: runs in progress go back to the queue'));
+    await worker.close();
+    if (!options.json) output.out(paint(output, 'grey', 'stopped'));
+    return 0;
+  } finally {
+    for (const entry of built) await entry.close();
+  }
+}
+
+function jsonOf(event: WorkerEvent): Record<string, unknown> {
+  if (event.type !== 'worker-error') return { ...event };
+  return { ...event, error: { code: event.error.code, message: event.error.message } };
+}
+
+function lineOf(event: WorkerEvent, output: Output): string {
+  const time = new Date(event.atMs).toISOString().slice(11, 23);
+  const head = `${paint(output, 'grey', time)} `;
+  switch (event.type) {
+    case 'run-taken':
+      return `${head}taken     ${event.runId}  ${event.agentName}`;
+    case 'run-started':
+      return `${head}started   ${event.runId}`;
+    case 'run-resumed':
+      return `${head}${paint(output, 'cyan', 'resumed')}   ${event.runId}  from step ${event.step}`;
+    case 'run-finished': {
+      const colour =
+        event.status === 'completed' ? 'green' : event.status === 'interrupted' ? 'yellow' : 'red';
+      const error = event.errorCode === undefined ? '' : ` ${event.errorCode}`;
+      return `${head}${paint(output, colour, 'finished')}  ${event.runId}  ${event.status} (${event.stopReason})${error}`;
+    }
+    case 'run-requeued':
+      return `${head}${paint(output, 'yellow', 'requeued')}  ${event.runId}  ${event.reason}, again in ${event.delayMs} ms`;
+    case 'run-swept':
+      return `${head}${paint(output, 'yellow', 'swept')}     ${event.runId}  (no job carried it)`;
+    case 'worker-error':
+      return `${head}${paint(output, 'red', 'error')}     ${event.runId ?? ''} ${event.error.code}: ${event.error.message}`;
+  }
+}

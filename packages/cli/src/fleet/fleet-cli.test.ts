@@ -1,0 +1,146 @@
+// `keel submit`, `keel worker` and `keel runs list` as users run them: the built binary, a SQLite store in a scratch
+// directory, the test Redis. The fleet test (fleet.test.ts) puts the worker through kills; this one through its
+// ordinary life: help, a submitted run listed as queued, taken and finished, and a graceful stop on SIGTERM.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FleetProcess, KEEL_BINARY, type WorkerLine } from './fleet-process.js';
+
+const redisUrl = process.env.KEEL_TEST_REDIS_URL;
+if (redisUrl === undefined)
+  throw new Error('KEEL_TEST_REDIS_URL is not set: the vitest global setup starts Redis');
+const directory = mkdtempSync(join(tmpdir(), 'keel-fleet-cli-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+const agentName = `desk-${process.pid}-${Date.now().toString(36)}`;
+writeFileSync(join(directory, 'desk.yaml'), `name: ${agentName}\ntools: [create_ticket, get_weather]\n`);
+const store = join(directory, 'fleet.db');
+
+async function keel(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [KEEL_BINARY, ...args], {
+      cwd: directory,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe('keel submit, keel worker, keel runs list', () => {
+  it('each has its own --help', async () => {
+    const submit = await keel('submit', '--help');
+    expect(submit.code).toBe(0);
+    expect(submit.stdout).toContain('keel submit <agent.yaml> "<task>"');
+    const worker = await keel('worker', '--help');
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toContain('--concurrency N');
+    expect(worker.stdout).toContain('SIGTERM');
+    const all = await keel('--help');
+    expect(all.stdout).toContain('keel submit <agent.yaml>');
+    expect(all.stdout).toContain('keel worker <agent.yaml>...');
+  });
+
+  it('refuses bad input with exit code 2 and says what to fix', async () => {
+    expect(await keel('submit', 'desk.yaml')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('usage: keel submit'),
+    });
+    expect(await keel('submit', 'desk.yaml', '  ', '--store', store, '--redis', redisUrl!)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('The task is empty'),
+    });
+    expect(await keel('worker', '--store', store)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('usage: keel worker'),
+    });
+    expect(await keel('worker', 'desk.yaml', '--concurrency', '0')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--concurrency must be an integer of at least 1'),
+    });
+    expect(await keel('worker', 'desk.yaml', '--bogus')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('keel worker --help'),
+    });
+  });
+
+  it('submits a run that is listed as queued, is taken and finished by a worker, which stops gracefully on SIGTERM', async () => {
+    const submitted = await keel(
+      'submit',
+      'desk.yaml',
+      'Create a ticket about the weather in Oslo',
+      '--store',
+      store,
+      '--redis',
+      redisUrl!,
+      '--json',
+    );
+    expect(submitted.stderr).toBe('');
+    expect(submitted.code).toBe(0);
+    const { runId, status, agentName: named, enqueued } = JSON.parse(submitted.stdout);
+    expect({ status, named, enqueued }).toEqual({ status: 'queued', named: agentName, enqueued: true });
+    const listed = await keel('runs', 'list', '--status', 'queued', '--store', store);
+    expect(listed.stdout).toMatch(new RegExp(`${runId}\\s+queued\\s+${agentName}.*\\s-$`, 'm'));
+    expect(listed.stdout).toMatch(/WORKER/);
+
+    const lines: WorkerLine[] = [];
+    const worker = new FleetProcess(
+      0,
+      () => ['worker', 'desk.yaml', '--store', store, '--redis', redisUrl!, '--json'],
+      directory,
+      (line) => lines.push(line),
+    );
+    worker.start();
+    try {
+      while (!lines.some((line) => line.type === 'run-finished' && line.runId === runId)) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (!worker.alive) throw new Error(`the worker exited: ${worker.stderr}`);
+      }
+      expect(lines.map((line) => line.type)).toEqual([
+        'worker-ready',
+        'run-taken',
+        'run-started',
+        'run-finished',
+      ]);
+      expect(lines.at(-1)).toMatchObject({ status: 'completed', stopReason: 'final_answer' });
+    } finally {
+      await worker.stop();
+    }
+    expect(worker.exitCode).toBe(0);
+    const done = await keel('runs', 'list', '--store', store);
+    expect(done.stdout).toMatch(new RegExp(`${runId}\\s+completed`));
+  });
+
+  it('cancels a fleet run and answers one through Redis with --redis', async () => {
+    const submitted = await keel(
+      'submit',
+      'desk.yaml',
+      'What is the weather in Lyon?',
+      '--store',
+      store,
+      '--redis',
+      redisUrl!,
+      '--json',
+    );
+    const { runId } = JSON.parse(submitted.stdout);
+    // Nothing is pending in a queued run: the answers are refused before anything is enqueued.
+    const refused = await keel(
+      'resume',
+      runId,
+      '--approve',
+      `${runId}:1:0`,
+      '--store',
+      store,
+      '--redis',
+      redisUrl!,
+    );
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining('not interrupted') });
+    const cancelled = await keel('cancel', runId, '--store', store, '--redis', redisUrl!, '--json');
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toEqual({ runId, status: 'cancelled' });
+  });
+});

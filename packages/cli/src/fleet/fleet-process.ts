@@ -1,0 +1,99 @@
+// One `keel worker` child process of the fleet test: spawned from the built CLI with `--json`, its event lines read
+// as they come, killed with SIGKILL or stopped with SIGTERM, and started again. A test fixture compiled with the
+// package, not part of its API.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI's entry. */
+export const KEEL_BINARY = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
+
+/** One line a worker printed (`WorkerEvent` as JSON), with the worker it came from. */
+export interface WorkerLine {
+  type: string;
+  runId?: string;
+  status?: string;
+  stopReason?: string;
+  reason?: string;
+  step?: number;
+  worker: number;
+  generation: number;
+}
+
+/** A worker slot of the fleet: at most one live process at a time, started again after each death. */
+export class FleetProcess {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  /** Processes started in this slot so far. */
+  generation = 0;
+  /** Lines the current process printed. */
+  lines = 0;
+  stderr = '';
+
+  constructor(
+    readonly index: number,
+    private readonly args: (generation: number) => string[],
+    private readonly workingDirectory: string,
+    private readonly onLine: (line: WorkerLine) => void,
+  ) {}
+
+  /** The exit code of the last process, once it has exited (null while it runs, or when a signal ended it). */
+  get exitCode(): number | null {
+    return this.child?.exitCode ?? null;
+  }
+
+  get alive(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Starts a new process in this slot; resolves once it printed its first line or ran for a while. */
+  start(): void {
+    const generation = ++this.generation;
+    this.lines = 0;
+    const child = spawn(process.execPath, [KEEL_BINARY, ...this.args(generation)], {
+      cwd: this.workingDirectory,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    this.child = child;
+    let buffered = '';
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      buffered += chunk;
+      let newline = buffered.indexOf('\n');
+      while (newline !== -1) {
+        const text = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        newline = buffered.indexOf('\n');
+        if (!text.startsWith('{')) continue;
+        this.lines++;
+        try {
+          this.onLine({
+            ...(JSON.parse(text) as Omit<WorkerLine, 'worker' | 'generation'>),
+            worker: this.index,
+            generation,
+          });
+        } catch {
+          // A line cut by SIGKILL.
+        }
+      }
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      this.stderr = (this.stderr + chunk).slice(-4_000);
+    });
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+  }
+
+  /** SIGKILL: the process dies at once, holding whatever it held. */
+  async kill(): Promise<void> {
+    if (!this.alive) return;
+    this.child?.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** SIGTERM: a graceful shutdown; resolves once the process has exited. */
+  async stop(): Promise<void> {
+    if (this.alive) this.child?.kill('SIGTERM');
+    await this.exited;
+  }
+}

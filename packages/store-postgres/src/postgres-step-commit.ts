@@ -1,0 +1,104 @@
+import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core';
+
+/**
+ * `RunStore.commitStep` on PostgreSQL as one statement, so one round trip and one implicit transaction: the checkpoint
+ * (renewing or freeing the lease in the same UPDATE) runs only when the version and lease holder match and every
+ * completion names a call in the ledger; the ledger writes run only when the checkpoint did (`EXISTS (SELECT 1 FROM
+ * checkpoint)`). Ledger entries travel as JSON arrays, so any number of them fits the one statement.
+ */
+export const COMMIT_STEP_SQL = `
+WITH completions AS (
+  SELECT * FROM json_to_recordset($10::json) AS c(idempotency_key text, result text, completed_at_ms bigint)
+), checkpoint AS (
+  UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7,
+    lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
+    lease_expires_at_ms = CASE WHEN $8::boolean THEN NULL ELSE COALESCE($9::bigint, lease_expires_at_ms) END
+  WHERE run_id = $1 AND version = $2 AND lease_owner = $3
+    AND NOT EXISTS (
+      SELECT 1 FROM completions c
+      WHERE NOT EXISTS (SELECT 1 FROM keel_ledger l WHERE l.run_id = $1 AND l.idempotency_key = c.idempotency_key)
+    )
+  RETURNING version
+), started AS (
+  INSERT INTO keel_ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
+  SELECT $1, s.idempotency_key, s.step, s.call_index, s.tool_name, 'started', s.started_at_ms
+  FROM json_to_recordset($11::json)
+    AS s(idempotency_key text, step integer, call_index integer, tool_name text, started_at_ms bigint)
+  WHERE EXISTS (SELECT 1 FROM checkpoint)
+  ON CONFLICT (run_id, idempotency_key) DO NOTHING
+), completed AS (
+  UPDATE keel_ledger l SET status = 'completed', result = c.result, completed_at_ms = c.completed_at_ms
+  FROM completions c
+  WHERE l.run_id = $1 AND l.idempotency_key = c.idempotency_key AND l.status = 'started'
+    AND EXISTS (SELECT 1 FROM checkpoint)
+)
+SELECT version FROM checkpoint`;
+
+/** The parameters of {@link COMMIT_STEP_SQL} for a commit. */
+export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
+  const { checkpoint } = commit;
+  return [
+    runId,
+    checkpoint.expectedVersion,
+    checkpoint.owner,
+    checkpoint.status,
+    checkpoint.schemaVersion,
+    commit.stateText ?? JSON.stringify(checkpoint.state),
+    checkpoint.nowMs,
+    commit.releaseLease === true,
+    commit.leaseTtlMs === undefined ? null : checkpoint.nowMs + commit.leaseTtlMs,
+    JSON.stringify(
+      (commit.toolsCompleted ?? []).map((completed) => ({
+        idempotency_key: completed.idempotencyKey,
+        result: JSON.stringify(completed.result),
+        completed_at_ms: completed.completedAtMs,
+      })),
+    ),
+    JSON.stringify(
+      (commit.toolsStarted ?? []).map((entry) => ({
+        idempotency_key: entry.idempotencyKey,
+        step: entry.step,
+        call_index: entry.callIndex,
+        tool_name: entry.toolName,
+        started_at_ms: entry.startedAtMs,
+      })),
+    ),
+  ];
+}
+
+/** The state a refused commit found, read afterwards to say why it was refused. */
+export interface RefusedCommitRow {
+  lease_owner: string | null;
+  version: number;
+  /** The first completion the ledger does not hold, if any. */
+  missing_key: string | null;
+}
+
+/** Reads why a commit was refused (a second round trip, on the failure path only). */
+export const REFUSED_COMMIT_SQL = `
+SELECT r.lease_owner, r.version,
+  (SELECT c.idempotency_key FROM json_to_recordset($2::json) AS c(idempotency_key text)
+   WHERE NOT EXISTS (SELECT 1 FROM keel_ledger l WHERE l.run_id = $1 AND l.idempotency_key = c.idempotency_key)
+   LIMIT 1) AS missing_key
+FROM keel_runs r WHERE r.run_id = $1`;
+
+/** The error for a refused commit, from what {@link REFUSED_COMMIT_SQL} found. */
+export function refusedCommitError(
+  runId: string,
+  commit: StepCommit,
+  row: RefusedCommitRow | undefined,
+): Error {
+  const { owner, expectedVersion } = commit.checkpoint;
+  if (
+    row !== undefined &&
+    row.lease_owner === owner &&
+    row.version === expectedVersion &&
+    row.missing_key !== null
+  )
+    return toolCallNotStarted(runId, row.missing_key);
+  return checkpointConflict(
+    runId,
+    commit.checkpoint,
+    row === undefined ? undefined : { leaseOwner: row.lease_owner, version: row.version },
+  );
+}

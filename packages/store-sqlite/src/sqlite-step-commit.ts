@@ -1,0 +1,91 @@
+import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core';
+import type Database from 'better-sqlite3';
+
+/** The lease columns and version of a run row. */
+export interface LeaseRow {
+  lease_owner: string | null;
+  lease_expires_at_ms: number | null;
+  version: number;
+}
+
+/**
+ * `RunStore.commitStep` on SQLite: the ledger writes, the checkpoint (which renews or frees the lease in the same
+ * statement) and the checks, in one immediate transaction, so a refused checkpoint rolls the ledger writes back.
+ */
+export class SqliteStepCommit {
+  private readonly statements;
+  private readonly commit: (runId: string, commit: StepCommit) => number;
+
+  constructor(database: Database.Database) {
+    this.statements = {
+      checkpoint: database.prepare(
+        `UPDATE runs SET version = version + 1, status = @status, schema_version = @schemaVersion, state = @state,
+           updated_at_ms = @updatedAtMs,
+           lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
+           lease_expires_at_ms = CASE WHEN @release = 1 THEN NULL
+                                      ELSE COALESCE(@leaseExpiresAtMs, lease_expires_at_ms) END
+         WHERE run_id = @runId AND version = @expectedVersion AND lease_owner = @owner`,
+      ),
+      loadLease: database.prepare(
+        'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
+      ),
+      startTool: database.prepare(
+        `INSERT INTO ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
+         VALUES (@runId, @idempotencyKey, @step, @callIndex, @toolName, 'started', @startedAtMs)
+         ON CONFLICT (run_id, idempotency_key) DO NOTHING`,
+      ),
+      completeTool: database.prepare(
+        `UPDATE ledger SET status = 'completed', result = @result, completed_at_ms = @completedAtMs
+         WHERE run_id = @runId AND idempotency_key = @idempotencyKey AND status = 'started'`,
+      ),
+      ledgerEntry: database.prepare('SELECT 1 FROM ledger WHERE run_id = ? AND idempotency_key = ?'),
+    };
+    this.commit = database.transaction((runId: string, commit: StepCommit) => this.apply(runId, commit))
+      .immediate as (runId: string, commit: StepCommit) => number;
+  }
+
+  /** Applies the commit in one transaction; resolves with the run's new version. */
+  run(runId: string, commit: StepCommit): number {
+    return this.commit(runId, commit);
+  }
+
+  private apply(runId: string, commit: StepCommit): number {
+    const { checkpoint } = commit;
+    const { statements } = this;
+    const changes = statements.checkpoint.run({
+      runId,
+      expectedVersion: checkpoint.expectedVersion,
+      owner: checkpoint.owner,
+      status: checkpoint.status,
+      schemaVersion: checkpoint.schemaVersion,
+      state: commit.stateText ?? JSON.stringify(checkpoint.state),
+      updatedAtMs: checkpoint.nowMs,
+      release: commit.releaseLease === true ? 1 : 0,
+      leaseExpiresAtMs: commit.leaseTtlMs === undefined ? null : checkpoint.nowMs + commit.leaseTtlMs,
+    }).changes;
+    if (changes !== 1) {
+      const current = statements.loadLease.get(runId) as LeaseRow | undefined;
+      throw checkpointConflict(
+        runId,
+        checkpoint,
+        current === undefined ? undefined : { leaseOwner: current.lease_owner, version: current.version },
+      );
+    }
+    // Checked before the ledger is written: a call started in this same commit does not count. A throw rolls back.
+    for (const completed of commit.toolsCompleted ?? []) {
+      if (statements.ledgerEntry.get(runId, completed.idempotencyKey) === undefined) {
+        throw toolCallNotStarted(runId, completed.idempotencyKey);
+      }
+    }
+    for (const entry of commit.toolsStarted ?? []) statements.startTool.run(entry);
+    for (const completed of commit.toolsCompleted ?? []) {
+      statements.completeTool.run({
+        runId,
+        idempotencyKey: completed.idempotencyKey,
+        result: JSON.stringify(completed.result),
+        completedAtMs: completed.completedAtMs,
+      });
+    }
+    return checkpoint.expectedVersion + 1;
+  }
+}

@@ -1,0 +1,137 @@
+import {
+  type Agent,
+  KeelError,
+  type ResumeOptions,
+  type RunEvent,
+  type RunResult,
+  type RunStore,
+} from '@keel/core';
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import type { RunJobData } from './fleet-names.js';
+import type { WorkerEvent } from './worker-events.js';
+
+/** What processing a job needs from its worker. */
+export interface JobContext {
+  readonly agents: ReadonlyMap<string, Agent<unknown>>;
+  readonly store: RunStore;
+  /** Runs in progress here, with the switch that pauses each. */
+  readonly active: Map<string, AbortController>;
+  /** Wait before a run whose store failed is tried again, in ms. */
+  readonly retryDelayMs: number;
+  /** Added to a lease's remaining time before a run held elsewhere is tried again, in ms. */
+  readonly leaseMarginMs: number;
+  /** Whether the worker is shutting down: a run taken now is handed back at once. */
+  readonly closing: () => boolean;
+  readonly emit: (event: WorkerEvent) => void;
+}
+
+/** What a finished job returns (BullMQ keeps it with the job until it is removed). */
+export interface RunJobResult {
+  status: string;
+  stopReason: string;
+}
+
+/**
+ * Runs one job: resumes its run with its agent (a queued run starts, a crashed or paused one goes on from its last
+ * checkpoint, an interrupted one gets the job's answers). A run that cannot go on here and now goes back to the
+ * queue: its lease is held by another process (until that lease ends), its store failed (after `retryDelayMs`), or
+ * this worker is shutting down (at once, for another worker). A run the store does not know, or that no agent here
+ * can resume, fails the job for good.
+ */
+export async function processRunJob(
+  context: JobContext,
+  job: Job<RunJobData>,
+  token: string | undefined,
+): Promise<RunJobResult> {
+  const { runId, agentName } = job.data;
+  const agent = context.agents.get(agentName);
+  if (agent === undefined) throw new UnrecoverableError(`this worker has no agent "${agentName}"`);
+  const requeue = async (
+    reason: Extract<WorkerEvent, { type: 'run-requeued' }>['reason'],
+    delayMs: number,
+  ) => {
+    context.emit({ type: 'run-requeued', runId, agentName, reason, delayMs, atMs: Date.now() });
+    await job.moveToDelayed(Date.now() + delayMs, token);
+    throw new DelayedError();
+  };
+  if (context.closing()) return requeue('paused', 0);
+  if (context.active.has(runId)) return requeue('busy', context.retryDelayMs);
+  context.emit({ type: 'run-taken', runId, agentName, atMs: Date.now() });
+  const pause = new AbortController();
+  context.active.set(runId, pause);
+  // Taken while the worker began to shut down: it pauses before anything runs.
+  if (context.closing()) pause.abort();
+  let result: RunResult<unknown>;
+  let answered = false;
+  try {
+    const answers = await answersFor(context.store, job.data);
+    answered = answers.approvals !== undefined || answers.decisions !== undefined;
+    result = await agent.resume(runId, {
+      ...answers,
+      pauseSignal: pause.signal,
+      onEvent: (event) => progress(context, agentName, event),
+    });
+  } catch (error) {
+    if (error instanceof DelayedError) throw error;
+    const keelError = KeelError.isInstance(error) ? error : undefined;
+    if (keelError?.code === 'store.conflict') {
+      // Another process holds the run (its worker may have died: its lease runs out), or this one already runs it.
+      const leftMs = keelError.retryAfterMs;
+      if (leftMs !== undefined) return requeue('lease_held', leftMs + context.leaseMarginMs);
+      return requeue('busy', context.retryDelayMs);
+    }
+    if (keelError?.code === 'store.unavailable') return requeue('store_unavailable', context.retryDelayMs);
+    if (keelError !== undefined) {
+      context.emit({ type: 'worker-error', runId, error: keelError, atMs: Date.now() });
+      throw new UnrecoverableError(`${keelError.code}: ${keelError.message}`);
+    }
+    throw error;
+  } finally {
+    context.active.delete(runId);
+  }
+  if (
+    result.status === 'interrupted' &&
+    (result.stopReason === 'paused' || result.stopReason === 'store_unavailable')
+  ) {
+    // The answers are in the run's state now: asking again with them would be refused.
+    if (answered) await job.updateData({ runId, agentName });
+    return result.stopReason === 'paused'
+      ? requeue('paused', 0)
+      : requeue('store_unavailable', context.retryDelayMs);
+  }
+  context.emit({
+    type: 'run-finished',
+    runId,
+    agentName,
+    status: result.status,
+    stopReason: result.stopReason,
+    atMs: Date.now(),
+    ...(result.error === undefined ? {} : { errorCode: result.error.code }),
+  });
+  return { status: result.status, stopReason: result.stopReason };
+}
+
+/**
+ * The job's answers, if the run still waits for them: a job taken again after its worker died may carry answers
+ * that the run's state already holds (the run went on past its interruption), which resume would refuse.
+ */
+async function answersFor(
+  store: RunStore,
+  data: RunJobData,
+): Promise<Pick<ResumeOptions, 'approvals' | 'decisions'>> {
+  if (data.approvals === undefined && data.decisions === undefined) return {};
+  const record = await store.loadRun(data.runId);
+  if (record?.status !== 'interrupted') return {};
+  return {
+    ...(data.approvals === undefined ? {} : { approvals: data.approvals }),
+    ...(data.decisions === undefined ? {} : { decisions: data.decisions }),
+  };
+}
+
+function progress(context: JobContext, agentName: string, event: RunEvent): void {
+  if (event.type === 'run-start') {
+    context.emit({ type: 'run-started', runId: event.runId, agentName, atMs: event.atMs });
+  } else if (event.type === 'run-resumed') {
+    context.emit({ type: 'run-resumed', runId: event.runId, agentName, step: event.step, atMs: event.atMs });
+  }
+}

@@ -1,0 +1,40 @@
+import { KeelError } from '@keel/core';
+import { Redis } from 'ioredis';
+
+/** How a fleet reaches Redis: a URL such as `redis://127.0.0.1:6379`, or an ioredis client of the caller's. */
+export type RedisConnection = string | Redis;
+
+/** A Redis client for a fleet part, and whether the part owns it (and so closes it). */
+export interface OpenedRedis {
+  readonly client: Redis;
+  readonly owned: boolean;
+}
+
+/**
+ * Opens the client a connection names. BullMQ's workers block on Redis and need `maxRetriesPerRequest: null`; a
+ * client passed in is used as it is (BullMQ checks it). Throws `config.invalid` for anything else than a
+ * `redis://` or `rediss://` URL or an ioredis client.
+ */
+export function openRedis(connection: RedisConnection, where: string): OpenedRedis {
+  if (typeof connection === 'object' && connection !== null && typeof connection.duplicate === 'function') {
+    return { client: connection, owned: false };
+  }
+  if (typeof connection !== 'string' || !/^rediss?:\/\/[^/\s]+/.test(connection)) {
+    throw new KeelError(
+      'config.invalid',
+      `${where}: redis must be a redis:// URL (such as redis://127.0.0.1:6379) or an ioredis client`,
+      { data: { where } },
+    );
+  }
+  return { client: new Redis(connection, { maxRetriesPerRequest: null, lazyConnect: false }), owned: true };
+}
+
+/** Closes a client the part owns; lets a caller's client be. */
+export async function closeRedis(opened: OpenedRedis): Promise<void> {
+  if (!opened.owned) return;
+  try {
+    await opened.client.quit();
+  } catch {
+    opened.client.disconnect();
+  }
+}

@@ -1,0 +1,239 @@
+import { type Agent, KeelError, type RunStore } from '@keel/core';
+import { Queue, Worker } from 'bullmq';
+import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
+import { type CancellationMessage, cancelChannelOf, queueNameOf, type RunJobData } from './fleet-names.js';
+import { processRunJob, type RunJobResult } from './process-job.js';
+import { closeRedis, type OpenedRedis, openRedis, type RedisConnection } from './redis-connection.js';
+import { prefixOf } from './run-queue.js';
+import { sweep } from './sweep.js';
+import type { WorkerEvent, WorkerEventListener } from './worker-events.js';
+
+/** Options of {@link runWorker}. */
+export interface RunWorkerOptions {
+  /**
+   * The agents this worker runs, each durable on the fleet's run store (`store` option) with a name of its own. A
+   * job names its agent; a worker takes only jobs of agents it has. Required.
+   */
+  agents: readonly Agent<unknown>[];
+  /** The fleet's run store, the one the agents use (looked at for answers and by the sweep). Required. */
+  store: RunStore;
+  /** Redis: a URL such as `redis://127.0.0.1:6379`, or an ioredis client (left open on close). Required. */
+  redis: RedisConnection;
+  /** Prefix of every Redis key, as the fleet's `runQueue` has it. Defaults to `keel`. */
+  prefix?: string;
+  /** Runs at once, per agent. Defaults to 1. */
+  concurrency?: number;
+  /**
+   * How long a job stays locked to this worker without a renewal (BullMQ `lockDuration`), in ms: a worker that dies
+   * gives its runs up after this long. Keep it close to the agents' `durability.leaseTtlMs`. Defaults to 30_000.
+   */
+  lockDurationMs?: number;
+  /** How often the workers look for jobs whose worker died (BullMQ `stalledInterval`), in ms. Defaults to 30_000. */
+  stalledIntervalMs?: number;
+  /** Times a job may lose its worker before it is failed, for a human to look at. Defaults to 10. */
+  maxStalls?: number;
+  /** How often the store is swept for runs no job carries (see `sweep`), in ms; 0 never sweeps. Defaults to 60_000. */
+  sweepIntervalMs?: number;
+  /** Wait before a run whose store failed (or that runs here already) is tried again, in ms. Defaults to 5_000. */
+  retryDelayMs?: number;
+  /** Receives what the worker does. Defaults to none. */
+  onEvent?: WorkerEventListener;
+}
+
+/** A worker of a fleet, taking runs from the queues of its agents. */
+export interface RunWorker {
+  /** Runs in progress in this worker, by id. */
+  readonly running: ReadonlySet<string>;
+  /**
+   * Shuts down gracefully: takes no more runs; the runs in progress stop at their next checkpoint with no tool call
+   * running (calls already running finish and are saved), free their leases and go back to the queue, for another
+   * worker to resume at once; then the connections close. Safe to call twice.
+   */
+  close(): Promise<void>;
+  /** Sweeps the store once now (see `sweepIntervalMs`); resolves with the runs enqueued again. */
+  sweep(): Promise<string[]>;
+}
+
+const OPTIONS = [
+  'agents',
+  'store',
+  'redis',
+  'prefix',
+  'concurrency',
+  'lockDurationMs',
+  'stalledIntervalMs',
+  'maxStalls',
+  'sweepIntervalMs',
+  'retryDelayMs',
+  'onEvent',
+];
+const WHERE = 'runWorker';
+
+/**
+ * Starts a worker of a fleet: BullMQ workers take the runs of its agents from Redis, and each run is resumed from
+ * the run store by its agent, durably. A run whose worker died is taken again (its job stalls, or the sweep finds
+ * it) and resumed from its last checkpoint once the dead worker's lease runs out; the tool ledger keeps its effects
+ * at most once. Cancellations published by `runQueue.cancel` reach the run at once.
+ *
+ * @example
+ *   const worker = runWorker({ agents: [support], store, redis: 'redis://127.0.0.1:6379', concurrency: 8 });
+ *   process.once('SIGTERM', () => void worker.close());
+ */
+export function runWorker(options: RunWorkerOptions): RunWorker {
+  checkOptionsObject(options, OPTIONS, WHERE, "{ agents: [agent], store, redis: 'redis://127.0.0.1:6379' }");
+  checkStore(options.store, WHERE);
+  const agents = agentsByName(options.agents);
+  const { store } = options;
+  const prefix = prefixOf(options.prefix, WHERE);
+  const concurrency = integerOption(options.concurrency, 1, WHERE, 'concurrency', 1);
+  const lockDurationMs = integerOption(options.lockDurationMs, 30_000, WHERE, 'lockDurationMs', 100);
+  const stalledIntervalMs = integerOption(options.stalledIntervalMs, 30_000, WHERE, 'stalledIntervalMs', 100);
+  const maxStalls = integerOption(options.maxStalls, 10, WHERE, 'maxStalls', 1);
+  const sweepIntervalMs = integerOption(options.sweepIntervalMs, 60_000, WHERE, 'sweepIntervalMs', 0);
+  const retryDelayMs = integerOption(options.retryDelayMs, 5_000, WHERE, 'retryDelayMs', 0);
+  const listener = options.onEvent;
+  if (listener !== undefined && typeof listener !== 'function')
+    throw invalid(WHERE, 'onEvent must be a function');
+  const emit = (event: WorkerEvent): void => {
+    if (listener === undefined) return;
+    try {
+      listener(event);
+    } catch (error) {
+      process.emitWarning(`keel: a worker's onEvent listener threw: ${String(error)}`);
+    }
+  };
+  const failed = (error: unknown, runId?: string) =>
+    emit({
+      type: 'worker-error',
+      ...(runId === undefined ? {} : { runId }),
+      error: KeelError.isInstance(error)
+        ? error
+        : new KeelError('store.unavailable', `Redis: ${(error as Error)?.message ?? String(error)}`, {
+            cause: error,
+          }),
+      atMs: Date.now(),
+    });
+
+  const redis: OpenedRedis = openRedis(options.redis, WHERE);
+  redis.client.on('error', () => undefined);
+  const active = new Map<string, AbortController>();
+  let closing: Promise<void> | undefined;
+  const context = {
+    agents,
+    store,
+    active,
+    retryDelayMs,
+    leaseMarginMs: 50,
+    closing: () => closing !== undefined,
+    emit,
+  };
+  const queues = new Map<string, Queue<RunJobData>>();
+  const workers: Worker<RunJobData, RunJobResult>[] = [];
+  for (const name of agents.keys()) {
+    const queueName = queueNameOf(name);
+    const queue = new Queue<RunJobData>(queueName, { connection: redis.client, prefix });
+    queue.on('error', (error) => failed(error));
+    queues.set(name, queue);
+    const worker = new Worker<RunJobData, RunJobResult>(
+      queueName,
+      (job, token) => processRunJob(context, job, token),
+      {
+        connection: redis.client,
+        prefix,
+        concurrency,
+        lockDuration: lockDurationMs,
+        stalledInterval: stalledIntervalMs,
+        maxStalledCount: maxStalls,
+      },
+    );
+    worker.on('error', (error) => failed(error));
+    worker.on('failed', (job, error) => {
+      if (!(error instanceof Error && error.name === 'DelayedError')) failed(error, job?.data.runId);
+    });
+    workers.push(worker);
+  }
+
+  // Cancellations reach the run at once, in whichever worker holds it; the store's request is seen at the run's
+  // next checkpoint in any case.
+  const subscriber = redis.client.duplicate();
+  subscriber.on('error', () => undefined);
+  const channel = cancelChannelOf(prefix);
+  subscriber.subscribe(channel).catch((error: unknown) => failed(error));
+  subscriber.on('message', (from: string, text: string) => {
+    if (from !== channel) return;
+    let message: CancellationMessage;
+    try {
+      message = JSON.parse(text) as CancellationMessage;
+    } catch {
+      return;
+    }
+    if (typeof message?.runId !== 'string' || !active.has(message.runId)) return;
+    for (const agent of agents.values()) agent.cancel(message.runId, message.reason);
+  });
+
+  const sweepContext = {
+    store,
+    queues,
+    graceMs: Math.max(sweepIntervalMs, lockDurationMs),
+    limit: 500,
+    emit,
+  };
+  const sweepNow = () => sweep(sweepContext, Date.now());
+  let sweeping = false;
+  const timer =
+    sweepIntervalMs === 0
+      ? undefined
+      : setInterval(() => {
+          if (sweeping || closing !== undefined) return;
+          sweeping = true;
+          sweepNow()
+            .catch((error: unknown) => failed(error))
+            .finally(() => {
+              sweeping = false;
+            });
+        }, sweepIntervalMs);
+  timer?.unref();
+
+  return {
+    get running() {
+      return new Set(active.keys());
+    },
+    sweep: sweepNow,
+    close() {
+      closing ??= (async () => {
+        if (timer !== undefined) clearInterval(timer);
+        for (const pause of active.values()) pause.abort();
+        // Each waits for its runs in progress: they pause at their next checkpoint and go back to the queue.
+        await Promise.allSettled(workers.map((worker) => worker.close()));
+        await Promise.allSettled([...queues.values()].map((queue) => queue.close()));
+        subscriber.disconnect();
+        await closeRedis(redis);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The agents by name; `config.invalid` for an empty list, an agent that is not durable, or two of one name. */
+function agentsByName(agents: unknown): Map<string, Agent<unknown>> {
+  if (!Array.isArray(agents) || agents.length === 0) {
+    throw invalid(
+      WHERE,
+      'agents must be a non-empty array of agents, such as [agent({ name, model, store })]',
+    );
+  }
+  const byName = new Map<string, Agent<unknown>>();
+  for (const candidate of agents as Agent<unknown>[]) {
+    if (typeof candidate?.resume !== 'function' || typeof candidate.name !== 'string') {
+      throw invalid(WHERE, 'every entry of agents must be an agent made by agent()');
+    }
+    if (byName.has(candidate.name)) {
+      throw invalid(
+        WHERE,
+        `two agents are named "${candidate.name}": a job names its agent, so names must differ`,
+      );
+    }
+    byName.set(candidate.name, candidate);
+  }
+  return byName;
+}

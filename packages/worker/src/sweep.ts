@@ -1,0 +1,46 @@
+import type { RunStore } from '@keel/core';
+import type { Queue } from 'bullmq';
+import type { RunJobData } from './fleet-names.js';
+import type { WorkerEvent } from './worker-events.js';
+
+/** What a sweep needs. */
+export interface SweepContext {
+  readonly store: RunStore;
+  /** This worker's queues, by agent name: only runs of these agents are swept. */
+  readonly queues: ReadonlyMap<string, Queue<RunJobData>>;
+  /** Runs changed more recently than this many ms ago are left alone: their own job is on its way. */
+  readonly graceMs: number;
+  /** Most runs of each status looked at per sweep. */
+  readonly limit: number;
+  readonly emit: (event: WorkerEvent) => void;
+}
+
+/**
+ * Enqueues again the runs of this worker's agents that no job carries: `queued` runs whose job never reached Redis
+ * (it was down when they were submitted, or lost its data), and `running` runs with no live lease (their worker died
+ * and its job is gone). A job is added under the run's id, so a run that has one (waiting, delayed, running, or
+ * failed for good and left for a human) is not enqueued twice, however many workers sweep at once. Resolves with
+ * the runs enqueued.
+ */
+export async function sweep(context: SweepContext, nowMs: number): Promise<string[]> {
+  const swept: string[] = [];
+  for (const status of ['queued', 'running'] as const) {
+    const runs = await context.store.listRuns({ status, limit: context.limit });
+    for (const run of runs) {
+      const queue = context.queues.get(run.agentName);
+      if (queue === undefined) continue;
+      if (run.lease !== undefined && run.lease.expiresAtMs > nowMs) continue;
+      if (nowMs - run.updatedAtMs < context.graceMs) continue;
+      if ((await queue.getJob(run.runId)) !== undefined) continue;
+      const data: RunJobData = { runId: run.runId, agentName: run.agentName };
+      await queue.add('run', data, {
+        jobId: run.runId,
+        removeOnComplete: true,
+        removeOnFail: { age: 7 * 24 * 3_600 },
+      });
+      swept.push(run.runId);
+      context.emit({ type: 'run-swept', runId: run.runId, agentName: run.agentName, atMs: nowMs });
+    }
+  }
+  return swept;
+}
