@@ -8,6 +8,7 @@ import type {
   ToolSource,
 } from '@keel/core';
 import type { AgentFile } from './agent-file.js';
+import type { AgentPolicies } from './fleet-policies.js';
 
 /** What an agent file leaves to the command that builds its agent. */
 export interface AgentParts {
@@ -20,6 +21,8 @@ export interface AgentParts {
   durability?: DurabilityOptions;
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
+  /** Breakers and retry budget shared beyond the process (`keel worker`). Defaults to the agent's own. */
+  policies?: AgentPolicies;
 }
 
 /**
@@ -37,6 +40,20 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
     ...(parts.clock === undefined ? {} : { clock: parts.clock }),
     ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
     ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
-    ...(file.retry.maxAttempts === undefined ? {} : { retry: { maxAttempts: file.retry.maxAttempts } }),
+    ...(parts.policies === undefined
+      ? {}
+      : { breaker: parts.policies.breaker, toolBreaker: parts.policies.toolBreaker }),
+    ...retryOptions(file, parts.policies),
   };
+}
+
+function retryOptions(
+  file: AgentFile,
+  policies: AgentPolicies | undefined,
+): Pick<AgentOptions<string>, 'retry'> {
+  const retry = {
+    ...(file.retry.maxAttempts === undefined ? {} : { maxAttempts: file.retry.maxAttempts }),
+    ...(policies === undefined ? {} : { budget: policies.budget }),
+  };
+  return Object.keys(retry).length === 0 ? {} : { retry };
 }

@@ -4,6 +4,7 @@ import { type AgentFile, loadAgentFile } from './agent-file.js';
 import { agentOptionsFromFile } from './agent-options.js';
 import { type AgentTools, buildAgentTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
+import type { AgentPolicies } from './fleet-policies.js';
 import { type ResolvedModels, resolveModels } from './models.js';
 
 /** An agent built from an agent file, with what must be closed afterwards. */
@@ -36,6 +37,8 @@ export interface BuildOptions {
   durability?: DurabilityOptions;
   /** Wraps the agent file's tools before the agent gets them (tracing's `tracedTools`). Defaults to none. */
   wrapTools?: (tools: Tool[]) => Tool[];
+  /** The policy state of the agent named, shared beyond the process (`keel worker`). Defaults to the agent's own. */
+  policies?: (agentName: string) => AgentPolicies;
 }
 
 /** Reads an agent file and builds the agent it describes, durable on `store`. */
@@ -80,6 +83,7 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
         store: options.store,
         ...(options.clock === undefined ? {} : { clock: options.clock }),
         ...(options.durability === undefined ? {} : { durability: options.durability }),
+        ...(options.policies === undefined ? {} : { policies: options.policies(file.name) }),
       }),
     );
     return { file, agent: built, models, tools, close };

@@ -8,8 +8,6 @@ import { answerThroughQueue, resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
 import { sessionsCommand } from './commands/sessions.js';
-import { submitCli } from './commands/submit.js';
-import { workerCli } from './commands/worker.js';
 import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
@@ -115,9 +113,15 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
     return chatCommand(argv.slice(1), { environment, output, workingDirectory, signal });
   if (argv[0] === 'sessions') return sessionsCommand(argv.slice(1), { output, workingDirectory });
   if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
-  if (argv[0] === 'submit') return submitCli(argv.slice(1), { output, workingDirectory, environment, clock });
-  if (argv[0] === 'worker')
+  // The fleet commands load BullMQ and the Redis client only when they run, so other commands start as fast.
+  if (argv[0] === 'submit') {
+    const { submitCli } = await import('./commands/submit.js');
+    return submitCli(argv.slice(1), { output, workingDirectory, environment, clock });
+  }
+  if (argv[0] === 'worker') {
+    const { workerCli } = await import('./commands/worker.js');
     return workerCli(argv.slice(1), { output, workingDirectory, environment, signal, clock });
+  }
   const { values, positionals } = parse(argv);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const [command, ...rest] = positionals;

@@ -1,5 +1,4 @@
 import type { RunStore } from '@keel/core';
-import { runQueue } from '@keel/worker';
 import type { Output } from '../output.js';
 
 /**
@@ -19,6 +18,7 @@ export async function cancelCommand(
   if (options.redis === undefined) {
     status = await store.requestCancellation(runId, reason, Date.now());
   } else {
+    const { runQueue } = await import('@keel/worker');
     const queue = runQueue({ store, redis: options.redis });
     try {
       status = await queue.cancel(runId, reason);

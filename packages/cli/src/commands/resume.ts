@@ -6,7 +6,6 @@ import {
   systemClock,
   type ToolCallDecision,
 } from '@keel/core';
-import { runQueue } from '@keel/worker';
 import { buildAgent } from '../build-agent.js';
 import { type Invocation, loadInvocation } from '../invocation.js';
 import {
@@ -164,6 +163,7 @@ export async function answerThroughQueue(
   output: Output,
 ): Promise<number> {
   const { approvals, decisions } = answersOf(options);
+  const { runQueue } = await import('@keel/worker');
   const queue = runQueue({ store, redis, ...(options.clock === undefined ? {} : { clock: options.clock }) });
   try {
     await queue.answer(options.runId, { approvals, decisions });

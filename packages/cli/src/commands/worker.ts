@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { runWorker, type WorkerEvent } from '@keel/worker';
 import { type BuiltAgent, buildAgent } from '../build-agent.js';
+import { type FleetPolicies, fleetPolicies } from '../fleet-policies.js';
 import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
 import { openStore } from '../store.js';
@@ -13,7 +14,7 @@ export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as
 
 usage:
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N]
-              [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json]
+              [--policy-state shared|local|closed] [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json]
 
 Takes the runs submitted (keel submit) for the agents of its files, runs them durably on the shared store, and
 prints a line when it takes a run, starts or resumes it, finishes it or hands it back. A run whose worker died is
@@ -21,12 +22,19 @@ resumed by another from its last checkpoint once the dead worker's lease ends; a
 repeated. On SIGTERM or Ctrl-C it takes no more runs, lets the running ones reach a checkpoint with no tool call
 running, hands them back to the queue for another worker, and exits 0.
 
+The workers of a fleet share their breakers and retry budget through the same Redis: a provider that is down is
+probed once per half-open period by the whole fleet, and every worker stops calling it once its breaker opens.
+
 options:
   --store URL       the fleet's run store: postgres://... (or a SQLite file on one machine; default ./.keel/keel.db)
   --redis URL       the fleet's Redis (default: KEEL_REDIS_URL, else redis://127.0.0.1:6379)
   --concurrency N   runs at once, per agent (default: 1)
   --lease-ttl-ms N  how long a run stays leased to a worker that stopped renewing it: a dead worker's runs are
                     taken again after about this long (default: 30000)
+  --policy-state shared|local|closed
+                    where breakers and the retry budget live: shared through Redis, going on with each worker's own
+                    state while Redis cannot be reached (shared, the default); shared, refusing model and tool calls
+                    while Redis cannot be reached (closed); or each worker's own (local)
   --faults SPEC     fault schedule of the simulated provider, as for keel run (default: none)
   --seed N          seed of the fault schedule (default: 1)
   --json            print one JSON object per line: { type, runId, ... }
@@ -56,6 +64,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
         redis: { type: 'string' },
         concurrency: { type: 'string' },
         'lease-ttl-ms': { type: 'string' },
+        'policy-state': { type: 'string' },
         faults: { type: 'string' },
         seed: { type: 'string' },
         json: { type: 'boolean' },
@@ -82,6 +91,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
     options.concurrency = integerArgument('--concurrency', values.concurrency, 1);
   if (values['lease-ttl-ms'] !== undefined)
     options.leaseTtlMs = integerArgument('--lease-ttl-ms', values['lease-ttl-ms'], 200);
+  if (values['policy-state'] !== undefined) options.policyState = policyStateOf(values['policy-state']);
   if (values.faults !== undefined) options.faults = values.faults;
   if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
   const store = openStore(values.store, context.workingDirectory);
@@ -101,6 +111,12 @@ export interface WorkerCommandOptions {
   concurrency?: number;
   /** The agents' lease TTL and the jobs' lock (`--lease-ttl-ms`): how soon a dead worker's runs are taken again. */
   leaseTtlMs?: number;
+  /**
+   * Where the agents' breakers and retry budget live (`--policy-state`): `shared` through the fleet's Redis, each
+   * worker going on with its own state while Redis is unreachable; `closed`, shared, calls refused while Redis is
+   * unreachable; `local`, each worker's own. Defaults to `shared`.
+   */
+  policyState?: PolicyState;
   faults?: string;
   seed?: number;
   allowedKeyHosts: string[];
@@ -131,6 +147,7 @@ export async function workerCommand(
   }
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const built: BuiltAgent[] = [];
+  const policies = policiesOf(options, output);
   try {
     for (const file of options.files) {
       built.push(
@@ -142,6 +159,7 @@ export async function workerCommand(
           allowedKeyHosts: options.allowedKeyHosts,
           clock: options.clock,
           durability: { leaseTtlMs },
+          ...(policies === undefined ? {} : { policies: (name: string) => policies.forAgent(name) }),
           ...(options.faults === undefined ? {} : { faults: options.faults }),
           ...(options.seed === undefined ? {} : { seed: options.seed }),
         }),
@@ -187,7 +205,52 @@ export async function workerCommand(
     return 0;
   } finally {
     for (const entry of built) await entry.close();
+    await policies?.close();
   }
+}
+
+/** Where a worker's breakers and retry budget live (`--policy-state`). */
+export type PolicyState = 'shared' | 'closed' | 'local';
+
+function policyStateOf(value: string): PolicyState {
+  if (value === 'shared' || value === 'closed' || value === 'local') return value;
+  throw new KeelError('config.invalid', `--policy-state must be shared, closed or local, not "${value}"`);
+}
+
+/** The fleet's shared policy state, unless `local`; a line (or JSON object) when Redis is lost and when it returns. */
+function policiesOf(options: WorkerCommandOptions, output: Output): FleetPolicies | undefined {
+  const policyState = options.policyState ?? 'shared';
+  if (policyState === 'local') return undefined;
+  const policies = fleetPolicies({
+    url: options.redis,
+    onUnavailable: policyState === 'closed' ? 'closed' : 'local',
+  });
+  const rule =
+    policyState === 'closed' ? 'model and tool calls are refused' : 'each worker goes on with its own state';
+  policies.state.onUnavailable(({ atMs, error }) => {
+    if (options.json) {
+      const failure = { code: error.code, message: error.message };
+      output.out(
+        JSON.stringify({ type: 'policy-state-unavailable', atMs, rule: policyState, error: failure }),
+      );
+    } else {
+      output.out(
+        `${timeOf(atMs, output)}${paint(output, 'red', 'redis')}     lost: ${rule} until it returns`,
+      );
+    }
+  });
+  policies.state.onRecovered(({ atMs, unavailableForMs }) => {
+    if (options.json) output.out(JSON.stringify({ type: 'policy-state-recovered', atMs, unavailableForMs }));
+    else
+      output.out(
+        `${timeOf(atMs, output)}${paint(output, 'green', 'redis')}     back after ${unavailableForMs} ms: breakers and budget shared again`,
+      );
+  });
+  return policies;
+}
+
+function timeOf(atMs: number, output: Output): string {
+  return `${paint(output, 'grey', new Date(atMs).toISOString().slice(11, 23))} `;
 }
 
 function jsonOf(event: WorkerEvent): Record<string, unknown> {
@@ -196,8 +259,7 @@ function jsonOf(event: WorkerEvent): Record<string, unknown> {
 }
 
 function lineOf(event: WorkerEvent, output: Output): string {
-  const time = new Date(event.atMs).toISOString().slice(11, 23);
-  const head = `${paint(output, 'grey', time)} `;
+  const head = timeOf(event.atMs, output);
   switch (event.type) {
     case 'run-taken':
       return `${head}taken     ${event.runId}  ${event.agentName}`;

@@ -40,6 +40,7 @@ describe('keel submit, keel worker, keel runs list', () => {
     expect(worker.code).toBe(0);
     expect(worker.stdout).toContain('--concurrency N');
     expect(worker.stdout).toContain('SIGTERM');
+    expect(worker.stdout).toContain('--policy-state shared|local|closed');
     const all = await keel('--help');
     expect(all.stdout).toContain('keel submit <agent.yaml>');
     expect(all.stdout).toContain('keel worker <agent.yaml>...');
@@ -61,6 +62,10 @@ describe('keel submit, keel worker, keel runs list', () => {
     expect(await keel('worker', 'desk.yaml', '--concurrency', '0')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--concurrency must be an integer of at least 1'),
+    });
+    expect(await keel('worker', 'desk.yaml', '--policy-state', 'global')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--policy-state must be shared, closed or local, not "global"'),
     });
     expect(await keel('worker', 'desk.yaml', '--bogus')).toMatchObject({
       code: 2,
