@@ -164,12 +164,19 @@ describe('a fleet of keel workers on Redis and PostgreSQL', () => {
         expect(lost, 'completed steps lost, or effects the ledger does not know').toEqual([]);
         for (const [key] of effects) expect(runIds.some((runId) => key.startsWith(`${runId}:`))).toBe(true);
 
-        // The kills landed on busy workers: runs were taken over and resumed by another process.
+        // The kills landed on busy workers: their runs were taken over by another process (resumed from a
+        // checkpoint, or started again when none was written yet).
         const resumed = lines.filter((line) => line.type === 'run-resumed');
-        if (settings.kills > 0) expect(resumed.length, `kills: ${kills.join(', ')}`).toBeGreaterThan(0);
+        const takers = new Map<string, Set<string>>();
+        for (const line of lines.filter((entry) => entry.type === 'run-taken')) {
+          const runTakers = takers.get(line.runId!) ?? new Set<string>();
+          takers.set(line.runId!, runTakers.add(`${line.worker}.${line.generation}`));
+        }
+        const takenOver = [...takers.values()].filter((runTakers) => runTakers.size > 1).length;
+        if (settings.kills > 0) expect(takenOver, `kills: ${kills.join(', ')}`).toBeGreaterThan(0);
         const summary =
           `${settings.runs} runs (${[...statuses].map(([status, count]) => `${count} ${status}`).join(', ')}), ` +
-          `${settings.workers} workers, ${kills.length} kills, ${resumed.length} resumes, ` +
+          `${settings.workers} workers, ${kills.length} kills, ${takenOver} runs taken over, ${resumed.length} resumes, ` +
           `${lines.filter((line) => line.type === 'run-requeued').length} hand-backs, ${decided.size} decisions ` +
           `(${[...decided.values()].filter((decision) => decision === 'abandon').length} abandoned), ` +
           `${cancelled.size} cancellations asked, ${effects.size} effects, 0 duplicated, 0 lost, ` +
