@@ -45,6 +45,9 @@ import {
   refusedCommitError,
 } from './postgres-step-commit.js';
 
+/** The prepared statement of a step's commit: the statement a durable run sends once or twice a step. */
+const COMMIT_STEP_STATEMENT = 'keel_commit_step';
+
 /** Runs a statement: on a transaction's client, or on the pool. */
 type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
@@ -144,7 +147,11 @@ export class PostgresRunStore implements RunStore {
   }
 
   async commitStep(runId: string, commit: StepCommit): Promise<number> {
-    const result = await this.query<{ version: number }>(COMMIT_STEP_SQL, commitStepValues(runId, commit));
+    const result = await this.query<{ version: number }>(
+      COMMIT_STEP_SQL,
+      commitStepValues(runId, commit),
+      COMMIT_STEP_STATEMENT,
+    );
     const row = result.rows[0];
     if (row !== undefined) return row.version;
     const completed = (commit.toolsCompleted ?? []).map((entry) => ({
@@ -306,13 +313,15 @@ export class PostgresRunStore implements RunStore {
     }
   }
 
+  /** Runs a statement on the pool; a `name` makes it a prepared statement, parsed and planned once a connection. */
   private async query<Row extends pg.QueryResultRow>(
     text: string,
     values: unknown[],
+    name?: string,
   ): Promise<pg.QueryResult<Row>> {
     try {
       await this.migrateOnce();
-      return await this.pool.query<Row>(text, values);
+      return await this.pool.query<Row>(name === undefined ? { text, values } : { name, text, values });
     } catch (error) {
       throw toStoreError(error);
     }
