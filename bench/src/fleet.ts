@@ -1,9 +1,11 @@
 // Runs per second through a fleet: the same runs (an agent file on the simulated provider, a weather lookup and a
 // ticket, two steps) submitted to one `keel worker` process, then to N of them, against a private PostgreSQL and
-// Redis; and, for reference, run in this process with no queue at all.
+// Redis; and, for reference, run in this process with no queue at all. Then runs that wait on a slow dependency (an
+// HTTP tool whose server answers after SLOW_TOOL_MS), as agents mostly do, through one worker and through N.
 // Run: npm run bench:fleet  (KEEL_BENCH_FLEET_RUNS, KEEL_BENCH_FLEET_WORKERS, KEEL_BENCH_FLEET_CONCURRENCY)
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,44 +13,52 @@ import { agent, tool } from '@keel/core';
 import { simulated } from '@keel/simulated';
 import { PostgresRunStore } from '@keel/store-postgres';
 import { runQueue } from '@keel/worker';
-import { Redis } from 'ioredis';
+import { startBenchRedis } from './redis-server.js';
 
 const RUNS = Number(process.env.KEEL_BENCH_FLEET_RUNS ?? 300);
 const WORKERS = Number(process.env.KEEL_BENCH_FLEET_WORKERS ?? 3);
 const CONCURRENCY = Number(process.env.KEEL_BENCH_FLEET_CONCURRENCY ?? 8);
 const TASK = 'Create a ticket about the weather in Oslo';
-const KEEL = fileURLToPath(new URL('../../packages/cli/bin/keel.js', import.meta.url));
+const SLOW_TASK = 'What is the weather in Oslo?';
+/** How long the slow tool's server takes to answer, in milliseconds. */
+const SLOW_TOOL_MS = Number(process.env.KEEL_BENCH_FLEET_SLOW_TOOL_MS ?? 100);
 
-/** A private redis-server on `port`, ready when this resolves. */
-async function startRedis(port: number): Promise<{ url: string; stop(): void }> {
-  const server = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const url = `redis://127.0.0.1:${port}`;
-  for (let attempt = 0; ; attempt++) {
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.ping();
-      client.disconnect();
-      break;
-    } catch (error) {
-      client.disconnect();
-      if (attempt > 100) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  return { url, stop: () => server.kill('SIGTERM') };
+/** The agent files of the two cases, for an agent named `name`. */
+const AGENT_FILES = {
+  quick: (name: string) => `name: ${name}\ntools: [create_ticket, get_weather]\n`,
+  slow: (name: string, url: string) =>
+    [
+      `name: ${name}`,
+      'tools:',
+      '  - http:',
+      '      name: get_weather',
+      '      description: Current weather for a city',
+      '      input: { type: object, properties: { city: { type: string } }, required: [city] }',
+      `      url: "${url}/weather/{city}"`,
+      '      allow: [127.0.0.1]',
+      '      idempotent: true',
+      '',
+    ].join('\n'),
+};
+
+/** A weather API on 127.0.0.1 that answers after SLOW_TOOL_MS. */
+async function startSlowServer(): Promise<{ url: string; server: Server }> {
+  const server = createServer((request, response) => {
+    setTimeout(() => {
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ path: request.url, conditions: 'sunny', celsius: 4 }));
+    }, SLOW_TOOL_MS);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('the slow server has no port');
+  return { url: `http://127.0.0.1:${address.port}`, server };
 }
+const KEEL = fileURLToPath(new URL('../../packages/cli/bin/keel.js', import.meta.url));
 
 /** Starts `count` keel workers and resolves once each printed its ready line; `finished` counts runs ended. */
 async function startWorkers(count: number, directory: string, store: string, redis: string) {
-  const counter = { finished: 0 };
+  const counter = { finished: 0, problems: [] as string[] };
   const children: ChildProcess[] = [];
   const ready: Promise<void>[] = [];
   for (let index = 0; index < count; index++) {
@@ -78,7 +88,11 @@ async function startWorkers(count: number, directory: string, store: string, red
           buffered = lines.pop() ?? '';
           for (const line of lines) {
             if (line.includes('"worker-ready"')) resolve();
-            if (line.includes('"run-finished"')) counter.finished++;
+            if (line.includes('"run-finished"')) {
+              counter.finished++;
+              const { status, errorCode } = JSON.parse(line) as { status: string; errorCode?: string };
+              if (status !== 'completed') counter.problems.push(`${status} ${errorCode ?? ''}`.trim());
+            }
           }
         });
       }),
@@ -101,22 +115,32 @@ async function startWorkers(count: number, directory: string, store: string, red
   };
 }
 
-/** Runs per second of RUNS runs submitted to `count` workers. */
-async function throughFleet(count: number, storeUrl: string, redisUrl: string): Promise<number> {
+/** Runs per second of RUNS runs of `task` submitted to `count` workers of the agent file `agentFile` makes. */
+async function throughFleet(
+  count: number,
+  storeUrl: string,
+  redisUrl: string,
+  agentFile: (name: string) => string,
+  task: string,
+): Promise<number> {
   const directory = mkdtempSync(join(tmpdir(), 'keel-bench-fleet-'));
   const agentName = `bench-fleet-${count}-${Date.now().toString(36)}`;
-  writeFileSync(join(directory, 'fleet.yaml'), `name: ${agentName}\ntools: [create_ticket, get_weather]\n`);
+  writeFileSync(join(directory, 'fleet.yaml'), agentFile(agentName));
   const workers = await startWorkers(count, directory, storeUrl, redisUrl);
   const store = new PostgresRunStore({ connectionString: storeUrl });
   const queue = runQueue({ store, redis: redisUrl });
   try {
     const start = performance.now();
     for (let first = 0; first < RUNS; first += 50) {
-      const batch = Array.from({ length: Math.min(50, RUNS - first) }, () => queue.submit(agentName, TASK));
+      const batch = Array.from({ length: Math.min(50, RUNS - first) }, () => queue.submit(agentName, task));
       await Promise.all(batch);
     }
     while (workers.counter.finished < RUNS) await new Promise((resolve) => setTimeout(resolve, 10));
-    return (RUNS * 1_000) / (performance.now() - start);
+    const elapsedMs = performance.now() - start;
+    const { problems } = workers.counter;
+    if (problems.length > 0)
+      throw new Error(`${problems.length} runs did not complete: ${problems.slice(0, 3)}`);
+    return (RUNS * 1_000) / elapsedMs;
   } finally {
     await workers.stop();
     await queue.close();
@@ -160,6 +184,21 @@ async function inProcess(storeUrl: string): Promise<number> {
   }
 }
 
+/** Prints the runs per second of one worker, then of WORKERS workers. */
+async function compareWorkers(
+  storeUrl: string,
+  redisUrl: string,
+  agentFile: (name: string) => string,
+  task: string,
+): Promise<void> {
+  const one = await throughFleet(1, storeUrl, redisUrl, agentFile, task);
+  console.log(`  1 keel worker process             ${one.toFixed(1).padStart(7)} runs/s`);
+  const many = await throughFleet(WORKERS, storeUrl, redisUrl, agentFile, task);
+  console.log(
+    `  ${WORKERS} keel worker processes           ${many.toFixed(1).padStart(7)} runs/s  (${(many / one).toFixed(2)}x one worker)`,
+  );
+}
+
 async function main(): Promise<void> {
   const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
   const port = process.env.KEEL_POSTGRES_PORT ?? '54349';
@@ -167,7 +206,8 @@ async function main(): Promise<void> {
     .trim()
     .split('\n')
     .at(-1)!;
-  const redis = await startRedis(Number(process.env.KEEL_REDIS_PORT ?? 56389));
+  const redis = await startBenchRedis();
+  const slow = await startSlowServer();
   try {
     console.log(
       `fleet: ${RUNS} two-step runs (simulated model, a ticket and a weather lookup) on PostgreSQL and Redis, ` +
@@ -175,14 +215,15 @@ async function main(): Promise<void> {
     );
     const local = await inProcess(storeUrl);
     console.log(`  in this process, no queue         ${local.toFixed(1).padStart(7)} runs/s`);
-    const one = await throughFleet(1, storeUrl, redis.url);
-    console.log(`  1 keel worker process             ${one.toFixed(1).padStart(7)} runs/s`);
-    const many = await throughFleet(WORKERS, storeUrl, redis.url);
+    await compareWorkers(storeUrl, redis.url, AGENT_FILES.quick, TASK);
     console.log(
-      `  ${WORKERS} keel worker processes           ${many.toFixed(1).padStart(7)} runs/s  (${(many / one).toFixed(2)}x one worker)`,
+      `fleet: ${RUNS} runs waiting ${SLOW_TOOL_MS} ms on an HTTP tool (a weather API on 127.0.0.1), ` +
+        `concurrency ${CONCURRENCY} per process`,
     );
+    await compareWorkers(storeUrl, redis.url, (name) => AGENT_FILES.slow(name, slow.url), SLOW_TASK);
   } finally {
-    redis.stop();
+    slow.server.close();
+    await redis.stop();
     execFileSync('bash', [script, 'stop', port]);
   }
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
+import { integerArgument } from './commands/fleet-arguments.js';
 import { chatCommand } from './commands/chat.js';
 import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';
@@ -146,7 +147,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.faults !== undefined) options.faults = values.faults;
-      if (values.seed !== undefined) options.seed = integerOption('--seed', values.seed, 0);
+      if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
       options.telemetry = telemetryFlags(values);
       return withStore(values.store, workingDirectory, {}, (store) => runCommand(options, store, output));
     }
@@ -198,7 +199,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         if (subcommand === 'list') {
           const options: Parameters<typeof listRuns>[1] = { json: values.json === true };
           if (values.status !== undefined) options.status = values.status;
-          if (values.limit !== undefined) options.limit = integerOption('--limit', values.limit, 1);
+          if (values.limit !== undefined) options.limit = integerArgument('--limit', values.limit, 1);
           return listRuns(store, options, output);
         }
         if (subcommand === 'show' && runId !== undefined)
@@ -266,20 +267,9 @@ function telemetryFlags(values: ReturnType<typeof parse>['values']): TelemetryFl
   if (values.otlp !== undefined) flags.otlp = otlpBase(values.otlp);
   const port = values['metrics-port'];
   if (port !== undefined) {
-    flags.metricsPort = integerOption('--metrics-port', port, 0);
+    flags.metricsPort = integerArgument('--metrics-port', port, 0);
     if (flags.metricsPort > 65_535)
       throw new KeelError('config.invalid', '--metrics-port must be at most 65535');
   }
   return flags;
-}
-
-function integerOption(name: string, value: string, minimum: number): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < minimum) {
-    throw new KeelError(
-      'config.invalid',
-      `${name} must be an integer of at least ${minimum}, not "${value}"`,
-    );
-  }
-  return parsed;
 }

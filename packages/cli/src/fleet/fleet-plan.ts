@@ -1,6 +1,8 @@
 // The fleet test's settings and its seeded schedule: how many runs and workers, and when workers are killed and
 // runs cancelled. A test fixture compiled with the package, not part of its API.
 
+import { mulberry32 } from '@keel/simulated';
+
 /** The fleet test's size, from KEEL_FLEET_* variables (for larger runs than CI's). */
 export interface FleetSettings {
   /** Runs submitted (KEEL_FLEET_RUNS). Defaults to 200. */
@@ -37,16 +39,9 @@ export function fleetSettings(environment: NodeJS.ProcessEnv): FleetSettings {
   };
 }
 
-/** A seeded generator (mulberry32): one seed, one schedule. */
+/** A seeded generator (the simulated provider's mulberry32): one seed, one schedule. */
 export function seededRandom(seed: number): { next(): number; integer(min: number, max: number): number } {
-  let current = seed >>> 0;
-  const next = (): number => {
-    current = (current + 0x6d2b79f5) >>> 0;
-    let value = current;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const next = mulberry32(seed);
   return { next, integer: (min, max) => min + Math.floor(next() * (max - min + 1)) };
 }
 

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisState, redisState } from '../redis-state.js';
 import { type CommandMonitor, monitorCommands } from '../test-support/command-monitor.js';
 import {
+  fakeClockState,
   testClient,
   testRedisUrl,
   uniqueNamespace,
@@ -28,18 +29,7 @@ afterEach(async () => {
 async function twoProcesses() {
   const namespace = uniqueNamespace('breaker-store');
   const clock = new FakeClock(1_000_000);
-  const connect = async () => {
-    const state = redisState({
-      url: testRedisUrl(),
-      namespace,
-      timeSource: 'clock',
-      clock,
-      operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
-    });
-    open.push(state);
-    await state.ready();
-    return state;
-  };
+  const connect = () => fakeClockState(namespace, clock, open);
   const [first, second] = [await connect(), await connect()];
   const make = (state: RedisState, name = 'provider'): CircuitBreaker =>
     circuitBreaker({

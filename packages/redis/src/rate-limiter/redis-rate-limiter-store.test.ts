@@ -3,10 +3,10 @@
 import { type KeelError, rateLimiter } from '@keel/core';
 import { FakeClock } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RedisState, redisState } from '../redis-state.js';
+import type { RedisState } from '../redis-state.js';
 import { type CommandMonitor, monitorCommands } from '../test-support/command-monitor.js';
 import { eventually } from '../test-support/eventually.js';
-import { testRedisUrl, uniqueNamespace, TEST_OPERATION_TIMEOUT_MS } from '../test-support/test-redis.js';
+import { fakeClockState, uniqueNamespace } from '../test-support/test-redis.js';
 
 const open: RedisState[] = [];
 const monitors: CommandMonitor[] = [];
@@ -18,18 +18,7 @@ afterEach(async () => {
 async function twoProcesses() {
   const namespace = uniqueNamespace('rate-store');
   const clock = new FakeClock(1_000_000);
-  const connect = async () => {
-    const state = redisState({
-      url: testRedisUrl(),
-      namespace,
-      timeSource: 'clock',
-      clock,
-      operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
-    });
-    open.push(state);
-    await state.ready();
-    return state;
-  };
+  const connect = () => fakeClockState(namespace, clock, open);
   return { namespace, clock, first: await connect(), second: await connect() };
 }
 

@@ -3,31 +3,17 @@
 import { type RetryBudget, retryBudget } from '@keel/core';
 import { FakeClock } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RedisState, redisState } from '../redis-state.js';
+import type { RedisState } from '../redis-state.js';
 import { eventually } from '../test-support/eventually.js';
-import {
-  testClient,
-  testRedisUrl,
-  uniqueNamespace,
-  TEST_OPERATION_TIMEOUT_MS,
-} from '../test-support/test-redis.js';
+import { fakeClockState, testClient, uniqueNamespace } from '../test-support/test-redis.js';
 
 const open: RedisState[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((state) => state.close()));
 });
 
-async function connect(namespace: string, clock: FakeClock): Promise<RedisState> {
-  const state = redisState({
-    url: testRedisUrl(),
-    namespace,
-    timeSource: 'clock',
-    clock,
-    operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
-  });
-  open.push(state);
-  await state.ready();
-  return state;
+function connect(namespace: string, clock: FakeClock): Promise<RedisState> {
+  return fakeClockState(namespace, clock, open);
 }
 
 function acquireAll(budget: RetryBudget, limit = 100): number {

@@ -1,6 +1,8 @@
 // Test helpers: the private Redis the vitest global setup starts, and names no other test file uses.
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '@keel/core';
 import { Redis } from 'ioredis';
+import { type RedisState, redisState } from '../redis-state.js';
 
 /**
  * The operation timeout of the tests' states: generous, because a machine running the whole suite can stall a
@@ -24,4 +26,25 @@ export function uniqueNamespace(prefix = 'test'): string {
 /** A plain ioredis client on the tests' Redis (or `url`), for looking at keys and running scripts directly. */
 export function testClient(url = testRedisUrl()): Redis {
   return new Redis(url, { maxRetriesPerRequest: 1 });
+}
+
+/**
+ * A state on the tests' Redis standing for one process, its scripts timed by `clock` (`timeSource: 'clock'`), ready
+ * when this resolves; it is pushed onto `opened`, for the test to close.
+ */
+export async function fakeClockState(
+  namespace: string,
+  clock: Clock,
+  opened: RedisState[],
+): Promise<RedisState> {
+  const state = redisState({
+    url: testRedisUrl(),
+    namespace,
+    timeSource: 'clock',
+    clock,
+    operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+  });
+  opened.push(state);
+  await state.ready();
+  return state;
 }
