@@ -31,6 +31,7 @@ usage:
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
+              [--metrics-port N] [--otlp URL] [--log json]   (keel worker --help)
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
                  [--allow-key-host HOST]... [--json]   (keel dashboard --help for its options)
 
