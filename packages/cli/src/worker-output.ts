@@ -47,7 +47,6 @@ export function workerPrinter(mode: WorkerOutputMode, output: Output, log: LogWr
           type: 'worker-ready',
           agents,
           concurrency,
-          pid,
           ...(metricsUrl === undefined ? {} : { metricsUrl }),
         },
         `${paint(output, 'bold', 'keel worker')} agents ${agents.join(', ')} · concurrency ${concurrency} · pid ${pid}${metrics}`,
@@ -79,14 +78,14 @@ export function workerPrinter(mode: WorkerOutputMode, output: Output, log: LogWr
 
 function logPrinter(log: LogWriter): WorkerPrinter {
   return {
-    ready: ({ agents, concurrency, pid, metricsUrl }) =>
+    // pino's lines carry the pid already.
+    ready: ({ agents, concurrency, metricsUrl }) =>
       log(
         'info',
         {
           event: 'worker-ready',
           agents,
           concurrency,
-          pid,
           ...(metricsUrl === undefined ? {} : { metricsUrl }),
         },
         `worker ready: agents ${agents.join(', ')}, concurrency ${concurrency}`,
