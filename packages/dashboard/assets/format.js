@@ -30,3 +30,8 @@ export function figure(value) {
 export function runHref(runId) {
   return `/runs/${encodeURIComponent(runId)}`;
 }
+
+/** A run's worker as keel runs list shows it: the lease owner, marked when its lease has run out. */
+export function workerLabel(worker) {
+  return worker.leaseEnded ? `${worker.owner} (lease ended)` : worker.owner;
+}

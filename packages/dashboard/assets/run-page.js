@@ -1,9 +1,10 @@
-// One run: what it waits for (answered here, which resumes it as keel resume does), its error, its timeline chart,
-// report, budgets, conversation and tool ledger. Reloads when the store says the run moved.
+// One run: the worker holding it, what it waits for (answered here, which resumes it as keel resume does; or, queued,
+// a worker), its error, its timeline chart, report, budgets, conversation and tool ledger. Reloads when the store says
+// the run moved.
 import { ApiError, getJson } from './api.js';
 import { decisions } from './decisions.js';
 import { h, jsonBlock, replace } from './dom.js';
-import { formatDuration, formatTime } from './format.js';
+import { formatDuration, formatTime, workerLabel } from './format.js';
 import { conversation, errorPanel, ledger, problem, report } from './run-panels.js';
 import { renderTimeline } from './timeline-panel.js';
 
@@ -16,6 +17,7 @@ export function showRun(context, runId) {
   const names = [
     'header',
     'resume',
+    'queue',
     'decisions',
     'error',
     'output',
@@ -51,6 +53,7 @@ async function reload(view) {
   const { sections } = view;
   replace(sections.header, header(run));
   replace(sections.resume, resumeStatus(run.resume));
+  replace(sections.queue, run.queued ? queuePanel(run) : null);
   replace(sections.decisions, decisions(view, run));
   replace(sections.error, run.error ? errorPanel(run.error) : null);
   replace(
@@ -58,15 +61,17 @@ async function reload(view) {
     run.output === undefined ? null : [h('h2', {}, 'Output'), jsonBlock(run.output, 'output-text')],
   );
   renderTimeline(sections.timeline, run.timeline);
-  replace(sections.report, report(run));
-  replace(sections.conversation, conversation(run.messages));
-  replace(sections.ledger, ledger(run.ledger));
+  // A queued run has no report and no tool call yet: only its input.
+  replace(sections.report, run.queued ? null : report(run));
+  replace(sections.conversation, conversation(run.messages, run.queued ? 'Input' : 'Conversation'));
+  replace(sections.ledger, run.queued ? null : ledger(run.ledger));
   // The store does not record the dashboard's own resumes: follow one until it has finished.
   if (run.resume.active) view.pollTimer = setTimeout(view.load, RESUME_POLL_MS);
 }
 
 function header(run) {
   const summary = run.run;
+  const queuedFor = summary.queuedMs === undefined ? '' : formatDuration(summary.queuedMs);
   return [
     h('h1', {}, 'Run ', h('code', {}, summary.runId)),
     h(
@@ -76,12 +81,50 @@ function header(run) {
       ` agent ${summary.agentName}`,
       summary.stopReason ? ` · stop reason ${summary.stopReason}` : '',
       run.stopDetail ? ` (${run.stopDetail})` : '',
-      ` · ${formatDuration(summary.durationMs)} · step ${run.step} · started ${formatTime(summary.createdAtMs)}`,
+      run.queued
+        ? ` · submitted ${formatTime(run.queued.submittedAtMs)} · ${summary.status === 'queued' ? 'waiting' : 'waited'} ${queuedFor}`
+        : ` · ${formatDuration(summary.durationMs)} · step ${run.step} · started ${formatTime(summary.createdAtMs)}` +
+            (queuedFor ? ` (after ${queuedFor} in the queue)` : ''),
       ` · updated ${formatTime(summary.updatedAtMs)} · version ${summary.version}`,
     ),
+    summary.worker ? workerFacts(summary.worker) : null,
     run.cancellation
       ? h('p', { className: 'note' }, `Cancellation requested: ${run.cancellation.reason}`)
       : null,
+  ];
+}
+
+/** The worker holding the run: its lease, and what an ended lease means. */
+function workerFacts(worker) {
+  return h(
+    'p',
+    { className: 'facts worker', 'data-testid': 'run-worker' },
+    'worker ',
+    h('code', {}, workerLabel(worker)),
+    worker.leaseEnded
+      ? ` · lease ended ${formatTime(worker.leaseExpiresAtMs)}: its worker died or paused the run; another worker takes it`
+      : ` · lease until ${formatTime(worker.leaseExpiresAtMs)}`,
+  );
+}
+
+/** What a run no worker has started waits for, or that it ended before one did. */
+function queuePanel(run) {
+  const summary = run.run;
+  if (summary.status !== 'queued') {
+    return [
+      h('h2', {}, `${summary.status[0].toUpperCase()}${summary.status.slice(1)} while queued`),
+      h('p', { className: 'note' }, 'No worker started it: nothing of it ran.'),
+    ];
+  }
+  return [
+    h('h2', {}, 'Waiting for a worker'),
+    h(
+      'p',
+      { className: 'queued', role: 'status' },
+      summary.worker && !summary.worker.leaseEnded
+        ? `Worker ${summary.worker.owner} has taken it and is starting it.`
+        : `No worker has started it yet. A worker serving agent ${summary.agentName} (keel worker) takes it from the queue and runs it from the input below; its report and tool ledger begin then.`,
+    ),
   ];
 }
 

@@ -119,10 +119,10 @@ export function report(run) {
   ];
 }
 
-/** The conversation, each message shown as text. */
-export function conversation(messages) {
+/** The conversation (or a queued run's input, under `title`), each message shown as text. */
+export function conversation(messages, title = 'Conversation') {
   return [
-    h('h2', {}, `Conversation (${messages.length})`),
+    h('h2', {}, `${title} (${messages.length})`),
     h(
       'ol',
       { className: 'messages' },

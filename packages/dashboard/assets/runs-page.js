@@ -1,10 +1,10 @@
-// The runs page: the newest runs with their figures, filters and search kept in the address, breakers last seen by
-// runs, and live updates as runs move.
+// The runs page: the newest runs with their task, the worker holding them and their figures, filters and search kept
+// in the address, breakers last seen by runs, and live updates as runs move (or a worker takes one).
 import { ApiError, getJson } from './api.js';
 import { h, replace } from './dom.js';
-import { figure, formatDuration, formatTime, runHref, shortId } from './format.js';
+import { figure, formatDuration, formatTime, runHref, shortId, workerLabel } from './format.js';
 
-const STATUSES = ['running', 'interrupted', 'completed', 'failed', 'cancelled'];
+const STATUSES = ['queued', 'running', 'interrupted', 'completed', 'failed', 'cancelled'];
 const RELOAD_DELAY_MS = 150;
 
 /** Shows the runs page in `context.main`. */
@@ -21,7 +21,7 @@ export function showRuns(context) {
   const search = h('input', {
     type: 'search',
     name: 'q',
-    placeholder: 'search run id, agent, stop reason, error code',
+    placeholder: 'search run id, agent, task, worker, stop reason, error code',
     'aria-label': 'search',
     value: params.get('q') ?? '',
     on: { input: () => update() },
@@ -120,7 +120,7 @@ function runsTable(runs) {
     return h('p', { className: 'empty' }, 'No runs match. Start one with: keel run <agent.yaml> "<task>"');
   }
   const head = [
-    'run',
+    'run · task',
     'agent',
     'status',
     'stop reason',
@@ -128,7 +128,8 @@ function runsTable(runs) {
     'requests',
     'retries',
     'fallbacks',
-    'started',
+    'created',
+    'worker',
   ];
   return h(
     'table',
@@ -149,7 +150,12 @@ function runsTable(runs) {
         h(
           'tr',
           { 'data-run-id': run.runId, 'data-status': run.status },
-          h('td', {}, h('a', { href: runHref(run.runId), title: run.runId }, shortId(run.runId))),
+          h(
+            'td',
+            { className: 'run' },
+            h('a', { href: runHref(run.runId), title: run.runId }, shortId(run.runId)),
+            run.task ? h('div', { className: 'task', title: run.task }, run.task) : null,
+          ),
           h('td', {}, run.agentName),
           h(
             'td',
@@ -165,13 +171,32 @@ function runsTable(runs) {
             run.problem ?? run.stopReason ?? '–',
             run.errorCode ? h('small', {}, ` ${run.errorCode}`) : null,
           ),
-          h('td', { className: 'number' }, formatDuration(run.durationMs)),
+          h(
+            'td',
+            { className: 'number' },
+            run.status === 'queued'
+              ? `queued ${formatDuration(run.queuedMs)}`
+              : formatDuration(run.durationMs),
+          ),
           h('td', { className: 'number' }, figure(run.requests)),
           h('td', { className: 'number' }, figure(run.retries)),
           h('td', { className: 'number' }, figure(run.fallbacks)),
           h('td', {}, formatTime(run.createdAtMs)),
+          h('td', { className: 'worker' }, workerCell(run)),
         ),
       ),
     ),
   );
+}
+
+/** Who holds the run (its lease, as keel runs list shows it), or that a queued run waits for a worker. */
+function workerCell(run) {
+  if (run.worker) {
+    return h(
+      'code',
+      { title: `lease until ${formatTime(run.worker.leaseExpiresAtMs)}` },
+      workerLabel(run.worker),
+    );
+  }
+  return run.status === 'queued' ? h('span', { className: 'waiting' }, 'waits for a worker') : '–';
 }

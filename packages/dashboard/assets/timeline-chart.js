@@ -3,6 +3,7 @@
 import { formatDuration } from './format.js';
 
 const LANES = [
+  'queue',
   'run',
   'model',
   'retry',
@@ -22,7 +23,7 @@ const LANE_HEIGHT_PX = 34;
 const MOMENT_LANES = ['breaker', 'checkpoint', 'correction'];
 
 function isMoment(entry) {
-  if (entry.timing === 'not-stored' || entry.lane === 'run') return false;
+  if (entry.timing === 'not-stored' || entry.lane === 'run' || entry.lane === 'queue') return false;
   return MOMENT_LANES.includes(entry.lane) || (entry.timing === 'exact' && entry.startMs === entry.endMs);
 }
 

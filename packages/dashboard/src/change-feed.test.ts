@@ -20,7 +20,7 @@ describe('ChangeFeed', () => {
     vi.useRealTimers();
   });
 
-  it('reports new and moved runs, a failing store, its return, and stops polling when nobody listens', async () => {
+  it('reports new and moved runs, a lease taken, a failing store, its return, and stops polling when nobody listens', async () => {
     const store = new FaultyRunStore(new MemoryRunStore());
     const listings = vi.spyOn(store, 'listRuns');
     const feed = new ChangeFeed(store, 1_000, 100);
@@ -49,6 +49,14 @@ describe('ChangeFeed', () => {
     const late: StoreChange[] = [];
     feed.subscribe((change) => late.push(change));
     expect(late).toEqual([{ kind: 'ready' }]);
+
+    // A worker takes a queued run: the lease moves, the version does not.
+    const before = changes.length;
+    await store.acquireLease('b', 'worker-a', 30_000, Date.now());
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(changes.slice(before)).toEqual([{ kind: 'runs', runIds: ['b'] }]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(changes).toHaveLength(before + 1);
 
     unsubscribe();
     feed.close();

@@ -1,4 +1,4 @@
-import { KeelError, type RunStore } from '@keel/core';
+import { KeelError, type RunStore, type RunSummary } from '@keel/core';
 
 /**
  * What the feed tells its listeners: it is watching (`ready`, also once the store answers again after an `error`),
@@ -14,12 +14,12 @@ export type ChangeListener = (change: StoreChange) => void;
 
 /**
  * Watches a run store for moving runs by polling its listing (the store interface has no notifications): a run
- * whose version changed, or a new run, is reported. One feed serves every open page; it polls only while somebody
+ * whose version or lease holder changed (a worker took it), or a new run, is reported. One feed serves every open page; it polls only while somebody
  * listens, and never overlaps two polls.
  */
 export class ChangeFeed {
   private readonly listeners = new Set<ChangeListener>();
-  private versions: Map<string, number> | undefined;
+  private versions: Map<string, string> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private failing = false;
@@ -60,13 +60,15 @@ export class ChangeFeed {
     this.polling = true;
     try {
       const runs = await this.store.listRuns({ limit: this.limit });
-      const next = new Map(runs.map((run) => [run.runId, run.version]));
+      const next = new Map(runs.map((run) => [run.runId, fingerprint(run)]));
       const previous = this.versions;
       this.versions = next;
       if (previous === undefined || this.failing) this.emit({ kind: 'ready' });
       this.failing = false;
       if (previous !== undefined) {
-        const runIds = runs.filter((run) => previous.get(run.runId) !== run.version).map((run) => run.runId);
+        const runIds = runs
+          .filter((run) => previous.get(run.runId) !== fingerprint(run))
+          .map((run) => run.runId);
         if (runIds.length > 0) this.emit({ kind: 'runs', runIds });
       }
     } catch (error) {
@@ -89,4 +91,9 @@ export class ChangeFeed {
   private emit(change: StoreChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/** What tells a run moved: its version, and who holds it (a lease is taken and given back without a new version). */
+function fingerprint(run: RunSummary): string {
+  return `${run.version}\u0000${run.lease?.owner ?? ''}`;
 }

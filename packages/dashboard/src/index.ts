@@ -16,7 +16,7 @@ export {
   type RunAnswers,
 } from './resume.js';
 export type { BreakerRow, RunFilter } from './run-catalog.js';
-export type { RunBudgets, RunRow, RunView } from './run-view.js';
+export type { QueuedRunView, RunBudgets, RunRow, RunView, RunWorker } from './run-view.js';
 export {
   buildTimeline,
   TIMELINE_LANES,

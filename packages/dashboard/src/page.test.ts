@@ -2,12 +2,19 @@
 // the store live, and the page's scripts never turn data into markup.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Agent, MemoryRunStore } from '@keel/core';
+import { type Agent, MemoryRunStore, queuedRun } from '@keel/core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dashboard, startDashboard } from './dashboard.js';
 import { launchBrowser } from './test-support/browser.js';
-import { fallbackRun, HOSTILE, interruptedRun, resumeWith, uncertainRun } from './test-support/runs.js';
+import {
+  fallbackRun,
+  HOSTILE,
+  interruptedRun,
+  resumeWith,
+  runHeldByWorker,
+  uncertainRun,
+} from './test-support/runs.js';
 
 const store = new MemoryRunStore();
 const agents = new Map<string, Agent<string>>();
@@ -91,6 +98,59 @@ describe('the page', () => {
     await page.locator('input[name="q"]').fill('weather');
     await expect.poll(() => page.locator('tr[data-run-id]').count()).toBe(1);
     expect(new URL(page.url()).search).toBe('?q=weather');
+  });
+
+  it('shows a queued run waiting for a worker, and the worker holding a running run', async () => {
+    await store.createRun(
+      queuedRun({ runId: 'queued-page', agentName: 'support', input: HOSTILE, nowMs: Date.now() - 65_000 }),
+    );
+    const held = await runHeldByWorker(store, {
+      owner: 'host-c:777:abcdef01',
+      task: 'When does order 42 ship?',
+      submittedAtMs: Date.now() - 3_000,
+    });
+    try {
+      await page.goto(`${dashboard.url}/?status=queued`);
+      const queued = page.locator('tr[data-run-id="queued-page"]');
+      await queued.waitFor();
+      expect(await page.locator('tr[data-run-id]').count()).toBe(1);
+      const cells = await queued.locator('td').allTextContents();
+      expect(cells[0]).toBe(`queued-page${HOSTILE}`);
+      expect(cells.slice(1, 5)).toEqual([
+        'support',
+        'queued',
+        '–',
+        expect.stringMatching(/^queued 1 min \d+ s$/),
+      ]);
+      expect(cells.at(-1)).toBe('waits for a worker');
+
+      await page.locator('select[name="status"]').selectOption('running');
+      const running = page.locator(`tr[data-run-id="${held.runId}"]`);
+      await running.waitFor();
+      expect(await running.locator('td.worker').textContent()).toBe('host-c:777:abcdef01');
+      expect(await running.locator('td .task').textContent()).toBe('When does order 42 ship?');
+
+      await page.goto(`${dashboard.url}/runs/queued-page`);
+      await page.locator('[data-testid="run-status"]', { hasText: 'queued' }).waitFor();
+      expect(await page.locator('.run-queue h2').textContent()).toBe('Waiting for a worker');
+      expect(await page.locator('.run-queue p').textContent()).toMatch(/A worker serving agent support/);
+      expect(await page.locator('.run-conversation h2').textContent()).toBe('Input (1)');
+      expect(await page.locator('.message-user pre').textContent()).toBe(HOSTILE);
+      const lane = page.locator('table.timeline-entries tr[data-lane="queue"] td');
+      expect(await lane.nth(1).textContent()).toBe('queued: waits for a worker agent support');
+      expect(await page.locator('.run-report, .run-ledger').allTextContents()).toEqual(['', '']);
+
+      await page.goto(`${dashboard.url}/runs/${held.runId}`);
+      await page.locator('[data-testid="run-worker"]').waitFor();
+      expect(await page.locator('[data-testid="run-worker"]').textContent()).toMatch(
+        /^worker host-c:777:abcdef01 · lease until /,
+      );
+      expect(await page.locator('.run-header .facts').first().textContent()).toMatch(/in the queue\)/);
+      expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    } finally {
+      held.release();
+    }
+    await held.finished;
   });
 
   it('asks for the token when the tab has none', async () => {

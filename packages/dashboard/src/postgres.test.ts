@@ -1,12 +1,13 @@
 // The dashboard over PostgreSQL, the store for fleets: a private database on the test server, runs made by keel's
-// run loop, read through the API, and changes seen by polling the store.
+// run loop (one submitted and waiting, one held by a worker), read through the API, and changes seen by polling.
+import { queuedRun } from '@keel/core';
 import { PostgresRunStore } from '@keel/store-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeFeed, type StoreChange } from './change-feed.js';
 import { type Dashboard, startDashboard } from './dashboard.js';
 import { send } from './test-support/http.js';
-import { fallbackRun, interruptedRun } from './test-support/runs.js';
+import { fallbackRun, interruptedRun, runHeldByWorker } from './test-support/runs.js';
 
 const url = process.env.KEEL_TEST_POSTGRES_URL;
 if (url === undefined)
@@ -64,6 +65,44 @@ describe('the dashboard on PostgreSQL', () => {
       expect.arrayContaining(['model', 'retry', 'fallback', 'tool']),
     );
     expect(view.ledger).toHaveLength(1);
+  });
+
+  it('lists a queued run as queued, and the worker holding a running run', async () => {
+    await store.createRun(
+      queuedRun({ runId: 'pg-queued', agentName: 'support', input: 'Refund order 42', nowMs: Date.now() }),
+    );
+    const held = await runHeldByWorker(store, {
+      owner: 'host-d:99:0badcafe',
+      task: 'When does order 42 ship?',
+      submittedAtMs: Date.now() - 1_000,
+    });
+    try {
+      const queued = JSON.parse(
+        (await send(dashboard.url, '/api/runs?status=queued', { headers: headers() })).body,
+      );
+      expect(queued.runs).toEqual([
+        expect.objectContaining({ runId: 'pg-queued', status: 'queued', task: 'Refund order 42' }),
+      ]);
+      expect(queued.runs[0]).not.toHaveProperty('problem');
+      const view = JSON.parse(
+        (await send(dashboard.url, '/api/runs/pg-queued', { headers: headers() })).body,
+      );
+      expect(view.timeline.entries).toEqual([
+        expect.objectContaining({ lane: 'queue', label: 'queued: waits for a worker', outcome: 'waiting' }),
+      ]);
+      const running = JSON.parse(
+        (await send(dashboard.url, '/api/runs?status=running', { headers: headers() })).body,
+      );
+      expect(running.runs).toEqual([
+        expect.objectContaining({
+          runId: held.runId,
+          worker: expect.objectContaining({ owner: 'host-d:99:0badcafe', leaseEnded: false }),
+        }),
+      ]);
+    } finally {
+      held.release();
+    }
+    expect((await held.finished).status).toBe('completed');
   });
 
   it('sees a new run by polling the store', async () => {

@@ -1,8 +1,9 @@
 import { type BreakerMove, KeelError, type RunStatus, type RunStore, type RunSummary } from '@keel/core';
-import { type RunRow, readState, runRow } from './run-view.js';
+import { type RunRow, readStoredRun, runRow, type StoredRun, workerOf } from './run-view.js';
 
 /** The statuses a run can have, for filters. */
 export const RUN_STATUSES: readonly RunStatus[] = [
+  'queued',
   'running',
   'interrupted',
   'completed',
@@ -14,7 +15,7 @@ export const RUN_STATUSES: readonly RunStatus[] = [
 export interface RunFilter {
   status?: RunStatus;
   agentName?: string;
-  /** Text to find in the run id, agent name, stop reason or error code (case-insensitive). */
+  /** Text to find in the run id, agent name, task, worker, stop reason or error code (case-insensitive). */
   query?: string;
 }
 
@@ -30,7 +31,10 @@ export interface BreakerRow {
 interface Cached {
   version: number;
   row: RunRow;
+  /** When the run started: a running run's age. */
   startedAtMs: number | undefined;
+  /** When a run no worker has started yet was submitted: a queued run's wait. */
+  submittedAtMs: number | undefined;
   breakerMoves: readonly BreakerMove[];
 }
 
@@ -38,7 +42,8 @@ const LOAD_CONCURRENCY = 16;
 
 /**
  * The runs of a store as list rows. The store lists summaries only, so each row's figures come from loading the
- * run's state; a state is loaded again only when the run's version moved.
+ * run's state; a state is loaded again only when the run's version moved. Who holds a run (its lease, which moves
+ * without a new version) comes from the listing itself.
  */
 export class RunCatalog {
   private readonly cache = new Map<string, Cached>();
@@ -59,13 +64,9 @@ export class RunCatalog {
     const agents = [...new Set(cached.map((entry) => entry.row.agentName))].sort();
     const query = filter.query?.trim().toLowerCase() ?? '';
     const runs = cached
-      .filter((entry) => filter.agentName === undefined || entry.row.agentName === filter.agentName)
-      .filter((entry) => query === '' || searchText(entry.row).includes(query))
-      .map((entry) =>
-        entry.row.status === 'running' && entry.startedAtMs !== undefined
-          ? { ...entry.row, durationMs: Math.max(0, nowMs - entry.startedAtMs) }
-          : entry.row,
-      );
+      .map((entry, index) => live(entry, summaries[index]!, nowMs))
+      .filter((row) => filter.agentName === undefined || row.agentName === filter.agentName)
+      .filter((row) => query === '' || searchText(row).includes(query));
     return { runs, agents, breakers: lastMoves(cached) };
   }
 
@@ -84,23 +85,23 @@ export class RunCatalog {
           const summary = summaries[index]!;
           const record = await this.store.loadRun(summary.runId);
           const source = record ?? summary;
-          const state =
+          const stored: StoredRun =
             record === undefined
-              ? new KeelError('store.not_found', `Run ${summary.runId} is listed but could not be loaded`)
-              : readState(record);
-          const entry: Cached = KeelError.isInstance(state)
-            ? {
-                version: source.version,
-                row: runRow(source, state, 0),
-                startedAtMs: undefined,
-                breakerMoves: [],
-              }
-            : {
-                version: source.version,
-                row: runRow(source, state, this.now()),
-                startedAtMs: state.startedAtMs,
-                breakerMoves: state.report.breakerTransitions,
-              };
+              ? {
+                  kind: 'unreadable',
+                  error: new KeelError(
+                    'store.not_found',
+                    `Run ${summary.runId} is listed but could not be loaded`,
+                  ),
+                }
+              : readStoredRun(record);
+          const entry: Cached = {
+            version: source.version,
+            row: runRow(source, stored, this.now()),
+            startedAtMs: stored.kind === 'started' ? stored.state.startedAtMs : undefined,
+            submittedAtMs: stored.kind === 'queued' ? stored.queued.submittedAtMs : undefined,
+            breakerMoves: stored.kind === 'started' ? stored.state.report.breakerTransitions : [],
+          };
           this.cache.set(summary.runId, entry);
           result[index] = entry;
         }),
@@ -115,8 +116,29 @@ export class RunCatalog {
   }
 }
 
+/** A cached row brought up to `nowMs` and to the listing: the age of running and queued runs, and who holds them. */
+function live(entry: Cached, summary: RunSummary, nowMs: number): RunRow {
+  const row: RunRow = { ...entry.row };
+  delete row.worker;
+  const worker = workerOf(summary, nowMs);
+  if (worker !== undefined) row.worker = worker;
+  if (row.status === 'running' && entry.startedAtMs !== undefined)
+    row.durationMs = Math.max(0, nowMs - entry.startedAtMs);
+  if (row.status === 'queued' && entry.submittedAtMs !== undefined)
+    row.queuedMs = Math.max(0, nowMs - entry.submittedAtMs);
+  return row;
+}
+
 function searchText(row: RunRow): string {
-  return [row.runId, row.agentName, row.status, row.stopReason ?? '', row.errorCode ?? '']
+  return [
+    row.runId,
+    row.agentName,
+    row.status,
+    row.task ?? '',
+    row.worker?.owner ?? '',
+    row.stopReason ?? '',
+    row.errorCode ?? '',
+  ]
     .join(' ')
     .toLowerCase();
 }

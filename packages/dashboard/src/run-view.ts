@@ -6,15 +6,27 @@ import {
   type Message,
   migrateRunState,
   type PendingDecision,
+  type QueuedRunState,
   type RunRecord,
   type RunReport,
   type RunState,
   type RunStatus,
   type RunSummary,
+  readQueuedState,
   type SerializedError,
   type StopReason,
 } from '@keel/core';
+import { queuedTimeline } from './queued-timeline.js';
 import { buildTimeline, type Timeline } from './timeline.js';
+
+/** Who holds a queued or running run: its lease, as `keel runs list` shows it in its WORKER column. */
+export interface RunWorker {
+  /** The lease owner: in a fleet, the worker process (its host, pid and a random part). */
+  owner: string;
+  leaseExpiresAtMs: number;
+  /** The lease ran out: its worker died or paused the run, and another worker may take it. */
+  leaseEnded: boolean;
+}
 
 /** A run as the list shows it: the stored summary and the figures of its report. */
 export interface RunRow {
@@ -24,6 +36,15 @@ export interface RunRow {
   version: number;
   createdAtMs: number;
   updatedAtMs: number;
+  /** The last user message of the run's input (before the model first answered), cut to 200 characters. */
+  task?: string;
+  /** Who holds the run, for queued and running runs that someone holds. */
+  worker?: RunWorker;
+  /**
+   * How long the run waited in the fleet's queue: so far, for a queued run; until a worker started it (or it was
+   * cancelled) for a run submitted to a fleet. Absent for a run that was never queued.
+   */
+  queuedMs?: number;
   stopReason?: StopReason;
   errorCode?: string;
   durationMs?: number;
@@ -47,7 +68,7 @@ export interface RunBudgets {
   waitingMs: number;
 }
 
-/** Everything the run page shows. */
+/** Everything the run page shows of a run that has started. */
 export interface RunView {
   run: RunRow;
   phase: RunState['phase'];
@@ -64,17 +85,66 @@ export interface RunView {
   pendingDecisions: PendingDecision[];
 }
 
-/** Reads a stored state, or says why it cannot be read. */
-export function readState(record: RunRecord): RunState | KeelError {
+/** The run page of a run submitted to a fleet that no worker has started: its input and how long it has waited. */
+export interface QueuedRunView {
+  run: RunRow;
+  queued: { submittedAtMs: number };
+  cancellation?: CancellationRequest;
+  timeline: Timeline;
+  /** The input as the run's conversation will begin (the worker's agent puts its instructions first). */
+  messages: Message[];
+  ledger: LedgerEntry[];
+  pendingDecisions: PendingDecision[];
+}
+
+/**
+ * What a stored record holds: a run's state, the input of a run no worker has started yet (`keel submit`,
+ * `runQueue().submit`: see `queuedRun`), or something this keel cannot read (a state from a newer keel, or not a run
+ * state).
+ */
+export type StoredRun =
+  | { kind: 'started'; state: RunState }
+  | { kind: 'queued'; queued: QueuedRunState }
+  | { kind: 'unreadable'; error: KeelError };
+
+/** Reads a stored record's state. */
+export function readStoredRun(record: RunRecord): StoredRun {
+  const queued = readQueuedState(record.state);
+  if (queued !== undefined) return { kind: 'queued', queued };
   try {
-    return migrateRunState(record.state, record.runId);
+    return { kind: 'started', state: migrateRunState(record.state, record.runId) };
   } catch (error) {
-    return KeelError.isInstance(error) ? error : new KeelError('store.invalid', String(error));
+    return {
+      kind: 'unreadable',
+      error: KeelError.isInstance(error) ? error : new KeelError('store.invalid', String(error)),
+    };
   }
 }
 
-/** The list row of a run. */
-export function runRow(summary: RunSummary, state: RunState | KeelError, nowMs: number): RunRow {
+/** Reads a run's state, or says why it cannot be read (a queued run has none yet). */
+export function readState(record: RunRecord): RunState | KeelError {
+  const stored = readStoredRun(record);
+  if (stored.kind === 'started') return stored.state;
+  if (stored.kind === 'unreadable') return stored.error;
+  return new KeelError('store.conflict', `Run ${record.runId} is queued: no worker has started it yet`, {
+    data: { runId: record.runId, status: record.status },
+  });
+}
+
+/** Who holds a queued or running run, at `nowMs`; undefined for any other run, or one nobody holds. */
+export function workerOf(summary: RunSummary, nowMs: number): RunWorker | undefined {
+  if (summary.lease === undefined || (summary.status !== 'running' && summary.status !== 'queued')) {
+    return undefined;
+  }
+  return {
+    owner: summary.lease.owner,
+    leaseExpiresAtMs: summary.lease.expiresAtMs,
+    leaseEnded: summary.lease.expiresAtMs <= nowMs,
+  };
+}
+
+/** The list row of a run at `nowMs` (the age of running and queued runs, and whether a lease has run out). */
+export function runRow(summary: RunSummary, stored: StoredRun, nowMs: number): RunRow {
   const row: RunRow = {
     runId: summary.runId,
     agentName: summary.agentName,
@@ -83,10 +153,24 @@ export function runRow(summary: RunSummary, state: RunState | KeelError, nowMs: 
     createdAtMs: summary.createdAtMs,
     updatedAtMs: summary.updatedAtMs,
   };
-  if (KeelError.isInstance(state)) {
-    row.problem = `${state.code}: ${state.message}`;
+  const worker = workerOf(summary, nowMs);
+  if (worker !== undefined) row.worker = worker;
+  if (stored.kind === 'unreadable') {
+    row.problem = `${stored.error.code}: ${stored.error.message}`;
     return row;
   }
+  if (stored.kind === 'queued') {
+    const task = taskOf(inputMessages(stored.queued));
+    if (task !== undefined) row.task = task;
+    const waitedUntilMs = summary.status === 'queued' ? nowMs : summary.updatedAtMs;
+    row.queuedMs = Math.max(0, waitedUntilMs - stored.queued.submittedAtMs);
+    return row;
+  }
+  const { state } = stored;
+  const task = taskOf(state.messages, state.session?.turnStart);
+  if (task !== undefined) row.task = task;
+  // A run a worker took from the queue started after it was stored; any other run is stored as it starts.
+  if (state.startedAtMs > summary.createdAtMs) row.queuedMs = state.startedAtMs - summary.createdAtMs;
   if (state.stopReason !== undefined) row.stopReason = state.stopReason;
   if (state.error?.code !== undefined) row.errorCode = state.error.code;
   const endMs = state.endedAtMs ?? (summary.status === 'running' ? nowMs : summary.updatedAtMs);
@@ -99,12 +183,25 @@ export function runRow(summary: RunSummary, state: RunState | KeelError, nowMs: 
   return row;
 }
 
-/** The run page of a stored run. */
-export function runView(record: RunRecord, ledger: LedgerEntry[], nowMs: number): RunView {
-  const state = readState(record);
-  if (KeelError.isInstance(state)) throw state;
+/** The run page of a stored run; throws the reason a state cannot be read. */
+export function runView(record: RunRecord, ledger: LedgerEntry[], nowMs: number): RunView | QueuedRunView {
+  const stored = readStoredRun(record);
+  if (stored.kind === 'unreadable') throw stored.error;
+  if (stored.kind === 'queued') {
+    const view: QueuedRunView = {
+      run: runRow(record, stored, nowMs),
+      queued: { submittedAtMs: stored.queued.submittedAtMs },
+      timeline: queuedTimeline(record, stored.queued, nowMs),
+      messages: inputMessages(stored.queued),
+      ledger,
+      pendingDecisions: [],
+    };
+    if (record.cancellation !== undefined) view.cancellation = record.cancellation;
+    return view;
+  }
+  const { state } = stored;
   const view: RunView = {
-    run: runRow(record, state, nowMs),
+    run: runRow(record, stored, nowMs),
     phase: state.phase,
     step: state.step,
     report: state.report,
@@ -126,4 +223,22 @@ export function runView(record: RunRecord, ledger: LedgerEntry[], nowMs: number)
   if (state.error !== undefined) view.error = state.error;
   if (record.cancellation !== undefined) view.cancellation = record.cancellation;
   return view;
+}
+
+const TASK_MAX_CHARACTERS = 200;
+
+/** A queued run's input as messages. */
+function inputMessages(queued: QueuedRunState): Message[] {
+  return typeof queued.input === 'string' ? [{ role: 'user', content: queued.input }] : queued.input;
+}
+
+/** The last user message from `from` (a session run's own turn) until the model first answered, cut short. */
+function taskOf(messages: readonly Message[], from = 0): string | undefined {
+  let task: string | undefined;
+  for (const message of messages.slice(from)) {
+    if (message.role === 'assistant') break;
+    if (message.role === 'user') task = message.content;
+  }
+  if (task === undefined) return undefined;
+  return task.length > TASK_MAX_CHARACTERS ? `${task.slice(0, TASK_MAX_CHARACTERS - 1)}…` : task;
 }

@@ -2,6 +2,8 @@ import {
   agent,
   MemoryRunStore,
   migrateRunState,
+  queuedRun,
+  readQueuedState,
   type RunEvent,
   type RunRecord,
   type RunState,
@@ -11,6 +13,7 @@ import { FakeClock, scriptedModel } from '@keel/core/testing';
 import { simulated } from '@keel/simulated';
 import { describe, expect, it } from 'vitest';
 import { fallbackRun, interruptedRun } from './test-support/runs.js';
+import { queuedTimeline } from './queued-timeline.js';
 import { buildTimeline, type TimelineEntry } from './timeline.js';
 
 async function stored(store: MemoryRunStore, runId: string) {
@@ -253,5 +256,55 @@ describe('buildTimeline', () => {
       expect.objectContaining({ label: '1 earlier retry not in the journal', timing: 'not-stored' }),
     ]);
     expect(timeline.notes.join(' ')).toMatch(/1 earlier one was dropped/);
+  });
+
+  it('draws a run cancelled while queued up to its cancellation, saying nothing of it ran', async () => {
+    const store = new MemoryRunStore();
+    await store.createRun(queuedRun({ runId: 'q', agentName: 'support', input: 'go', nowMs: 1_000 }));
+    await store.requestCancellation('q', 'not needed', 4_000);
+    const record = (await store.loadRun('q'))!;
+    const timeline = queuedTimeline(record, readQueuedState(record.state)!, 60_000);
+    expect(timeline).toEqual({
+      startedAtMs: 1_000,
+      durationMs: 3_000,
+      entries: [
+        {
+          lane: 'queue',
+          label: 'cancelled before a worker started it',
+          detail: 'agent support',
+          startMs: 0,
+          endMs: 3_000,
+          timing: 'exact',
+          outcome: 'info',
+        },
+      ],
+      notes: ['No worker started it: nothing of it ran.'],
+    });
+  });
+
+  it("begins a run a worker took from the queue with its wait, and places the run's steps after it", async () => {
+    const clock = new FakeClock(10_000);
+    const store = new MemoryRunStore();
+    await store.createRun(queuedRun({ runId: 'q', agentName: 'weather', input: 'Paris?', nowMs: 4_000 }));
+    const result = await agent({
+      name: 'weather',
+      model: scriptedModel([{ content: 'Sunny.' }]),
+      store,
+      clock,
+    }).resume('q');
+    expect(result.status).toBe('completed');
+    const { record, state, ledger } = await stored(store, 'q');
+    const timeline = buildTimeline(record, older(state), ledger, clock.now());
+    expect(timeline.startedAtMs).toBe(4_000);
+    expect(timeline.durationMs).toBe(6_000);
+    expect(pick(timeline.entries, 'queue')).toEqual([
+      expect.objectContaining({ label: 'queued: waited for a worker', startMs: 0, endMs: 6_000 }),
+    ]);
+    expect(pick(timeline.entries, 'run')).toEqual([
+      expect.objectContaining({ startMs: 6_000, endMs: 6_000 }),
+    ]);
+    expect(pick(timeline.entries, 'model')).toEqual([
+      expect.objectContaining({ startMs: 6_000, endMs: 6_000 }),
+    ]);
   });
 });

@@ -3,6 +3,7 @@ import { type JournalPlacement, placeJournal } from './journal-timeline.js';
 
 /** The rows of the timeline chart, top to bottom. */
 export const TIMELINE_LANES = [
+  'queue',
   'run',
   'model',
   'retry',
@@ -39,6 +40,7 @@ export interface TimelineEntry {
 
 /** A run's timeline: its entries and what could not be placed in time, said in words. */
 export interface Timeline {
+  /** Where the timeline begins (ms since the epoch): the run's start, or its submission for a run a worker took. */
   startedAtMs: number;
   durationMs: number;
   entries: TimelineEntry[];
@@ -53,7 +55,8 @@ const CORRECTION_CODES = new Set(['tool.invalid_input', 'tool.not_found']);
  * times, fallbacks by step, retries and corrections as counts), the tool ledger (each call's start and end) and the
  * conversation (which step made which tool call). What the journal does not hold (a run saved by an older keel, or
  * events dropped from a long run's journal) is placed as before: each step's model window is the gap between the
- * tool calls before and after it, fallbacks are drawn on their step's window, retries are counted.
+ * tool calls before and after it, fallbacks are drawn on their step's window, retries are counted. A run a fleet's
+ * worker took from the queue begins with its wait in the `queue` lane, from its submission to its start.
  */
 export function buildTimeline(
   summary: RunSummary,
@@ -61,7 +64,9 @@ export function buildTimeline(
   ledger: readonly LedgerEntry[],
   nowMs: number,
 ): Timeline {
-  const start = state.startedAtMs;
+  // A run stored before it started (submitted to a fleet) waited in the queue until a worker started it.
+  const queuedMs = state.startedAtMs - summary.createdAtMs;
+  const start = queuedMs > 0 ? summary.createdAtMs : state.startedAtMs;
   // A run that waits (for a decision, or for a resume after its process died) is drawn up to now.
   const open = summary.status === 'running' || summary.status === 'interrupted';
   const endAt = open
@@ -72,12 +77,24 @@ export function buildTimeline(
   const entries: TimelineEntry[] = [];
   const notes: string[] = [];
   const report = state.report;
+  const runStartMs = at(state.startedAtMs);
 
+  if (queuedMs > 0) {
+    entries.push({
+      lane: 'queue',
+      label: 'queued: waited for a worker',
+      detail: `${Math.round(queuedMs)} ms`,
+      startMs: 0,
+      endMs: runStartMs,
+      timing: 'exact',
+      outcome: 'info',
+    });
+  }
   entries.push({
     lane: 'run',
     label: `run ${summary.status}`,
     detail: state.stopReason === undefined ? undefined : `stop reason ${state.stopReason}`,
-    startMs: 0,
+    startMs: runStartMs,
     endMs: durationMs,
     timing: 'exact',
     outcome: summary.status === 'failed' ? 'error' : summary.status === 'completed' ? 'ok' : 'info',
@@ -90,7 +107,7 @@ export function buildTimeline(
     entries.push(...journal.entries);
     notes.push(...journal.notes);
   }
-  const allWindows = modelWindows(state.step, ledger, at, durationMs);
+  const allWindows = modelWindows(state.step, ledger, at, runStartMs, durationMs);
   // Steps whose model calls the journal holds are drawn from it.
   const windows = allWindows.filter((window) => window.firstStep < firstJournaled);
   const modelOfStep = modelNamer(state);
@@ -114,7 +131,7 @@ export function buildTimeline(
   }
   const windowOf = (step: number) =>
     allWindows.find((window) => step >= window.firstStep && step <= window.lastStep) ?? {
-      startMs: 0,
+      startMs: runStartMs,
       endMs: durationMs,
     };
 
@@ -143,6 +160,7 @@ export function buildTimeline(
         'retry',
         `${report.retries.total} ${report.retries.total === 1 ? 'retry' : 'retries'} (${parts.join(', ')})`,
         `waited ${Math.round(report.waitingMs)} ms in all`,
+        runStartMs,
         durationMs,
       ),
     );
@@ -155,6 +173,7 @@ export function buildTimeline(
         'retry',
         `${unjournaledRetries} earlier ${unjournaledRetries === 1 ? 'retry' : 'retries'} not in the journal`,
         `waited ${Math.max(0, Math.round(report.waitingMs - (journal?.waitedMs ?? 0)))} ms`,
+        runStartMs,
         durationMs,
       ),
     );
@@ -180,6 +199,7 @@ export function buildTimeline(
         'correction',
         `${unlocated} earlier correction${unlocated === 1 ? '' : 's'} not in the journal`,
         undefined,
+        runStartMs,
         durationMs,
       ),
     );
@@ -191,7 +211,7 @@ export function buildTimeline(
       lane: 'correction',
       label: `${report.corrections.total} correction${report.corrections.total === 1 ? '' : 's'} (${kinds})`,
       detail: located.length > 0 ? `${located.length} placed by step` : undefined,
-      startMs: 0,
+      startMs: runStartMs,
       endMs: durationMs,
       timing: 'not-stored',
       outcome: 'info',
@@ -252,18 +272,19 @@ export function buildTimeline(
   return { startedAtMs: start, durationMs, entries, notes };
 }
 
-/** A count the report keeps without times: drawn across the whole run. */
+/** A count the report keeps without times: drawn across the whole run, from its start. */
 function uncounted(
   lane: TimelineLane,
   label: string,
   detail: string | undefined,
+  runStartMs: number,
   durationMs: number,
 ): TimelineEntry {
   return {
     lane,
     label,
     ...(detail === undefined ? {} : { detail }),
-    startMs: 0,
+    startMs: runStartMs,
     endMs: durationMs,
     timing: 'not-stored',
     outcome: lane === 'retry' ? 'error' : 'info',
@@ -285,10 +306,11 @@ function modelWindows(
   steps: number,
   ledger: readonly LedgerEntry[],
   at: (timeMs: number) => number,
+  runStartMs: number,
   durationMs: number,
 ): ModelWindow[] {
   const windows: ModelWindow[] = [];
-  let startMs = 0;
+  let startMs = runStartMs;
   let firstStep = 1;
   for (let step = 1; step <= steps; step++) {
     const calls = ledger.filter((entry) => entry.step === step);

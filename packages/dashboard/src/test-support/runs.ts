@@ -1,5 +1,5 @@
 // Runs made by keel's real run loop (scripted models, real stores) for the dashboard's tests. Not part of the build.
-import { type Agent, agent, KeelError, type RunStore, tool } from '@keel/core';
+import { type Agent, agent, KeelError, queuedRun, type RunResult, type RunStore, tool } from '@keel/core';
 import { FaultyRunStore, scriptedModel } from '@keel/core/testing';
 import type { ResumeRun } from '../resume.js';
 
@@ -138,4 +138,55 @@ export async function fallbackRun(store: RunStore): Promise<string> {
   const result = await travel.run('Weather in Paris?');
   if (result.status !== 'completed') throw new Error(`expected a completed run, got ${result.status}`);
   return result.runId;
+}
+
+/**
+ * A run submitted to a fleet (stored `queued` as `runQueue().submit` stores it) and taken by a worker: the agent
+ * named `owner` resumes it, as `keel worker` does, and its `lookup_order` call holds until `release()`. Resolves once
+ * the call runs, the run `running` and leased to `owner`; `finished` settles after `release()`.
+ */
+export async function runHeldByWorker(
+  store: RunStore,
+  options: { owner: string; task: string; submittedAtMs: number; leaseTtlMs?: number },
+): Promise<{ runId: string; release: () => void; finished: Promise<RunResult<string>> }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let calling!: () => void;
+  const called = new Promise<void>((resolve) => {
+    calling = resolve;
+  });
+  const worker = agent({
+    name: 'orders',
+    model: scriptedModel([
+      { toolCalls: [{ name: 'lookup_order', arguments: { order: 42 } }] },
+      { content: 'Order 42 ships today.' },
+    ]),
+    tools: [
+      tool({
+        name: 'lookup_order',
+        description: 'Looks an order up.',
+        input: { type: 'object', properties: { order: { type: 'number' } }, required: ['order'] },
+        idempotent: true,
+        execute: async () => {
+          calling();
+          await released;
+          return { order: 42, ships: 'today' };
+        },
+      }),
+    ],
+    store,
+    durability: {
+      owner: options.owner,
+      ...(options.leaseTtlMs === undefined ? {} : { leaseTtlMs: options.leaseTtlMs }),
+    },
+  });
+  const runId = `held-by-${options.owner}`;
+  await store.createRun(
+    queuedRun({ runId, agentName: 'orders', input: options.task, nowMs: options.submittedAtMs }),
+  );
+  const finished = worker.resume(runId);
+  await Promise.race([called, finished]);
+  return { runId, release, finished };
 }
