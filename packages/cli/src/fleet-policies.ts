@@ -20,6 +20,8 @@ export interface AgentPolicies {
 export interface FleetPolicies {
   /** The policies of one agent: model breakers shared with every agent, tool breakers with the same agent only. */
   forAgent(agentName: string): AgentPolicies;
+  /** The fleet's retry budget, the one every agent's runs draw from. */
+  readonly budget: RetryBudget;
   /** Where the shared state stands, and its events (`unavailable`, `recovered`). */
   readonly state: RedisState;
   close(): Promise<void>;
@@ -54,6 +56,7 @@ export function fleetPolicies(options: FleetPolicyOptions): FleetPolicies {
   const budget = retryBudget({ store: state.retryBudgetStore({ name: 'fleet' }) });
   return {
     state,
+    budget,
     forAgent(agentName) {
       const agentKey = encodeURIComponent(agentName);
       const toolStore: BreakerStoreFactory = (storeOptions) =>

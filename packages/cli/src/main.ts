@@ -13,7 +13,7 @@ import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { openStore } from './store.js';
-import { otlpBase, type TelemetryFlags } from './telemetry.js';
+import { telemetryFlagsOf } from './telemetry.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
@@ -31,6 +31,7 @@ usage:
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
+              [--metrics-port N] [--otlp URL] [--log json]   (keel worker --help)
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
                  [--allow-key-host HOST]... [--json]   (keel dashboard --help for its options)
 
@@ -148,7 +149,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
       };
       if (values.faults !== undefined) options.faults = values.faults;
       if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
-      options.telemetry = telemetryFlags(values);
+      options.telemetry = telemetryFlagsOf(values);
       return withStore(values.store, workingDirectory, {}, (store) => runCommand(options, store, output));
     }
     case 'resume': {
@@ -170,7 +171,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
-      options.telemetry = telemetryFlags(values);
+      options.telemetry = telemetryFlagsOf(values);
       if (values.redis !== undefined) {
         const redis = values.redis;
         return withStore(values.store, workingDirectory, {}, (store) =>
@@ -257,19 +258,4 @@ function parse(argv: readonly string[]) {
   } catch (error) {
     throw new KeelError('config.invalid', `${(error as Error).message}; run keel --help for the options`);
   }
-}
-
-function telemetryFlags(values: ReturnType<typeof parse>['values']): TelemetryFlags {
-  if (values.log !== undefined && values.log !== 'json' && values.log !== 'text')
-    throw new KeelError('config.invalid', `--log must be json or text, not "${values.log}"`);
-  const flags: TelemetryFlags = { logJson: values.log === 'json' };
-  // Checked here, so that a bad URL is refused before a command reads anything.
-  if (values.otlp !== undefined) flags.otlp = otlpBase(values.otlp);
-  const port = values['metrics-port'];
-  if (port !== undefined) {
-    flags.metricsPort = integerArgument('--metrics-port', port, 0);
-    if (flags.metricsPort > 65_535)
-      throw new KeelError('config.invalid', '--metrics-port must be at most 65535');
-  }
-  return flags;
 }

@@ -9,6 +9,7 @@ import { agent, tool } from '@keel/core';
 import { type HttpTestServer, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from './main.js';
+import { attributesOf, metricNamesOf, spansOf } from './otlp-test-support.js';
 import type { Output } from './output.js';
 import { startTelemetry } from './telemetry.js';
 
@@ -85,30 +86,6 @@ function modelServer(metricsUrl: () => string, scraped: string[]) {
   });
 }
 
-interface OtlpAttribute {
-  key: string;
-  value: { stringValue?: string; intValue?: number | string; boolValue?: boolean; arrayValue?: unknown };
-}
-interface OtlpSpan {
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  links?: { traceId: string; spanId: string }[];
-  attributes: OtlpAttribute[];
-  events?: { name: string; attributes: OtlpAttribute[] }[];
-}
-
-/** The spans an OTLP/HTTP receiver was sent (JSON). */
-const spansOf = (receiver: HttpTestServer): OtlpSpan[] =>
-  receiver.requests
-    .filter((request) => request.url === '/v1/traces')
-    .flatMap((request) =>
-      (request.json() as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }).resourceSpans.flatMap(
-        (resource) => resource.scopeSpans.flatMap((scope) => scope.spans),
-      ),
-    );
-
 /** Collects what a command prints. */
 function capture() {
   const lines: string[] = [];
@@ -120,16 +97,6 @@ function capture() {
   };
   return { lines, errors, output };
 }
-
-const attributesOf = (attributes: readonly OtlpAttribute[]) =>
-  Object.fromEntries(
-    attributes.map((entry) => [
-      entry.key,
-      entry.value.stringValue ??
-        entry.value.boolValue ??
-        (entry.value.intValue === undefined ? entry.value.arrayValue : Number(entry.value.intValue)),
-    ]),
-  );
 
 describe('keel run with telemetry flags', () => {
   const servers: HttpTestServer[] = [];
@@ -226,11 +193,7 @@ describe('keel run with telemetry flags', () => {
     expect(traces.length).toBeGreaterThan(0);
     expect(metrics.length).toBeGreaterThan(0);
     expect(traces[0]!.headers['content-type']).toBe('application/json');
-    const spans = traces.flatMap((request) =>
-      (request.json() as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }).resourceSpans.flatMap(
-        (resource) => resource.scopeSpans.flatMap((scope) => scope.spans),
-      ),
-    );
+    const spans = spansOf(receiver);
     const root = spans.find((span) => span.name === 'invoke_agent forecaster')!;
     expect(attributesOf(root.attributes)).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
@@ -257,13 +220,7 @@ describe('keel run with telemetry flags', () => {
     expect(root.events?.map((event) => event.name)).toEqual(
       expect.arrayContaining(['keel.retry', 'keel.fallback', 'keel.correction']),
     );
-    const metricNames = metrics.flatMap((request) =>
-      (
-        request.json() as { resourceMetrics: { scopeMetrics: { metrics: { name: string }[] }[] }[] }
-      ).resourceMetrics.flatMap((resource) =>
-        resource.scopeMetrics.flatMap((scope) => scope.metrics.map((metric) => metric.name)),
-      ),
-    );
+    const metricNames = metricNamesOf(receiver);
     expect(metricNames).toEqual(
       expect.arrayContaining([
         'gen_ai.client.operation.duration',

@@ -1,8 +1,16 @@
-// What `keel run` and `keel resume` export while they run: OTLP/HTTP traces and metrics (--otlp), a Prometheus
-// /metrics endpoint (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK
+// What `keel run`, `keel resume` and `keel worker` export while they run: OTLP/HTTP traces and metrics (--otlp), a
+// Prometheus /metrics endpoint (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK
 // and its OTLP exporters are dependencies of the command line only; the packages it wires rest on @opentelemetry/api
 // alone.
-import { context, diag, type DiagLogger, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
+import {
+  context,
+  diag,
+  type DiagLogger,
+  DiagLogLevel,
+  type Meter,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
@@ -10,33 +18,72 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { type Agent, KeelError, type RunResult, redactSecrets, type Tool } from '@keel/core';
-import { type KeelLogs, keelLogs } from '@keel/logs';
+import {
+  type Agent,
+  KeelError,
+  type RetryBudget,
+  type RunResult,
+  redactSecrets,
+  type Tool,
+} from '@keel/core';
+import { type KeelLogs, keelLogs, type LogLevel } from '@keel/logs';
 import { type KeelTracing, keelMetrics, keelTracing, tracedTools } from '@keel/otel';
 import { keelPrometheus, type MetricsServer } from '@keel/prometheus';
+import type { Registry } from 'prom-client';
+import { integerArgument } from './commands/fleet-arguments.js';
 import type { Output } from './output.js';
 import { exitCodeOf, presentResult } from './render.js';
 
-/** The telemetry flags of `keel run` and `keel resume`. */
+/** The telemetry flags of `keel run`, `keel resume` and `keel worker`. */
 export interface TelemetryFlags {
   /** `--otlp <url>`: the base URL of an OTLP/HTTP receiver (`/v1/traces` and `/v1/metrics` are appended). */
   otlp?: string;
-  /** `--metrics-port N`: serves Prometheus' `/metrics` on 127.0.0.1:N while the run lives. */
+  /** `--metrics-port N`: serves Prometheus' `/metrics` on 127.0.0.1:N while the command lives (0 picks a free port). */
   metricsPort?: number;
   /** `--log json`: JSON log lines on standard output in place of the live view. */
   logJson: boolean;
 }
 
-/** Telemetry of one command, started before its agent is built and closed after its run. */
+/**
+ * The flags as the command line gives them (`--otlp`, `--metrics-port`, `--log`), checked before a command reads
+ * anything: a bad value fails with `config.invalid`.
+ */
+export function telemetryFlagsOf(values: {
+  otlp?: string;
+  'metrics-port'?: string;
+  log?: string;
+}): TelemetryFlags {
+  if (values.log !== undefined && values.log !== 'json' && values.log !== 'text')
+    throw new KeelError('config.invalid', `--log must be json or text, not "${values.log}"`);
+  const flags: TelemetryFlags = { logJson: values.log === 'json' };
+  if (values.otlp !== undefined) flags.otlp = otlpBase(values.otlp);
+  const port = values['metrics-port'];
+  if (port !== undefined) {
+    flags.metricsPort = integerArgument('--metrics-port', port, 0);
+    if (flags.metricsPort > 65_535)
+      throw new KeelError('config.invalid', '--metrics-port must be at most 65535');
+  }
+  return flags;
+}
+
+/** Telemetry of one command, started before its agents are built and closed after its runs. */
 export interface CommandTelemetry {
   /** Whether standard output carries JSON log lines (the live view and the result are lines then). */
   readonly jsonLines: boolean;
   /** The `/metrics` endpoint, when `--metrics-port` was given. */
   readonly metricsServer: MetricsServer | undefined;
+  /** The registry `/metrics` serves, when `--metrics-port` was given: a command's own metrics join it. */
+  readonly registry: Registry | undefined;
+  /** The meter that exports over OTLP, when `--otlp` was given: a command's own metrics go through it. */
+  readonly meter: Meter | undefined;
   /** The agent's tools, each running inside its `execute_tool` span's context when tracing is on (`tracedTools`). */
   wrapTools(tools: Tool[]): Tool[];
   /** Traces, measures and logs every run of the agent. */
   observe(agent: Agent<unknown>): void;
+  /** Reports how many retries a budget shared by runs still grants (`keel_retry_budget_remaining`). */
+  observeRetryBudget(name: string, budget: RetryBudget): void;
+  /** Writes a JSON log line of the command's own, redacted as event lines are; nothing without `--log json`. */
+  log(level: LogLevel, fields: Record<string, unknown>, message: string): void;
   /**
    * Shows how the run ended and returns the exit code: as the last JSON line in JSON-lines mode, else as the command
    * prints results (`--json` or the report).
@@ -74,7 +121,8 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
   const sdk = otlp === undefined ? undefined : startSdk(otlp, output);
   const tracing: KeelTracing | undefined =
     sdk === undefined ? undefined : keelTracing({ tracer: sdk.tracerProvider.getTracer('keel') });
-  const metrics = sdk === undefined ? undefined : keelMetrics({ meter: sdk.meterProvider.getMeter('keel') });
+  const meter = sdk?.meterProvider.getMeter('keel');
+  const metrics = meter === undefined ? undefined : keelMetrics({ meter });
   const logs: KeelLogs | undefined = flags.logJson
     ? keelLogs({
         destination: { write: (line) => output.out(line.replace(/\n$/, '')) },
@@ -84,6 +132,8 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
   return {
     jsonLines: logs !== undefined,
     metricsServer,
+    registry: prometheus?.registry,
+    meter,
     wrapTools: (tools) => (tracing === undefined ? tools : tracedTools(tracing, tools)),
     observe(agent) {
       // Tracing first: the logs read the span of each event from it.
@@ -92,6 +142,11 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
       prometheus?.observe(agent);
       logs?.observe(agent);
     },
+    observeRetryBudget(name, budget) {
+      metrics?.observeRetryBudget(name, budget);
+      prometheus?.observeRetryBudget(name, budget);
+    },
+    log: (level, fields, message) => logs?.write(level, fields, message),
     present(result, json) {
       if (logs === undefined) return presentResult(result, json, output);
       logs.write(

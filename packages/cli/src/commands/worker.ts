@@ -1,12 +1,15 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
-import { runWorker, type WorkerEvent } from '@keel/worker';
+import { runWorker } from '@keel/worker';
 import { type BuiltAgent, buildAgent } from '../build-agent.js';
 import { type FleetPolicies, fleetPolicies } from '../fleet-policies.js';
 import { parseAllowedHost } from '../key-hosts.js';
-import { type Output, paint } from '../output.js';
+import type { Output } from '../output.js';
 import { openStore } from '../store.js';
+import { type CommandTelemetry, type TelemetryFlags, telemetryFlagsOf, withTelemetry } from '../telemetry.js';
+import { workerMetrics } from '../worker-metrics.js';
+import { type WorkerPrinter, workerPrinter } from '../worker-output.js';
 import { integerArgument, parsedArguments, redisUrlOf } from './fleet-arguments.js';
 
 /** `keel worker --help`. */
@@ -15,6 +18,7 @@ export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as
 usage:
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N]
               [--policy-state shared|local|closed] [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json]
+              [--metrics-port N] [--otlp URL] [--log json]
 
 Takes the runs submitted (keel submit) for the agents of its files, runs them durably on the shared store, and
 prints a line when it takes a run, starts or resumes it, finishes it or hands it back. A run whose worker died is
@@ -38,10 +42,22 @@ options:
   --faults SPEC     fault schedule of the simulated provider, as for keel run (default: none)
   --seed N          seed of the fault schedule (default: 1)
   --json            print one JSON object per line: { type, runId, ... }
+  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics for the worker's whole life (0 picks a
+                    free port, printed in the first line): the metrics of every run it executes, as keel run has
+                    them, with keel_worker_runs_total{agent_name,worker_event,requeue_reason} (runs taken,
+                    started, resumed, finished, requeued, swept), keel_worker_errors_total{error_type} and, with
+                    shared policy state, keel_retry_budget_remaining{retry_budget_name="fleet"}
+  --otlp URL        export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318: a span
+                    tree per run, a resumed run's span linked to its earlier attempts (in this worker or another),
+                    and the same metrics; what is left is exported on SIGTERM before the worker exits
+  --log json        print JSON log lines in place of the worker's lines: every event of every run (retries,
+                    fallbacks, tool calls, breaker moves; with trace ids under --otlp) and the worker's own
+                    (taken, requeued, swept, errors, Redis lost and back); --json prints only the worker's events
   --allow-key-host HOST
                     as for keel run
 
-exit codes: 0 stopped gracefully, 1 the store or Redis failed at the start, 2 invalid input`;
+exit codes: 0 stopped gracefully, 1 the store or Redis failed at the start, or the metrics port is taken,
+            2 invalid input`;
 
 /** What `keel worker` runs with, besides its arguments. */
 export interface WorkerContext {
@@ -68,6 +84,9 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
         faults: { type: 'string' },
         seed: { type: 'string' },
         json: { type: 'boolean' },
+        'metrics-port': { type: 'string' },
+        otlp: { type: 'string' },
+        log: { type: 'string' },
         'allow-key-host': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -82,6 +101,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
     redis: redisUrlOf(values.redis, context.environment),
     allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
     json: values.json === true,
+    telemetry: telemetryFlagsOf(values),
     workingDirectory: context.workingDirectory,
     environment: context.environment,
     signal: context.signal,
@@ -121,6 +141,11 @@ export interface WorkerCommandOptions {
   seed?: number;
   allowedKeyHosts: string[];
   json: boolean;
+  /**
+   * `--metrics-port`, `--otlp` and `--log json`: for the worker's whole life, every run it executes and its own
+   * events. Defaults to none of them.
+   */
+  telemetry?: TelemetryFlags;
   workingDirectory: string;
   environment: NodeJS.ProcessEnv;
   /** Aborts on Ctrl-C: the worker shuts down gracefully (as on SIGTERM). */
@@ -131,8 +156,9 @@ export interface WorkerCommandOptions {
 /**
  * `keel worker <agent.yaml>...`: a worker of a fleet. Takes the runs submitted for its agent files' agents, runs them
  * durably on the shared store and prints a line per run taken, started, resumed, finished or handed back (`--json`:
- * one JSON object a line). On SIGTERM or Ctrl-C it takes no more runs, lets the running ones reach a checkpoint with
- * no tool call running, hands them back to the queue and exits 0.
+ * one JSON object a line; `--log json`: JSON log lines of its runs' events and its own). On SIGTERM or Ctrl-C it takes
+ * no more runs, lets the running ones reach a checkpoint with no tool call running, hands them back to the queue,
+ * exports what telemetry is left and exits 0.
  */
 export async function workerCommand(
   options: WorkerCommandOptions,
@@ -145,26 +171,45 @@ export async function workerCommand(
       'usage: keel worker <agent.yaml>... --store postgres://... --redis redis://...; run keel worker --help',
     );
   }
+  // Telemetry lives as long as the worker: started before the agents are built, closed (a last OTLP export, the
+  // metrics server) after the runs in progress went back to the queue.
+  return withTelemetry(options.telemetry, output, (telemetry) =>
+    runAsWorker(options, telemetry, store, output),
+  );
+}
+
+async function runAsWorker(
+  options: WorkerCommandOptions,
+  telemetry: CommandTelemetry,
+  store: RunStore,
+  output: Output,
+): Promise<number> {
+  const mode = telemetry.jsonLines ? 'log' : options.json ? 'json' : 'text';
+  const printer = workerPrinter(mode, output, telemetry.log);
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const built: BuiltAgent[] = [];
-  const policies = policiesOf(options, output);
+  const policies = policiesOf(options, printer);
   try {
+    if (policies !== undefined) telemetry.observeRetryBudget('fleet', policies.budget);
     for (const file of options.files) {
-      built.push(
-        await buildAgent({
-          agentFile: resolve(options.workingDirectory, file),
-          workingDirectory: options.workingDirectory,
-          environment: options.environment,
-          store,
-          allowedKeyHosts: options.allowedKeyHosts,
-          clock: options.clock,
-          durability: { leaseTtlMs },
-          ...(policies === undefined ? {} : { policies: (name: string) => policies.forAgent(name) }),
-          ...(options.faults === undefined ? {} : { faults: options.faults }),
-          ...(options.seed === undefined ? {} : { seed: options.seed }),
-        }),
-      );
+      const entry = await buildAgent({
+        agentFile: resolve(options.workingDirectory, file),
+        workingDirectory: options.workingDirectory,
+        environment: options.environment,
+        store,
+        allowedKeyHosts: options.allowedKeyHosts,
+        clock: options.clock,
+        durability: { leaseTtlMs },
+        wrapTools: telemetry.wrapTools,
+        ...(policies === undefined ? {} : { policies: (name: string) => policies.forAgent(name) }),
+        ...(options.faults === undefined ? {} : { faults: options.faults }),
+        ...(options.seed === undefined ? {} : { seed: options.seed }),
+      });
+      built.push(entry);
+      telemetry.observe(entry.agent);
     }
+    const agents = built.map((entry) => entry.file.name);
+    const measure = workerMetrics(telemetry, agents);
     const worker = runWorker({
       agents: built.map((entry) => entry.agent),
       store,
@@ -174,34 +219,26 @@ export async function workerCommand(
       stalledIntervalMs: Math.max(100, Math.floor(leaseTtlMs / 2)),
       sweepIntervalMs: Math.max(1_000, leaseTtlMs * 2),
       retryDelayMs: Math.min(5_000, leaseTtlMs),
-      onEvent: (event) => output.out(options.json ? JSON.stringify(jsonOf(event)) : lineOf(event, output)),
+      onEvent: (event) => {
+        measure?.(event);
+        printer.event(event);
+      },
     });
-    const names = built.map((entry) => entry.file.name).join(', ');
-    if (options.json) {
-      const agents = built.map((entry) => entry.file.name);
-      output.out(
-        JSON.stringify({
-          type: 'worker-ready',
-          agents,
-          concurrency: options.concurrency ?? 1,
-          pid: process.pid,
-        }),
-      );
-    } else {
-      output.out(
-        `${paint(output, 'bold', 'keel worker')} agents ${names} · concurrency ${options.concurrency ?? 1} · pid ${process.pid}`,
-      );
-    }
+    printer.ready({
+      agents,
+      concurrency: options.concurrency ?? 1,
+      pid: process.pid,
+      ...(telemetry.metricsServer === undefined ? {} : { metricsUrl: telemetry.metricsServer.url }),
+    });
     await new Promise<void>((stop) => {
       const onTerm = () => stop();
       process.once('SIGTERM', onTerm);
       if (options.signal.aborted) stop();
       options.signal.addEventListener('abort', () => stop(), { once: true });
     });
-    if (!options.json)
-      output.out(paint(output, 'grey', 'shutting down: runs in progress go back to the queue'));
+    printer.stopping();
     await worker.close();
-    if (!options.json) output.out(paint(output, 'grey', 'stopped'));
+    printer.stopped();
     return 0;
   } finally {
     for (const entry of built) await entry.close();
@@ -217,67 +254,17 @@ function policyStateOf(value: string): PolicyState {
   throw new KeelError('config.invalid', `--policy-state must be shared, closed or local, not "${value}"`);
 }
 
-/** The fleet's shared policy state, unless `local`; a line (or JSON object) when Redis is lost and when it returns. */
-function policiesOf(options: WorkerCommandOptions, output: Output): FleetPolicies | undefined {
+/** The fleet's shared policy state, unless `local`; printed when Redis is lost and when it returns. */
+function policiesOf(options: WorkerCommandOptions, printer: WorkerPrinter): FleetPolicies | undefined {
   const policyState = options.policyState ?? 'shared';
   if (policyState === 'local') return undefined;
   const policies = fleetPolicies({
     url: options.redis,
     onUnavailable: policyState === 'closed' ? 'closed' : 'local',
   });
-  const rule =
-    policyState === 'closed' ? 'model and tool calls are refused' : 'each worker goes on with its own state';
-  policies.state.onUnavailable(({ atMs, error }) => {
-    if (options.json) {
-      const failure = { code: error.code, message: error.message };
-      output.out(
-        JSON.stringify({ type: 'policy-state-unavailable', atMs, rule: policyState, error: failure }),
-      );
-    } else {
-      output.out(
-        `${timeOf(atMs, output)}${paint(output, 'red', 'redis')}     lost: ${rule} until it returns`,
-      );
-    }
-  });
-  policies.state.onRecovered(({ atMs, unavailableForMs }) => {
-    if (options.json) output.out(JSON.stringify({ type: 'policy-state-recovered', atMs, unavailableForMs }));
-    else
-      output.out(
-        `${timeOf(atMs, output)}${paint(output, 'green', 'redis')}     back after ${unavailableForMs} ms: breakers and budget shared again`,
-      );
-  });
+  policies.state.onUnavailable(({ atMs, error }) =>
+    printer.policyStateLost(atMs, policyState, { code: error.code, message: error.message }),
+  );
+  policies.state.onRecovered(({ atMs, unavailableForMs }) => printer.policyStateBack(atMs, unavailableForMs));
   return policies;
-}
-
-function timeOf(atMs: number, output: Output): string {
-  return `${paint(output, 'grey', new Date(atMs).toISOString().slice(11, 23))} `;
-}
-
-function jsonOf(event: WorkerEvent): Record<string, unknown> {
-  if (event.type !== 'worker-error') return { ...event };
-  return { ...event, error: { code: event.error.code, message: event.error.message } };
-}
-
-function lineOf(event: WorkerEvent, output: Output): string {
-  const head = timeOf(event.atMs, output);
-  switch (event.type) {
-    case 'run-taken':
-      return `${head}taken     ${event.runId}  ${event.agentName}`;
-    case 'run-started':
-      return `${head}started   ${event.runId}`;
-    case 'run-resumed':
-      return `${head}${paint(output, 'cyan', 'resumed')}   ${event.runId}  from step ${event.step}`;
-    case 'run-finished': {
-      const colour =
-        event.status === 'completed' ? 'green' : event.status === 'interrupted' ? 'yellow' : 'red';
-      const error = event.errorCode === undefined ? '' : ` ${event.errorCode}`;
-      return `${head}${paint(output, colour, 'finished')}  ${event.runId}  ${event.status} (${event.stopReason})${error}`;
-    }
-    case 'run-requeued':
-      return `${head}${paint(output, 'yellow', 'requeued')}  ${event.runId}  ${event.reason}, again in ${event.delayMs} ms`;
-    case 'run-swept':
-      return `${head}${paint(output, 'yellow', 'swept')}     ${event.runId}  (no job carried it)`;
-    case 'worker-error':
-      return `${head}${paint(output, 'red', 'error')}     ${event.runId ?? ''} ${event.error.code}: ${event.error.message}`;
-  }
 }

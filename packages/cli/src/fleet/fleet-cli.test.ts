@@ -1,13 +1,11 @@
 // `keel submit`, `keel worker` and `keel runs list` as users run them: the built binary, a SQLite store in a scratch
 // directory, the test Redis. The fleet test (fleet.test.ts) puts the worker through kills; this one through its
 // ordinary life: help, a submitted run listed as queued, taken and finished, and a graceful stop on SIGTERM.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FleetProcess, KEEL_BINARY, type WorkerLine } from './fleet-process.js';
+import { FleetProcess, runKeel, type WorkerLine, waitForLines } from './fleet-process.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
 if (redisUrl === undefined)
@@ -18,18 +16,7 @@ const agentName = `desk-${process.pid}-${Date.now().toString(36)}`;
 writeFileSync(join(directory, 'desk.yaml'), `name: ${agentName}\ntools: [create_ticket, get_weather]\n`);
 const store = join(directory, 'fleet.db');
 
-async function keel(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [KEEL_BINARY, ...args], {
-      cwd: directory,
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
-}
+const keel = (...args: string[]) => runKeel(directory, ...args);
 
 describe('keel submit, keel worker, keel runs list', () => {
   it('each has its own --help', async () => {
@@ -101,10 +88,9 @@ describe('keel submit, keel worker, keel runs list', () => {
     );
     worker.start();
     try {
-      while (!lines.some((line) => line.type === 'run-finished' && line.runId === runId)) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        if (!worker.alive) throw new Error(`the worker exited: ${worker.stderr}`);
-      }
+      await waitForLines(worker, () =>
+        lines.some((line) => line.type === 'run-finished' && line.runId === runId),
+      );
       expect(lines.map((line) => line.type)).toEqual([
         'worker-ready',
         'run-taken',
