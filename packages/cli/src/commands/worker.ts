@@ -11,6 +11,7 @@ import { type CommandTelemetry, type TelemetryFlags, telemetryFlagsOf, withTelem
 import { workerMetrics } from '../worker-metrics.js';
 import { type WorkerPrinter, workerPrinter } from '../worker-output.js';
 import { integerArgument, parsedArguments, redisUrlOf } from './fleet-arguments.js';
+import { checkRedis } from './redis-check.js';
 
 /** `keel worker --help`. */
 export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as one worker of a fleet
@@ -188,8 +189,11 @@ async function runAsWorker(
   const printer = workerPrinter(mode, output, telemetry.log);
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const built: BuiltAgent[] = [];
+  await checkRedis(options.redis);
   const policies = policiesOf(options, printer);
   try {
+    // Runs start once the shared state is read: under `closed`, a breaker refuses calls until then.
+    await policies?.state.ready();
     if (policies !== undefined) telemetry.observeRetryBudget('fleet', policies.budget);
     for (const file of options.files) {
       const entry = await buildAgent({

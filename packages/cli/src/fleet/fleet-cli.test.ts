@@ -50,6 +50,22 @@ describe('keel submit, keel worker, keel runs list', () => {
       code: 2,
       stderr: expect.stringContaining('--concurrency must be an integer of at least 1'),
     });
+    // A Redis that cannot be reached at the start: exit 1 at once, the server named, its password masked.
+    const unreachable = await keel(
+      'worker',
+      'desk.yaml',
+      '--store',
+      store,
+      '--redis',
+      'redis://:hunter2@127.0.0.1:1',
+    );
+    expect(unreachable).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(
+        "cannot reach the fleet's Redis at redis://:[redacted]@127.0.0.1:1 (connect ECONNREFUSED",
+      ),
+    });
+    expect(unreachable.stderr).not.toContain('hunter2');
     expect(await keel('worker', 'desk.yaml', '--policy-state', 'global')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--policy-state must be shared, closed or local, not "global"'),
