@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
-import { integerArgument } from './commands/fleet-arguments.js';
+import { integerArgument } from './commands/command-arguments.js';
 import { chatCommand } from './commands/chat.js';
 import { chaosCommand } from './commands/chaos.js';
 import { dashboardCommand } from './commands/dashboard.js';

@@ -30,7 +30,7 @@ import { type KeelLogs, keelLogs, type LogLevel } from '@keel/logs';
 import { type KeelTracing, keelMetrics, keelTracing, tracedTools } from '@keel/otel';
 import { keelPrometheus, type MetricsServer } from '@keel/prometheus';
 import type { Registry } from 'prom-client';
-import { integerArgument } from './commands/fleet-arguments.js';
+import { integerArgument } from './commands/command-arguments.js';
 import type { Output } from './output.js';
 import { exitCodeOf, presentResult } from './render.js';
 

@@ -7,7 +7,7 @@ import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
 import { openStore } from '../store.js';
-import { parsedArguments, redisUrlOf } from './fleet-arguments.js';
+import { parsedArguments, redisUrlOf } from './command-arguments.js';
 
 /** `keel submit --help`. */
 export const SUBMIT_USAGE = `keel submit: queue a run of an agent file for a fleet of workers (keel worker)

@@ -10,7 +10,7 @@ import { openStore } from '../store.js';
 import { type CommandTelemetry, type TelemetryFlags, telemetryFlagsOf, withTelemetry } from '../telemetry.js';
 import { workerMetrics } from '../worker-metrics.js';
 import { type WorkerPrinter, workerPrinter } from '../worker-output.js';
-import { integerArgument, parsedArguments, redisUrlOf } from './fleet-arguments.js';
+import { integerArgument, parsedArguments, redisUrlOf } from './command-arguments.js';
 import { checkRedis } from './redis-check.js';
 
 /** `keel worker --help`. */
