@@ -281,6 +281,12 @@ describe('breaker script: isolation and reset', () => {
   });
 });
 
+/** A snapshot of a breaker in `state`, with no window and no cause, as the script's seed. */
+function snapshotJson(state: string, openUntilMs: number | null): string {
+  const snapshot = { version: 1, state, openUntilMs, consecutiveOpens: 1, probeSuccesses: 0 };
+  return JSON.stringify({ ...snapshot, strategy: 'consecutive', window: null, cause: null });
+}
+
 describe('breaker script: restore, TTL and expiry', () => {
   it('seeds a missing state from a snapshot by core rules, and ignores the snapshot once a state exists', async () => {
     const b = breaker();
@@ -315,6 +321,41 @@ describe('breaker script: restore, TTL and expiry', () => {
     await client.pexpire(b.key, 5_000);
     await b.admit(0);
     expect(await client.pttl(b.key)).toBeGreaterThan(TTL_MS - 1_000);
+  });
+
+  it('keeps an isolated state without expiry until its last hold is released or it is reset', async () => {
+    const b = breaker();
+    await b.call('isolate', 0);
+    await b.call('isolate', 0);
+    expect(await client.pttl(b.key)).toBe(-1);
+    await b.call('release', 10);
+    await b.admit(10);
+    expect(await client.pttl(b.key)).toBe(-1);
+    await b.call('release', 20);
+    expect(await client.pttl(b.key)).toBeGreaterThan(TTL_MS - 1_000);
+    await b.call('isolate', 30);
+    await b.call('reset', 40);
+    expect(await client.pttl(b.key)).toBeGreaterThan(TTL_MS - 1_000);
+    // A restored isolation (its holds belong to the snapshot's author) lasts until reset, so the same goes for it.
+    const restored = breaker();
+    await restored.sync(0, snapshotJson('isolated', null));
+    await restored.admit(10);
+    expect(await client.pttl(restored.key)).toBe(-1);
+    await restored.call('reset', 20);
+    expect(await client.pttl(restored.key)).toBeGreaterThan(TTL_MS - 1_000);
+  });
+
+  it('keeps an open state for the TTL after its period ends, however long the period', async () => {
+    const b = breaker();
+    // A snapshot saved under longer open periods than these rules (and the TTL) allow.
+    await b.sync(0, snapshotJson('open', 3 * TTL_MS));
+    expect(await client.pttl(b.key)).toBeGreaterThan(4 * TTL_MS - 1_000);
+    expect((await b.admit(TTL_MS)).rejection?.state).toBe('open');
+    expect(await client.pttl(b.key)).toBeGreaterThan(3 * TTL_MS - 1_000);
+    expect((await b.admit(3 * TTL_MS)).ticket?.kind).toBe('probe');
+    const remainingMs = await client.pttl(b.key);
+    expect(remainingMs).toBeGreaterThan(TTL_MS - 1_000);
+    expect(remainingMs).toBeLessThanOrEqual(TTL_MS);
   });
 
   it('starts a fresh closed state, of a newer generation, once the key has expired', async () => {

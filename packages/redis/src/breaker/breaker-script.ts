@@ -1,14 +1,15 @@
 // The circuit breaker's state machine as one Lua script, run atomically by Redis: the same rules as core's
 // InMemoryBreakerStore (strategies, open periods, probes and their deadlines, isolation, snapshot restore), applied
 // to state every process shares. Each call reads the hash, applies the operation, writes the hash back, refreshes its
-// TTL, publishes what changed on a channel named like the key, and answers with the state as JSON.
+// TTL (none while isolated; counted from the end of the period while open), publishes what changed on a channel named
+// like the key, and answers with the state as JSON.
 //
 // KEYS[1]  the breaker's hash, `keel:<namespace>:breaker:<name>`
 // ARGV[1]  operation: admit | report | isolate | release | reset | sync
 // ARGV[2]  now in epoch milliseconds, or '' for the server's clock (TIME)
 // ARGV[3]  the rules as JSON: { strategy: { kind, options }, openDuration, halfOpenMaxProbes, probeSuccessesToClose,
 //          probeTimeoutMs }
-// ARGV[4]  the key's time to live, in milliseconds (refreshed by every call)
+// ARGV[4]  the key's time to live after its last use, in milliseconds (refreshed by every call)
 // ARGV[5]  a snapshot (BreakerSnapshot JSON) to seed the state from if it does not exist, or ''
 // ARGV[6]  the generation the caller's copy is at, or '': the answer lists the transitions made since (from a log of
 //          the last 16), so that a copy that jumps ahead by an answer never misses a transition whose message is late
@@ -354,8 +355,17 @@ if changed then
 elseif windowChanged then
   redis.call('HSET', key, 'window', cjson.encode(s.window))
 end
--- Every use keeps the state alive for another ttl.
-redis.call('PEXPIRE', key, ttl)
+-- Every use keeps the state alive for another ttl, with two exceptions, because processes answer from their copies
+-- without a round trip and so without refreshing the key: an isolated state never expires (an operator's hold lasts
+-- until released or reset, however long, and the last release or a reset gives the key its expiry back), and an open
+-- one lives for ttl after its period ends (whatever period it was seeded with or the rules of other processes give).
+if s.state == 'isolated' then
+  redis.call('PERSIST', key)
+elseif s.state == 'open' and s.openUntil > now then
+  redis.call('PEXPIRE', key, ttl + math.ceil(s.openUntil - now))
+else
+  redis.call('PEXPIRE', key, ttl)
+end
 
 reply.now = now
 reply.gen = s.gen

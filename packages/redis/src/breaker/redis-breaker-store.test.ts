@@ -8,6 +8,7 @@ import {
   type KeelError,
 } from '@keel/core';
 import { FakeClock } from '@keel/core/testing';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisState, redisState } from '../redis-state.js';
 import { type CommandMonitor, monitorCommands } from '../test-support/command-monitor.js';
@@ -58,6 +59,15 @@ function nextTransition(breaker: CircuitBreaker): Promise<BreakerTransition> {
 /** Resolves once the breaker has read its shared state (its first transition-free round trip is over). */
 async function synced(breaker: CircuitBreaker): Promise<void> {
   await breaker.execute(() => 'warm-up');
+}
+
+/**
+ * What ttlMs of idleness does to `key`: Redis's clock cannot be advanced, so a key that would expire within `ttlMs`
+ * is expired now (one without an expiry stays).
+ */
+async function letTtlPass(client: Redis, key: string, ttlMs: number): Promise<void> {
+  const remainingMs = await client.pttl(key);
+  if (remainingMs >= 0 && remainingMs <= ttlMs) await client.pexpireat(key, 1);
 }
 
 const fail = () => {
@@ -182,6 +192,41 @@ describe('redisBreakerStore', () => {
     await a.reset();
     expect(await heard).toMatchObject({ from: 'open', to: 'closed', reason: 'reset' });
     await expect(b.execute(() => 'after reset')).resolves.toBe('after reset');
+  });
+
+  it('keeps an isolation however long it holds, with every call rejected locally; released, the state expires again', async () => {
+    const namespace = uniqueNamespace('breaker-isolation');
+    const clock = new FakeClock(1_000_000);
+    const ttlMs = 10_000;
+    const worker = async (): Promise<CircuitBreaker> =>
+      circuitBreaker({
+        name: 'provider',
+        halfOpenAfterMs: 1_000,
+        probeTimeoutMs: 5_000,
+        store: (await fakeClockState(namespace, clock, open, ttlMs)).breakerStore(),
+        clock,
+      });
+    const key = `keel:${namespace}:breaker:provider`;
+    const client = testClient();
+    const first = await worker();
+    await synced(first);
+    const hold = await first.isolate();
+    // The isolated copy rejects without a round trip, so nothing of the first worker's refreshes the key meanwhile.
+    await expect(first.execute(() => 'never')).rejects.toMatchObject({ data: { state: 'isolated' } });
+    await letTtlPass(client, key, ttlMs);
+    const started = await worker();
+    let called = false;
+    await expect(started.execute(() => (called = true))).rejects.toMatchObject({
+      code: 'policy.circuit_open',
+      data: { state: 'isolated' },
+    });
+    expect([called, started.state]).toEqual([false, 'isolated']);
+    await hold.dispose();
+    await letTtlPass(client, key, ttlMs);
+    expect(await client.exists(key)).toBe(0);
+    const later = await worker();
+    await expect(later.execute(() => 'called')).resolves.toBe('called');
+    await client.quit();
   });
 
   it('keeps the state under keel:<namespace>:breaker:<name>, with its TTL', async () => {

@@ -30,12 +30,13 @@ export function testClient(url = testRedisUrl()): Redis {
 
 /**
  * A state on the tests' Redis standing for one process, its scripts timed by `clock` (`timeSource: 'clock'`), ready
- * when this resolves; it is pushed onto `opened`, for the test to close.
+ * when this resolves; it is pushed onto `opened`, for the test to close. `ttlMs`: the state's (default a day).
  */
 export async function fakeClockState(
   namespace: string,
   clock: Clock,
   opened: RedisState[],
+  ttlMs?: number,
 ): Promise<RedisState> {
   const state = redisState({
     url: testRedisUrl(),
@@ -43,6 +44,7 @@ export async function fakeClockState(
     timeSource: 'clock',
     clock,
     operationTimeoutMs: TEST_OPERATION_TIMEOUT_MS,
+    ...(ttlMs === undefined ? {} : { ttlMs }),
   });
   opened.push(state);
   await state.ready();
