@@ -1,7 +1,7 @@
 import { type JsonValue, MemoryRunStore, queuedRun, readQueuedState } from '@keel/core';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { queueNameOf } from './fleet-names.js';
+import { jobIdOf, queueNameOf } from './fleet-names.js';
 import { type RunQueue, runQueue } from './run-queue.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
@@ -31,7 +31,7 @@ describe('runQueue', () => {
     expect((await store.listRuns({ status: 'queued' })).map((run) => run.runId)).toEqual(['r-1']);
     const bull = new Queue(queueNameOf('support'), { connection: { url: redisUrl }, prefix });
     try {
-      const job = await bull.getJob('r-1');
+      const job = await bull.getJob(jobIdOf('r-1'));
       expect(job?.data).toEqual({ runId: 'r-1', agentName: 'support' });
       expect(await job?.getState()).toBe('waiting');
     } finally {

@@ -16,7 +16,9 @@ import { checkOptionsObject, checkStore, integerOption, invalid } from './check-
 import {
   type CancellationMessage,
   cancelChannelOf,
+  answerJobIdOf,
   DEFAULT_PREFIX,
+  jobIdOf,
   queueNameOf,
   type RunJobData,
 } from './fleet-names.js';
@@ -146,7 +148,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
         }
         throw error;
       }
-      return { runId, enqueued: await enqueue({ runId, agentName }, runId) };
+      return { runId, enqueued: await enqueue({ runId, agentName }, jobIdOf(runId)) };
     },
 
     async cancel(runId, reason = 'cancelled') {
@@ -183,7 +185,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
       const data: RunJobData = { runId, agentName: record.agentName };
       if (answers.approvals !== undefined) data.approvals = answers.approvals;
       if (answers.decisions !== undefined) data.decisions = answers.decisions;
-      if (!(await enqueue(data, `${runId}.answer.${randomUUID()}`))) {
+      if (!(await enqueue(data, answerJobIdOf(runId, record.version)))) {
         throw new KeelError(
           'store.unavailable',
           `Redis did not take the answers to run ${runId}; try again`,

@@ -1,7 +1,9 @@
 import { agent, MemoryRunStore, queuedRun, type RunStore, tool } from '@keel/core';
 import { scriptedModel } from '@keel/core/testing';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FleetFixture } from './fleet-fixture.js';
+import { jobIdOf, queueNameOf } from './fleet-names.js';
 import { runWorker } from './run-worker.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
@@ -233,6 +235,49 @@ describe('runWorker', () => {
     expect(await fixture.finished('orphan')).toMatchObject({ status: 'completed' });
     expect(await worker.sweep()).toEqual([]);
     expect(effects.done).toEqual(['orphan:1:0']);
+  });
+
+  it('runs and sweeps runs whose ids BullMQ refuses as job ids (integers, ids with ":")', async () => {
+    const store = new MemoryRunStore();
+    fixture = new FleetFixture(store, redisUrl!);
+    const effects = new Effects();
+    const desk = oneCallAgent('desk', store, effects.tool('open_ticket', { hold: false }));
+    expect(await fixture.queue.submit('desk', 'go', { runId: '42' })).toEqual({
+      runId: '42',
+      enqueued: true,
+    });
+    expect((await fixture.queue.submit('desk', 'go', { runId: 'order:7' })).enqueued).toBe(true);
+    for (const runId of ['7', 'a:b', 'orphan']) {
+      await store.createRun(queuedRun({ runId, agentName: 'desk', input: 'go', nowMs: Date.now() - 60_000 }));
+    }
+    const worker = fixture.worker([desk]);
+    expect((await worker.sweep()).sort()).toEqual(['7', 'a:b', 'orphan']);
+    for (const runId of ['42', 'order:7', '7', 'a:b', 'orphan']) {
+      expect(await fixture.finished(runId)).toMatchObject({ status: 'completed' });
+    }
+    expect(effects.done.sort()).toEqual(['42:1:0', '7:1:0', 'a:b:1:0', 'order:7:1:0', 'orphan:1:0']);
+  });
+
+  it('goes on sweeping past a run it cannot enqueue, reporting that run', async () => {
+    const store = new MemoryRunStore();
+    fixture = new FleetFixture(store, redisUrl!);
+    for (const runId of ['broken', 'fine']) {
+      await store.createRun(queuedRun({ runId, agentName: 'desk', input: 'go', nowMs: Date.now() - 60_000 }));
+    }
+    // The job key of "broken" holds a string: Redis answers WRONGTYPE to BullMQ's look-up.
+    const redis = new Redis(redisUrl!);
+    try {
+      await redis.set(`${fixture.prefix}:${queueNameOf('desk')}:${jobIdOf('broken')}`, 'not a job');
+      const worker = fixture.worker([
+        oneCallAgent('desk', store, new Effects().tool('open_ticket', { hold: false })),
+      ]);
+      expect(await worker.sweep()).toEqual(['fine']);
+      expect(await fixture.finished('fine')).toMatchObject({ status: 'completed' });
+      const failure = fixture.events.find((event) => event.type === 'worker-error');
+      expect(failure).toMatchObject({ runId: 'broken', error: { code: 'store.unavailable' } });
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('checks its options: config.invalid names the problem', () => {

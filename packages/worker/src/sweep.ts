@@ -1,6 +1,6 @@
-import type { RunStore } from '@keel/core';
+import { KeelError, type RunStore } from '@keel/core';
 import type { Queue } from 'bullmq';
-import type { RunJobData } from './fleet-names.js';
+import { jobIdOf, type RunJobData } from './fleet-names.js';
 import type { WorkerEvent } from './worker-events.js';
 
 /** What a sweep needs. */
@@ -18,9 +18,10 @@ export interface SweepContext {
 /**
  * Enqueues again the runs of this worker's agents that no job carries: `queued` runs whose job never reached Redis
  * (it was down when they were submitted, or lost its data), and `running` runs with no live lease (their worker died
- * and its job is gone). A job is added under the run's id, so a run that has one (waiting, delayed, running, or
- * failed for good and left for a human) is not enqueued twice, however many workers sweep at once. Resolves with
- * the runs enqueued.
+ * and its job is gone). A job is added under the run's job id (see `jobIdOf`), so a run that has one (waiting,
+ * delayed, running, or failed for good and left for a human) is not enqueued twice, however many workers sweep at
+ * once. A run that cannot be looked at or enqueued is reported (`worker-error` naming it) and the sweep goes on with
+ * the others. Resolves with the runs enqueued.
  */
 export async function sweep(context: SweepContext, nowMs: number): Promise<string[]> {
   const swept: string[] = [];
@@ -31,16 +32,35 @@ export async function sweep(context: SweepContext, nowMs: number): Promise<strin
       if (queue === undefined) continue;
       if (run.lease !== undefined && run.lease.expiresAtMs > nowMs) continue;
       if (nowMs - run.updatedAtMs < context.graceMs) continue;
-      if ((await queue.getJob(run.runId)) !== undefined) continue;
-      const data: RunJobData = { runId: run.runId, agentName: run.agentName };
-      await queue.add('run', data, {
-        jobId: run.runId,
-        removeOnComplete: true,
-        removeOnFail: { age: 7 * 24 * 3_600 },
-      });
+      try {
+        if ((await queue.getJob(jobIdOf(run.runId))) !== undefined) continue;
+        const data: RunJobData = { runId: run.runId, agentName: run.agentName };
+        await queue.add('run', data, {
+          jobId: jobIdOf(run.runId),
+          removeOnComplete: true,
+          removeOnFail: { age: 7 * 24 * 3_600 },
+        });
+      } catch (error) {
+        context.emit({
+          type: 'worker-error',
+          runId: run.runId,
+          error: sweepError(error, run.runId),
+          atMs: nowMs,
+        });
+        continue;
+      }
       swept.push(run.runId);
       context.emit({ type: 'run-swept', runId: run.runId, agentName: run.agentName, atMs: nowMs });
     }
   }
   return swept;
+}
+
+function sweepError(error: unknown, runId: string): KeelError {
+  if (KeelError.isInstance(error)) return error;
+  return new KeelError(
+    'store.unavailable',
+    `Redis did not take the job of run ${runId}: ${(error as Error)?.message ?? String(error)}`,
+    { cause: error, data: { runId } },
+  );
 }
