@@ -258,6 +258,30 @@ describe('runWorker', () => {
     expect(effects.done.sort()).toEqual(['42:1:0', '7:1:0', 'a:b:1:0', 'order:7:1:0', 'orphan:1:0']);
   });
 
+  it('sweeps an orphaned run however many newer runs of other agents the store holds', async () => {
+    const store = new MemoryRunStore();
+    fixture = new FleetFixture(store, redisUrl!);
+    const nowMs = Date.now();
+    await store.createRun(
+      queuedRun({ runId: 'lost', agentName: 'desk', input: 'go', nowMs: nowMs - 600_000 }),
+    );
+    // 1_100 newer queued runs of an agent no worker serves: more than one listing of the sweep holds.
+    for (let index = 0; index < 1_100; index++) {
+      const run = queuedRun({
+        runId: `b-${index}`,
+        agentName: 'billing',
+        input: 'go',
+        nowMs: nowMs - 300_000 + index,
+      });
+      await store.createRun(run);
+    }
+    const worker = fixture.worker([
+      oneCallAgent('desk', store, new Effects().tool('open_ticket', { hold: false })),
+    ]);
+    expect(await worker.sweep()).toEqual(['lost']);
+    expect(await fixture.finished('lost')).toMatchObject({ status: 'completed' });
+  });
+
   it('goes on sweeping past a run it cannot enqueue, reporting that run', async () => {
     const store = new MemoryRunStore();
     fixture = new FleetFixture(store, redisUrl!);

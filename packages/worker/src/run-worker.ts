@@ -175,7 +175,7 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     store,
     queues,
     graceMs: Math.max(sweepIntervalMs, lockDurationMs),
-    limit: 500,
+    pageSize: 500,
     emit,
   };
   const sweepNow = () => sweep(sweepContext, Date.now());
