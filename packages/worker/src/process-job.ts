@@ -23,6 +23,8 @@ export interface JobContext {
   /** Whether the worker is shutting down: a run taken now is handed back at once. */
   readonly closing: () => boolean;
   readonly emit: (event: WorkerEvent) => void;
+  /** Called once a run stopped here (it is no longer in `active`). */
+  readonly runEnded: () => void;
 }
 
 /** What a finished job returns (BullMQ keeps it with the job until it is removed). */
@@ -88,6 +90,7 @@ export async function processRunJob(
     throw error;
   } finally {
     context.active.delete(runId);
+    context.runEnded();
   }
   if (
     result.status === 'interrupted' &&

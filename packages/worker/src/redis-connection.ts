@@ -1,5 +1,6 @@
 import { KeelError } from '@keel/core';
 import { Redis } from 'ioredis';
+import { settlesBy } from './bounded.js';
 
 /** How a fleet reaches Redis: a URL such as `redis://127.0.0.1:6379`, or an ioredis client of the caller's. */
 export type RedisConnection = string | Redis;
@@ -29,12 +30,12 @@ export function openRedis(connection: RedisConnection, where: string): OpenedRed
   return { client: new Redis(connection, { maxRetriesPerRequest: null, lazyConnect: false }), owned: true };
 }
 
-/** Closes a client the part owns; lets a caller's client be. */
-export async function closeRedis(opened: OpenedRedis): Promise<void> {
+/**
+ * Closes a client the part owns, politely (QUIT) until `deadlineMs` (a `Date.now()` time), then by dropping the
+ * connection: commands still waiting for a Redis that is down are rejected. Lets a caller's client be.
+ */
+export async function closeRedis(opened: OpenedRedis, deadlineMs: number): Promise<void> {
   if (!opened.owned) return;
-  try {
-    await opened.client.quit();
-  } catch {
-    opened.client.disconnect();
-  }
+  await settlesBy(opened.client.quit(), deadlineMs);
+  if (opened.client.status !== 'end') opened.client.disconnect();
 }

@@ -12,6 +12,7 @@ import {
   type ToolCallDecision,
 } from '@keel/core';
 import { Queue } from 'bullmq';
+import { settlesBy } from './bounded.js';
 import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
 import {
   type CancellationMessage,
@@ -32,8 +33,16 @@ export interface RunQueueOptions {
   redis: RedisConnection;
   /** Prefix of every Redis key; producers and workers of one fleet share it. Defaults to `keel`. */
   prefix?: string;
-  /** Longest wait for Redis to take a job, in ms; a run not enqueued by then is left for a worker's sweep. Defaults to 5_000. */
+  /**
+   * Longest wait for Redis to take a job or a cancellation message, in ms: a run not enqueued by then is left for a
+   * worker's sweep, a cancellation not published is found by the run's next checkpoint. Defaults to 5_000.
+   */
   enqueueTimeoutMs?: number;
+  /**
+   * Longest wait for Redis when closing, in ms: queues not closed by then are dropped with the connection, so `close`
+   * settles while Redis is down. Defaults to 5_000.
+   */
+  closeTimeoutMs?: number;
   /** Stamps stored records (`createdAtMs`, cancellations). Defaults to the system clock. */
   clock?: Clock;
 }
@@ -81,11 +90,11 @@ export interface RunQueue {
    * Rejects with `config.invalid` when the run is not interrupted or a key names nothing it waits for.
    */
   answer(runId: string, answers: RunAnswers): Promise<void>;
-  /** Closes the queues and the Redis client it opened. */
+  /** Closes the queues and the Redis client it opened, waiting for Redis at most `closeTimeoutMs`. */
   close(): Promise<void>;
 }
 
-const OPTIONS = ['store', 'redis', 'prefix', 'enqueueTimeoutMs', 'clock'];
+const OPTIONS = ['store', 'redis', 'prefix', 'enqueueTimeoutMs', 'closeTimeoutMs', 'clock'];
 const WHERE = 'runQueue';
 
 /**
@@ -102,6 +111,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
   const { store } = options;
   const prefix = prefixOf(options.prefix, WHERE);
   const enqueueTimeoutMs = integerOption(options.enqueueTimeoutMs, 5_000, WHERE, 'enqueueTimeoutMs', 1);
+  const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
   const clock = options.clock ?? systemClock;
   const redis = openRedis(options.redis, WHERE);
   const queues = new Map<string, Queue<RunJobData>>();
@@ -157,8 +167,9 @@ export function runQueue(options: RunQueueOptions): RunQueue {
       const status = await store.requestCancellation(runId, reason, clock.now());
       if (status === 'running') {
         const message: CancellationMessage = { runId, reason };
-        // Best effort: the worker's next checkpoint finds the request in the store in any case.
-        await redis.client.publish(cancelChannelOf(prefix), JSON.stringify(message)).catch(() => undefined);
+        // Best effort, for at most enqueueTimeoutMs: the run's next checkpoint finds the request in the store anyway.
+        const published = redis.client.publish(cancelChannelOf(prefix), JSON.stringify(message));
+        await settlesBy(published, Date.now() + enqueueTimeoutMs);
       }
       return status;
     },
@@ -197,8 +208,9 @@ export function runQueue(options: RunQueueOptions): RunQueue {
     },
 
     async close() {
-      await Promise.allSettled([...queues.values()].map((queue) => queue.close()));
-      await closeRedis(redis);
+      const deadlineMs = Date.now() + closeTimeoutMs;
+      await settlesBy(Promise.allSettled([...queues.values()].map((queue) => queue.close())), deadlineMs);
+      await closeRedis(redis, deadlineMs);
     },
   };
 }

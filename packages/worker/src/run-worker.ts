@@ -1,5 +1,6 @@
 import { type Agent, KeelError, type RunStore } from '@keel/core';
-import { Queue, Worker } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
+import { settlesBy } from './bounded.js';
 import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
 import { type CancellationMessage, cancelChannelOf, queueNameOf, type RunJobData } from './fleet-names.js';
 import { processRunJob, type RunJobResult } from './process-job.js';
@@ -36,6 +37,12 @@ export interface RunWorkerOptions {
   sweepIntervalMs?: number;
   /** Wait before a run whose store failed (or that runs here already) is tried again, in ms. Defaults to 5_000. */
   retryDelayMs?: number;
+  /**
+   * Longest wait for Redis when closing, in ms, counted once the runs in progress have paused (their leases freed in
+   * the store): BullMQ's workers and queues not closed by then are dropped with their connections, so `close`
+   * settles while Redis is down. Defaults to 5_000.
+   */
+  closeTimeoutMs?: number;
   /** Receives what the worker does. Defaults to none. */
   onEvent?: WorkerEventListener;
 }
@@ -47,7 +54,8 @@ export interface RunWorker {
   /**
    * Shuts down gracefully: takes no more runs; the runs in progress stop at their next checkpoint with no tool call
    * running (calls already running finish and are saved), free their leases and go back to the queue, for another
-   * worker to resume at once; then the connections close. Safe to call twice.
+   * worker to resume at once; then the connections close, waiting for Redis at most `closeTimeoutMs` (then they are
+   * dropped: `close` settles while Redis is down). Safe to call twice.
    */
   close(): Promise<void>;
   /** Sweeps the store once now (see `sweepIntervalMs`); resolves with the runs enqueued again. */
@@ -65,6 +73,7 @@ const OPTIONS = [
   'maxStalls',
   'sweepIntervalMs',
   'retryDelayMs',
+  'closeTimeoutMs',
   'onEvent',
 ];
 const WHERE = 'runWorker';
@@ -91,6 +100,7 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
   const maxStalls = integerOption(options.maxStalls, 10, WHERE, 'maxStalls', 1);
   const sweepIntervalMs = integerOption(options.sweepIntervalMs, 60_000, WHERE, 'sweepIntervalMs', 0);
   const retryDelayMs = integerOption(options.retryDelayMs, 5_000, WHERE, 'retryDelayMs', 0);
+  const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
   const listener = options.onEvent;
   if (listener !== undefined && typeof listener !== 'function')
     throw invalid(WHERE, 'onEvent must be a function');
@@ -117,6 +127,9 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
   const redis: OpenedRedis = openRedis(options.redis, WHERE);
   redis.client.on('error', () => undefined);
   const active = new Map<string, AbortController>();
+  // Jobs being processed, Redis calls included (a paused run's job goes back to the queue after the run stopped).
+  const processing = new Set<Promise<unknown>>();
+  const idleWaiters: Array<() => void> = [];
   let closing: Promise<void> | undefined;
   const context = {
     agents,
@@ -126,6 +139,16 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     leaseMarginMs: 50,
     closing: () => closing !== undefined,
     emit,
+    runEnded: () => {
+      if (active.size === 0) for (const wake of idleWaiters.splice(0)) wake();
+    },
+  };
+  const processJob = (job: Job<RunJobData>, token: string | undefined) => {
+    const work = processRunJob(context, job, token);
+    processing.add(work);
+    const forget = () => processing.delete(work);
+    work.then(forget, forget);
+    return work;
   };
   const queues = new Map<string, Queue<RunJobData>>();
   const workers: Worker<RunJobData, RunJobResult>[] = [];
@@ -134,18 +157,14 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     const queue = new Queue<RunJobData>(queueName, { connection: redis.client, prefix });
     queue.on('error', (error) => failed(error));
     queues.set(name, queue);
-    const worker = new Worker<RunJobData, RunJobResult>(
-      queueName,
-      (job, token) => processRunJob(context, job, token),
-      {
-        connection: redis.client,
-        prefix,
-        concurrency,
-        lockDuration: lockDurationMs,
-        stalledInterval: stalledIntervalMs,
-        maxStalledCount: maxStalls,
-      },
-    );
+    const worker = new Worker<RunJobData, RunJobResult>(queueName, processJob, {
+      connection: redis.client,
+      prefix,
+      concurrency,
+      lockDuration: lockDurationMs,
+      stalledInterval: stalledIntervalMs,
+      maxStalledCount: maxStalls,
+    });
     worker.on('error', (error) => failed(error));
     worker.on('failed', (job, error) => {
       if (!(error instanceof Error && error.name === 'DelayedError')) failed(error, job?.data.runId);
@@ -202,12 +221,18 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     close() {
       closing ??= (async () => {
         if (timer !== undefined) clearInterval(timer);
+        // Takes no more jobs (a job BullMQ hands over still is handed back at once, see processRunJob).
+        for (const worker of workers) void worker.pause(true).catch(() => undefined);
         for (const pause of active.values()) pause.abort();
-        // Each waits for its runs in progress: they pause at their next checkpoint and go back to the queue.
-        await Promise.allSettled(workers.map((worker) => worker.close()));
-        await Promise.allSettled([...queues.values()].map((queue) => queue.close()));
+        // The runs in progress pause at their next checkpoint and free their leases in the store: no Redis needed.
+        while (active.size > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+        // Their jobs go back to the queue, and BullMQ closes, while Redis answers within closeTimeoutMs.
+        const deadlineMs = Date.now() + closeTimeoutMs;
+        await settlesBy(Promise.allSettled(processing), deadlineMs);
+        await settlesBy(Promise.allSettled(workers.map((worker) => worker.close(true))), deadlineMs);
+        await settlesBy(Promise.allSettled([...queues.values()].map((queue) => queue.close())), deadlineMs);
         subscriber.disconnect();
-        await closeRedis(redis);
+        await closeRedis(redis, deadlineMs);
       })();
       return closing;
     },
