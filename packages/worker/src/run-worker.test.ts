@@ -310,6 +310,10 @@ describe('runWorker', () => {
     const make = (options: Record<string, unknown>) => () =>
       runWorker({ agents: [desk], store, redis: redisUrl!, ...options } as never);
     expect(make({ agents: [] })).toThrow(/agents must be a non-empty array/);
+    const plain = agent({ name: 'plain', model: scriptedModel(() => ({ content: 'ok' })) });
+    expect(make({ agents: [plain] })).toThrow(/agent "plain" has no store/);
+    const elsewhere = oneCallAgent('elsewhere', new MemoryRunStore(), new Effects().tool('x'));
+    expect(make({ agents: [elsewhere] })).toThrow(/agent "elsewhere" is durable on another store/);
     expect(make({ agents: [desk, desk] })).toThrow(/two agents are named "desk"/);
     expect(make({ concurrency: 0 })).toThrow(/concurrency must be an integer of at least 1/);
     expect(make({ concurency: 2 })).toThrow(/did you mean concurrency/);

@@ -91,8 +91,8 @@ const WHERE = 'runWorker';
 export function runWorker(options: RunWorkerOptions): RunWorker {
   checkOptionsObject(options, OPTIONS, WHERE, "{ agents: [agent], store, redis: 'redis://127.0.0.1:6379' }");
   checkStore(options.store, WHERE);
-  const agents = agentsByName(options.agents);
   const { store } = options;
+  const agents = agentsByName(options.agents, store);
   const prefix = prefixOf(options.prefix, WHERE);
   const concurrency = integerOption(options.concurrency, 1, WHERE, 'concurrency', 1);
   const lockDurationMs = integerOption(options.lockDurationMs, 30_000, WHERE, 'lockDurationMs', 100);
@@ -239,8 +239,11 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
   };
 }
 
-/** The agents by name; `config.invalid` for an empty list, an agent that is not durable, or two of one name. */
-function agentsByName(agents: unknown): Map<string, Agent<unknown>> {
+/**
+ * The agents by name; `config.invalid` for an empty list, an agent that is not durable on `store` (no store, or
+ * another one: the worker would look for its runs in the wrong place), or two of one name.
+ */
+function agentsByName(agents: unknown, store: RunStore): Map<string, Agent<unknown>> {
   if (!Array.isArray(agents) || agents.length === 0) {
     throw invalid(
       WHERE,
@@ -251,6 +254,18 @@ function agentsByName(agents: unknown): Map<string, Agent<unknown>> {
   for (const candidate of agents as Agent<unknown>[]) {
     if (typeof candidate?.resume !== 'function' || typeof candidate.name !== 'string') {
       throw invalid(WHERE, 'every entry of agents must be an agent made by agent()');
+    }
+    if (candidate.store === undefined) {
+      throw invalid(
+        WHERE,
+        `agent "${candidate.name}" has no store: give it the worker's store, agent({ name, model, store })`,
+      );
+    }
+    if (candidate.store !== store) {
+      throw invalid(
+        WHERE,
+        `agent "${candidate.name}" is durable on another store than the worker's: give both the same store`,
+      );
     }
     if (byName.has(candidate.name)) {
       throw invalid(
