@@ -12,12 +12,20 @@ export interface OpenedRedis {
 }
 
 /**
- * Opens the client a connection names. BullMQ's workers block on Redis and need `maxRetriesPerRequest: null`; a
- * client passed in is used as it is (BullMQ checks it). Throws `config.invalid` for anything else than a
+ * Opens the client a connection names, with `maxRetriesPerRequest: null`. BullMQ's workers block on Redis and need
+ * it: with `blocking`, a client passed in without it is refused. Throws `config.invalid` for anything else than a
  * `redis://` or `rediss://` URL or an ioredis client.
  */
-export function openRedis(connection: RedisConnection, where: string): OpenedRedis {
+export function openRedis(connection: RedisConnection, where: string, blocking: boolean): OpenedRedis {
   if (typeof connection === 'object' && connection !== null && typeof connection.duplicate === 'function') {
+    if (blocking && connection.options?.maxRetriesPerRequest !== null) {
+      throw new KeelError(
+        'config.invalid',
+        `${where}: redis: the ioredis client passed in must have maxRetriesPerRequest: null (BullMQ's workers ` +
+          'block on Redis), such as new Redis(url, { maxRetriesPerRequest: null })',
+        { data: { where } },
+      );
+    }
     return { client: connection, owned: false };
   }
   if (typeof connection !== 'string' || !/^rediss?:\/\/[^/\s]+/.test(connection)) {

@@ -113,7 +113,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
   const enqueueTimeoutMs = integerOption(options.enqueueTimeoutMs, 5_000, WHERE, 'enqueueTimeoutMs', 1);
   const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
   const clock = options.clock ?? systemClock;
-  const redis = openRedis(options.redis, WHERE);
+  const redis = openRedis(options.redis, WHERE, false);
   const queues = new Map<string, Queue<RunJobData>>();
   const queueOf = (agentName: string): Queue<RunJobData> => {
     let queue = queues.get(agentName);

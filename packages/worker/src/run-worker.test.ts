@@ -1,7 +1,7 @@
 import { agent, MemoryRunStore, queuedRun, type RunStore, tool } from '@keel/core';
 import { scriptedModel } from '@keel/core/testing';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FleetFixture } from './fleet-fixture.js';
 import { jobIdOf, queueNameOf } from './fleet-names.js';
 import { runWorker } from './run-worker.js';
@@ -301,6 +301,45 @@ describe('runWorker', () => {
       expect(failure).toMatchObject({ runId: 'broken', error: { code: 'store.unavailable' } });
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it('refuses an ioredis client of the caller without maxRetriesPerRequest: null, naming redis', () => {
+    const store = new MemoryRunStore();
+    const client = new Redis(redisUrl!, { lazyConnect: true });
+    try {
+      const desk = oneCallAgent('desk', store, new Effects().tool('x'));
+      expect(() => runWorker({ agents: [desk], store, redis: client })).toThrow(
+        /runWorker: redis: the ioredis client passed in must have maxRetriesPerRequest: null/,
+      );
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('closes what it built when BullMQ refuses a part of it', async () => {
+    const store = new MemoryRunStore();
+    const client = new Redis(redisUrl!, { maxRetriesPerRequest: null });
+    const duplicates: Redis[] = [];
+    try {
+      // Redis takes one more connection, not two: the second agent's BullMQ worker cannot get its own.
+      const duplicate = client.duplicate.bind(client);
+      client.duplicate = (...options: Parameters<Redis['duplicate']>) => {
+        if (duplicates.length === 1) throw new Error('max number of clients reached');
+        const opened = duplicate(...options);
+        duplicates.push(opened);
+        return opened;
+      };
+      const effects = new Effects();
+      const agents = ['desk', 'billing'].map((name) => oneCallAgent(name, store, effects.tool('x')));
+      expect(() => runWorker({ agents, store, redis: client })).toThrow(/max number of clients/);
+      // The first agent's worker, built before the failure, is closed with its connection.
+      expect(duplicates).toHaveLength(1);
+      await vi.waitFor(() => expect(duplicates[0]!.status).toBe('end'));
+      expect(await client.ping()).toBe('PONG');
+    } finally {
+      for (const opened of duplicates) opened.disconnect();
+      client.disconnect();
     }
   });
 

@@ -1,5 +1,6 @@
 import { type Agent, KeelError, type RunStore } from '@keel/core';
 import { type Job, Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { settlesBy } from './bounded.js';
 import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
 import { type CancellationMessage, cancelChannelOf, queueNameOf, type RunJobData } from './fleet-names.js';
@@ -124,7 +125,7 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
       atMs: Date.now(),
     });
 
-  const redis: OpenedRedis = openRedis(options.redis, WHERE);
+  const redis: OpenedRedis = openRedis(options.redis, WHERE, true);
   redis.client.on('error', () => undefined);
   const active = new Map<string, AbortController>();
   // Jobs being processed, Redis calls included (a paused run's job goes back to the queue after the run stopped).
@@ -152,29 +153,41 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
   };
   const queues = new Map<string, Queue<RunJobData>>();
   const workers: Worker<RunJobData, RunJobResult>[] = [];
-  for (const name of agents.keys()) {
-    const queueName = queueNameOf(name);
-    const queue = new Queue<RunJobData>(queueName, { connection: redis.client, prefix });
-    queue.on('error', (error) => failed(error));
-    queues.set(name, queue);
-    const worker = new Worker<RunJobData, RunJobResult>(queueName, processJob, {
-      connection: redis.client,
-      prefix,
-      concurrency,
-      lockDuration: lockDurationMs,
-      stalledInterval: stalledIntervalMs,
-      maxStalledCount: maxStalls,
-    });
-    worker.on('error', (error) => failed(error));
-    worker.on('failed', (job, error) => {
-      if (!(error instanceof Error && error.name === 'DelayedError')) failed(error, job?.data.runId);
-    });
-    workers.push(worker);
-  }
+  let subscriber: Redis;
+  try {
+    for (const name of agents.keys()) {
+      const queueName = queueNameOf(name);
+      const queue = new Queue<RunJobData>(queueName, { connection: redis.client, prefix });
+      queue.on('error', (error) => failed(error));
+      queues.set(name, queue);
+      const worker = new Worker<RunJobData, RunJobResult>(queueName, processJob, {
+        connection: redis.client,
+        prefix,
+        concurrency,
+        lockDuration: lockDurationMs,
+        stalledInterval: stalledIntervalMs,
+        maxStalledCount: maxStalls,
+        // Started once every part is built: a part BullMQ refuses leaves nothing running.
+        autorun: false,
+      });
+      worker.on('error', (error) => failed(error));
+      worker.on('failed', (job, error) => {
+        if (!(error instanceof Error && error.name === 'DelayedError')) failed(error, job?.data.runId);
+      });
+      workers.push(worker);
+    }
 
+    subscriber = redis.client.duplicate();
+  } catch (error) {
+    // A part that could not be built (BullMQ refused something): what was built is closed, not left running.
+    for (const worker of workers) void worker.close(true).catch(() => undefined);
+    for (const queue of queues.values()) void queue.close().catch(() => undefined);
+    void closeRedis(redis, Date.now() + closeTimeoutMs);
+    throw error;
+  }
+  for (const worker of workers) worker.run().catch((error: unknown) => failed(error));
   // Cancellations reach the run at once, in whichever worker holds it; the store's request is seen at the run's
   // next checkpoint in any case.
-  const subscriber = redis.client.duplicate();
   subscriber.on('error', () => undefined);
   const channel = cancelChannelOf(prefix);
   subscriber.subscribe(channel).catch((error: unknown) => failed(error));
