@@ -2,6 +2,7 @@ import { type Agent, KeelError, type RunStore } from '@keel/core';
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { settlesBy } from './bounded.js';
+import { failRun, jobFailure } from './fail-run.js';
 import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
 import { type CancellationMessage, cancelChannelOf, queueNameOf, type RunJobData } from './fleet-names.js';
 import { processRunJob, type RunJobResult } from './process-job.js';
@@ -125,6 +126,26 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
       atMs: Date.now(),
     });
 
+  // A job failed for good (no retries are configured): its run ends `failed` rather than wait for it forever.
+  const endFailedRun = async ({ runId, agentName }: RunJobData, error: Error) => {
+    const failure = jobFailure(error, runId, maxStalls);
+    failed(failure, runId);
+    try {
+      if (!(await failRun(store, runId, failure, Date.now()))) return;
+    } catch (storeError) {
+      failed(storeError, runId);
+      return;
+    }
+    emit({
+      type: 'run-finished',
+      runId,
+      agentName,
+      status: 'failed',
+      stopReason: 'internal_error',
+      atMs: Date.now(),
+      errorCode: failure.code,
+    });
+  };
   const redis: OpenedRedis = openRedis(options.redis, WHERE, true);
   redis.client.on('error', () => undefined);
   const active = new Map<string, AbortController>();
@@ -172,7 +193,8 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
       });
       worker.on('error', (error) => failed(error));
       worker.on('failed', (job, error) => {
-        if (!(error instanceof Error && error.name === 'DelayedError')) failed(error, job?.data.runId);
+        if (job === undefined || (error instanceof Error && error.name === 'DelayedError')) return;
+        void endFailedRun(job.data, error);
       });
       workers.push(worker);
     }
