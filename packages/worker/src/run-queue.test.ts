@@ -1,8 +1,8 @@
 import { type JsonValue, MemoryRunStore, queuedRun, readQueuedState } from '@keel/core';
 import { Queue } from 'bullmq';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { jobIdOf, queueNameOf } from './fleet-names.js';
-import { type RunQueue, runQueue } from './run-queue.js';
+import { type RunQueue, type RunQueueOptions, runQueue } from './run-queue.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
 if (redisUrl === undefined)
@@ -13,7 +13,7 @@ afterEach(async () => {
   await Promise.allSettled(opened.splice(0).map((queue) => queue.close()));
 });
 
-function open(store = new MemoryRunStore(), options: { redis?: string; enqueueTimeoutMs?: number } = {}) {
+function open(store = new MemoryRunStore(), options: Partial<RunQueueOptions> = {}) {
   const prefix = `keel-queue-${Math.random().toString(36).slice(2, 10)}`;
   const queue = runQueue({ store, redis: options.redis ?? redisUrl!, prefix, ...options });
   opened.push(queue);
@@ -68,6 +68,28 @@ describe('runQueue', () => {
     const submitted = await queue.submit('support', 'go', { runId: 'offline' });
     expect(submitted).toEqual({ runId: 'offline', enqueued: false });
     expect((await store.loadRun('offline'))?.status).toBe('queued');
+  });
+
+  it('reports its Redis client’s failures to onError, not as ioredis’s unhandled error events', async () => {
+    const printed = vi.spyOn(console, 'error');
+    try {
+      const unreachable = { redis: 'redis://127.0.0.1:1', enqueueTimeoutMs: 100 };
+      const silent = open(new MemoryRunStore(), unreachable).queue;
+      expect((await silent.submit('support', 'go')).enqueued).toBe(false);
+      const unhandled = printed.mock.calls.filter((call) =>
+        String(call[0]).includes('Unhandled error event'),
+      );
+      expect(unhandled).toEqual([]);
+      const failures: string[] = [];
+      const told = open(new MemoryRunStore(), {
+        ...unreachable,
+        onError: (error) => failures.push(error.code),
+      });
+      expect((await told.queue.submit('support', 'go')).enqueued).toBe(false);
+      expect(failures[0]).toBe('store.unavailable');
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it('cancels a queued run at once', async () => {

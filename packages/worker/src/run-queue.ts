@@ -43,6 +43,11 @@ export interface RunQueueOptions {
    * settles while Redis is down. Defaults to 5_000.
    */
   closeTimeoutMs?: number;
+  /**
+   * Told of each failure of the Redis client the queue opened (Redis unreachable: once per reconnection attempt,
+   * `store.unavailable`). Calls that need Redis fail or give up on their own in any case. Defaults to none.
+   */
+  onError?: (error: KeelError) => void;
   /** Stamps stored records (`createdAtMs`, cancellations). Defaults to the system clock. */
   clock?: Clock;
 }
@@ -94,7 +99,7 @@ export interface RunQueue {
   close(): Promise<void>;
 }
 
-const OPTIONS = ['store', 'redis', 'prefix', 'enqueueTimeoutMs', 'closeTimeoutMs', 'clock'];
+const OPTIONS = ['store', 'redis', 'prefix', 'enqueueTimeoutMs', 'closeTimeoutMs', 'onError', 'clock'];
 const WHERE = 'runQueue';
 
 /**
@@ -113,7 +118,25 @@ export function runQueue(options: RunQueueOptions): RunQueue {
   const enqueueTimeoutMs = integerOption(options.enqueueTimeoutMs, 5_000, WHERE, 'enqueueTimeoutMs', 1);
   const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
   const clock = options.clock ?? systemClock;
+  const { onError } = options;
+  if (onError !== undefined && typeof onError !== 'function')
+    throw invalid(WHERE, 'onError must be a function');
   const redis = openRedis(options.redis, WHERE, false);
+  // Without a listener ioredis prints every failed reconnection; a caller's client is left to its owner.
+  if (redis.owned) {
+    redis.client.on('error', (error: Error) => {
+      try {
+        onError?.(
+          new KeelError('store.unavailable', `Redis: ${error.message}`, {
+            cause: error,
+            data: { where: WHERE },
+          }),
+        );
+      } catch (thrown) {
+        process.emitWarning(`keel: a runQueue onError listener threw: ${String(thrown)}`);
+      }
+    });
+  }
   const queues = new Map<string, Queue<RunJobData>>();
   const queueOf = (agentName: string): Queue<RunJobData> => {
     let queue = queues.get(agentName);
