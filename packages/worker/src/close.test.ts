@@ -2,7 +2,7 @@
 // with a run in progress and under a producer.
 import { agent, MemoryRunStore, tool } from '@keel/core';
 import { scriptedModel } from '@keel/core/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type RedisInstance, startRedis } from '../../../scripts/redis.js';
 import { freeLoopbackPort } from '../../../scripts/test-services.js';
 import { FleetFixture } from './fleet-fixture.js';
@@ -71,15 +71,18 @@ describe('closing while Redis is down', () => {
     expect((await store.ledger(runId)).map((entry) => entry.status)).toEqual(['completed']);
   }, 10_000);
 
-  it('a producer cancels (the store has the request) and closes', async () => {
+  it('a producer cancels (the store has the request) and closes, its Redis failures reported, not printed', async () => {
+    const printed = vi.spyOn(console, 'error');
     redis = await startRedis(await freeLoopbackPort());
     const store = new MemoryRunStore();
+    const failures: string[] = [];
     const queue = runQueue({
       store,
       redis: redis.url,
       prefix: 'closing',
       enqueueTimeoutMs: 200,
       closeTimeoutMs: 200,
+      onError: (error) => failures.push(error.code),
     });
     await queue.submit('desk', 'go', { runId: 'held' });
     // A worker elsewhere runs it: the cancellation is published for that worker.
@@ -97,5 +100,9 @@ describe('closing while Redis is down', () => {
     expect(await queue.cancel('held', 'not needed')).toBe('running');
     expect((await store.loadRun('held'))?.cancellation).toMatchObject({ reason: 'not needed' });
     await queue.close();
+    expect(failures.length).toBeGreaterThan(0);
+    const unhandled = printed.mock.calls.filter((call) => String(call[0]).includes('Unhandled error event'));
+    printed.mockRestore();
+    expect(unhandled).toEqual([]);
   }, 10_000);
 });
