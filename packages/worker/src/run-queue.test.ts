@@ -1,7 +1,7 @@
 import { type JsonValue, MemoryRunStore, queuedRun, readQueuedState } from '@keel/core';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { jobIdOf, queueNameOf } from './fleet-names.js';
+import { answerJobIdOf, jobIdOf, queueNameOf } from './fleet-names.js';
 import { type RunQueue, type RunQueueOptions, runQueue } from './run-queue.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
@@ -126,6 +126,32 @@ describe('runQueue', () => {
       queue.answer('waits', { approvals: { 'waits:1:0': { approved: 'yes' } as never } }),
     ).rejects.toMatchObject({ code: 'config.invalid' });
     await queue.answer('waits', { approvals: { 'waits:1:0': { approved: true } } });
+  });
+
+  it('adds one answer job per run version: a retried answer (the first reached Redis late) adds no second', async () => {
+    const store = new MemoryRunStore();
+    const { queue, prefix } = open(store);
+    await store.createRun(queuedRun({ runId: 'waits', agentName: 'support', input: 'go', nowMs: 1 }));
+    await store.acquireLease('waits', 'w', 1_000, 1);
+    await store.saveCheckpoint('waits', {
+      expectedVersion: 1,
+      owner: 'w',
+      status: 'interrupted',
+      schemaVersion: 3,
+      state: interruptedState('waits'),
+      nowMs: 2,
+    });
+    const answers = { approvals: { 'waits:1:0': { approved: true as const } } };
+    await queue.answer('waits', answers);
+    await queue.answer('waits', answers);
+    const bull = new Queue(queueNameOf('support'), { connection: { url: redisUrl }, prefix });
+    try {
+      const jobs = await bull.getJobs(['waiting']);
+      expect(jobs.map((job) => job.id)).toEqual([answerJobIdOf('waits', 2)]);
+      expect(jobs[0]?.data).toEqual({ runId: 'waits', agentName: 'support', ...answers });
+    } finally {
+      await bull.close();
+    }
   });
 });
 
