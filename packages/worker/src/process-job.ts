@@ -105,7 +105,12 @@ export async function processRunJob(
     (result.stopReason === 'paused' || result.stopReason === 'store_unavailable')
   ) {
     // The answers are in the run's state now: asking again with them would be refused.
-    if (answered) await job.updateData({ runId, agentName });
+    if (answered) {
+      // Not done (Redis failed): the next worker finds the run no longer waiting and leaves the answers out.
+      await job.updateData({ runId, agentName }).catch((error: unknown) => {
+        context.emit({ type: 'worker-error', runId, error: redisError(error, runId), atMs: Date.now() });
+      });
+    }
     return result.stopReason === 'paused'
       ? requeue('paused', 0)
       : requeue('store_unavailable', context.retryDelayMs);
@@ -125,7 +130,7 @@ export async function processRunJob(
 function redisError(error: unknown, runId: string): KeelError {
   return new KeelError(
     'store.unavailable',
-    `Redis did not take run ${runId} back to the queue: ${(error as Error)?.message ?? String(error)}`,
+    `Redis did not take the job of run ${runId}: ${(error as Error)?.message ?? String(error)}`,
     { cause: error, data: { runId } },
   );
 }
