@@ -3,7 +3,7 @@
 // part of its API.
 import { randomUUID } from 'node:crypto';
 import type { Agent, RunStore } from '@keel/core';
-import { type RunQueue, runQueue } from './run-queue.js';
+import { type RunQueue, type RunQueueOptions, runQueue } from './run-queue.js';
 import { type RunWorker, type RunWorkerOptions, runWorker } from './run-worker.js';
 import type { WorkerEvent } from './worker-events.js';
 
@@ -18,8 +18,9 @@ export class FleetFixture {
   constructor(
     readonly store: RunStore,
     readonly redisUrl: string,
+    queueOptions: Partial<RunQueueOptions> = {},
   ) {
-    this.queue = runQueue({ store, redis: redisUrl, prefix: this.prefix });
+    this.queue = runQueue({ store, redis: redisUrl, prefix: this.prefix, ...queueOptions });
   }
 
   /** Starts a worker of `agents`; its events are numbered by the order workers were started. */

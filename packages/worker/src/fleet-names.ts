@@ -10,6 +10,23 @@ export function queueNameOf(agentName: string): string {
   return `runs.${encodeURIComponent(agentName)}`;
 }
 
+/**
+ * The BullMQ job id of a run: `run.` and the run id, percent-encoded. BullMQ refuses ids that are integers (`42`) or
+ * hold a `:`; this form is neither, and is one to one, so every run id has a job id of its own and every part of a
+ * fleet derives the same one.
+ */
+export function jobIdOf(runId: string): string {
+  return `run.${encodeURIComponent(runId)}`;
+}
+
+/**
+ * The job id of the answers to a run at one version: a retried `answer` (its first try timed out but reached Redis
+ * later) adds no second job. `/` never occurs in {@link jobIdOf}'s form, so no run's job id collides with it.
+ */
+export function answerJobIdOf(runId: string, version: number): string {
+  return `${jobIdOf(runId)}/answer/${version}`;
+}
+
 /** The channel on which cancellations reach the worker that holds the run. */
 export function cancelChannelOf(prefix: string): string {
   return `${prefix}:cancellations`;

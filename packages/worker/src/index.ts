@@ -1,6 +1,8 @@
 // @keel/worker: durable runs distributed over worker processes with BullMQ on Redis. Explicit exports only.
 export {
+  answerJobIdOf,
   DEFAULT_PREFIX,
+  jobIdOf,
   queueNameOf,
   type RunJobData,
 } from './fleet-names.js';

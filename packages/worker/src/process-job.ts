@@ -23,6 +23,8 @@ export interface JobContext {
   /** Whether the worker is shutting down: a run taken now is handed back at once. */
   readonly closing: () => boolean;
   readonly emit: (event: WorkerEvent) => void;
+  /** Called once a run stopped here (it is no longer in `active`). */
+  readonly runEnded: () => void;
 }
 
 /** What a finished job returns (BullMQ keeps it with the job until it is removed). */
@@ -36,7 +38,7 @@ export interface RunJobResult {
  * checkpoint, an interrupted one gets the job's answers). A run that cannot go on here and now goes back to the
  * queue: its lease is held by another process (until that lease ends), its store failed (after `retryDelayMs`), or
  * this worker is shutting down (at once, for another worker). A run the store does not know, or that no agent here
- * can resume, fails the job for good.
+ * can resume, fails the job for good (and the worker ends the run as `failed`, see `failRun`).
  */
 export async function processRunJob(
   context: JobContext,
@@ -51,7 +53,13 @@ export async function processRunJob(
     delayMs: number,
   ) => {
     context.emit({ type: 'run-requeued', runId, agentName, reason, delayMs, atMs: Date.now() });
-    await job.moveToDelayed(Date.now() + delayMs, token);
+    try {
+      await job.moveToDelayed(Date.now() + delayMs, token);
+    } catch (error) {
+      // Redis did not take it back: the job keeps its lock until it runs out, then stalls and is taken again. Not a
+      // failure of the run.
+      context.emit({ type: 'worker-error', runId, error: redisError(error, runId), atMs: Date.now() });
+    }
     throw new DelayedError();
   };
   if (context.closing()) return requeue('paused', 0);
@@ -82,19 +90,27 @@ export async function processRunJob(
     }
     if (keelError?.code === 'store.unavailable') return requeue('store_unavailable', context.retryDelayMs);
     if (keelError !== undefined) {
-      context.emit({ type: 'worker-error', runId, error: keelError, atMs: Date.now() });
-      throw new UnrecoverableError(`${keelError.code}: ${keelError.message}`);
+      // The run is ended as failed with this error once BullMQ has failed the job (see `failRun`).
+      throw Object.assign(new UnrecoverableError(`${keelError.code}: ${keelError.message}`), {
+        cause: keelError,
+      });
     }
     throw error;
   } finally {
     context.active.delete(runId);
+    context.runEnded();
   }
   if (
     result.status === 'interrupted' &&
     (result.stopReason === 'paused' || result.stopReason === 'store_unavailable')
   ) {
     // The answers are in the run's state now: asking again with them would be refused.
-    if (answered) await job.updateData({ runId, agentName });
+    if (answered) {
+      // Not done (Redis failed): the next worker finds the run no longer waiting and leaves the answers out.
+      await job.updateData({ runId, agentName }).catch((error: unknown) => {
+        context.emit({ type: 'worker-error', runId, error: redisError(error, runId), atMs: Date.now() });
+      });
+    }
     return result.stopReason === 'paused'
       ? requeue('paused', 0)
       : requeue('store_unavailable', context.retryDelayMs);
@@ -109,6 +125,14 @@ export async function processRunJob(
     ...(result.error === undefined ? {} : { errorCode: result.error.code }),
   });
   return { status: result.status, stopReason: result.stopReason };
+}
+
+function redisError(error: unknown, runId: string): KeelError {
+  return new KeelError(
+    'store.unavailable',
+    `Redis did not take the job of run ${runId}: ${(error as Error)?.message ?? String(error)}`,
+    { cause: error, data: { runId } },
+  );
 }
 
 /**

@@ -1,8 +1,8 @@
 import { type JsonValue, MemoryRunStore, queuedRun, readQueuedState } from '@keel/core';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { queueNameOf } from './fleet-names.js';
-import { type RunQueue, runQueue } from './run-queue.js';
+import { answerJobIdOf, jobIdOf, queueNameOf } from './fleet-names.js';
+import { type RunQueue, type RunQueueOptions, runQueue } from './run-queue.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
 if (redisUrl === undefined)
@@ -13,7 +13,7 @@ afterEach(async () => {
   await Promise.allSettled(opened.splice(0).map((queue) => queue.close()));
 });
 
-function open(store = new MemoryRunStore(), options: { redis?: string; enqueueTimeoutMs?: number } = {}) {
+function open(store = new MemoryRunStore(), options: Partial<RunQueueOptions> = {}) {
   const prefix = `keel-queue-${Math.random().toString(36).slice(2, 10)}`;
   const queue = runQueue({ store, redis: options.redis ?? redisUrl!, prefix, ...options });
   opened.push(queue);
@@ -31,7 +31,7 @@ describe('runQueue', () => {
     expect((await store.listRuns({ status: 'queued' })).map((run) => run.runId)).toEqual(['r-1']);
     const bull = new Queue(queueNameOf('support'), { connection: { url: redisUrl }, prefix });
     try {
-      const job = await bull.getJob('r-1');
+      const job = await bull.getJob(jobIdOf('r-1'));
       expect(job?.data).toEqual({ runId: 'r-1', agentName: 'support' });
       expect(await job?.getState()).toBe('waiting');
     } finally {
@@ -68,6 +68,17 @@ describe('runQueue', () => {
     const submitted = await queue.submit('support', 'go', { runId: 'offline' });
     expect(submitted).toEqual({ runId: 'offline', enqueued: false });
     expect((await store.loadRun('offline'))?.status).toBe('queued');
+  });
+
+  it('reports the failures of its Redis client to onError', async () => {
+    const failures: string[] = [];
+    const { queue } = open(new MemoryRunStore(), {
+      redis: 'redis://127.0.0.1:1',
+      enqueueTimeoutMs: 100,
+      onError: (error) => failures.push(error.code),
+    });
+    expect((await queue.submit('support', 'go')).enqueued).toBe(false);
+    expect(failures[0]).toBe('store.unavailable');
   });
 
   it('cancels a queued run at once', async () => {
@@ -115,6 +126,32 @@ describe('runQueue', () => {
       queue.answer('waits', { approvals: { 'waits:1:0': { approved: 'yes' } as never } }),
     ).rejects.toMatchObject({ code: 'config.invalid' });
     await queue.answer('waits', { approvals: { 'waits:1:0': { approved: true } } });
+  });
+
+  it('adds one answer job per run version: a retried answer (the first reached Redis late) adds no second', async () => {
+    const store = new MemoryRunStore();
+    const { queue, prefix } = open(store);
+    await store.createRun(queuedRun({ runId: 'waits', agentName: 'support', input: 'go', nowMs: 1 }));
+    await store.acquireLease('waits', 'w', 1_000, 1);
+    await store.saveCheckpoint('waits', {
+      expectedVersion: 1,
+      owner: 'w',
+      status: 'interrupted',
+      schemaVersion: 3,
+      state: interruptedState('waits'),
+      nowMs: 2,
+    });
+    const answers = { approvals: { 'waits:1:0': { approved: true as const } } };
+    await queue.answer('waits', answers);
+    await queue.answer('waits', answers);
+    const bull = new Queue(queueNameOf('support'), { connection: { url: redisUrl }, prefix });
+    try {
+      const jobs = await bull.getJobs(['waiting']);
+      expect(jobs.map((job) => job.id)).toEqual([answerJobIdOf('waits', 2)]);
+      expect(jobs[0]?.data).toEqual({ runId: 'waits', agentName: 'support', ...answers });
+    } finally {
+      await bull.close();
+    }
   });
 });
 

@@ -12,11 +12,14 @@ import {
   type ToolCallDecision,
 } from '@keel/core';
 import { Queue } from 'bullmq';
+import { settlesBy } from './bounded.js';
 import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
 import {
   type CancellationMessage,
   cancelChannelOf,
+  answerJobIdOf,
   DEFAULT_PREFIX,
+  jobIdOf,
   queueNameOf,
   type RunJobData,
 } from './fleet-names.js';
@@ -30,8 +33,21 @@ export interface RunQueueOptions {
   redis: RedisConnection;
   /** Prefix of every Redis key; producers and workers of one fleet share it. Defaults to `keel`. */
   prefix?: string;
-  /** Longest wait for Redis to take a job, in ms; a run not enqueued by then is left for a worker's sweep. Defaults to 5_000. */
+  /**
+   * Longest wait for Redis to take a job or a cancellation message, in ms: a run not enqueued by then is left for a
+   * worker's sweep, a cancellation not published is found by the run's next checkpoint. Defaults to 5_000.
+   */
   enqueueTimeoutMs?: number;
+  /**
+   * Longest wait for Redis when closing, in ms: queues not closed by then are dropped with the connection, so `close`
+   * settles while Redis is down. Defaults to 5_000.
+   */
+  closeTimeoutMs?: number;
+  /**
+   * Told of each failure of the Redis client the queue opened (Redis unreachable: once per reconnection attempt,
+   * `store.unavailable`). Calls that need Redis fail or give up on their own in any case. Defaults to none.
+   */
+  onError?: (error: KeelError) => void;
   /** Stamps stored records (`createdAtMs`, cancellations). Defaults to the system clock. */
   clock?: Clock;
 }
@@ -79,11 +95,11 @@ export interface RunQueue {
    * Rejects with `config.invalid` when the run is not interrupted or a key names nothing it waits for.
    */
   answer(runId: string, answers: RunAnswers): Promise<void>;
-  /** Closes the queues and the Redis client it opened. */
+  /** Closes the queues and the Redis client it opened, waiting for Redis at most `closeTimeoutMs`. */
   close(): Promise<void>;
 }
 
-const OPTIONS = ['store', 'redis', 'prefix', 'enqueueTimeoutMs', 'clock'];
+const OPTIONS = ['store', 'redis', 'prefix', 'enqueueTimeoutMs', 'closeTimeoutMs', 'onError', 'clock'];
 const WHERE = 'runQueue';
 
 /**
@@ -100,8 +116,27 @@ export function runQueue(options: RunQueueOptions): RunQueue {
   const { store } = options;
   const prefix = prefixOf(options.prefix, WHERE);
   const enqueueTimeoutMs = integerOption(options.enqueueTimeoutMs, 5_000, WHERE, 'enqueueTimeoutMs', 1);
+  const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
   const clock = options.clock ?? systemClock;
-  const redis = openRedis(options.redis, WHERE);
+  const { onError } = options;
+  if (onError !== undefined && typeof onError !== 'function')
+    throw invalid(WHERE, 'onError must be a function');
+  const redis = openRedis(options.redis, WHERE, false);
+  // Without a listener ioredis prints every failed reconnection; a caller's client is left to its owner.
+  if (redis.owned) {
+    redis.client.on('error', (error: Error) => {
+      try {
+        onError?.(
+          new KeelError('store.unavailable', `Redis: ${error.message}`, {
+            cause: error,
+            data: { where: WHERE },
+          }),
+        );
+      } catch (thrown) {
+        process.emitWarning(`keel: a runQueue onError listener threw: ${String(thrown)}`);
+      }
+    });
+  }
   const queues = new Map<string, Queue<RunJobData>>();
   const queueOf = (agentName: string): Queue<RunJobData> => {
     let queue = queues.get(agentName);
@@ -146,7 +181,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
         }
         throw error;
       }
-      return { runId, enqueued: await enqueue({ runId, agentName }, runId) };
+      return { runId, enqueued: await enqueue({ runId, agentName }, jobIdOf(runId)) };
     },
 
     async cancel(runId, reason = 'cancelled') {
@@ -155,8 +190,9 @@ export function runQueue(options: RunQueueOptions): RunQueue {
       const status = await store.requestCancellation(runId, reason, clock.now());
       if (status === 'running') {
         const message: CancellationMessage = { runId, reason };
-        // Best effort: the worker's next checkpoint finds the request in the store in any case.
-        await redis.client.publish(cancelChannelOf(prefix), JSON.stringify(message)).catch(() => undefined);
+        // Best effort, for at most enqueueTimeoutMs: the run's next checkpoint finds the request in the store anyway.
+        const published = redis.client.publish(cancelChannelOf(prefix), JSON.stringify(message));
+        await settlesBy(published, Date.now() + enqueueTimeoutMs);
       }
       return status;
     },
@@ -183,7 +219,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
       const data: RunJobData = { runId, agentName: record.agentName };
       if (answers.approvals !== undefined) data.approvals = answers.approvals;
       if (answers.decisions !== undefined) data.decisions = answers.decisions;
-      if (!(await enqueue(data, `${runId}.answer.${randomUUID()}`))) {
+      if (!(await enqueue(data, answerJobIdOf(runId, record.version)))) {
         throw new KeelError(
           'store.unavailable',
           `Redis did not take the answers to run ${runId}; try again`,
@@ -195,8 +231,9 @@ export function runQueue(options: RunQueueOptions): RunQueue {
     },
 
     async close() {
-      await Promise.allSettled([...queues.values()].map((queue) => queue.close()));
-      await closeRedis(redis);
+      const deadlineMs = Date.now() + closeTimeoutMs;
+      await settlesBy(Promise.allSettled([...queues.values()].map((queue) => queue.close())), deadlineMs);
+      await closeRedis(redis, deadlineMs);
     },
   };
 }

@@ -1,7 +1,9 @@
 import { agent, MemoryRunStore, queuedRun, type RunStore, tool } from '@keel/core';
 import { scriptedModel } from '@keel/core/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FleetFixture } from './fleet-fixture.js';
+import { jobIdOf, queueNameOf } from './fleet-names.js';
 import { runWorker } from './run-worker.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
@@ -235,12 +237,122 @@ describe('runWorker', () => {
     expect(effects.done).toEqual(['orphan:1:0']);
   });
 
+  it('runs and sweeps runs whose ids BullMQ refuses as job ids (integers, ids with ":")', async () => {
+    const store = new MemoryRunStore();
+    fixture = new FleetFixture(store, redisUrl!);
+    const effects = new Effects();
+    const desk = oneCallAgent('desk', store, effects.tool('open_ticket', { hold: false }));
+    expect(await fixture.queue.submit('desk', 'go', { runId: '42' })).toEqual({
+      runId: '42',
+      enqueued: true,
+    });
+    expect((await fixture.queue.submit('desk', 'go', { runId: 'order:7' })).enqueued).toBe(true);
+    for (const runId of ['7', 'a:b', 'orphan']) {
+      await store.createRun(queuedRun({ runId, agentName: 'desk', input: 'go', nowMs: Date.now() - 60_000 }));
+    }
+    const worker = fixture.worker([desk]);
+    expect((await worker.sweep()).sort()).toEqual(['7', 'a:b', 'orphan']);
+    for (const runId of ['42', 'order:7', '7', 'a:b', 'orphan']) {
+      expect(await fixture.finished(runId)).toMatchObject({ status: 'completed' });
+    }
+    expect(effects.done.sort()).toEqual(['42:1:0', '7:1:0', 'a:b:1:0', 'order:7:1:0', 'orphan:1:0']);
+  });
+
+  it('sweeps an orphaned run however many newer runs of other agents the store holds', async () => {
+    const store = new MemoryRunStore();
+    fixture = new FleetFixture(store, redisUrl!);
+    const nowMs = Date.now();
+    await store.createRun(
+      queuedRun({ runId: 'lost', agentName: 'desk', input: 'go', nowMs: nowMs - 600_000 }),
+    );
+    // 1_100 newer queued runs of an agent no worker serves: more than one listing of the sweep holds.
+    for (let index = 0; index < 1_100; index++) {
+      const run = queuedRun({
+        runId: `b-${index}`,
+        agentName: 'billing',
+        input: 'go',
+        nowMs: nowMs - 300_000 + index,
+      });
+      await store.createRun(run);
+    }
+    const worker = fixture.worker([
+      oneCallAgent('desk', store, new Effects().tool('open_ticket', { hold: false })),
+    ]);
+    expect(await worker.sweep()).toEqual(['lost']);
+    expect(await fixture.finished('lost')).toMatchObject({ status: 'completed' });
+  });
+
+  it('goes on sweeping past a run it cannot enqueue, reporting that run', async () => {
+    const store = new MemoryRunStore();
+    fixture = new FleetFixture(store, redisUrl!);
+    for (const runId of ['broken', 'fine']) {
+      await store.createRun(queuedRun({ runId, agentName: 'desk', input: 'go', nowMs: Date.now() - 60_000 }));
+    }
+    // The job key of "broken" holds a string: Redis answers WRONGTYPE to BullMQ's look-up.
+    const redis = new Redis(redisUrl!);
+    try {
+      await redis.set(`${fixture.prefix}:${queueNameOf('desk')}:${jobIdOf('broken')}`, 'not a job');
+      const worker = fixture.worker([
+        oneCallAgent('desk', store, new Effects().tool('open_ticket', { hold: false })),
+      ]);
+      expect(await worker.sweep()).toEqual(['fine']);
+      expect(await fixture.finished('fine')).toMatchObject({ status: 'completed' });
+      const failure = fixture.events.find((event) => event.type === 'worker-error');
+      expect(failure).toMatchObject({ runId: 'broken', error: { code: 'store.unavailable' } });
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('refuses an ioredis client of the caller without maxRetriesPerRequest: null, naming redis', () => {
+    const store = new MemoryRunStore();
+    const client = new Redis(redisUrl!, { lazyConnect: true });
+    try {
+      const desk = oneCallAgent('desk', store, new Effects().tool('x'));
+      expect(() => runWorker({ agents: [desk], store, redis: client })).toThrow(
+        /runWorker: redis: the ioredis client passed in must have maxRetriesPerRequest: null/,
+      );
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('closes what it built when BullMQ refuses a part of it', async () => {
+    const store = new MemoryRunStore();
+    const client = new Redis(redisUrl!, { maxRetriesPerRequest: null });
+    const duplicates: Redis[] = [];
+    try {
+      // Redis takes one more connection, not two: the second agent's BullMQ worker cannot get its own.
+      const duplicate = client.duplicate.bind(client);
+      client.duplicate = (...options: Parameters<Redis['duplicate']>) => {
+        if (duplicates.length === 1) throw new Error('max number of clients reached');
+        const opened = duplicate(...options);
+        duplicates.push(opened);
+        return opened;
+      };
+      const effects = new Effects();
+      const agents = ['desk', 'billing'].map((name) => oneCallAgent(name, store, effects.tool('x')));
+      expect(() => runWorker({ agents, store, redis: client })).toThrow(/max number of clients/);
+      // The first agent's worker, built before the failure, is closed with its connection.
+      expect(duplicates).toHaveLength(1);
+      await vi.waitFor(() => expect(duplicates[0]!.status).toBe('end'));
+      expect(await client.ping()).toBe('PONG');
+    } finally {
+      for (const opened of duplicates) opened.disconnect();
+      client.disconnect();
+    }
+  });
+
   it('checks its options: config.invalid names the problem', () => {
     const store = new MemoryRunStore();
     const desk = oneCallAgent('desk', store, new Effects().tool('x'));
     const make = (options: Record<string, unknown>) => () =>
       runWorker({ agents: [desk], store, redis: redisUrl!, ...options } as never);
     expect(make({ agents: [] })).toThrow(/agents must be a non-empty array/);
+    const plain = agent({ name: 'plain', model: scriptedModel(() => ({ content: 'ok' })) });
+    expect(make({ agents: [plain] })).toThrow(/agent "plain" has no store/);
+    const elsewhere = oneCallAgent('elsewhere', new MemoryRunStore(), new Effects().tool('x'));
+    expect(make({ agents: [elsewhere] })).toThrow(/agent "elsewhere" is durable on another store/);
     expect(make({ agents: [desk, desk] })).toThrow(/two agents are named "desk"/);
     expect(make({ concurrency: 0 })).toThrow(/concurrency must be an integer of at least 1/);
     expect(make({ concurency: 2 })).toThrow(/did you mean concurrency/);

@@ -1,5 +1,8 @@
 import { type Agent, KeelError, type RunStore } from '@keel/core';
-import { Queue, Worker } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { settlesBy } from './bounded.js';
+import { failRun, jobFailure } from './fail-run.js';
 import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
 import { type CancellationMessage, cancelChannelOf, queueNameOf, type RunJobData } from './fleet-names.js';
 import { processRunJob, type RunJobResult } from './process-job.js';
@@ -36,6 +39,12 @@ export interface RunWorkerOptions {
   sweepIntervalMs?: number;
   /** Wait before a run whose store failed (or that runs here already) is tried again, in ms. Defaults to 5_000. */
   retryDelayMs?: number;
+  /**
+   * Longest wait for Redis when closing, in ms, counted once the runs in progress have paused (their leases freed in
+   * the store): BullMQ's workers and queues not closed by then are dropped with their connections, so `close`
+   * settles while Redis is down. Defaults to 5_000.
+   */
+  closeTimeoutMs?: number;
   /** Receives what the worker does. Defaults to none. */
   onEvent?: WorkerEventListener;
 }
@@ -47,7 +56,8 @@ export interface RunWorker {
   /**
    * Shuts down gracefully: takes no more runs; the runs in progress stop at their next checkpoint with no tool call
    * running (calls already running finish and are saved), free their leases and go back to the queue, for another
-   * worker to resume at once; then the connections close. Safe to call twice.
+   * worker to resume at once; then the connections close, waiting for Redis at most `closeTimeoutMs` (then they are
+   * dropped: `close` settles while Redis is down). Safe to call twice.
    */
   close(): Promise<void>;
   /** Sweeps the store once now (see `sweepIntervalMs`); resolves with the runs enqueued again. */
@@ -65,6 +75,7 @@ const OPTIONS = [
   'maxStalls',
   'sweepIntervalMs',
   'retryDelayMs',
+  'closeTimeoutMs',
   'onEvent',
 ];
 const WHERE = 'runWorker';
@@ -82,8 +93,8 @@ const WHERE = 'runWorker';
 export function runWorker(options: RunWorkerOptions): RunWorker {
   checkOptionsObject(options, OPTIONS, WHERE, "{ agents: [agent], store, redis: 'redis://127.0.0.1:6379' }");
   checkStore(options.store, WHERE);
-  const agents = agentsByName(options.agents);
   const { store } = options;
+  const agents = agentsByName(options.agents, store);
   const prefix = prefixOf(options.prefix, WHERE);
   const concurrency = integerOption(options.concurrency, 1, WHERE, 'concurrency', 1);
   const lockDurationMs = integerOption(options.lockDurationMs, 30_000, WHERE, 'lockDurationMs', 100);
@@ -91,6 +102,7 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
   const maxStalls = integerOption(options.maxStalls, 10, WHERE, 'maxStalls', 1);
   const sweepIntervalMs = integerOption(options.sweepIntervalMs, 60_000, WHERE, 'sweepIntervalMs', 0);
   const retryDelayMs = integerOption(options.retryDelayMs, 5_000, WHERE, 'retryDelayMs', 0);
+  const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
   const listener = options.onEvent;
   if (listener !== undefined && typeof listener !== 'function')
     throw invalid(WHERE, 'onEvent must be a function');
@@ -114,9 +126,32 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
       atMs: Date.now(),
     });
 
-  const redis: OpenedRedis = openRedis(options.redis, WHERE);
+  // A job failed for good (no retries are configured): its run ends `failed` rather than wait for it forever.
+  const endFailedRun = async ({ runId, agentName }: RunJobData, error: Error) => {
+    const failure = jobFailure(error, runId, maxStalls);
+    failed(failure, runId);
+    try {
+      if (!(await failRun(store, runId, failure, Date.now()))) return;
+    } catch (storeError) {
+      failed(storeError, runId);
+      return;
+    }
+    emit({
+      type: 'run-finished',
+      runId,
+      agentName,
+      status: 'failed',
+      stopReason: 'internal_error',
+      atMs: Date.now(),
+      errorCode: failure.code,
+    });
+  };
+  const redis: OpenedRedis = openRedis(options.redis, WHERE, true);
   redis.client.on('error', () => undefined);
   const active = new Map<string, AbortController>();
+  // Jobs being processed, Redis calls included (a paused run's job goes back to the queue after the run stopped).
+  const processing = new Set<Promise<unknown>>();
+  const idleWaiters: Array<() => void> = [];
   let closing: Promise<void> | undefined;
   const context = {
     agents,
@@ -126,36 +161,55 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     leaseMarginMs: 50,
     closing: () => closing !== undefined,
     emit,
+    runEnded: () => {
+      if (active.size === 0) for (const wake of idleWaiters.splice(0)) wake();
+    },
+  };
+  const processJob = (job: Job<RunJobData>, token: string | undefined) => {
+    const work = processRunJob(context, job, token);
+    processing.add(work);
+    const forget = () => processing.delete(work);
+    work.then(forget, forget);
+    return work;
   };
   const queues = new Map<string, Queue<RunJobData>>();
   const workers: Worker<RunJobData, RunJobResult>[] = [];
-  for (const name of agents.keys()) {
-    const queueName = queueNameOf(name);
-    const queue = new Queue<RunJobData>(queueName, { connection: redis.client, prefix });
-    queue.on('error', (error) => failed(error));
-    queues.set(name, queue);
-    const worker = new Worker<RunJobData, RunJobResult>(
-      queueName,
-      (job, token) => processRunJob(context, job, token),
-      {
+  let subscriber: Redis;
+  try {
+    for (const name of agents.keys()) {
+      const queueName = queueNameOf(name);
+      const queue = new Queue<RunJobData>(queueName, { connection: redis.client, prefix });
+      queue.on('error', (error) => failed(error));
+      queues.set(name, queue);
+      const worker = new Worker<RunJobData, RunJobResult>(queueName, processJob, {
         connection: redis.client,
         prefix,
         concurrency,
         lockDuration: lockDurationMs,
         stalledInterval: stalledIntervalMs,
         maxStalledCount: maxStalls,
-      },
-    );
-    worker.on('error', (error) => failed(error));
-    worker.on('failed', (job, error) => {
-      if (!(error instanceof Error && error.name === 'DelayedError')) failed(error, job?.data.runId);
-    });
-    workers.push(worker);
-  }
+        // Started once every part is built: a part BullMQ refuses leaves nothing running.
+        autorun: false,
+      });
+      worker.on('error', (error) => failed(error));
+      worker.on('failed', (job, error) => {
+        if (job === undefined || (error instanceof Error && error.name === 'DelayedError')) return;
+        void endFailedRun(job.data, error);
+      });
+      workers.push(worker);
+    }
 
+    subscriber = redis.client.duplicate();
+  } catch (error) {
+    // A part that could not be built (BullMQ refused something): what was built is closed, not left running.
+    for (const worker of workers) void worker.close(true).catch(() => undefined);
+    for (const queue of queues.values()) void queue.close().catch(() => undefined);
+    void closeRedis(redis, Date.now() + closeTimeoutMs);
+    throw error;
+  }
+  for (const worker of workers) worker.run().catch((error: unknown) => failed(error));
   // Cancellations reach the run at once, in whichever worker holds it; the store's request is seen at the run's
   // next checkpoint in any case.
-  const subscriber = redis.client.duplicate();
   subscriber.on('error', () => undefined);
   const channel = cancelChannelOf(prefix);
   subscriber.subscribe(channel).catch((error: unknown) => failed(error));
@@ -175,7 +229,7 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     store,
     queues,
     graceMs: Math.max(sweepIntervalMs, lockDurationMs),
-    limit: 500,
+    pageSize: 500,
     emit,
   };
   const sweepNow = () => sweep(sweepContext, Date.now());
@@ -202,20 +256,29 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     close() {
       closing ??= (async () => {
         if (timer !== undefined) clearInterval(timer);
+        // Takes no more jobs (a job BullMQ hands over still is handed back at once, see processRunJob).
+        for (const worker of workers) void worker.pause(true).catch(() => undefined);
         for (const pause of active.values()) pause.abort();
-        // Each waits for its runs in progress: they pause at their next checkpoint and go back to the queue.
-        await Promise.allSettled(workers.map((worker) => worker.close()));
-        await Promise.allSettled([...queues.values()].map((queue) => queue.close()));
+        // The runs in progress pause at their next checkpoint and free their leases in the store: no Redis needed.
+        while (active.size > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+        // Their jobs go back to the queue, and BullMQ closes, while Redis answers within closeTimeoutMs.
+        const deadlineMs = Date.now() + closeTimeoutMs;
+        await settlesBy(Promise.allSettled(processing), deadlineMs);
+        await settlesBy(Promise.allSettled(workers.map((worker) => worker.close(true))), deadlineMs);
+        await settlesBy(Promise.allSettled([...queues.values()].map((queue) => queue.close())), deadlineMs);
         subscriber.disconnect();
-        await closeRedis(redis);
+        await closeRedis(redis, deadlineMs);
       })();
       return closing;
     },
   };
 }
 
-/** The agents by name; `config.invalid` for an empty list, an agent that is not durable, or two of one name. */
-function agentsByName(agents: unknown): Map<string, Agent<unknown>> {
+/**
+ * The agents by name; `config.invalid` for an empty list, an agent that is not durable on `store` (no store, or
+ * another one: the worker would look for its runs in the wrong place), or two of one name.
+ */
+function agentsByName(agents: unknown, store: RunStore): Map<string, Agent<unknown>> {
   if (!Array.isArray(agents) || agents.length === 0) {
     throw invalid(
       WHERE,
@@ -226,6 +289,18 @@ function agentsByName(agents: unknown): Map<string, Agent<unknown>> {
   for (const candidate of agents as Agent<unknown>[]) {
     if (typeof candidate?.resume !== 'function' || typeof candidate.name !== 'string') {
       throw invalid(WHERE, 'every entry of agents must be an agent made by agent()');
+    }
+    if (candidate.store === undefined) {
+      throw invalid(
+        WHERE,
+        `agent "${candidate.name}" has no store: give it the worker's store, agent({ name, model, store })`,
+      );
+    }
+    if (candidate.store !== store) {
+      throw invalid(
+        WHERE,
+        `agent "${candidate.name}" is durable on another store than the worker's: give both the same store`,
+      );
     }
     if (byName.has(candidate.name)) {
       throw invalid(

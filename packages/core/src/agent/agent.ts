@@ -1,6 +1,7 @@
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Event } from '../policies/policy.js';
 import type { Message } from '../spec/model.js';
+import type { RunStore } from '../spec/run-store.js';
 import type { AgentOptions } from './agent-options.js';
 import { type ResumeOptions, resumeRun } from './durability/resume.js';
 import { type RunAbort, runRegistry } from './loop/cancellation.js';
@@ -15,6 +16,8 @@ import { settleSession } from './sessions/session-settle.js';
 /** An agent: a model, tools and policies, ready to run. */
 export interface Agent<Output = string> {
   readonly name: string;
+  /** The run store that makes its runs durable, as given to `agent()`; absent when its runs are not durable. */
+  readonly store?: RunStore;
   /**
    * Runs the agent on a prompt, or on a conversation so far. Always resolves with a {@link RunResult} in a terminal
    * state (`completed`, `failed`, `interrupted`, `cancelled`); rejects only with `config.invalid` for invalid
@@ -76,6 +79,7 @@ export function agent<Output = string>(options: AgentOptions<Output>): Agent<Out
   const runs = new Map<string, RunAbort>();
   return Object.freeze({
     name: runtime.name,
+    ...(runtime.durability === undefined ? {} : { store: runtime.durability.store }),
     async run(input: string | readonly Message[], runOptions?: RunOptions) {
       const session = sessionSettingsOf(runOptions);
       if (session === undefined) return executeRun<Output>(runtime, runRegistry, runs, input, runOptions);
