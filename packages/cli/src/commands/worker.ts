@@ -189,12 +189,8 @@ async function runAsWorker(
   const printer = workerPrinter(mode, output, telemetry.log);
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const built: BuiltAgent[] = [];
-  await checkRedis(options.redis);
   const policies = policiesOf(options, printer);
   try {
-    // Runs start once the shared state is read: under `closed`, a breaker refuses calls until then.
-    await policies?.state.ready();
-    if (policies !== undefined) telemetry.observeRetryBudget('fleet', policies.budget);
     for (const file of options.files) {
       const entry = await buildAgent({
         agentFile: resolve(options.workingDirectory, file),
@@ -212,6 +208,11 @@ async function runAsWorker(
       built.push(entry);
       telemetry.observe(entry.agent);
     }
+    // The agent files are checked first (a mistake there is exit 2), then Redis (exit 1). Runs start once the shared
+    // state is read: under `closed`, a breaker refuses calls until then.
+    await checkRedis(options.redis);
+    await policies?.state.ready();
+    if (policies !== undefined) telemetry.observeRetryBudget('fleet', policies.budget);
     const agents = built.map((entry) => entry.file.name);
     const measure = workerMetrics(telemetry, agents);
     const worker = runWorker({

@@ -66,6 +66,14 @@ describe('keel submit, keel worker, keel runs list', () => {
       ),
     });
     expect(unreachable.stderr).not.toContain('hunter2');
+    // A mistake in an agent file is told first, whatever Redis does.
+    writeFileSync(join(directory, 'broken.yaml'), 'name: broken\nlimits: { maxTurns: -1 }\n');
+    expect(
+      await keel('worker', 'broken.yaml', '--store', store, '--redis', 'redis://127.0.0.1:1'),
+    ).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('limits.maxTurns'),
+    });
     expect(await keel('worker', 'desk.yaml', '--policy-state', 'global')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--policy-state must be shared, closed or local, not "global"'),
