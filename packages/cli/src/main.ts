@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type Clock, KeelError, type RunStore, systemClock } from '@keel/core';
+import { type Clock, KeelError, systemClock } from '@keel/core';
 import { cancelCommand } from './commands/cancel.js';
 import { integerArgument } from './commands/command-arguments.js';
 import { chatCommand } from './commands/chat.js';
@@ -12,7 +12,7 @@ import { sessionsCommand } from './commands/sessions.js';
 import { parseAllowedHost } from './key-hosts.js';
 import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
-import { openStore } from './store.js';
+import { withStore } from './store.js';
 import { telemetryFlagsOf } from './telemetry.js';
 
 const USAGE = `keel: run AI agents that survive failure
@@ -210,20 +210,6 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
     }
     default:
       throw new KeelError('config.invalid', `Unknown command "${command}"; run keel --help for the commands`);
-  }
-}
-
-async function withStore(
-  location: string | undefined,
-  workingDirectory: string,
-  options: { readOnly?: boolean },
-  command: (store: RunStore) => Promise<number>,
-): Promise<number> {
-  const store = openStore(location, workingDirectory, options);
-  try {
-    return await command(store);
-  } finally {
-    await store.close();
   }
 }
 

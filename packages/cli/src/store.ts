@@ -33,3 +33,18 @@ export function openStore(
   if (options.readOnly !== true) return new SqliteRunStore(path);
   return existsSync(path) ? new SqliteRunStore(path, { readOnly: true }) : new MemoryRunStore();
 }
+
+/** Runs `command` on the store `--store` names (see {@link openStore}), and closes the store however it ends. */
+export async function withStore(
+  location: string | undefined,
+  workingDirectory: string,
+  options: { readOnly?: boolean },
+  command: (store: RunStore) => Promise<number>,
+): Promise<number> {
+  const store = openStore(location, workingDirectory, options);
+  try {
+    return await command(store);
+  } finally {
+    await store.close();
+  }
+}

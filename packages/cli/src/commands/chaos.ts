@@ -7,6 +7,7 @@ import { loadAgentFile } from '../agent-file.js';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { agentFileSubject, defaultChaosTask } from '../chaos-subject.js';
 import { type Output, paint } from '../output.js';
+import { parsedArguments } from './command-arguments.js';
 
 /** What `keel chaos` runs with, besides its arguments. */
 export interface ChaosCommandContext {
@@ -104,8 +105,8 @@ function scenarioList(text: string): string[] {
 }
 
 function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({
+  return parsedArguments('chaos', () =>
+    parseArgs({
       args: [...argv],
       allowPositionals: true,
       strict: true,
@@ -118,13 +119,8 @@ function parse(argv: readonly string[]) {
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
-    });
-  } catch (error) {
-    throw new KeelError(
-      'config.invalid',
-      `${(error as Error).message}; run keel chaos --help for the options`,
-    );
-  }
+    }),
+  );
 }
 
 function integerOption(name: string, value: string, minimum: number, maximum: number): number {

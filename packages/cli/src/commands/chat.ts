@@ -11,6 +11,7 @@ import { StreamRedactor } from '../chat/stream-redactor.js';
 import { saveInvocation } from '../invocation.js';
 import { parseAllowedHost } from '../key-hosts.js';
 import type { Output } from '../output.js';
+import { integerArgument, parsedArguments } from './command-arguments.js';
 import { apiKeyValues } from '../redacting-output.js';
 import { openStore } from '../store.js';
 
@@ -61,7 +62,7 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
   }
   const sessionId = values.session ?? `chat-${randomUUID().slice(0, 8)}`;
   checkSessionId(sessionId, 'keel chat --session');
-  const seed = values.seed === undefined ? undefined : seedOf(values.seed);
+  const seed = values.seed === undefined ? undefined : integerArgument('--seed', values.seed, 0);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
   const simulation = {
     ...(values.faults === undefined ? {} : { faults: values.faults }),
@@ -134,8 +135,8 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
 }
 
 function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({
+  return parsedArguments('chat', () =>
+    parseArgs({
       args: [...argv],
       allowPositionals: true,
       strict: true,
@@ -148,19 +149,6 @@ function parse(argv: readonly string[]) {
         'allow-key-host': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
-    });
-  } catch (error) {
-    throw new KeelError(
-      'config.invalid',
-      `${(error as Error).message}; run keel chat --help for the options`,
-    );
-  }
-}
-
-function seedOf(value: string): number {
-  const seed = Number(value);
-  if (!Number.isInteger(seed) || seed < 0) {
-    throw new KeelError('config.invalid', `--seed must be an integer of at least 0, not "${value}"`);
-  }
-  return seed;
+    }),
+  );
 }

@@ -10,7 +10,10 @@ export function parsedArguments<Parsed>(command: string, parse: () => Parsed): P
   try {
     return parse();
   } catch (error) {
-    throw new KeelError('config.invalid', `${(error as Error).message}; run keel ${command} --help`);
+    throw new KeelError(
+      'config.invalid',
+      `${(error as Error).message}; run keel ${command} --help for the options`,
+    );
   }
 }
 

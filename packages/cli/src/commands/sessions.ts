@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { checkSessionId, KeelError, type Message, type RunStore, type SessionRecord } from '@keel/core';
 import { type Output, paint } from '../output.js';
-import { openStore } from '../store.js';
+import { integerArgument, parsedArguments } from './command-arguments.js';
+import { withStore } from '../store.js';
 
 const SESSIONS_USAGE = `usage:
   keel sessions list [--limit N] [--json] [--store URL|PATH]
@@ -36,12 +37,14 @@ export async function sessionsCommand(argv: readonly string[], context: Sessions
   if (extra.length > 0) throw usage();
   if (subcommand === 'list') {
     if (sessionId !== undefined) throw usage();
-    const limit = values.limit === undefined ? 20 : limitOf(values.limit);
-    return withStore(values.store, context, true, (store) => listSessions(store, limit, json, output));
+    const limit = values.limit === undefined ? 20 : integerArgument('--limit', values.limit, 1);
+    return withStore(values.store, context.workingDirectory, { readOnly: true }, (store) =>
+      listSessions(store, limit, json, output),
+    );
   }
   if ((subcommand === 'show' || subcommand === 'delete') && sessionId !== undefined) {
     checkSessionId(sessionId, `keel sessions ${subcommand}`);
-    return withStore(values.store, context, subcommand === 'show', (store) =>
+    return withStore(values.store, context.workingDirectory, { readOnly: subcommand === 'show' }, (store) =>
       subcommand === 'show'
         ? showSession(store, sessionId, json, output)
         : deleteSession(store, sessionId, values.force === true, json, output),
@@ -166,24 +169,9 @@ function messageLine(message: Message, output: Output): string {
   }
 }
 
-/** Runs `command` on the store; `readOnly` for commands that only read (see `openStore`). */
-async function withStore(
-  location: string | undefined,
-  context: SessionsContext,
-  readOnly: boolean,
-  command: (store: RunStore) => Promise<number>,
-): Promise<number> {
-  const store = openStore(location, context.workingDirectory, { readOnly });
-  try {
-    return await command(store);
-  } finally {
-    await store.close();
-  }
-}
-
 function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({
+  return parsedArguments('sessions', () =>
+    parseArgs({
       args: [...argv],
       allowPositionals: true,
       strict: true,
@@ -194,19 +182,6 @@ function parse(argv: readonly string[]) {
         store: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
-    });
-  } catch (error) {
-    throw new KeelError(
-      'config.invalid',
-      `${(error as Error).message}; run keel sessions --help for the options`,
-    );
-  }
-}
-
-function limitOf(value: string): number {
-  const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new KeelError('config.invalid', `--limit must be an integer of at least 1, not "${value}"`);
-  }
-  return limit;
+    }),
+  );
 }
