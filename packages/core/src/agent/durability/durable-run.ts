@@ -1,45 +1,16 @@
 import { messageOf } from '../../errors/error-chain.js';
-import { type JsonValue, KeelError } from '../../errors/keel-error.js';
+import { KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
-import type { CheckpointWrite, CompletedToolCall, RunStatus, StartedToolCall } from '../../spec/run-store.js';
+import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
 import type { DurableHalt, DurableLink } from '../agent-runtime.js';
 import { countRetry } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
 import type { DurabilitySettings } from './durability.js';
-import { journal } from './event-journal.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
-import { ledgerResultOf } from './ledger-result.js';
-import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from './run-state.js';
+import { carriedByNext, checkpointOf, journalPause } from './durable-writes.js';
+import { LedgerBuffer, type LedgerWrites } from './ledger-buffer.js';
+import type { RunTransition } from './run-state.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
-
-/** Ledger writes waiting for the next store write. */
-interface LedgerWrites {
-  started: StartedToolCall[];
-  completed: CompletedToolCall[];
-}
-
-/**
- * Journals a run's ends and resumptions, with the moment its pause began (its last checkpoint before it stopped:
- * an interrupted run's end, or the last save of a process that died), which the resume is about to overwrite.
- */
-function journalPause(transition: RunTransition, state: RunState, nowMs: number): void {
-  if (transition.kind === 'run-resumed') {
-    journal(state, {
-      type: 'run-resumed',
-      atMs: nowMs,
-      step: state.step,
-      ...(state.checkpointedAtMs === undefined ? {} : { pausedSinceMs: state.checkpointedAtMs }),
-    });
-  } else if (transition.kind === 'run-ended') {
-    journal(state, {
-      type: 'run-ended',
-      atMs: state.endedAtMs ?? nowMs,
-      step: state.step,
-      status: transition.status,
-      ...(state.stopReason === undefined ? {} : { code: state.stopReason }),
-    });
-  }
-}
 
 /**
  * Saves one run to its store: a checkpoint after every transition (awaited, in order, one at a time), the tool
@@ -78,11 +49,9 @@ export class DurableRun implements DurableLink {
   /** Set once the lease is being released: it is never taken again. */
   private released = false;
   /** Calls recorded as started in the ledger: only those get a completion there. */
-  private readonly startedKeys: Set<string>;
   /** Calls of this process that started and have not completed. */
-  private readonly running = new Set<string>();
   /** Ledger writes that go with the next store write. */
-  private ledgerWrites: LedgerWrites = { started: [], completed: [] };
+  private readonly ledger: LedgerBuffer;
   /** A transition's state carried by the next write (see the class notes), serialised when it happened. */
   private carried: { transitions: RunTransition[]; text: string | undefined; nowMs: number } | undefined;
   /** Set when the run may be paused (see {@link pause}); defaults to false. */
@@ -105,7 +74,7 @@ export class DurableRun implements DurableLink {
     startedKeys: Iterable<string> = [],
   ) {
     this.version = version;
-    this.startedKeys = new Set(startedKeys);
+    this.ledger = new LedgerBuffer(runId, startedKeys);
     this.heartbeat = new LeaseHeartbeat(settings, runId, clock, leaseTakenAtMs, (error) => this.stop(error));
   }
 
@@ -146,7 +115,7 @@ export class DurableRun implements DurableLink {
     }
     // While the run pauses, a call starts only beside calls still running (the step goes on until none runs);
     // otherwise the run halts here, after the writes before it: nothing is written after this refused start.
-    if (this.pausing && transition.kind === 'tool-call-started' && this.running.size === 0) {
+    if (this.pausing && transition.kind === 'tool-call-started' && this.ledger.runningCalls === 0) {
       this.queue = this.queue.then(() => this.pauseIfQuiet());
       return this.haltedSoon().then((halt) => Promise.reject(halt.error));
     }
@@ -154,7 +123,7 @@ export class DurableRun implements DurableLink {
     const nowMs = this.clock.now();
     journalPause(transition, state, nowMs);
     state.checkpointedAtMs = nowMs;
-    this.recordLedger(transition, nowMs);
+    this.ledger.record(transition, state, nowMs);
     if (!this.pausing && carriedByNext(transition, state)) {
       // Its state is written by the next write; only a pause may need it before, as it is now.
       const text = this.pausable ? JSON.stringify(state) : undefined;
@@ -164,7 +133,7 @@ export class DurableRun implements DurableLink {
     const text = JSON.stringify(state);
     const transitions = [...(this.carried?.transitions ?? []), transition];
     this.carried = undefined;
-    const ledger = this.takeLedgerWrites();
+    const ledger = this.ledger.take();
     const status: RunStatus = transition.kind === 'run-ended' ? transition.status : 'running';
     const end = transition.kind === 'run-ended';
     this.pendingWrites++;
@@ -200,40 +169,6 @@ export class DurableRun implements DurableLink {
     return new KeelError('store.conflict', `Run ${this.runId} has ended; nothing more is saved`, {
       data: { runId: this.runId },
     });
-  }
-
-  /** Adds the ledger write a transition makes, if any, to those of the next store write. */
-  private recordLedger(transition: RunTransition, nowMs: number): void {
-    if (transition.kind === 'tool-call-started') {
-      this.startedKeys.add(transition.idempotencyKey);
-      this.running.add(transition.idempotencyKey);
-      this.ledgerWrites.started.push({
-        runId: this.runId,
-        idempotencyKey: transition.idempotencyKey,
-        step: transition.step,
-        callIndex: transition.callIndex,
-        toolName: transition.toolName,
-        startedAtMs: nowMs,
-      });
-      return;
-    }
-    if (transition.kind !== 'tool-call-completed') return;
-    this.running.delete(transition.idempotencyKey);
-    if (!this.startedKeys.has(transition.idempotencyKey)) return;
-    const call = this.run!.state.pendingToolCalls[transition.callIndex];
-    const result = call === undefined ? undefined : ledgerResultOf(call);
-    if (result === undefined) return;
-    this.ledgerWrites.completed.push({
-      idempotencyKey: transition.idempotencyKey,
-      result,
-      completedAtMs: nowMs,
-    });
-  }
-
-  private takeLedgerWrites(): LedgerWrites {
-    const writes = this.ledgerWrites;
-    this.ledgerWrites = { started: [], completed: [] };
-    return writes;
   }
 
   private async write(
@@ -402,7 +337,7 @@ export class DurableRun implements DurableLink {
 
   /** Once the run pauses and no call runs: saves a carried transition, then halts the run as paused. */
   private async pauseIfQuiet(): Promise<void> {
-    const quiet = this.running.size === 0 && this.pendingWrites === 0;
+    const quiet = this.ledger.runningCalls === 0 && this.pendingWrites === 0;
     if (!this.pausing || !quiet || this.halted !== undefined || this.ended) return;
     const carried = this.carried;
     this.carried = undefined;
@@ -413,7 +348,7 @@ export class DurableRun implements DurableLink {
           'running',
           carried.text,
           carried.nowMs,
-          this.takeLedgerWrites(),
+          this.ledger.take(),
           false,
         );
       } catch {
@@ -456,37 +391,4 @@ export class DurableRun implements DurableLink {
     });
     return keelError;
   }
-}
-
-/**
- * A checkpoint of the state serialised as `text`. Its `state` is parsed only if a store reads it: a store's
- * `commitStep` takes the text as it is (`stateText`), so the state is serialised once per write, not three times.
- */
-function checkpointOf(
-  fields: Pick<CheckpointWrite, 'expectedVersion' | 'owner' | 'status' | 'nowMs'>,
-  text: string,
-): CheckpointWrite {
-  let state: JsonValue | undefined;
-  return {
-    expectedVersion: fields.expectedVersion,
-    owner: fields.owner,
-    status: fields.status,
-    schemaVersion: RUN_STATE_SCHEMA_VERSION,
-    nowMs: fields.nowMs,
-    get state(): JsonValue {
-      state ??= JSON.parse(text) as JsonValue;
-      return state;
-    },
-  };
-}
-
-/**
- * Whether a transition's write can wait for the next one: only local work (checks, guardrails, bookkeeping) comes
- * between them. A model response waits for its first call's start or the run's end; the last call of a step to
- * complete waits for the step's end.
- */
-function carriedByNext(transition: RunTransition, state: RunState): boolean {
-  if (transition.kind === 'model-response-received') return true;
-  if (transition.kind !== 'tool-call-completed') return false;
-  return state.pendingToolCalls.every((call) => call.status === 'completed');
 }

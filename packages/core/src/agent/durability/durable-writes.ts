@@ -1,0 +1,62 @@
+// The pieces of a durable run's writes that need no store: what a write saves (a checkpoint of the state's text),
+// which transitions may wait for the next write, and the journal entries a pause leaves in the state.
+import type { JsonValue } from '../../errors/keel-error.js';
+import type { CheckpointWrite } from '../../spec/run-store.js';
+import { journal } from './event-journal.js';
+import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from './run-state.js';
+
+/**
+ * Journals a run's ends and resumptions, with the moment its pause began (its last checkpoint before it stopped:
+ * an interrupted run's end, or the last save of a process that died), which the resume is about to overwrite.
+ */
+export function journalPause(transition: RunTransition, state: RunState, nowMs: number): void {
+  if (transition.kind === 'run-resumed') {
+    journal(state, {
+      type: 'run-resumed',
+      atMs: nowMs,
+      step: state.step,
+      ...(state.checkpointedAtMs === undefined ? {} : { pausedSinceMs: state.checkpointedAtMs }),
+    });
+  } else if (transition.kind === 'run-ended') {
+    journal(state, {
+      type: 'run-ended',
+      atMs: state.endedAtMs ?? nowMs,
+      step: state.step,
+      status: transition.status,
+      ...(state.stopReason === undefined ? {} : { code: state.stopReason }),
+    });
+  }
+}
+
+/**
+ * A checkpoint of the state serialised as `text`. Its `state` is parsed only if a store reads it: a store's
+ * `commitStep` takes the text as it is (`stateText`), so the state is serialised once per write, not three times.
+ */
+export function checkpointOf(
+  fields: Pick<CheckpointWrite, 'expectedVersion' | 'owner' | 'status' | 'nowMs'>,
+  text: string,
+): CheckpointWrite {
+  let state: JsonValue | undefined;
+  return {
+    expectedVersion: fields.expectedVersion,
+    owner: fields.owner,
+    status: fields.status,
+    schemaVersion: RUN_STATE_SCHEMA_VERSION,
+    nowMs: fields.nowMs,
+    get state(): JsonValue {
+      state ??= JSON.parse(text) as JsonValue;
+      return state;
+    },
+  };
+}
+
+/**
+ * Whether a transition's write can wait for the next one: only local work (checks, guardrails, bookkeeping) comes
+ * between them. A model response waits for its first call's start or the run's end; the last call of a step to
+ * complete waits for the step's end.
+ */
+export function carriedByNext(transition: RunTransition, state: RunState): boolean {
+  if (transition.kind === 'model-response-received') return true;
+  if (transition.kind !== 'tool-call-completed') return false;
+  return state.pendingToolCalls.every((call) => call.status === 'completed');
+}
