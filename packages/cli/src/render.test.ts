@@ -8,6 +8,27 @@ function captured(): Output & { lines: string[] } {
   return { lines, out: (line) => lines.push(line), error: (line) => lines.push(line), colour: false };
 }
 
+/** A report of one quiet step, with `overrides`. */
+function reportWith(overrides: Partial<RunReport>): RunReport {
+  return {
+    steps: 1,
+    requests: { total: 1, byModel: {} },
+    retries: { total: 0, model: 0, tool: 0, store: 0 },
+    fallbacks: { total: 0, used: [] },
+    breakerTransitions: [],
+    corrections: { total: 0, byKind: {} },
+    contextReductions: 0,
+    toolCalls: { total: 0, errors: 0, byTool: {}, errorsByCode: {} },
+    degradations: { total: 0, byTool: {} },
+    errors: { total: 0, byCode: {} },
+    guardrailsTripped: 0,
+    waitingMs: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    durationMs: 0,
+    ...overrides,
+  };
+}
+
 describe('render: degraded tool results', () => {
   it('prints a tool-degraded event on one line', () => {
     const output = captured();
@@ -29,22 +50,7 @@ describe('render: degraded tool results', () => {
   });
 
   it('adds a line counting degradations to the report, only when there were some', () => {
-    const report = {
-      steps: 1,
-      requests: { total: 1, byModel: {} },
-      retries: { total: 0, model: 0, tool: 0, store: 0 },
-      fallbacks: { total: 0, used: [] },
-      breakerTransitions: [],
-      corrections: { total: 0, byKind: {} },
-      contextReductions: 0,
-      toolCalls: { total: 2, errors: 0, byTool: {}, errorsByCode: {} },
-      degradations: { total: 0, byTool: {} },
-      errors: { total: 0, byCode: {} },
-      guardrailsTripped: 0,
-      waitingMs: 0,
-      usage: { inputTokens: 0, outputTokens: 0 },
-      durationMs: 0,
-    } satisfies RunReport;
+    const report = reportWith({ toolCalls: { total: 2, errors: 0, byTool: {}, errorsByCode: {} } });
     expect(reportLines(report).some((line) => line.startsWith('degraded'))).toBe(false);
     const degraded = { ...report, degradations: { total: 2, byTool: { search: 2 } } };
     expect(reportLines(degraded)).toContain('degraded 2 tool results (search ×2)');
@@ -53,22 +59,13 @@ describe('render: degraded tool results', () => {
 
 describe('render: reasoning tokens', () => {
   it('shows reasoning tokens only when a model counted them', () => {
-    const report = {
+    const report = reportWith({
       steps: 2,
       requests: { total: 2, byModel: { 'openai/o4-mini': 2 } },
-      retries: { total: 0, model: 0, tool: 0, store: 0 },
-      fallbacks: { total: 0, used: [] },
-      breakerTransitions: [],
-      corrections: { total: 0, byKind: {} },
-      contextReductions: 0,
       toolCalls: { total: 1, errors: 0, byTool: { lookup: 1 }, errorsByCode: {} },
-      degradations: { total: 0, byTool: {} },
-      errors: { total: 0, byCode: {} },
-      guardrailsTripped: 0,
-      waitingMs: 0,
       usage: { inputTokens: 50, outputTokens: 62 },
       durationMs: 40,
-    } satisfies RunReport;
+    });
     expect(reportLines(report)[2]).toContain('tokens in 50 out 62 · 40 ms');
     const reasoned = { ...report, usage: { ...report.usage, reasoningTokens: 48 } };
     expect(reportLines(reasoned)[2]).toContain('tokens in 50 out 62 (reasoning 48) · 40 ms');
