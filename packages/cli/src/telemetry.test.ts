@@ -1,7 +1,6 @@
 // `keel run --otlp --metrics-port --log json` in this process, against real servers on 127.0.0.1: an OpenAI-wire
 // model server that echoes the API key in its error bodies (as real providers do), and an OTLP/HTTP receiver.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trace } from '@opentelemetry/api';
@@ -12,23 +11,9 @@ import { main } from './main.js';
 import { attributesOf, metricNamesOf, spansOf } from './otlp-test-support.js';
 import type { Output } from './output.js';
 import { startTelemetry } from './telemetry.js';
+import { freeLoopbackPort } from '../../../scripts/test-services.js';
 
 const SECRET = 'sk-proj-Zq7rT3xN9vK2mW8pL4sJ6hF1dG5bC0aE';
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** An OpenAI chat completion answer. */
 function completion(model: string, message: Record<string, unknown>, finishReason: string) {

@@ -4,7 +4,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,28 +11,13 @@ import { agent, type RunResult, tool } from '@keel/core';
 import { FakeClock, scriptedModel } from '@keel/core/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PostgresRunStore } from './postgres-run-store.js';
+import { freeLoopbackPort } from '../../../scripts/test-services.js';
 
 const script = fileURLToPath(new URL('../../../scripts/postgres.sh', import.meta.url));
 // Not created here: postgres.sh creates it and hands it to the postgres user. The `keel-postgres-test-<pid>-` prefix
 // lets the global setup remove it should this process die before its `afterAll`.
 const dataDirectory = join(tmpdir(), `keel-postgres-test-${process.pid}-outage-${randomUUID().slice(0, 8)}`);
 let port = '';
-
-/** A port that was free on 127.0.0.1 a moment ago: the kernel picks it for a listener, which is then closed. */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port assigned')),
-      );
-    });
-  });
-}
 
 function postgres(action: 'start' | 'stop'): string {
   return execFileSync('bash', [script, action, port], {
