@@ -149,7 +149,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
       };
       if (values.faults !== undefined) options.faults = values.faults;
       if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
-      options.telemetry = telemetryFlagsOf(values);
+      options.telemetry = telemetryFlagsOf(values, environment);
       return withStore(values.store, workingDirectory, {}, (store) => runCommand(options, store, output));
     }
     case 'resume': {
@@ -171,7 +171,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
-      options.telemetry = telemetryFlagsOf(values);
+      options.telemetry = telemetryFlagsOf(values, environment);
       if (values.redis !== undefined) {
         const redis = values.redis;
         return withStore(values.store, workingDirectory, {}, (store) =>

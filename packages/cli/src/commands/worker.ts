@@ -102,7 +102,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
     redis: redisUrlOf(values.redis, context.environment),
     allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
     json: values.json === true,
-    telemetry: telemetryFlagsOf(values),
+    telemetry: telemetryFlagsOf(values, context.environment),
     workingDirectory: context.workingDirectory,
     environment: context.environment,
     signal: context.signal,
