@@ -7,7 +7,7 @@ import { openaiCompatible } from '@keel/openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attributesOf, spansOf } from './otlp-test-support.js';
 import type { Output } from './output.js';
-import { resourceAttributesOf, startTelemetry } from './telemetry.js';
+import { startTelemetry } from './telemetry.js';
 
 // A Groq key: no credential pattern knows its shape, only its value (from the environment) finds it.
 const KEY = 'gsk_8fQzK2mXw9LpR4vT7yN1bC6dH3jE5aS0uI8oP2qW4eR6tY9uXz';
@@ -97,52 +97,4 @@ describe('telemetry labels from a provider that names a new model in every respo
     expect(exported).toContain('"gen_ai.response.model"');
     expect(exported).not.toContain(KEY);
   }, 120_000);
-
-  it('describes the process with OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES', async () => {
-    const receiver = await startHttpTestServer((_request, response) => sendJson(response, 200, {}));
-    servers.push(receiver);
-    const { errors, output } = capture();
-    const environment = {
-      OTEL_SERVICE_NAME: 'checkout-agent',
-      OTEL_RESOURCE_ATTRIBUTES:
-        'service.name=ignored,deployment.environment=staging, team = payments%20and%20risk',
-    };
-    const telemetry = await startTelemetry({ otlp: receiver.url, logJson: false, environment }, output);
-    try {
-      const assistant = agent({ model: openaiCompatible({ baseUrl: 'http://127.0.0.1:9', model: 'm' }) });
-      telemetry.observe(assistant);
-      await assistant.run('hi', { signal: AbortSignal.abort() });
-    } finally {
-      await telemetry.close();
-    }
-    expect(errors).toEqual([]);
-    const resources = receiver.requests
-      .filter((request) => request.url === '/v1/traces')
-      .flatMap((request) =>
-        (request.json() as { resourceSpans: { resource: { attributes: never[] } }[] }).resourceSpans.map(
-          (entry) => attributesOf(entry.resource.attributes),
-        ),
-      );
-    expect(resources.length).toBeGreaterThan(0);
-    for (const resource of resources) {
-      expect(resource).toMatchObject({
-        'service.name': 'checkout-agent',
-        'deployment.environment': 'staging',
-        team: 'payments and risk',
-      });
-    }
-  });
-
-  it('ignores a malformed OTEL_RESOURCE_ATTRIBUTES whole, with a warning, and names the service keel by default', () => {
-    const { errors, output } = capture();
-    expect(resourceAttributesOf({}, output)).toEqual({ 'service.name': 'keel' });
-    expect(resourceAttributesOf({ OTEL_RESOURCE_ATTRIBUTES: 'team=a,broken,zone=b%ZZ' }, output)).toEqual({
-      'service.name': 'keel',
-    });
-    expect(resourceAttributesOf({ OTEL_RESOURCE_ATTRIBUTES: 'zone=b%ZZ' }, output)).toEqual({
-      'service.name': 'keel',
-    });
-    expect(errors).toHaveLength(2);
-    expect(errors[0]).toMatch(/^otlp: OTEL_RESOURCE_ATTRIBUTES is ignored: it must be key=value pairs/);
-  });
 });
