@@ -5,6 +5,7 @@ import { type HttpTestServer, scriptedModel, sendJson, startHttpTestServer } fro
 import { openaiCompatible } from '@keel/openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { attributesOf } from './otlp-test-support.js';
+import { main } from './main.js';
 import type { Output } from './output.js';
 import { FINAL_EXPORT_TIMEOUT_MS, resourceAttributesOf, startTelemetry } from './telemetry.js';
 
@@ -90,5 +91,21 @@ describe('the OTLP export of keel run, resume and worker', () => {
     expect(errors).toEqual([
       `otlp: gave up on the last export after ${FINAL_EXPORT_TIMEOUT_MS} ms (is the receiver at ${receiver.url} up?)`,
     ]);
+  });
+
+  it('says in --help what --metrics-port is for, and how long the last export may wait', async () => {
+    const lines: string[] = [];
+    const output: Output = { out: (line) => lines.push(line), error: () => undefined, colour: false };
+    expect(await main(['--help'], {}, output)).toBe(0);
+    const help = lines.join('\n').replace(/\s+/g, ' ');
+    expect(help).toContain(
+      '--metrics-port N serve Prometheus metrics at http://127.0.0.1:N/metrics while the run',
+    );
+    expect(help).toContain('meant for long runs and keel worker');
+    expect(help).toContain('for short runs use --otlp');
+    expect(help).toContain(
+      `the last export, as the command ends, waits at most ${FINAL_EXPORT_TIMEOUT_MS / 1_000} s`,
+    );
+    expect(help).toContain('OTEL_SERVICE_NAME');
   });
 });
