@@ -146,6 +146,7 @@ export async function startTelemetry(flags: TelemetryFlags, output: Output): Pro
   const logs: KeelLogs | undefined = flags.logJson
     ? keelLogs({
         destination: { write: (line) => output.out(line.replace(/\n$/, '')) },
+        secrets,
         ...(tracing === undefined ? {} : { traceIdsOf: tracing.traceIdsOf }),
       })
     : undefined;
