@@ -323,7 +323,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           'keel.retry',
           {
             'keel.dependency.kind': event.target,
-            'keel.dependency.name': event.name,
+            'keel.dependency.name': event.target === 'tool' ? redact(event.name) : event.name,
             'keel.retry.attempt': event.attempt,
             'keel.retry.delay_ms': event.delayMs,
             'error.type': errorType(event.errorCode),
@@ -360,7 +360,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           {
             'keel.correction.kind': event.kind,
             'keel.run.step': event.step,
-            ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': event.toolName }),
+            ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': redact(event.toolName) }),
             ...(recordContent ? { 'keel.correction.message': recordedText(event.message, recording) } : {}),
           },
           event.atMs,
