@@ -1,10 +1,14 @@
 // What the command line's telemetry (startTelemetry: OTLP/HTTP, Prometheus /metrics) makes of a provider that names a
 // different model in every response, once the API key itself: against real servers on 127.0.0.1, an OpenAI-wire model
 // server and an OTLP/HTTP receiver.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { agent } from '@keel/core';
 import { type HttpTestServer, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { openaiCompatible } from '@keel/openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { main } from './main.js';
 import { attributesOf, spansOf } from './otlp-test-support.js';
 import type { Output } from './output.js';
 import { startTelemetry } from './telemetry.js';
@@ -97,4 +101,39 @@ describe('telemetry labels from a provider that names a new model in every respo
     expect(exported).toContain('"gen_ai.response.model"');
     expect(exported).not.toContain(KEY);
   }, 120_000);
+
+  it('keel run --otlp takes the secrets from its environment: the key a provider names as its model is not exported', async () => {
+    const receiver = await startHttpTestServer((_request, response) => sendJson(response, 200, {}));
+    const model = await startHttpTestServer((request, response) =>
+      sendJson(response, 200, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        model: String(request.headers.authorization).replace('Bearer ', ''),
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+      }),
+    );
+    servers.push(receiver, model);
+    const directory = mkdtempSync(join(tmpdir(), 'keel-cli-labels-'));
+    try {
+      writeFileSync(
+        join(directory, 'agent.yaml'),
+        `name: chatter\nmodel: { provider: openai, name: llama-3, baseUrl: "${model.url}/v1", apiKeyEnv: GROQ_API_KEY }\n`,
+      );
+      const { errors, output } = capture();
+      const code = await main(
+        ['run', 'agent.yaml', 'hi', '--otlp', receiver.url, '--allow-key-host', '127.0.0.1', '--json'],
+        { GROQ_API_KEY: KEY },
+        output,
+        directory,
+      );
+      expect({ code, errors }).toEqual({ code: 0, errors: [] });
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+    expect(model.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
+    const chat = spansOf(receiver).find((span) => span.name === 'chat llama-3')!;
+    expect(attributesOf(chat.attributes)['gen_ai.response.model']).toBe('[redacted]');
+    for (const request of receiver.requests) expect(request.body).not.toContain(KEY);
+  });
 });
