@@ -12,6 +12,9 @@ export const DEFAULT_MAX_RESPONSE_MODELS = 4;
 /** Default of {@link LabelBoundsOptions.maxToolNames}. */
 export const DEFAULT_MAX_TOOL_NAMES = 64;
 
+/** Most labels {@link LabelBounds} remembers having decided. */
+const MAX_DECIDED = 1_024;
+
 /** How label values that come from outside keel's configuration are bounded and cleaned. */
 export interface LabelBoundsOptions {
   /**
@@ -49,6 +52,9 @@ export class LabelBounds {
   private readonly maxToolNames: number;
   private readonly responseModels = new FirstSeen();
   private readonly toolNames = new FirstSeen();
+  // A value's label never changes once decided, so the usual few are found without redacting them again (an event
+  // costs a lookup); a provider naming a new model in every response fills the memo, then each is worked out anew.
+  private readonly decided = new Map<string, string>();
 
   constructor(options: LabelBoundsOptions = {}, where = 'telemetry') {
     const { secrets = [], maxResponseModels, maxToolNames } = options;
@@ -70,9 +76,11 @@ export class LabelBounds {
    * requested model; else `_OTHER`.
    */
   responseModel(requestKey: string, responseModel: string): string {
-    const value = this.clean(responseModel);
-    if (value === modelParts(requestKey).model) return value;
-    return this.responseModels.keep(requestKey, value, this.maxResponseModels) ? value : OVERFLOW_LABEL;
+    return this.memo(`m\u0000${requestKey}\u0000${responseModel}`, () => {
+      const value = this.clean(responseModel);
+      if (value === modelParts(requestKey).model) return value;
+      return this.responseModels.keep(requestKey, value, this.maxResponseModels) ? value : OVERFLOW_LABEL;
+    });
   }
 
   /**
@@ -82,8 +90,19 @@ export class LabelBounds {
    */
   toolName(agentName: string, toolName: string, errorCode?: string): string {
     if (errorCode === 'tool.not_found') return OVERFLOW_LABEL;
-    const value = this.clean(toolName);
-    return this.toolNames.keep(agentName, value, this.maxToolNames) ? value : OVERFLOW_LABEL;
+    return this.memo(`t\u0000${agentName}\u0000${toolName}`, () => {
+      const value = this.clean(toolName);
+      return this.toolNames.keep(agentName, value, this.maxToolNames) ? value : OVERFLOW_LABEL;
+    });
+  }
+
+  private memo(key: string, decide: () => string): string {
+    let label = this.decided.get(key);
+    if (label === undefined) {
+      label = decide();
+      if (this.decided.size < MAX_DECIDED) this.decided.set(key, label);
+    }
+    return label;
   }
 
   private clean(value: string): string {
