@@ -40,8 +40,12 @@ options:
                   "rate_limit=0.2,server_error=0.1,reset=0.05" (default: none)
   --seed N        seed of the fault schedule (default: 1)
   --json          print the result as JSON
-  --otlp URL      export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318
-  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run (or resumption) lives
+  --otlp URL      export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318, as
+                  service.name OTEL_SERVICE_NAME (default: keel) with OTEL_RESOURCE_ATTRIBUTES; the last export,
+                  as the command ends, waits at most 2 s for the receiver
+  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics while the run (or resumption) lives,
+                  and no longer: meant for long runs and keel worker, since a scrape every 15-60 s misses a run of
+                  a few seconds; for short runs use --otlp, which sends the last values as the run ends
   --log json      print JSON log lines (one per event, then the result) in place of the live view
   --store         postgres://... or a SQLite file (default: ./.keel/keel.db)
   --approve KEY   run a call that waits for approval (KEY is its idempotency key, printed by keel run)
@@ -149,7 +153,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
       };
       if (values.faults !== undefined) options.faults = values.faults;
       if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
-      options.telemetry = telemetryFlagsOf(values);
+      options.telemetry = telemetryFlagsOf(values, environment);
       return withStore(values.store, workingDirectory, {}, (store) => runCommand(options, store, output));
     }
     case 'resume': {
@@ -171,7 +175,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         clock,
       };
       if (values.agent !== undefined) options.agentFile = values.agent;
-      options.telemetry = telemetryFlagsOf(values);
+      options.telemetry = telemetryFlagsOf(values, environment);
       if (values.redis !== undefined) {
         const redis = values.redis;
         return withStore(values.store, workingDirectory, {}, (store) =>

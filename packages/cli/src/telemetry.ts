@@ -13,8 +13,6 @@ import {
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -31,7 +29,9 @@ import { type KeelTracing, keelMetrics, keelTracing, tracedTools } from '@keel/o
 import { keelPrometheus, type MetricsServer } from '@keel/prometheus';
 import type { Registry } from 'prom-client';
 import { integerArgument } from './commands/command-arguments.js';
+import { otlpExporters } from './otlp-exporters.js';
 import type { Output } from './output.js';
+import { apiKeyValues } from './redacting-output.js';
 import { exitCodeOf, presentResult } from './render.js';
 
 /** The telemetry flags of `keel run`, `keel resume` and `keel worker`. */
@@ -42,20 +42,29 @@ export interface TelemetryFlags {
   metricsPort?: number;
   /** `--log json`: JSON log lines on standard output in place of the live view. */
   logJson: boolean;
+  /**
+   * The command's environment: the values of its API key variables are removed from every label and span
+   * (`secrets` of the telemetry packages), and `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` describe the
+   * process to the OTLP receiver. Defaults to none (no known secret, `service.name` `keel`).
+   */
+  environment?: NodeJS.ProcessEnv;
 }
 
 /**
  * The flags as the command line gives them (`--otlp`, `--metrics-port`, `--log`), checked before a command reads
- * anything: a bad value fails with `config.invalid`.
+ * anything: a bad value fails with `config.invalid`. `environment` is the command's (see {@link TelemetryFlags}).
  */
-export function telemetryFlagsOf(values: {
-  otlp?: string;
-  'metrics-port'?: string;
-  log?: string;
-}): TelemetryFlags {
+export function telemetryFlagsOf(
+  values: {
+    otlp?: string;
+    'metrics-port'?: string;
+    log?: string;
+  },
+  environment: NodeJS.ProcessEnv,
+): TelemetryFlags {
   if (values.log !== undefined && values.log !== 'json' && values.log !== 'text')
     throw new KeelError('config.invalid', `--log must be json or text, not "${values.log}"`);
-  const flags: TelemetryFlags = { logJson: values.log === 'json' };
+  const flags: TelemetryFlags = { logJson: values.log === 'json', environment };
   if (values.otlp !== undefined) flags.otlp = otlpBase(values.otlp);
   const port = values['metrics-port'];
   if (port !== undefined) {
@@ -110,22 +119,34 @@ export async function withTelemetry(
   }
 }
 
-/** How long a final OTLP export may take before the command gives up on it. */
+/** How long one OTLP export may take (a request, the SDK's retries included). */
 const EXPORT_TIMEOUT_MS = 5_000;
+
+/**
+ * How long the last OTLP export, when the command ends, may hold the process: past it the command gives up on the
+ * export (a receiver that is down or unreachable), says so on standard error, and exits.
+ */
+export const FINAL_EXPORT_TIMEOUT_MS = 2_000;
 
 /** Starts what the flags ask for. Bad flags fail with `config.invalid`; a taken port with `network.connection`. */
 export async function startTelemetry(flags: TelemetryFlags, output: Output): Promise<CommandTelemetry> {
   const otlp = flags.otlp === undefined ? undefined : otlpBase(flags.otlp);
-  const prometheus = flags.metricsPort === undefined ? undefined : keelPrometheus();
+  const environment = flags.environment ?? {};
+  // A provider may report anything as its model name, a tool server anything as a tool name: the values of the
+  // environment's API keys never become a label or a span attribute, whatever their shape.
+  const secrets = apiKeyValues(environment);
+  const prometheus = flags.metricsPort === undefined ? undefined : keelPrometheus({ secrets });
   const metricsServer = await prometheus?.serve({ port: flags.metricsPort });
-  const sdk = otlp === undefined ? undefined : startSdk(otlp, output);
+  const sdk =
+    otlp === undefined ? undefined : startSdk(otlp, output, resourceAttributesOf(environment, output));
   const tracing: KeelTracing | undefined =
-    sdk === undefined ? undefined : keelTracing({ tracer: sdk.tracerProvider.getTracer('keel') });
+    sdk === undefined ? undefined : keelTracing({ tracer: sdk.tracerProvider.getTracer('keel'), secrets });
   const meter = sdk?.meterProvider.getMeter('keel');
-  const metrics = meter === undefined ? undefined : keelMetrics({ meter });
+  const metrics = meter === undefined ? undefined : keelMetrics({ meter, secrets });
   const logs: KeelLogs | undefined = flags.logJson
     ? keelLogs({
         destination: { write: (line) => output.out(line.replace(/\n$/, '')) },
+        secrets,
         ...(tracing === undefined ? {} : { traceIdsOf: tracing.traceIdsOf }),
       })
     : undefined;
@@ -187,23 +208,63 @@ export function otlpBase(value: string): string {
   return value.replace(/\/+$/, '');
 }
 
+/**
+ * The resource attributes that describe the process to the OTLP receiver, from the standard variables:
+ * `OTEL_RESOURCE_ATTRIBUTES` (`key=value,key=value`, values percent-encoded), then `OTEL_SERVICE_NAME`, which wins
+ * for `service.name`; `service.name` is `keel` when neither sets it. A malformed `OTEL_RESOURCE_ATTRIBUTES` is
+ * ignored whole, with a warning on standard error, as the OpenTelemetry specification asks.
+ */
+export function resourceAttributesOf(
+  environment: NodeJS.ProcessEnv,
+  output: Pick<Output, 'error'>,
+): Record<string, string> {
+  const attributes: Record<string, string> = { 'service.name': 'keel' };
+  const listed = environment.OTEL_RESOURCE_ATTRIBUTES?.trim();
+  if (listed !== undefined && listed !== '') {
+    const parsed = parseResourceAttributes(listed);
+    if (parsed === undefined) {
+      output.error(
+        'otlp: OTEL_RESOURCE_ATTRIBUTES is ignored: it must be key=value pairs separated by commas, values percent-encoded',
+      );
+    } else Object.assign(attributes, parsed);
+  }
+  const serviceName = environment.OTEL_SERVICE_NAME?.trim();
+  if (serviceName !== undefined && serviceName !== '') attributes['service.name'] = serviceName;
+  return attributes;
+}
+
+/** `key=value,key=value` with percent-encoded values, or undefined when any entry is malformed. */
+function parseResourceAttributes(text: string): Record<string, string> | undefined {
+  const attributes: Record<string, string> = {};
+  for (const entry of text.split(',')) {
+    const equals = entry.indexOf('=');
+    if (equals <= 0) return undefined;
+    const key = entry.slice(0, equals).trim();
+    if (key === '') return undefined;
+    try {
+      attributes[key] = decodeURIComponent(entry.slice(equals + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return attributes;
+}
+
 /** The OpenTelemetry SDK, exporting over OTLP/HTTP (JSON) to `base`; registered as the process's global. */
-function startSdk(base: string, output: Output) {
+function startSdk(base: string, output: Output, resourceAttributes: Record<string, string>) {
   diag.setLogger(warningsTo(output), DiagLogLevel.WARN);
-  const resource = resourceFromAttributes({ 'service.name': 'keel' });
+  const resource = resourceFromAttributes(resourceAttributes);
+  // The last export gets a deadline shorter than its wait below, so that its retries end before the process would.
+  const exporters = otlpExporters(base, EXPORT_TIMEOUT_MS, FINAL_EXPORT_TIMEOUT_MS / 2);
   const tracerProvider = new BasicTracerProvider({
     resource,
-    spanProcessors: [
-      new BatchSpanProcessor(
-        new OTLPTraceExporter({ url: `${base}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MS }),
-      ),
-    ],
+    spanProcessors: [new BatchSpanProcessor(exporters.spans)],
   });
   const meterProvider = new MeterProvider({
     resource,
     readers: [
       new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter({ url: `${base}/v1/metrics`, timeoutMillis: EXPORT_TIMEOUT_MS }),
+        exporter: exporters.metrics,
         exportIntervalMillis: 10_000,
         exportTimeoutMillis: EXPORT_TIMEOUT_MS,
       }),
@@ -217,11 +278,25 @@ function startSdk(base: string, output: Output) {
     tracerProvider,
     meterProvider,
     async shutdown() {
-      // The run is over and its result printed: an export that fails now is worth a warning, not a failed command.
-      const settled = await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
-      for (const outcome of settled) {
-        if (outcome.status === 'rejected')
-          output.error(`otlp: the last export failed: ${describe(outcome.reason)}`);
+      // The run is over and its result printed: an export that fails now is worth a warning, not a failed command,
+      // and a receiver that is down must not hold the process: the export gets FINAL_EXPORT_TIMEOUT_MS.
+      exporters.ending();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), FINAL_EXPORT_TIMEOUT_MS);
+      });
+      const exported = Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      const settled = await Promise.race([exported, deadline]);
+      clearTimeout(timer);
+      if (settled === 'timeout') {
+        output.error(
+          `otlp: gave up on the last export after ${FINAL_EXPORT_TIMEOUT_MS} ms (is the receiver at ${base} up?)`,
+        );
+      } else {
+        for (const outcome of settled) {
+          if (outcome.status === 'rejected')
+            output.error(`otlp: the last export failed: ${describe(outcome.reason)}`);
+        }
       }
       trace.disable();
       propagation.disable();

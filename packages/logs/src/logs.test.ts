@@ -124,4 +124,21 @@ describe('keelLogs', () => {
     expect(() => keelLogs({ traceIdsOf: 'yes' } as never)).toThrow(/traceIdsOf must be a function/);
     expect(() => keelLogs({ logger: {} as never })).toThrow(/logger must be a pino logger/);
   });
+
+  it('removes the secrets it is given from every line, whatever their shape', () => {
+    const key = '9f86d081884c7d659a2feaa0c55ad015';
+    const { logger, lines } = capturedLogger();
+    keelLogs({ logger, secrets: [key, undefined] }).write(
+      'info',
+      { responseModel: key, nested: { echo: `got ${key}` } },
+      `model ${key} answered`,
+    );
+    expect(JSON.stringify(lines)).not.toContain(key);
+    expect(lines[0]).toMatchObject({
+      responseModel: '[redacted]',
+      nested: { echo: 'got [redacted]' },
+      msg: 'model [redacted] answered',
+    });
+    expect(() => keelLogs({ logger, secrets: 'x' as never })).toThrow(/secrets must be an array/);
+  });
 });

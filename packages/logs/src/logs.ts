@@ -1,5 +1,6 @@
 import {
   type Agent,
+  createRedactor,
   type Disposable,
   KeelError,
   type RunEvent,
@@ -28,6 +29,13 @@ export interface KeelLogsOptions {
   traceIdsOf?: TraceIdsOf;
   /** Adds correction messages (what the model is told, which may quote its arguments), redacted. Defaults to false. */
   recordContent?: boolean;
+  /**
+   * Secret values (your API keys, whatever their shape: `gsk_...`, 32 hex digits, a short `sk-...`) removed from
+   * every string of every line, on top of the credential patterns of `redactSecrets`: a provider that reports its key
+   * as the response model, a tool server that echoes it. Undefined and short entries (under 8 characters) are
+   * skipped. Defaults to none.
+   */
+  secrets?: readonly (string | null | undefined)[];
 }
 
 /** Structured JSON logs of keel run events. */
@@ -42,7 +50,7 @@ export interface KeelLogs {
   readonly logger: Logger;
 }
 
-const KNOWN_OPTIONS = ['logger', 'destination', 'traceIdsOf', 'recordContent'];
+const KNOWN_OPTIONS = ['logger', 'destination', 'traceIdsOf', 'recordContent', 'secrets'];
 
 /**
  * Logs each run event as one JSON line through pino: `event` (its type), `runId`, `step` when it has one, the trace
@@ -71,10 +79,14 @@ export function keelLogs(options: KeelLogsOptions = {}): KeelLogs {
     invalid('traceIdsOf must be a function, such as tracing.traceIdsOf');
   const recordContent = options.recordContent ?? false;
   if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
+  const secrets = options.secrets ?? [];
+  if (!Array.isArray(secrets) || secrets.some((secret) => secret != null && typeof secret !== 'string'))
+    invalid('secrets must be an array of strings (undefined entries are skipped)');
+  const redact = createRedactor(secrets).text;
   const logger = parent.child({ component: 'keel' });
   const write = (level: LogLevel, fields: Record<string, unknown>, message: string): void => {
     if (logger.isLevelEnabled(level))
-      logger[level](redactFields(fields) as object, redactFields(message) as string);
+      logger[level](redactFields(fields, redact) as object, redactFields(message, redact) as string);
   };
   const onEvent = (event: RunEvent): void => {
     const entry = eventLine(event, recordContent);

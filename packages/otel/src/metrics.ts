@@ -10,6 +10,9 @@ import {
 } from '@keel/core';
 import {
   KEEL_METRICS,
+  LABEL_BOUNDS_OPTIONS,
+  LabelBounds,
+  type LabelBoundsOptions,
   type MetricDefinition,
   type MetricReading,
   type ObservableAgent,
@@ -17,8 +20,11 @@ import {
 } from '@keel/telemetry';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './tracing.js';
 
-/** Options of {@link keelMetrics}. */
-export interface KeelMetricsOptions {
+/**
+ * Options of {@link keelMetrics}. `secrets`, `maxResponseModels` and `maxToolNames` bound and redact the labels that
+ * come from outside the configuration (response models, tool names); see `LabelBoundsOptions` of `@keel/telemetry`.
+ */
+export interface KeelMetricsOptions extends LabelBoundsOptions {
   /** Where measurements go. Defaults to the global meter provider's meter `@keel/otel` (a no-op until an SDK registers). */
   meter?: Meter;
 }
@@ -49,25 +55,29 @@ export interface KeelMetrics {
  */
 export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
   requireOptionsObject(options, 'keelMetrics');
-  rejectUnknownOptions(options, ['meter'], 'keelMetrics');
+  rejectUnknownOptions(options, ['meter', ...LABEL_BOUNDS_OPTIONS], 'keelMetrics');
   const meter = options.meter ?? metrics.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
   if (typeof meter?.createCounter !== 'function') {
     throw new KeelError('config.invalid', 'keelMetrics: meter must be an OpenTelemetry Meter', {
       data: { option: 'meter' },
     });
   }
-  const runMetrics = new RunMetrics({
-    histogram: (metric) => {
-      const histogram = meter.createHistogram(metric.name, {
-        unit: metric.unit,
-        description: metric.description,
-        ...(metric.buckets === undefined
-          ? {}
-          : { advice: { explicitBucketBoundaries: [...metric.buckets] } }),
-      });
-      return (value, attributes) => histogram.record(value, attributes);
+  const bounds = new LabelBounds(options, 'keelMetrics');
+  const runMetrics = new RunMetrics(
+    {
+      histogram: (metric) => {
+        const histogram = meter.createHistogram(metric.name, {
+          unit: metric.unit,
+          description: metric.description,
+          ...(metric.buckets === undefined
+            ? {}
+            : { advice: { explicitBucketBoundaries: [...metric.buckets] } }),
+        });
+        return (value, attributes) => histogram.record(value, attributes);
+      },
     },
-  });
+    bounds,
+  );
   // Counters and gauges are read when the SDK collects: keel sums counters itself (see RunMetrics), so a step does
   // not pay the SDK's hashing of attributes for each of them.
   const observables = new Map<string, Observable>();

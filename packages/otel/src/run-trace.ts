@@ -24,6 +24,8 @@ export class RunTrace {
     readonly root: Span,
     /** The context the run was started in, with the run's span set: every child span's parent. */
     readonly context: Context,
+    /** The agent whose run it is: tool names are bounded per agent. */
+    readonly agentName: string,
   ) {}
 
   /** The one call of `toolName` in flight, when there is exactly one (tool retries name the tool, not the call). */

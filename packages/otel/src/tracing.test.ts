@@ -292,4 +292,36 @@ describe('keelTracing and keelMetrics on a faulty run', () => {
     expect(call.attributes['gen_ai.tool.call.arguments']).toBe('{"key":"[redacted]"}');
     expect(call.attributes['gen_ai.tool.call.result']).toBe('{"found":true,"echo":"Bearer [redacted]"}');
   });
+
+  it('removes the known keys of unusual shape (gsk_, 32-hex, short sk-) from recorded content', async () => {
+    // No credential pattern knows these shapes: only their values, given as `secrets`, find them.
+    const keys = [
+      'gsk_8fQzK2mXw9LpR4vT7yN1bC6dH3jE5aS0uI8oP2qW4eR6tY9uXz',
+      '9f86d081884c7d659a2feaa0c55ad015',
+      'sk-4f9Qz1ab',
+    ];
+    const lookup = tool({
+      name: 'lookup',
+      description: 'Looks an account up',
+      input: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+      execute: ({ key }: { key: string }) => ({ found: true, echo: `key=${key}`, hex: keys[1] }),
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { key: keys[0] } }] },
+      { content: `Your keys ${keys.join(' and ')} work.` },
+    ]);
+    const assistant = agent({ name: 'keys', model, tools: [lookup], clock: new FakeClock(START_MS) });
+    keelTracing({
+      tracer: sdk.tracerProvider.getTracer('test'),
+      recordContent: true,
+      secrets: [...keys, undefined],
+    }).observe(assistant);
+    await assistant.run(`My keys: ${keys.join(', ')}`);
+
+    const recorded = JSON.stringify(
+      sdk.spans.getFinishedSpans().map((span) => [span.name, span.attributes, span.events]),
+    );
+    for (const key of keys) expect(recorded).not.toContain(key);
+    expect(recorded).toContain('My keys: [redacted], [redacted], [redacted]');
+  });
 });

@@ -20,8 +20,15 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
 } from '@keel/core';
-import { errorType, modelParts, type TraceIds } from '@keel/telemetry';
-import { inputMessages, outputMessages, recordedText } from './genai-messages.js';
+import {
+  errorType,
+  LABEL_BOUNDS_OPTIONS,
+  LabelBounds,
+  type LabelBoundsOptions,
+  modelParts,
+  type TraceIds,
+} from '@keel/telemetry';
+import { type ContentRecording, inputMessages, outputMessages, recordedText } from './genai-messages.js';
 import { RunTrace } from './run-trace.js';
 import { parseTraceparent, traceHeadersOf, traceIdsOf, traceparentOf } from './trace-headers.js';
 
@@ -30,14 +37,20 @@ export const INSTRUMENTATION_NAME = '@keel/otel';
 /** The instrumentation scope's version. */
 export const INSTRUMENTATION_VERSION = '0.1.0';
 
-/** Options of {@link keelTracing}. */
-export interface KeelTracingOptions {
+/**
+ * Options of {@link keelTracing}. `secrets` (the values of your API keys, whatever their shape) are removed from
+ * recorded content, response models and tool names, on top of the credential patterns of `redactSecrets`;
+ * `maxResponseModels` bounds `gen_ai.response.model` as for metrics and `maxToolNames` bounds the tool names in span
+ * names (`execute_tool <tool>`; `gen_ai.tool.name` keeps the name): see `LabelBoundsOptions` of `@keel/telemetry`.
+ */
+export interface KeelTracingOptions extends LabelBoundsOptions {
   /** Where spans go. Defaults to the global tracer provider's tracer `@keel/otel` (a no-op until an SDK registers). */
   tracer?: Tracer;
   /**
-   * Records contents, each text redacted by `redactSecrets`: `gen_ai.input.messages` and `gen_ai.output.messages` on
-   * `chat` spans, `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` on `execute_tool` spans, correction
-   * messages on their events. Contents may hold personal data: opt in knowingly. Defaults to false.
+   * Records contents, each text redacted (the `secrets` given, then `redactSecrets`' patterns):
+   * `gen_ai.input.messages` and `gen_ai.output.messages` on `chat` spans, `gen_ai.tool.call.arguments` and
+   * `gen_ai.tool.call.result` on `execute_tool` spans, correction and progress messages on their events. Contents
+   * may hold personal data: opt in knowingly. Defaults to false.
    */
   recordContent?: boolean;
   /** Longest recorded text (one message's content, one tool's arguments), in characters; longer is cut. Defaults to 16_384. */
@@ -76,7 +89,7 @@ export interface KeelTracing {
   traceIdsOf(event: RunEvent): TraceIds | undefined;
 }
 
-const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars'];
+const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars', ...LABEL_BOUNDS_OPTIONS];
 
 /**
  * Traces runs with spans that follow the OpenTelemetry GenAI semantic conventions, on `@opentelemetry/api` alone
@@ -105,6 +118,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   const recordContent = options.recordContent ?? false;
   if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
   const maxContentChars = positiveInteger(options.maxContentChars ?? 16_384, 'maxContentChars');
+  const bounds = new LabelBounds(options, 'keelTracing');
+  const redact = bounds.redactor.text;
+  const recording: ContentRecording = { maxChars: maxContentChars, redact };
   const runs = new Map<string, RunTrace>();
   // The span of the event handled last: a listener after this one (the logs) asks for it with the same event.
   let lastEvent: RunEvent | undefined;
@@ -125,12 +141,13 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
     }
     return target;
   };
+  // By bounded tool label: a server that renames its tools at will grows neither span names nor this map.
   const toolSpanNames = new Map<string, string>();
-  const toolSpanNameOf = (toolName: string): string => {
-    let name = toolSpanNames.get(toolName);
+  const toolSpanNameOf = (toolLabel: string): string => {
+    let name = toolSpanNames.get(toolLabel);
     if (name === undefined) {
-      name = `execute_tool ${toolName}`;
-      toolSpanNames.set(toolName, name);
+      name = `execute_tool ${toolLabel}`;
+      toolSpanNames.set(toolLabel, name);
     }
     return name;
   };
@@ -162,7 +179,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
     event.annotations[ATTEMPTS_ANNOTATION] = [...earlier, traceparentOf(root.spanContext())]
       .slice(-MAX_LINKED_ATTEMPTS)
       .join(' ');
-    const run = new RunTrace(root, trace.setSpan(parent, root));
+    const run = new RunTrace(root, trace.setSpan(parent, root), event.agentName);
     runs.set(event.runId, run);
     return run;
   };
@@ -227,8 +244,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           'keel.run.step': event.step,
           'keel.attempt': event.attempt,
         };
-        if (recordContent)
-          attributes['gen_ai.input.messages'] = inputMessages(event.messages, maxContentChars);
+        if (recordContent) attributes['gen_ai.input.messages'] = inputMessages(event.messages, recording);
         run.chat = tracer.startSpan(
           target.spanName,
           { kind: SpanKind.CLIENT, startTime: event.atMs, attributes },
@@ -245,7 +261,8 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           run.outputTokens += event.usage.outputTokens;
         }
         // A span that records nothing (no SDK, or sampled out) is not worth building attributes for.
-        if (span.isRecording()) span.setAttributes(chatEndAttributes(event, recordContent, maxContentChars));
+        if (span.isRecording())
+          span.setAttributes(chatEndAttributes(event, bounds, recordContent ? recording : undefined));
         if (event.outcome === 'error') fail(span, event.errorCode ?? '_OTHER');
         span.end(event.atMs);
         return span;
@@ -253,7 +270,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       case 'tool-call-start': {
         const attributes: Attributes = {
           'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': event.toolName,
+          'gen_ai.tool.name': redact(event.toolName),
           'gen_ai.tool.type': 'function',
           'gen_ai.tool.call.id': event.toolCallId,
           'keel.run.id': event.runId,
@@ -262,9 +279,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           'keel.tool.idempotency_key': event.idempotencyKey,
         };
         if (recordContent)
-          attributes['gen_ai.tool.call.arguments'] = recordedText(event.arguments, maxContentChars);
+          attributes['gen_ai.tool.call.arguments'] = recordedText(event.arguments, recording);
         const span = tracer.startSpan(
-          toolSpanNameOf(event.toolName),
+          toolSpanNameOf(bounds.toolName(run.agentName, event.toolName)),
           { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes },
           run.context,
         );
@@ -279,7 +296,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         else if (recordContent && event.result.status === 'success') {
           entry.span.setAttribute(
             'gen_ai.tool.call.result',
-            recordedText(JSON.stringify(event.result.content), maxContentChars),
+            recordedText(JSON.stringify(event.result.content), recording),
           );
         }
         entry.span.end(event.atMs);
@@ -293,7 +310,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
             'keel.tool.progress': event.progress,
             ...(event.total === undefined ? {} : { 'keel.tool.progress_total': event.total }),
             ...(recordContent && event.message !== undefined
-              ? { 'keel.tool.progress_message': recordedText(event.message, maxContentChars) }
+              ? { 'keel.tool.progress_message': recordedText(event.message, recording) }
               : {}),
           },
           event.atMs,
@@ -306,7 +323,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           'keel.retry',
           {
             'keel.dependency.kind': event.target,
-            'keel.dependency.name': event.name,
+            'keel.dependency.name': event.target === 'tool' ? redact(event.name) : event.name,
             'keel.retry.attempt': event.attempt,
             'keel.retry.delay_ms': event.delayMs,
             'error.type': errorType(event.errorCode),
@@ -343,10 +360,8 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           {
             'keel.correction.kind': event.kind,
             'keel.run.step': event.step,
-            ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': event.toolName }),
-            ...(recordContent
-              ? { 'keel.correction.message': recordedText(event.message, maxContentChars) }
-              : {}),
+            ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': redact(event.toolName) }),
+            ...(recordContent ? { 'keel.correction.message': recordedText(event.message, recording) } : {}),
           },
           event.atMs,
         );
@@ -438,11 +453,14 @@ interface ModelTarget {
 /** `gen_ai.response.finish_reasons` for each finish reason, made once (the SDK copies arrays it is given). */
 const FINISH_REASONS = new Map<FinishReason, readonly string[]>();
 
-/** What a `chat` span learns at its end, as one object for a single `setAttributes`. */
+/**
+ * What a `chat` span learns at its end, as one object for a single `setAttributes`; contents when `recording` is
+ * given.
+ */
 function chatEndAttributes(
   event: Extract<RunEvent, { type: 'model-call-end' }>,
-  recordContent: boolean,
-  maxContentChars: number,
+  bounds: LabelBounds,
+  recording: ContentRecording | undefined,
 ): Attributes {
   const attributes: Attributes = {};
   if (event.finishReason !== undefined) {
@@ -457,14 +475,15 @@ function chatEndAttributes(
     attributes['gen_ai.usage.input_tokens'] = event.usage.inputTokens;
     attributes['gen_ai.usage.output_tokens'] = event.usage.outputTokens;
   }
-  if (event.responseModel !== undefined) attributes['gen_ai.response.model'] = event.responseModel;
-  if (event.requestId !== undefined) attributes['keel.request.id'] = event.requestId;
-  if (recordContent && event.outcome === 'success') {
+  if (event.responseModel !== undefined)
+    attributes['gen_ai.response.model'] = bounds.responseModel(event.model, event.responseModel);
+  if (event.requestId !== undefined) attributes['keel.request.id'] = bounds.redactor.text(event.requestId);
+  if (recording !== undefined && event.outcome === 'success') {
     attributes['gen_ai.output.messages'] = outputMessages(
       event.content ?? '',
       event.toolCalls ?? [],
       event.finishReason,
-      maxContentChars,
+      recording,
     );
   }
   return attributes;

@@ -9,6 +9,9 @@ import {
 } from '@keel/core';
 import {
   KEEL_METRICS,
+  LABEL_BOUNDS_OPTIONS,
+  LabelBounds,
+  type LabelBoundsOptions,
   type MetricAttributes,
   type MetricDefinition,
   type ObservableAgent,
@@ -19,8 +22,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { metricsHandler } from './metrics-handler.js';
 import { type MetricsServer, type ServeOptions, serveMetrics } from './metrics-server.js';
 
-/** Options of {@link keelPrometheus}. */
-export interface KeelPrometheusOptions {
+/**
+ * Options of {@link keelPrometheus}. `secrets`, `maxResponseModels` and `maxToolNames` bound and redact the labels
+ * that come from outside the configuration (response models, tool names); see `LabelBoundsOptions` of
+ * `@keel/telemetry`.
+ */
+export interface KeelPrometheusOptions extends LabelBoundsOptions {
   /** The registry keel's metrics join. Defaults to a new registry of their own (not prom-client's global one). */
   registry?: Registry;
   /** Adds Node's process metrics (`collectDefaultMetrics`) to the registry. Defaults to false. */
@@ -57,11 +64,13 @@ export interface KeelPrometheus {
  */
 export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometheus {
   requireOptionsObject(options, 'keelPrometheus');
-  rejectUnknownOptions(options, ['registry', 'processMetrics'], 'keelPrometheus');
+  rejectUnknownOptions(options, ['registry', 'processMetrics', ...LABEL_BOUNDS_OPTIONS], 'keelPrometheus');
   const registry = options.registry ?? new Registry();
   if (!(registry instanceof Registry)) invalid('registry must be a prom-client Registry');
   if (options.processMetrics !== undefined && typeof options.processMetrics !== 'boolean')
     invalid('processMetrics must be a boolean');
+  // Checked before anything joins the registry, so that a mistake leaves it as it was.
+  const bounds = new LabelBounds(options, 'keelPrometheus');
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   let runMetrics: RunMetrics | undefined;
@@ -90,13 +99,16 @@ export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometh
     if (metric.instrument === 'counter') new Counter({ ...common, collect });
     else new Gauge({ ...common, collect });
   }
-  runMetrics = new RunMetrics({
-    histogram(metric) {
-      const histogram = histograms.get(metric.name);
-      if (histogram === undefined) throw new Error(`keelPrometheus: ${metric.name} is not a histogram`);
-      return (value, attributes) => histogram.observe(labelsOf(attributes), value);
+  runMetrics = new RunMetrics(
+    {
+      histogram(metric) {
+        const histogram = histograms.get(metric.name);
+        if (histogram === undefined) throw new Error(`keelPrometheus: ${metric.name} is not a histogram`);
+        return (value, attributes) => histogram.observe(labelsOf(attributes), value);
+      },
     },
-  });
+    bounds,
+  );
   const measured = runMetrics;
   return {
     registry,

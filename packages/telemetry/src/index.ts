@@ -1,5 +1,13 @@
 // @keel/telemetry: what keel measures, vendor-neutral. Explicit exports only.
 export type { MetricAttributes, MetricReading } from './counter-table.js';
+export {
+  DEFAULT_MAX_RESPONSE_MODELS,
+  DEFAULT_MAX_TOOL_NAMES,
+  LABEL_BOUNDS_OPTIONS,
+  LabelBounds,
+  type LabelBoundsOptions,
+  OVERFLOW_LABEL,
+} from './label-bounds.js';
 export { breakerTarget, errorType, MAX_LABEL_VALUE_CHARS, modelParts, nameLabel } from './label-values.js';
 export {
   CHECKPOINT_DURATION_BUCKETS,

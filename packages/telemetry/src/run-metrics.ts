@@ -1,5 +1,6 @@
 import type { Agent, CircuitBreaker, Disposable, RetryBudget, RunEvent } from '@keel/core';
 import { CounterTable, KeyedByThree, type MetricAttributes, type MetricReading } from './counter-table.js';
+import { LabelBounds } from './label-bounds.js';
 import { breakerTarget, errorType, modelParts, nameLabel } from './label-values.js';
 import { KEEL_METRICS, type MetricDefinition } from './metric-catalogue.js';
 
@@ -65,6 +66,10 @@ interface CheckpointSeries {
  *
  * Breaker metrics come from the breakers themselves (see `observe`), not from run events: several runs watching one
  * breaker each report its moves, and a breaker moves between runs too.
+ *
+ * Values from outside the configuration are bounded and redacted by `bounds` (see `LabelBounds`): the response
+ * model (the requested one, else the first few per requested model, else `_OTHER`) and tool names (the first
+ * `maxToolNames` per agent, else `_OTHER`).
  */
 export class RunMetrics {
   private readonly counterTable = new CounterTable();
@@ -82,7 +87,11 @@ export class RunMetrics {
   private readonly recordToolDuration: HistogramRecorder;
   private readonly recordCheckpointDuration: HistogramRecorder;
 
-  constructor(sink: MetricsSink) {
+  /** `bounds` bound and redact the labels that come from outside the configuration. Defaults to `new LabelBounds()`. */
+  constructor(
+    sink: MetricsSink,
+    private readonly bounds: LabelBounds = new LabelBounds(),
+  ) {
     this.recordOperationDuration = sink.histogram(KEEL_METRICS.operationDuration);
     this.recordTokenUsage = sink.histogram(KEEL_METRICS.tokenUsage);
     this.recordRunDuration = sink.histogram(KEEL_METRICS.runDuration);
@@ -194,7 +203,10 @@ export class RunMetrics {
         const code = errorType(event.errorCode);
         this.counterTable.add(KEEL_METRICS.retries, 1, {
           'keel.dependency.kind': event.target,
-          'keel.dependency.name': nameLabel(event.name),
+          'keel.dependency.name':
+            event.target === 'tool'
+              ? this.bounds.toolName(this.agentOfRun.get(event.runId) ?? '', event.name)
+              : nameLabel(event.name),
           'error.type': code,
         });
         if (event.target === 'store')
@@ -261,12 +273,17 @@ export class RunMetrics {
   }
 
   private modelCallEnded(event: Extract<RunEvent, { type: 'model-call-end' }>): void {
-    const responseModel = event.responseModel ?? '';
+    const responseModel =
+      event.responseModel === undefined
+        ? undefined
+        : this.bounds.responseModel(event.model, event.responseModel);
     const code = event.errorCode ?? '';
-    let series = this.modelSeries.get(event.model, responseModel, code);
+    // Keyed by the label, not the reported value: a provider naming a new model in every response makes no series.
+    const responseKey = responseModel === undefined ? '' : `=${responseModel}`;
+    let series = this.modelSeries.get(event.model, responseKey, code);
     if (series === undefined) {
-      series = this.modelCallSeries(event);
-      this.modelSeries.set(event.model, responseModel, code, series);
+      series = this.modelCallSeries(event, responseModel);
+      this.modelSeries.set(event.model, responseKey, code, series);
     }
     series.requests.value += 1;
     this.recordOperationDuration(event.durationMs / 1_000, series.duration);
@@ -276,7 +293,10 @@ export class RunMetrics {
     }
   }
 
-  private modelCallSeries(event: Extract<RunEvent, { type: 'model-call-end' }>): ModelCallSeries {
+  private modelCallSeries(
+    event: Extract<RunEvent, { type: 'model-call-end' }>,
+    responseModel: string | undefined,
+  ): ModelCallSeries {
     const { provider, model } = modelParts(event.model);
     const code: MetricAttributes =
       event.errorCode === undefined ? {} : { 'error.type': errorType(event.errorCode) };
@@ -284,9 +304,7 @@ export class RunMetrics {
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': nameLabel(provider),
       'gen_ai.request.model': nameLabel(model),
-      ...(event.responseModel === undefined
-        ? {}
-        : { 'gen_ai.response.model': nameLabel(event.responseModel) }),
+      ...(responseModel === undefined ? {} : { 'gen_ai.response.model': responseModel }),
     };
     return {
       requests: this.counterTable.series(KEEL_METRICS.modelRequests, {
@@ -301,10 +319,15 @@ export class RunMetrics {
   }
 
   private toolCallEnded(event: Extract<RunEvent, { type: 'tool-call-end' }>): void {
+    const toolName = this.bounds.toolName(
+      this.agentOfRun.get(event.runId) ?? '',
+      event.toolName,
+      event.errorCode,
+    );
     const code = event.errorCode ?? '';
-    let series = this.toolSeries.get(event.toolName, event.status, code);
+    let series = this.toolSeries.get(toolName, event.status, code);
     if (series === undefined) {
-      const tool = { 'gen_ai.tool.name': nameLabel(event.toolName), 'keel.outcome': event.status };
+      const tool = { 'gen_ai.tool.name': toolName, 'keel.outcome': event.status };
       series = {
         calls: this.counterTable.series(
           KEEL_METRICS.toolCalls,
@@ -312,7 +335,7 @@ export class RunMetrics {
         ),
         duration: Object.freeze(tool),
       };
-      this.toolSeries.set(event.toolName, event.status, code, series);
+      this.toolSeries.set(toolName, event.status, code, series);
     }
     series.calls.value += 1;
     this.recordToolDuration(event.durationMs / 1_000, series.duration);

@@ -50,7 +50,9 @@ options:
                     shared policy state, keel_retry_budget_remaining{retry_budget_name="fleet"}
   --otlp URL        export traces and metrics over OTLP/HTTP to a receiver, such as http://127.0.0.1:4318: a span
                     tree per run, a resumed run's span linked to its earlier attempts (in this worker or another),
-                    and the same metrics; what is left is exported on SIGTERM before the worker exits
+                    and the same metrics; what is left is exported on SIGTERM before the worker exits (waiting at
+                    most 2 s for the receiver); service.name is OTEL_SERVICE_NAME (default: keel), with the
+                    attributes of OTEL_RESOURCE_ATTRIBUTES
   --log json        print JSON log lines in place of the worker's lines: every event of every run (retries,
                     fallbacks, tool calls, breaker moves; with trace ids under --otlp) and the worker's own
                     (taken, requeued, swept, errors, Redis lost and back); --json prints only the worker's events
@@ -102,7 +104,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
     redis: redisUrlOf(values.redis, context.environment),
     allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
     json: values.json === true,
-    telemetry: telemetryFlagsOf(values),
+    telemetry: telemetryFlagsOf(values, context.environment),
     workingDirectory: context.workingDirectory,
     environment: context.environment,
     signal: context.signal,

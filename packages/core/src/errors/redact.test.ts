@@ -166,3 +166,47 @@ describe('isSecretKey', () => {
     expect(isSecretKey(key)).toBe(false);
   });
 });
+
+describe('redactSecrets on ordinary English', () => {
+  // Prose that names credentials, keys and tokens without holding one: every sentence must come back as it was.
+  const corpus: readonly string[] = [
+    'Refusing to bind 0.0.0.0 without a token: anyone who can reach it could read runs and approve tool calls',
+    'Refusing to bind :: without a token: Anyone on the network could approve tool calls.',
+    'The secret: nobody reads the manual.',
+    'Password: required, and it must be at least twelve characters long.',
+    'Authorization: denied for this user',
+    'a token: someone else holds it',
+    'The keyboard has a broken key, and the monkey pressed every one of them.',
+    'Tokens are counted per request; the tokenizer splits words into tokens.',
+    'A turkey, a donkey and a monkey walked into a keynote about keys.',
+    'Secrets management is hard; secretaries keep the passwords of their bosses in a book.',
+    'The author tokenised the input, then the bookkeeper checked the keys.',
+    'Cookie: chocolate chip is the best kind',
+    'pk-based lookups-are-very-fast-indeed on indexed tables',
+    'Bearer bonds were abolished; basic income is debated.',
+    'whoever holds the token: everyone agrees it should be rotated',
+  ];
+  it.each(corpus)('leaves it as it is: %s', (sentence) => {
+    expect(redactSecrets(sentence)).toBe(sentence);
+  });
+
+  it('keeps the dashboard refusal whole in a KeelError message', () => {
+    const message =
+      'Refusing to bind 0.0.0.0 without a token: anyone who can reach it could read runs and approve tool calls';
+    expect(new KeelError('config.invalid', message).message).toBe(message);
+  });
+
+  it('still removes real credentials written the same way', () => {
+    expect(redactSecrets('token: abc123def456')).toBe(`token: ${REDACTED}`);
+    expect(redactSecrets('password: hunter2')).toBe(`password: ${REDACTED}`);
+    expect(redactSecrets('secret: Zx9-QwErTy')).toBe(`secret: ${REDACTED}`);
+    expect(redactSecrets('token:anyone')).toBe(`token:${REDACTED}`);
+    expect(redactSecrets('token=anyone')).toBe(`token=${REDACTED}`);
+    expect(redactSecrets('{"token": "anyone"}')).toBe(`{"token": "${REDACTED}"}`);
+    expect(redactSecrets('Authorization: Bearer anyone')).toBe(`Authorization: Bearer ${REDACTED}`);
+    expect(redactSecrets('x-api-key: anyone')).toBe(`x-api-key: ${REDACTED}`);
+    expect(redactSecrets('Cookie: session=abc123')).toBe(`Cookie: ${REDACTED}`);
+    expect(redactSecrets(`key ${OPENAI_KEY}`)).toBe(`key ${REDACTED}`);
+    expect(redactSecrets('sk-abcdefghij0klmnopqrst')).toBe(REDACTED);
+  });
+});

@@ -10,7 +10,7 @@ const CREDENTIAL_NAME =
 
 /** `name: value`, `name=value`, `"name": "value"`; an auth scheme before the value (`Bearer ...`) is kept. */
 const NAMED_CREDENTIAL = new RegExp(
-  `\\b(${CREDENTIAL_NAME})(["']?\\s*[:=]\\s*["']?)((?:Bearer|Basic|Token|Digest)\\s+)?[^\\s"',;}&]+`,
+  `\\b(${CREDENTIAL_NAME})(["']?\\s*[:=]\\s*["']?)((?:Bearer|Basic|Token|Digest)\\s+)?([^\\s"',;}&]+)`,
   'gi',
 );
 
@@ -18,7 +18,27 @@ const NAMED_CREDENTIAL = new RegExp(
  * A `Cookie` or `Set-Cookie` header, or a `cookie` field: its whole value goes (every cookie in it, up to the end of
  * the line or the closing quote), since any cookie may be a session.
  */
-const COOKIE = /\b((?:set-)?cookie)(["']?\s*[:=]\s*["']?)[^\r\n"']+/gi;
+const COOKIE = /\b((?:set-)?cookie)(["']?\s*[:=]\s*["']?)([^\r\n"']+)/gi;
+
+/**
+ * Names that are also ordinary English words. After one of them, `: ` followed by a plain word ("without a token:
+ * anyone who can reach it", "Password: required") is prose, not a credential; a value with a digit, a symbol or a
+ * capital inside it, a value after `=`, after a colon with no space, or in quotes, is still taken for one.
+ */
+const PROSE_NAMES = new Set(['token', 'secret', 'password', 'passwd', 'authorization']);
+/** A colon and a space, as prose writes it: no quote, no `=`. */
+const PROSE_SEPARATOR = /^\s*:\s+$/;
+/** A plain word, perhaps capitalised, perhaps ending a clause or a sentence. */
+const PLAIN_WORD = /^[A-Za-z][a-z]*[.!?:)]*$/;
+
+function isProse(name: string, separator: string, scheme: string | undefined, value: string): boolean {
+  return (
+    scheme === undefined &&
+    PROSE_NAMES.has(name.toLowerCase()) &&
+    PROSE_SEPARATOR.test(separator) &&
+    PLAIN_WORD.test(value)
+  );
+}
 
 /** Prefixed keys that name themselves. Each prefix is specific enough that prose never contains one. */
 const SELF_NAMED_KEYS: readonly RegExp[] = [
@@ -54,18 +74,20 @@ const SECRET_HINT =
  * self-naming keys), bearer and basic credentials, the values of credential-named headers, parameters and fields
  * (`Authorization`, `x-api-key`, `api_key`, `token`, `access_token`, `password`, `client_secret`, ...), whole
  * `Cookie` and `Set-Cookie` values, and passwords in URLs. Names, schemes and the rest of the text are kept as they
- * are; counts such as `max_tokens=4096` are not credentials.
+ * are; counts such as `max_tokens=4096` are not credentials, and neither is prose: a plain word after `token: `,
+ * `secret: `, `password: ` or `authorization: ` ("without a token: anyone who can reach it") stays, as does a
+ * `cookie: ` that sets no `name=value`.
  */
 export function redactSecrets(text: string): string {
   if (typeof text !== 'string' || !SECRET_HINT.test(text)) return text;
-  let result = text.replace(
-    COOKIE,
-    (_match, name: string, separator: string) => `${name}${separator}${REDACTED}`,
+  let result = text.replace(COOKIE, (match, name: string, separator: string, value: string) =>
+    // "the cookie: chocolate chip" is prose; a cookie header always sets a name to a value.
+    PROSE_SEPARATOR.test(separator) && !value.includes('=') ? match : `${name}${separator}${REDACTED}`,
   );
   result = result.replace(
     NAMED_CREDENTIAL,
-    (_match, name: string, separator: string, scheme: string | undefined) =>
-      `${name}${separator}${scheme ?? ''}${REDACTED}`,
+    (match, name: string, separator: string, scheme: string | undefined, value: string) =>
+      isProse(name, separator, scheme, value) ? match : `${name}${separator}${scheme ?? ''}${REDACTED}`,
   );
   for (const pattern of SELF_NAMED_KEYS) result = result.replace(pattern, REDACTED);
   result = result.replace(BEARER, (_match, scheme: string) => `${scheme} ${REDACTED}`);
