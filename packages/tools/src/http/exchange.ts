@@ -5,7 +5,7 @@ import {
   request as httpRequest,
 } from 'node:http';
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { classify, isSecretKey, KeelError } from '@keel/core';
+import { classify, KeelError } from '@keel/core';
 import type { AddressPolicy } from './address-policy.js';
 import { parseAddress } from './ip-address.js';
 
@@ -39,14 +39,25 @@ export interface ExchangeResponse {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** Request headers that must not follow a redirect to another origin (fetch drops `authorization` too). */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+/**
+ * The only request headers that follow a redirect to another origin: none of them can carry a credential. Every
+ * other header (`authorization`, `x-api-key`, a key in `x-custom`, the idempotency key, trace context) stays with
+ * the origin the tool was made for; fetch would drop `authorization` alone.
+ */
+const CROSS_ORIGIN_HEADERS = new Set([
+  'accept',
+  'accept-language',
+  'content-language',
+  'content-type',
+  'user-agent',
+]);
 
 /**
  * Sends the request and follows redirects itself (at most `maxRedirects`), so that every hop goes through the
  * address policy again: an IP literal is checked here, a name by the agents' guarded lookup when the socket
  * connects. A 303 (and a 301 or 302 after a POST) continues as a GET without body; a hop to another origin drops
- * credential headers; a hop to a scheme other than http or https is refused. Network failures are classified
+ * every header but `accept`, `accept-language`, `content-language`, `content-type` and `user-agent` (a secret may
+ * be in any header); a hop to a scheme other than http or https is refused. Network failures are classified
  * KeelErrors; an abort rejects with the signal's reason.
  */
 export async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
@@ -85,7 +96,7 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeRespon
     }
     if (next.origin !== url.origin) {
       for (const name of Object.keys(headers)) {
-        if (CREDENTIAL_HEADERS.has(name) || isSecretKey(name)) delete headers[name];
+        if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
       }
     }
     url = next;
