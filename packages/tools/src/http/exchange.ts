@@ -8,6 +8,7 @@ import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { classify, KeelError } from '@keel/core';
 import type { AddressPolicy } from './address-policy.js';
 import { parseAddress } from './ip-address.js';
+import { PLAIN_HEADERS } from './request-headers.js';
 
 /** One HTTP exchange: a request, the redirects it leads to, and the final response. */
 export interface ExchangeRequest {
@@ -44,13 +45,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * other header (`authorization`, `x-api-key`, a key in `x-custom`, the idempotency key, trace context) stays with
  * the origin the tool was made for; fetch would drop `authorization` alone.
  */
-const CROSS_ORIGIN_HEADERS = new Set([
-  'accept',
-  'accept-language',
-  'content-language',
-  'content-type',
-  'user-agent',
-]);
+const CROSS_ORIGIN_HEADERS = PLAIN_HEADERS;
 
 /**
  * Sends the request and follows redirects itself (at most `maxRedirects`), so that every hop goes through the
