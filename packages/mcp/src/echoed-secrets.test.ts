@@ -102,7 +102,10 @@ describe('MCP: a secret the server echoes', () => {
   it('a server that prints it on stderr and dies at start: the connection error holds it in no form', async () => {
     toolset = mcpTools({
       command: process.execPath,
-      args: ['-e', 'process.stderr.write(`bad token ${process.env.ECHO_SERVICE_TOKEN}\\n`); process.exit(1)'],
+      args: [
+        '-e',
+        'process.stderr.write("bad token " + process.env.ECHO_SERVICE_TOKEN + "\\n"); process.exit(1)',
+      ],
       env: { ECHO_SERVICE_TOKEN: SECRET },
     });
     const error = await toolset.tools().catch((caught: unknown) => caught);
