@@ -80,7 +80,7 @@ export async function post(request: PostRequest): Promise<Response> {
 function redirectTarget(response: Response, current: string, redirects: number, provider: string): string {
   const from = new URL(current);
   const location = response.headers.get('location');
-  const to = location === null ? null : URL.parse(location, from);
+  const to = location === null ? null : parseLocation(location, from);
   const refuse = (detail: string): never => {
     void response.body?.cancel().catch(() => undefined);
     throw new KeelError(
@@ -103,6 +103,15 @@ function redirectTarget(response: Response, current: string, redirects: number, 
     return refuse('that would turn the POST into a GET; only 307 and 308 are followed');
   if (redirects >= MAX_REDIRECTS) return refuse(`after ${MAX_REDIRECTS} redirects already`);
   return to.href;
+}
+
+/** The URL a `location` header names, or null when it names none. (`URL.parse` needs Node 22.) */
+function parseLocation(location: string, base: URL): URL | null {
+  try {
+    return new URL(location, base);
+  } catch {
+    return null;
+  }
 }
 
 /**
