@@ -56,6 +56,9 @@ function expectNowhere(outcome: Awaited<ReturnType<typeof runThrough>>): void {
   const toolMessages = model.calls[1]!.messages.filter((message) => message.role === 'tool');
   expect(toolMessages).toHaveLength(4);
   for (const message of toolMessages) expect(message.content).toContain('[redacted]');
+  expect(events).toContainEqual(
+    expect.objectContaining({ type: 'tool-call-progress', message: 'using [redacted]' }),
+  );
   for (const text of [JSON.stringify(model.calls), JSON.stringify(result), JSON.stringify(events), stored])
     expect(text).not.toContain(SECRET);
   const files = readdirSync(directory!)

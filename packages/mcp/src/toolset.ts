@@ -329,7 +329,7 @@ class Toolset implements McpToolset {
       const progress: ToolProgress = {
         progress: notification.progress,
         ...(notification.total === undefined ? {} : { total: notification.total }),
-        ...(notification.message === undefined ? {} : { message: notification.message }),
+        ...(notification.message === undefined ? {} : { message: this.echoes.text(notification.message) }),
       };
       try {
         report?.(progress);
