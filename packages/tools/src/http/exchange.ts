@@ -40,12 +40,6 @@ export interface ExchangeResponse {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/**
- * The only request headers that follow a redirect to another origin: none of them can carry a credential. Every
- * other header (`authorization`, `x-api-key`, a key in `x-custom`, the idempotency key, trace context) stays with
- * the origin the tool was made for; fetch would drop `authorization` alone.
- */
-const CROSS_ORIGIN_HEADERS = PLAIN_HEADERS;
 
 /**
  * Sends the request and follows redirects itself (at most `maxRedirects`), so that every hop goes through the
@@ -91,7 +85,9 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeRespon
     }
     if (next.origin !== url.origin) {
       for (const name of Object.keys(headers)) {
-        if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
+        // Only headers that cannot carry a credential go on: a key may be in any header (`x-custom`), and fetch
+        // would drop `authorization` alone.
+        if (!PLAIN_HEADERS.has(name)) delete headers[name];
       }
     }
     url = next;

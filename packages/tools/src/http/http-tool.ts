@@ -141,8 +141,11 @@ const OPTION_NAMES = [
  * are KeelErrors the model sees as data, with the body as `data.body`; 429, 5xx and timeouts are retryable, so the
  * agent retries an idempotent tool, honouring Retry-After. An SSRF guard is on by default: every connection,
  * redirects included, goes only to public addresses, checked on the very address the socket connects to, unless
- * `allow` says otherwise. Requests go through `node:http`/`node:https` with agents of this tool's own (so no
- * connection opened under another tool's allowlist is ever reused here); proxies are not used.
+ * `allow` says otherwise. A redirect to another origin carries only `accept`, `accept-language`, `content-language`,
+ * `content-type` and `user-agent`. The values of the other headers this tool sends (but those filled from the input
+ * and the idempotency key) are removed from its results and errors, as an endpoint may echo them back. Requests go
+ * through `node:http`/`node:https` with agents of this tool's own (so no connection opened under another tool's
+ * allowlist is ever reused here); proxies are not used.
  *
  * The tool's `timeoutMs` (the agent's backstop) is this timeout plus one second, so that the exchange's own timeout,
  * which names the endpoint, fires first.
