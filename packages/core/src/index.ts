@@ -19,6 +19,7 @@ export { type JsonValue, KeelError, type KeelErrorOptions } from './errors/keel-
 export { isSecretKey, REDACTED, redactSecrets } from './errors/redact.js';
 export { createRedactor, MIN_SECRET_CHARS, type Redactor } from './errors/redactor.js';
 export { type HeadersLike, MAX_RETRY_AFTER_MS, retryAfterFromHeaders } from './errors/retry-after.js';
+export { type SecretValueRedactor, secretValueRedactor } from './errors/secret-values.js';
 export {
   deserializeError,
   MAX_CAUSE_DEPTH,

@@ -11,6 +11,7 @@ import { parseAnswers } from './resume.js';
 import type { ResumeTracker } from './resume-tracker.js';
 import { RUN_STATUSES, type RunCatalog, type RunFilter } from './run-catalog.js';
 import { readState, runView } from './run-view.js';
+import { redactResponses } from './redact-responses.js';
 import { loopbackHostOnly, requireToken, sameOriginWrites, securityHeaders } from './security.js';
 
 /** What the routes work with. */
@@ -30,9 +31,11 @@ const HEARTBEAT_MS = 15_000;
 /** The dashboard's routes: the page and its files, and the JSON API (token required) with its event stream. */
 export function createApp(parts: AppParts): Hono {
   const { options, assets, catalog, feed, resumes, streams } = parts;
+  const redact = options.redact ?? ((text: string) => text);
   const app = new Hono();
   app.use('*', securityHeaders());
   app.use('*', loopbackHostOnly(options.loopback));
+  app.use('/api/*', redactResponses(options.redact));
   app.use('/api/*', requireToken(options.token));
   app.use('/api/*', sameOriginWrites());
 
@@ -119,7 +122,7 @@ export function createApp(parts: AppParts): Hono {
       streams.add(stream);
       let closed = false;
       const unsubscribe = feed.subscribe((change) => {
-        if (!closed) void stream.writeSSE({ event: change.kind, data: JSON.stringify(change) });
+        if (!closed) void stream.writeSSE({ event: change.kind, data: redact(JSON.stringify(change)) });
       });
       const heartbeat = setInterval(() => void stream.writeSSE({ event: 'ping', data: '' }), HEARTBEAT_MS);
       heartbeat.unref();

@@ -36,6 +36,12 @@ export interface DashboardOptions {
   listLimit?: number;
   /** The current time in ms since the epoch (the age of running runs). Defaults to `Date.now`. */
   now?: () => number;
+  /**
+   * Rewrites the text of every API response (JSON bodies, errors and the live event stream) before it is sent, so
+   * that the page shows no secret the command line would not print: `keel dashboard` passes the same replacement of
+   * `*_API_KEY` / `*_API_TOKEN` values as its own output. Defaults to none: runs are served as the store holds them.
+   */
+  redact?: (text: string) => string;
 }
 
 /** Options after validation, with their defaults. */
@@ -51,6 +57,7 @@ export interface ResolvedDashboardOptions {
   pollIntervalMs: number;
   listLimit: number;
   now: () => number;
+  redact: ((text: string) => string) | undefined;
 }
 
 const OPTIONS = [
@@ -63,6 +70,7 @@ const OPTIONS = [
   'pollIntervalMs',
   'listLimit',
   'now',
+  'redact',
 ];
 
 /** Whether `host` names the loopback interface (`localhost`, `127.x.x.x`, `::1`). */
@@ -129,6 +137,9 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
   if (options.now !== undefined && typeof options.now !== 'function') {
     throw invalid('now', 'now must be a function returning ms since the epoch');
   }
+  if (options.redact !== undefined && typeof options.redact !== 'function') {
+    throw invalid('redact', 'redact must be a function (text) => text');
+  }
   return {
     store: options.store,
     host,
@@ -142,6 +153,7 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
     pollIntervalMs,
     listLimit,
     now: options.now ?? Date.now,
+    redact: options.redact,
   };
 }
 

@@ -4,7 +4,10 @@ import {
   consecutive,
   type Disposable,
   EventEmitter,
+  isControlSignal,
   KeelError,
+  type SecretValueRedactor,
+  secretValueRedactor,
   type ToolContext,
   type ToolProgress,
   type ToolSource,
@@ -16,6 +19,7 @@ import { breakerOpen, type CallSite, callFailure, closedDuringCall, unreachable 
 import { type McpCallTarget, type McpTool, mcpTool } from './mcp-tool.js';
 import { type McpToolsOptions, type ResolvedMcpOptions, resolveMcpOptions } from './options.js';
 import { toolOutput } from './result.js';
+import { sentSecrets } from './sent-secrets.js';
 import { keelToolNames } from './tool-names.js';
 
 /** Where a toolset's connection stands. */
@@ -98,6 +102,8 @@ class Toolset implements McpToolset {
   readonly name: string;
   readonly breaker: CircuitBreaker | undefined;
   private readonly options: ResolvedMcpOptions;
+  /** Removes the secrets sent to the server (header and variable values) from its results and errors. */
+  private readonly echoes: SecretValueRedactor;
   private connection: ServerConnection | undefined;
   private connecting: Promise<ServerConnection> | undefined;
   private listed: readonly McpTool[] = [];
@@ -116,6 +122,7 @@ class Toolset implements McpToolset {
 
   constructor(options: ResolvedMcpOptions) {
     this.options = options;
+    this.echoes = secretValueRedactor(sentSecrets(options.target));
     this.name = options.name;
     this.breaker = options.breaker === false ? undefined : this.makeBreaker(options);
     if (options.signal?.aborted) this.closing = Promise.resolve();
@@ -198,7 +205,7 @@ class Toolset implements McpToolset {
         });
       } catch (error) {
         this.stale = true;
-        throw unreachable(this.name, error, { phase: 'list' });
+        throw this.echoes.error(unreachable(this.name, error, { phase: 'list' }));
       }
       definitions.push(...result.tools);
       cursor = result.nextCursor;
@@ -245,20 +252,24 @@ class Toolset implements McpToolset {
     this.changes.emit(this.listed);
   }
 
-  private callTool(
+  private async callTool(
     target: McpCallTarget,
     input: Record<string, unknown>,
     context: ToolContext,
   ): Promise<unknown> {
     const breaker = this.breaker;
-    if (breaker === undefined) return this.callOnce(target, input, context);
-    return breaker
-      .execute(() => this.callOnce(target, input, context), context.signal)
-      .catch((error) => {
-        if (KeelError.isInstance(error) && error.code === 'policy.circuit_open')
-          throw breakerOpen(this.name, error);
-        throw error;
-      });
+    try {
+      if (breaker === undefined) return await this.callOnce(target, input, context);
+      return await breaker.execute(() => this.callOnce(target, input, context), context.signal);
+    } catch (error) {
+      const { signal } = context;
+      // The caller's own reason and control signals pass as they are; every failure of the server's loses the
+      // secrets it was sent, whatever it echoed (a 401 text, a JSON-RPC error, its stderr).
+      if ((signal.aborted && error === signal.reason) || isControlSignal(error)) throw error;
+      if (KeelError.isInstance(error) && error.code === 'policy.circuit_open')
+        throw this.echoes.error(breakerOpen(this.name, error));
+      throw this.echoes.error(error);
+    }
   }
 
   private async callOnce(
@@ -283,10 +294,12 @@ class Toolset implements McpToolset {
         this.requestOptions(controller.signal, site, context),
       );
       const map = this.options.mapResult;
-      return toolOutput(
-        result as CallToolResult,
-        site,
-        map === undefined ? undefined : (value) => map(value, definition),
+      return this.echoes.value(
+        toolOutput(
+          result as CallToolResult,
+          site,
+          map === undefined ? undefined : (value) => map(value, definition),
+        ),
       );
     } catch (thrown) {
       if (signal.aborted) throw signal.reason;
@@ -316,7 +329,7 @@ class Toolset implements McpToolset {
       const progress: ToolProgress = {
         progress: notification.progress,
         ...(notification.total === undefined ? {} : { total: notification.total }),
-        ...(notification.message === undefined ? {} : { message: notification.message }),
+        ...(notification.message === undefined ? {} : { message: this.echoes.text(notification.message) }),
       };
       try {
         report?.(progress);
@@ -353,6 +366,8 @@ class Toolset implements McpToolset {
     const connection = await openConnection(this.name, this.options.target, this.options.connectTimeoutMs, {
       onLost: (lost) => this.drop(lost),
       onToolsChanged: (changed) => this.toolsChanged(changed),
+    }).catch((error: unknown) => {
+      throw this.echoes.error(error);
     });
     if (this.closing !== undefined) {
       await connection.close();

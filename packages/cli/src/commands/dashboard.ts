@@ -8,6 +8,7 @@ import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { invocationPath } from '../invocation.js';
 import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
+import { apiKeyValues, secretReplacer } from '../redacting-output.js';
 import { openStore } from '../store.js';
 import { resumeCommand } from './resume.js';
 
@@ -74,6 +75,8 @@ export async function dashboardCommand(
       ...(values.port === undefined ? {} : { port: portOption(values.port) }),
       ...(token === undefined || token === '' ? {} : { token }),
       resume: cliResume(store, agents, allowedKeyHosts, context),
+      // The page shows no key that keel run and keel runs show would print as [redacted].
+      redact: secretReplacer(apiKeyValues(context.environment)),
     });
   } catch (error) {
     await store.close();

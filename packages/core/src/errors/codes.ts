@@ -50,6 +50,9 @@ export const ERROR_CODES = {
   // A successful response larger than the provider's `maxResponseBytes` cap: downloading it again would end the same
   // way, so it is not retried (raise the cap, or ask for less output).
   'provider.response_too_large': { category: 'provider', retryable: false },
+  // The provider's endpoint redirected to another origin (or too often): keel does not send the key, the headers and
+  // the conversation after a redirect it cannot vouch for, and the same request would be redirected again.
+  'provider.redirect_refused': { category: 'provider', retryable: false },
 } as const satisfies Record<string, { category: ErrorCategory; retryable: boolean }>;
 
 /** Where a fault came from. */

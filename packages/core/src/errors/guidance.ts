@@ -15,6 +15,8 @@ const GUIDANCE: Partial<Record<ErrorCode, string>> = {
   'provider.content_filter': "The provider's content filter refused the request: rephrase it.",
   'provider.response_too_large':
     "The provider's response was larger than maxResponseBytes allows: ask for less output (maxOutputTokens) or raise maxResponseBytes.",
+  'provider.redirect_refused':
+    'The provider redirected the request to another origin, and keel does not send credentials or conversations there: if you trust that address, set baseUrl to it.',
 };
 
 /** The default guidance for a code, naming the provider when known. */

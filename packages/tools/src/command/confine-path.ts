@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { KeelError } from '@keel/core';
 
@@ -8,11 +8,16 @@ export function isInside(root: string, path: string): boolean {
   return rest === '' || (rest !== '..' && !rest.startsWith(`..${sep}`) && !isAbsolute(rest));
 }
 
+/** Links followed in one path before it is refused, as the kernel's own limit (`ELOOP`). */
+const MAX_LINKS = 40;
+
 /**
  * Resolves `requested` (relative to `base`, or absolute) to a real absolute path below `realRoot`, following every
  * symbolic link on the way. A path that does not exist yet is allowed (an output file): its deepest existing
- * ancestor is resolved and the rest appended. Refused with `tool.permission_denied` when the result leaves the
- * root, by `..`, an absolute path elsewhere, or a symbolic link pointing out.
+ * ancestor is resolved and the rest appended. A dangling symbolic link (one whose target does not exist yet) is
+ * resolved too, by reading it, since a program writing through it creates its target: the path is confined where
+ * the link leads, not where the link sits. Refused with `tool.permission_denied` when the result leaves the root,
+ * by `..`, an absolute path elsewhere, or a symbolic link pointing out, dangling or not.
  */
 export async function confinePath(
   requested: string,
@@ -37,8 +42,12 @@ export async function confinePath(
   return real;
 }
 
-/** The real path of `path`, resolving its deepest existing ancestor when the path itself does not exist. */
-async function realPathOf(path: string, field: string): Promise<string> {
+/**
+ * The real path of `path`, resolving its deepest existing ancestor when the path itself does not exist. Each missing
+ * component is looked at with `lstat`: one that exists is a dangling link, which is read and followed (its target,
+ * relative to the link's directory, then resolved the same way), at most {@link MAX_LINKS} links in all.
+ */
+async function realPathOf(path: string, field: string, links = 0): Promise<string> {
   const missing: string[] = [];
   let current = path;
   for (;;) {
@@ -48,19 +57,41 @@ async function realPathOf(path: string, field: string): Promise<string> {
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(current) === current) {
-        throw new KeelError(
-          'tool.invalid_input',
-          `The path given as "${field}" cannot be resolved (${String(code)})`,
-          {
-            data: { field },
-            cause: error,
-          },
-        );
+        throw unresolvable(field, code, error);
+      }
+      const target = await danglingLinkTarget(current, field);
+      if (target !== undefined) {
+        if (links >= MAX_LINKS) throw unresolvable(field, 'ELOOP', error);
+        const followed = resolve(dirname(current), target);
+        return realPathOf(join(followed, ...missing.reverse()), field, links + 1);
       }
       missing.push(basename(current));
       current = dirname(current);
     }
   }
+}
+
+/** The target of `path` when it is a symbolic link (realpath failed, so one that dangles); undefined when missing. */
+async function danglingLinkTarget(path: string, field: string): Promise<string | undefined> {
+  try {
+    const stats = await lstat(path);
+    return stats.isSymbolicLink() ? await readlink(path) : undefined;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw unresolvable(field, code, error);
+  }
+}
+
+function unresolvable(field: string, code: unknown, cause: unknown): KeelError {
+  return new KeelError(
+    'tool.invalid_input',
+    `The path given as "${field}" cannot be resolved (${String(code)})`,
+    {
+      data: { field },
+      cause,
+    },
+  );
 }
 
 /**

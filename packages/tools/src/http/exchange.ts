@@ -5,9 +5,10 @@ import {
   request as httpRequest,
 } from 'node:http';
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { classify, isSecretKey, KeelError } from '@keel/core';
+import { classify, KeelError } from '@keel/core';
 import type { AddressPolicy } from './address-policy.js';
 import { parseAddress } from './ip-address.js';
+import { PLAIN_HEADERS } from './request-headers.js';
 
 /** One HTTP exchange: a request, the redirects it leads to, and the final response. */
 export interface ExchangeRequest {
@@ -39,14 +40,13 @@ export interface ExchangeResponse {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** Request headers that must not follow a redirect to another origin (fetch drops `authorization` too). */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
 /**
  * Sends the request and follows redirects itself (at most `maxRedirects`), so that every hop goes through the
  * address policy again: an IP literal is checked here, a name by the agents' guarded lookup when the socket
  * connects. A 303 (and a 301 or 302 after a POST) continues as a GET without body; a hop to another origin drops
- * credential headers; a hop to a scheme other than http or https is refused. Network failures are classified
+ * every header but `accept`, `accept-language`, `content-language`, `content-type` and `user-agent` (a secret may
+ * be in any header); a hop to a scheme other than http or https is refused. Network failures are classified
  * KeelErrors; an abort rejects with the signal's reason.
  */
 export async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
@@ -85,7 +85,9 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeRespon
     }
     if (next.origin !== url.origin) {
       for (const name of Object.keys(headers)) {
-        if (CREDENTIAL_HEADERS.has(name) || isSecretKey(name)) delete headers[name];
+        // Only headers that cannot carry a credential go on: a key may be in any header (`x-custom`), and fetch
+        // would drop `authorization` alone.
+        if (!PLAIN_HEADERS.has(name)) delete headers[name];
       }
     }
     url = next;

@@ -8,6 +8,7 @@ import {
   rejectUnknownOptions,
   requireOptionsObject,
   type SchemaLike,
+  secretValueRedactor,
   systemClock,
   type Tool,
   type ToolContext,
@@ -20,7 +21,13 @@ import { addressPolicy } from './address-policy.js';
 import { compileBody } from './body-template.js';
 import { exchange } from './exchange.js';
 import { guardedLookup, type HostResolver, systemResolver } from './guarded-lookup.js';
-import { buildHeaders, HEADER_NAME, type HeadersHook, headerTemplates } from './request-headers.js';
+import {
+  buildHeaders,
+  HEADER_NAME,
+  type HeadersHook,
+  headerTemplates,
+  secretHeaderValues,
+} from './request-headers.js';
 import { type DecodedBody, decodeBody } from './response-body.js';
 import { statusError } from './status-error.js';
 import { buildUrl, parseUrlTemplate } from './url-template.js';
@@ -134,8 +141,11 @@ const OPTION_NAMES = [
  * are KeelErrors the model sees as data, with the body as `data.body`; 429, 5xx and timeouts are retryable, so the
  * agent retries an idempotent tool, honouring Retry-After. An SSRF guard is on by default: every connection,
  * redirects included, goes only to public addresses, checked on the very address the socket connects to, unless
- * `allow` says otherwise. Requests go through `node:http`/`node:https` with agents of this tool's own (so no
- * connection opened under another tool's allowlist is ever reused here); proxies are not used.
+ * `allow` says otherwise. A redirect to another origin carries only `accept`, `accept-language`, `content-language`,
+ * `content-type` and `user-agent`. The values of the other headers this tool sends (but those filled from the input
+ * and the idempotency key) are removed from its results and errors, as an endpoint may echo them back. Requests go
+ * through `node:http`/`node:https` with agents of this tool's own (so no connection opened under another tool's
+ * allowlist is ever reused here); proxies are not used.
  *
  * The tool's `timeoutMs` (the agent's backstop) is this timeout plus one second, so that the exchange's own timeout,
  * which names the endpoint, fires first.
@@ -197,6 +207,9 @@ export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool
       requestHeaders['content-type'] ??= 'application/json';
     }
     const target = `${method} ${url.origin}${url.pathname}`;
+    // An endpoint that echoes the token it was sent (a 401 text, a 500 JSON) must not hand it to the model, the
+    // run's error, its events or its store: the values this call sends are removed from what comes back.
+    const echoes = secretValueRedactor(secretHeaderValues(headers, requestHeaders, idempotencyHeader));
     const { signal, timedOut, dispose } = deadline(context.signal, timeoutMs, clock);
     try {
       const response = await exchange({
@@ -213,7 +226,7 @@ export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool
       });
       const decoded = decodeBody(response.body, response.headers['content-type'], response.truncated);
       if (response.status >= 400) throw statusError({ ...response, decoded }, target, options.name, clock);
-      return outputOf(response.status, response.headers['content-type'], decoded);
+      return echoes.value(outputOf(response.status, response.headers['content-type'], decoded));
     } catch (error) {
       if (context.signal.aborted) throw context.signal.reason;
       if (timedOut()) {
@@ -222,7 +235,7 @@ export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool
           data: { timeoutMs },
         });
       }
-      throw error;
+      throw echoes.error(error);
     } finally {
       dispose();
     }

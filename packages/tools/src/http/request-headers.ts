@@ -64,3 +64,40 @@ function fillHeader(parts: readonly TemplatePart[], input: unknown): string | un
   }
   return text;
 }
+
+/** Headers whose value is never a secret: they follow a redirect to another origin and are not redacted from echoes. */
+export const PLAIN_HEADERS: ReadonlySet<string> = new Set([
+  'accept',
+  'accept-language',
+  'content-language',
+  'content-type',
+  'user-agent',
+]);
+
+/**
+ * The values of a call's headers that may be secrets, to redact from what the endpoint sends back: every header but
+ * {@link PLAIN_HEADERS} and `exclude` (the idempotency key), except a template's header whose value holds a
+ * placeholder (the model's input, not a secret). A hook's headers are all counted: it is where credentials come from.
+ */
+export function secretHeaderValues<Input>(
+  templates: HeaderTemplates<Input>,
+  headers: Readonly<Record<string, string>>,
+  exclude: string | false,
+): string[] {
+  const filled =
+    typeof templates === 'function'
+      ? new Set<string>()
+      : new Set(
+          templates
+            .filter(([, parts]) => parts.some((part) => typeof part !== 'string'))
+            .map(([name]) => name),
+        );
+  return Object.entries(headers)
+    .filter(
+      ([name]) =>
+        !PLAIN_HEADERS.has(name) &&
+        !filled.has(name) &&
+        (exclude === false || name !== exclude.toLowerCase()),
+    )
+    .map(([, value]) => value);
+}
