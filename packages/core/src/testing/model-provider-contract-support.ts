@@ -47,8 +47,18 @@ export interface ModelProviderContractDefinition {
   acceptsUnstreamedAnswer?: boolean;
 }
 
-/** The key the contract's providers are given: of no known shape, so only exact-value redaction removes it. */
-export const CONTRACT_API_KEY = 'gsk_8fQzK2mXw9LpR4vT7yN1bC6dH3jE5aS0uI8oP2qW4eR6tY9uXz';
+/**
+ * The keys the redaction cases give the provider, by shape: of no shape a pattern knows (a Groq key, 32 hex digits, a
+ * short `sk-` key), so only removing the exact value keeps them out.
+ */
+export const CONTRACT_KEYS = {
+  groq: 'gsk_8fQzK2mXw9LpR4vT7yN1bC6dH3jE5aS0uI8oP2qW4eR6tY9uXz',
+  hex: '9f86d081884c7d659a2feaa0c55ad015',
+  'short sk-': 'sk-4f9Qz1',
+} as const;
+
+/** The key the other cases give the provider. */
+export const CONTRACT_API_KEY = CONTRACT_KEYS.groq;
 
 /** The per-test state of a contract suite: the server of the test in progress, closed after it. */
 export interface ContractHarness {

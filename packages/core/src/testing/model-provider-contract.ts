@@ -186,6 +186,25 @@ function transportCases(harness: ContractHarness): void {
     expect(deltas).toEqual(['Hel']);
   });
 
+  it('a stream event that is not JSON is provider.invalid_response', async () => {
+    const broken = { ...wire.stream.text('Hel'), data: '{"type":' };
+    await harness.serveStream([...wire.stream.start, broken, ...wire.stream.end], 'end');
+    const error = await harness.failure({ onTextDelta: () => undefined });
+    expect(error).toMatchObject({ code: 'provider.invalid_response', retryable: true });
+  });
+
+  it('an error thrown by onTextDelta is rethrown as it is, and the stream is closed', async () => {
+    await harness.serveStream([...wire.stream.start, wire.stream.text('a'), wire.stream.text('b')], 'open');
+    const thrown = new Error('consumer broke');
+    const request = contractRequest({
+      onTextDelta: () => {
+        throw thrown;
+      },
+    });
+    await expect(harness.model().generate(request)).rejects.toBe(thrown);
+    expect(await harness.server().requests[0]!.closedEarly).toBe(true);
+  });
+
   it.skipIf(definition.requiresStreamEnd === false)(
     'a stream that ends cleanly without its end is provider.invalid_response',
     async () => {

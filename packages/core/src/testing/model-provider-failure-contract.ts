@@ -1,9 +1,10 @@
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agent } from '../agent/agent.js';
 import type { RunEvent } from '../agent/loop/events.js';
+import type { ModelRequest } from '../spec/model.js';
 import { MemoryRunStore } from '../store/memory-run-store.js';
 import { sendJson } from './http-test-server.js';
-import { CONTRACT_API_KEY, type ContractHarness, keyShownIn } from './model-provider-contract-support.js';
+import { CONTRACT_KEYS, type ContractHarness, keyShownIn } from './model-provider-contract-support.js';
 import type { WireErrorKind } from './model-provider-wire.js';
 
 /**
@@ -75,61 +76,67 @@ function statusCases(harness: ContractHarness): void {
 
 function keyCases(harness: ContractHarness): void {
   const { wire } = harness;
-  const key = CONTRACT_API_KEY;
-  /** An error body that echoes the key in its message and in fields beside it. */
-  const echoing = (kind: WireErrorKind) => ({
-    ...(wire.error(kind, `Incorrect API key provided: ${key}.`) as Record<string, unknown>),
-    echoed: { key, header: `authorization: Bearer ${key}` },
-  });
-  const expectKeyAbsent = (value: unknown): void => {
-    expect(keyShownIn(value, key)).toBeUndefined();
-  };
-  const expectKeySent = (): void => {
-    expect(JSON.stringify(harness.server().requests[0]!.headers)).toContain(key);
-  };
 
-  it.each([
-    [401, 'auth', 'provider.auth'],
-    [429, 'rate_limit', 'provider.rate_limited'],
-    [500, 'server', 'provider.server_error'],
-  ] as const)('keeps the key out of a %i whose body and headers echo it', async (status, kind, code) => {
-    await harness.serve((_request, response) =>
-      sendJson(response, status, echoing(kind), { 'x-echo-key': key, 'retry-after': '1' }),
-    );
-    const error = await harness.failure();
-    expectKeySent();
-    expect(error).toMatchObject({ code, status });
-    expectKeyAbsent(error);
-  });
-
-  it('keeps the key out of a 200 body that is not JSON and echoes it', async () => {
-    await harness.serve((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(`<html>proxy saw ${key}</html>`);
+  describe.each(Object.entries(CONTRACT_KEYS))('with a %s key', (_shape, key) => {
+    /** An error body that echoes the key in its message and in fields beside it. */
+    const echoing = (kind: WireErrorKind) => ({
+      ...(wire.error(kind, `Incorrect API key provided: ${key}.`) as Record<string, unknown>),
+      echoed: { key, header: `authorization: Bearer ${key}` },
     });
-    const error = await harness.failure();
-    expect(error.code).toBe('provider.invalid_response');
-    expectKeyAbsent(error);
-  });
+    const failure = (overrides: Partial<ModelRequest> = {}) => harness.failure(overrides, { apiKey: key });
+    const expectKeyAbsent = (value: unknown): void => {
+      expect(keyShownIn(value, key)).toBeUndefined();
+    };
+    const expectKeySent = (): void => {
+      expect(JSON.stringify(harness.server().requests[0]!.headers)).toContain(key);
+    };
 
-  it('keeps the key out of an error mid-stream that echoes it', async () => {
-    await harness.serveStream([...wire.stream.start, wire.stream.error(echoing('server'))], 'end');
-    const error = await harness.failure({ onTextDelta: () => undefined });
-    expectKeyAbsent(error);
-  });
-
-  it('keeps the key out of a failed run: its result, events and stored state', async () => {
-    await harness.serve((_request, response) => sendJson(response, 401, echoing('auth')));
-    const store = new MemoryRunStore();
-    const events: RunEvent[] = [];
-    const result = await agent({ model: harness.model(), store }).run('Hi', {
-      onEvent: (event) => events.push(event),
+    it.each([
+      [401, 'auth', 'provider.auth'],
+      [429, 'rate_limit', 'provider.rate_limited'],
+      [500, 'server', 'provider.server_error'],
+    ] as const)('keeps it out of a %i whose body and headers echo it', async (status, kind, code) => {
+      await harness.serve((_request, response) =>
+        sendJson(response, status, echoing(kind), { 'x-echo-key': key, 'retry-after': '1' }),
+      );
+      const error = await failure();
+      expectKeySent();
+      expect(error).toMatchObject({ code, status });
+      expect(error.message).toContain('Incorrect API key provided: [redacted]');
+      expectKeyAbsent(error);
     });
-    expect(result.status).toBe('failed');
-    expect(result.error?.code).toBe('provider.auth');
-    expectKeySent();
-    expectKeyAbsent(result);
-    expectKeyAbsent(events);
-    expectKeyAbsent(await store.loadRun(result.runId));
+
+    it.each([
+      [500, 'text/plain', `upstream refused the credential ${key}`],
+      [200, 'application/json', `<html>proxy saw ${key}</html>`],
+    ])('keeps it out of a %i body that is not JSON and echoes it', async (status, type, body) => {
+      await harness.serve((_request, response) => {
+        response.writeHead(status, { 'content-type': type });
+        response.end(body);
+      });
+      const error = await failure();
+      expect(error.code).toBe(status === 200 ? 'provider.invalid_response' : 'provider.server_error');
+      expectKeyAbsent(error);
+    });
+
+    it('keeps it out of an error mid-stream that echoes it', async () => {
+      await harness.serveStream([...wire.stream.start, wire.stream.error(echoing('server'))], 'end');
+      expectKeyAbsent(await failure({ onTextDelta: () => undefined }));
+    });
+
+    it('keeps it out of a failed run: its result, events and stored state', async () => {
+      await harness.serve((_request, response) => sendJson(response, 401, echoing('auth')));
+      const store = new MemoryRunStore();
+      const events: RunEvent[] = [];
+      const result = await agent({ model: harness.model({ apiKey: key }), store }).run('Hi', {
+        onEvent: (event) => events.push(event),
+      });
+      expect(result.status).toBe('failed');
+      expect(result.error?.code).toBe('provider.auth');
+      expectKeySent();
+      expectKeyAbsent(result);
+      expectKeyAbsent(events);
+      expectKeyAbsent(await store.loadRun(result.runId));
+    });
   });
 }
