@@ -212,6 +212,10 @@ describe('fromAiSdk over HTTP', () => {
     expect(thrown(() => fromAiSdk(model, { contextWindowTokens: -1 })).message).toMatch(
       /contextWindowTokens must be a positive integer/,
     );
+    expect(thrown(() => fromAiSdk(model, { secrets: 'sk-key' as never }))).toMatchObject({
+      code: 'config.invalid',
+      message: expect.stringMatching(/secrets must be an array of strings, such as \[apiKey\]/),
+    });
     expect(fromAiSdk(model, { provider: 'mine', contextWindowTokens: 8_000 })).toMatchObject({
       provider: 'mine',
       model: 'm',

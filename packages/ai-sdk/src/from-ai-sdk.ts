@@ -1,6 +1,8 @@
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
 import {
+  createRedactor,
   isControlSignal,
+  isSecretKey,
   KeelError,
   type ModelProvider,
   type ModelRequest,
@@ -31,6 +33,13 @@ export interface FromAiSdkOptions {
   providerOptions?: SharedV3ProviderOptions;
   /** Extra HTTP headers on every call. Defaults to none. */
   headers?: Record<string, string>;
+  /**
+   * Values to remove from every error before it leaves, such as the API key the AI SDK provider was made with. The
+   * AI SDK keeps the response body and headers on its errors, so a server that echoes the key would otherwise carry
+   * it into keel's errors, events and stored run state; the values of credential `headers` above are removed too.
+   * Values under 8 characters are not removed literally. Defaults to none.
+   */
+  secrets?: readonly string[];
 }
 
 const KNOWN_OPTIONS = Object.keys({
@@ -38,6 +47,7 @@ const KNOWN_OPTIONS = Object.keys({
   contextWindowTokens: true,
   providerOptions: true,
   headers: true,
+  secrets: true,
 } satisfies Record<keyof FromAiSdkOptions, true>);
 
 /**
@@ -81,7 +91,13 @@ export function fromAiSdk(model: LanguageModelV3, options: FromAiSdkOptions = {}
     for (const [name, value] of Object.entries(headers))
       if (typeof value !== 'string') fail(`header ${name} must be a string`);
   }
+  const { secrets = [] } = options;
+  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret !== 'string'))
+    fail('secrets must be an array of strings, such as [apiKey]');
   const settings: CallSettings = { providerOptions, headers };
+  // Every error leaves without the secrets and credential headers, whatever the server echoed.
+  const credentialHeaders = Object.entries(headers ?? {}).filter(([name]) => isSecretKey(name));
+  const redactor = createRedactor([...secrets, ...credentialHeaders.map(([, value]) => value)]);
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta } = request;
@@ -121,7 +137,10 @@ export function fromAiSdk(model: LanguageModelV3, options: FromAiSdkOptions = {}
       if (callbackError !== undefined && callbackError.error === error) throw error;
       if (signal.aborted) throw signal.reason;
       if (isControlSignal(error)) throw error;
-      throw classifyAiSdkError(error instanceof StreamErrorPart ? error.error : error, { provider });
+      const classified = classifyAiSdkError(error instanceof StreamErrorPart ? error.error : error, {
+        provider,
+      });
+      throw redactor.error(classified);
     }
   }
 

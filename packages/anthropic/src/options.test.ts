@@ -58,4 +58,11 @@ describe('anthropic() options', () => {
     });
     expect([model.provider, model.contextWindowTokens]).toEqual(['proxy', 8]);
   });
+
+  it('refuses a maxResponseBytes that is not a positive whole number', () => {
+    expect(thrownBy(() => anthropic('c', { apiKey: 'k', maxResponseBytes: 0 }))).toMatchObject({
+      code: 'config.invalid',
+      message: expect.stringMatching(/maxResponseBytes/),
+    });
+  });
 });

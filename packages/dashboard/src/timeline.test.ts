@@ -160,7 +160,6 @@ describe('buildTimeline', () => {
       execute: async () => ({ temperatureC: 20 }),
     });
     let retried = false;
-    let settled = false;
     try {
       const running = agent({
         name: 'weather',
@@ -170,20 +169,15 @@ describe('buildTimeline', () => {
         retry: { maxAttempts: 2 },
         store,
         clock,
-      })
-        .run('Weather in Paris?', {
-          onEvent: (event: RunEvent) => {
-            if (event.type === 'retry-scheduled') retried = true;
-          },
-        })
-        .finally(() => {
-          settled = true;
-        });
+      }).run('Weather in Paris?', {
+        onEvent: (event: RunEvent) => {
+          if (event.type === 'retry-scheduled') retried = true;
+        },
+      });
       // Real HTTP to the simulated server; time moves only here: the retry's wait, then nothing.
       while (!retried) await clock.advance(0);
       await clock.advance(1_500);
-      while (!settled) await clock.advance(0);
-      const result = await running;
+      const result = await clock.runUntilSettled(running, { stepMs: 0 });
       expect(result.status).toBe('completed');
       const { record, state, ledger } = await stored(store, result.runId);
       const timeline = buildTimeline(record, state, ledger, clock.now());

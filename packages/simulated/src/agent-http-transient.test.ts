@@ -85,18 +85,13 @@ describe('run loop over HTTP: one transient fault, retried', () => {
         if (record.fault === 'hang') hanging();
       },
     });
-    let settled = false;
     const pending = agent({
       model: simulated({ server: running }),
       tools: [weatherTool],
       clock,
       modelTimeoutMs: 5_000,
       retry: { delay: constant(0) },
-    })
-      .run(QUESTION)
-      .finally(() => {
-        settled = true;
-      });
+    }).run(QUESTION);
 
     await hangStarted;
     const startedMs = clock.now();
@@ -104,8 +99,7 @@ describe('run loop over HTTP: one transient fault, retried', () => {
     expect(running.requests).toHaveLength(1);
     await clock.advance(1);
     // From here only zero-delay timers (the retry's wait) are due: fire them, without moving time, until the run ends.
-    while (!settled) await clock.advance(0);
-    const result = await pending;
+    const result = await clock.runUntilSettled(pending, { stepMs: 0 });
 
     expectCompleted(result);
     expect(clock.now() - startedMs).toBe(5_000);

@@ -117,4 +117,42 @@ describe('FakeClock', () => {
     expect(fired).toEqual([5, 86_400_000]);
     expect(clock.pendingTimers).toBe(0);
   });
+
+  it('runUntilSettled moves time until the promise settles and hands back its value or its error', async () => {
+    const clock = new FakeClock(0);
+    const late = new Promise<string>((resolve) => clock.setTimeout(() => resolve('done'), 95));
+    expect(await clock.runUntilSettled(late)).toBe('done');
+    expect(clock.now()).toBe(100);
+    const failing = new Promise((_resolve, reject) => clock.setTimeout(() => reject(new Error('boom')), 5));
+    await expect(clock.runUntilSettled(failing, { stepMs: 1 })).rejects.toThrow('boom');
+    expect(clock.now()).toBe(105);
+  });
+
+  it('runUntilSettled with stepMs 0 fires what is due now and never moves time', async () => {
+    const clock = new FakeClock(0);
+    let ticks = 0;
+    const chain = new Promise<number>((resolve) => {
+      const tick = (): void => {
+        ticks++;
+        if (ticks === 3) resolve(ticks);
+        else clock.setTimeout(tick, 0);
+      };
+      clock.setTimeout(tick, 0);
+    });
+    expect(await clock.runUntilSettled(chain, { stepMs: 0 })).toBe(3);
+    expect(clock.now()).toBe(0);
+  });
+
+  it('runUntilSettled gives up after maxMs of fake time, and refuses a bad stepMs', async () => {
+    const clock = new FakeClock(0);
+    const never = new Promise<never>(() => undefined);
+    await expect(clock.runUntilSettled(never, { stepMs: 100, maxMs: 1_000 })).rejects.toMatchObject({
+      code: 'internal.unexpected',
+      message: expect.stringContaining('still pending after 1000 ms'),
+    });
+    expect(clock.now()).toBe(1_000);
+    await expect(clock.runUntilSettled(never, { stepMs: -1 })).rejects.toMatchObject({
+      code: 'config.invalid',
+    });
+  });
 });

@@ -80,6 +80,54 @@ export class FakeClock implements Clock {
     }
   }
 
+  /**
+   * Moves time forward `stepMs` at a time (firing what falls due, and letting I/O run between steps) until `promise`
+   * settles, then returns what it resolves to or rejects with its error: the driver of a test whose code waits on
+   * this clock, in place of a `while (!done) await clock.advance(10)` loop. `stepMs` defaults to 10; 0 fires only
+   * what is due now and never moves time (for code that waits on real I/O and zero-delay timers). Rejects with
+   * `internal.unexpected` once `maxMs` of fake time (defaults to 86_400_000, one day) has passed with `promise`
+   * still pending, rather than looping for ever; with `stepMs` 0 only the test's timeout stops it.
+   *
+   * @example
+   *   const result = await clock.runUntilSettled(assistant.run('go'));
+   */
+  async runUntilSettled<T>(
+    promise: PromiseLike<T>,
+    options: { stepMs?: number; maxMs?: number } = {},
+  ): Promise<T> {
+    const { stepMs = 10, maxMs = 86_400_000 } = options;
+    for (const [option, value] of [
+      ['stepMs', stepMs],
+      ['maxMs', maxMs],
+    ] as const) {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+        throw new KeelError(
+          'config.invalid',
+          `FakeClock.runUntilSettled: ${option} must be a finite number of milliseconds of at least 0, got ${String(value)}`,
+          { data: { option } },
+        );
+      }
+    }
+    let settled = false;
+    const watched = Promise.resolve(promise).finally(() => {
+      settled = true;
+    });
+    // Handled below; this keeps a rejection from being reported as unhandled while time moves.
+    watched.catch(() => undefined);
+    const startMs = this.currentMs;
+    while (!settled) {
+      if (this.currentMs - startMs >= maxMs && stepMs > 0) {
+        throw new KeelError(
+          'internal.unexpected',
+          `FakeClock.runUntilSettled: the promise was still pending after ${maxMs} ms of fake time`,
+          { data: { maxMs } },
+        );
+      }
+      await this.advance(stepMs);
+    }
+    return watched;
+  }
+
   private async advanceTo(targetMs: number): Promise<void> {
     await flushMicrotasks();
     for (;;) {

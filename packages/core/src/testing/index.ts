@@ -12,6 +12,17 @@ export {
   type TestRequestHandler,
   writeSse,
 } from './http-test-server.js';
+export { modelProviderContract } from './model-provider-contract.js';
+export type {
+  ModelProviderContractDefinition,
+  ModelProviderContractSettings,
+} from './model-provider-contract-support.js';
+export {
+  anthropicMessagesWire,
+  type ModelProviderWire,
+  openaiChatWire,
+  type WireErrorKind,
+} from './model-provider-wire.js';
 export { runStoreContract } from './run-store-contract.js';
 export { SESSION_START_MS, SessionFixture } from './session-fixture.js';
 export {

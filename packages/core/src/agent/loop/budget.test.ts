@@ -56,13 +56,8 @@ function faultyAgent(clock: FakeClock, seed: number, retry: AgentRetryOptions) {
   return { assistant, received };
 }
 
-async function runOnClock(clock: FakeClock, assistant: Agent): Promise<RunResult> {
-  let done = false;
-  const pending = assistant.run('go').finally(() => {
-    done = true;
-  });
-  while (!done) await clock.advance(10);
-  return pending;
+function runOnClock(clock: FakeClock, assistant: Agent): Promise<RunResult> {
+  return clock.runUntilSettled(assistant.run('go'));
 }
 
 describe('retry budget: one per run, shared by every layer', () => {
