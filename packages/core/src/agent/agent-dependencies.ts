@@ -233,6 +233,7 @@ export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySet
     }),
     makeToolRetry: retryMaker({ ...common, maxAttempts: toolMaxAttempts }),
     waitForOpenBreakerMs,
+    maxRetryAfterMs,
     createRunBudget,
     sharedBudget: shared,
   };

@@ -89,7 +89,12 @@ export interface AgentRetryOptions {
   delay?: Delay;
   /** Randomness for the delay's jitter. Defaults to `Math.random`. */
   random?: RandomSource;
-  /** The longest Retry-After honoured; a longer one ends that model's retries (the loop falls back). Defaults to 60_000. */
+  /**
+   * The longest Retry-After honoured. A longer one, or one that ends at or after the run's deadline, is not waited
+   * for: the loop falls back to the next model at once or, with none left, fails at once with the provider's error
+   * (`provider.rate_limited`, say) whose `data` holds `retryAfterMs` (the wait asked for), `remainingMs` and `reason`
+   * (`retry_after_past_deadline` or `retry_after_too_long`). Defaults to 60_000.
+   */
   maxRetryAfterMs?: number;
   /** Time after which a model's retries stop within one step. Defaults to none (the run timeout still applies). */
   maxElapsedMs?: number;
