@@ -167,12 +167,12 @@ function modelBreakerStrategy(): BreakerStrategy {
 }
 
 /**
- * A tool's breaker: at least 90% of the calls of the last 60 s failed, over at least 20 calls. A tool that is down
- * fails every call and opens it after 20 calls; one that is slow and flaky does not: a tool failing half its calls
- * by timing out (successes at once, failures after 3 s) often fails 10 in a row among the hundreds of calls of 50
- * concurrent runs, which opened the consecutive breaker and cut completion to 19-34 of 50, while 18 failures in
- * any 20 of its calls happen about once in 5,000 windows (and the window of a busy tool holds many more calls,
- * with a rate near 50%). Models keep `consecutive` (a model's calls are retried and fall back within one step).
+ * A tool's breaker: at least 90% of the calls that ended in the last 60 s failed, over at least 20 calls. A tool
+ * that is down fails every call and opens it after 20 calls; one that is slow and flaky does not. A tool failing
+ * half its calls by timing out (successes at once, failures after its timeout) ends its failures in bursts (the
+ * timeouts of 50 concurrent runs end together), so 10 in a row happened often and opened the consecutive breaker;
+ * 18 failures in 20 calls at a 50% fault rate happen about once in 5,000 windows, and a busy tool's window holds
+ * many more calls, with a rate near 50%. Models keep `consecutive` (see above).
  */
 function toolBreakerStrategy(): BreakerStrategy {
   return timeWindow({ windowMs: 60_000, buckets: 10, failureRateThreshold: 0.9, minimumCalls: 20 });
