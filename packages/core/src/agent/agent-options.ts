@@ -105,8 +105,9 @@ export interface AgentRetryOptions {
    * When the breaker of the run's last model (no fallback left) is open: the longest the run waits, all such waits
    * together, in milliseconds, for the breaker to let a probe through rather than failing at once with
    * `policy.circuit_open`. The run waits only when the half-open moment lies within this bound and before its
-   * deadline, and each wait takes a retry from the budgets; one run probes, the others wait for its outcome. 0 fails
-   * at once. Defaults to 30_000.
+   * deadline, and so does the end of the Retry-After of the failure that opened the breaker (a probe sent before it
+   * cannot succeed); each wait takes a retry from the budgets; one run probes, the others wait for its outcome. 0
+   * fails at once. Defaults to 30_000.
    */
   waitForOpenBreakerMs?: number;
   /** The run's own budget, made afresh for each run. Defaults to `{ maxRetries: 10, ratio: false }`: 10 retries per run. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
+import { consecutive } from '../policies/breaker/consecutive.js';
 import { constant } from '../policies/delays.js';
 import type { ModelProvider, ModelRequest } from '../spec/model.js';
 import { FakeClock } from '../testing/fake-clock.js';
@@ -138,6 +139,32 @@ describe('waiting for an open breaker when no fallback is left', () => {
       expect(codes(results).slice(10)).toEqual(['policy.circuit_open', 'policy.circuit_open']);
       expect(results[11]!.report.durationMs).toBe(0);
     }
+  });
+
+  it('fails at once when the Retry-After of the rate limit that opened the breaker ends past the deadline', async () => {
+    const clock = new FakeClock();
+    const sent: number[] = [];
+    const model: ModelProvider = {
+      provider: 'test',
+      model: 'primary',
+      generate: async () => {
+        sent.push(clock.now());
+        throw new KeelError('provider.rate_limited', 'simulated 429', { retryAfterMs: 8_000, status: 429 });
+      },
+    };
+    const assistant = build(clock, {
+      model,
+      breaker: { strategy: consecutive({ threshold: 2 }) },
+      limits: { timeoutMs: 6_000 },
+    });
+    const results = await runAll(clock, assistant, 3);
+
+    // The first two runs are refused a wait past their deadline and open the breaker; the third would reach the
+    // half-open moment (5 s) within its 6 s, but a probe then cannot succeed before the 8 s Retry-After ends.
+    expect(codes(results)).toEqual(['provider.rate_limited', 'provider.rate_limited', 'policy.circuit_open']);
+    expect(sent).toHaveLength(2);
+    expect(results[2]!.report.durationMs).toBe(0);
+    expect(results[2]!.report.waitingMs).toBe(0);
   });
 
   it('rejects a negative waitForOpenBreakerMs with config.invalid', () => {
