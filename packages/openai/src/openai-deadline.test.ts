@@ -25,7 +25,9 @@ async function rateLimitedServer(retryAfter: string): Promise<HttpTestServer> {
     sendJson(
       response,
       429,
-      { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
+      {
+        error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' },
+      },
       { 'retry-after': retryAfter },
     ),
   );

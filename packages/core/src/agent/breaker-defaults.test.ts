@@ -198,7 +198,9 @@ function weatherSeeker(): ModelProvider {
       calls++;
       return {
         content: succeeded ? 'done' : '',
-        toolCalls: succeeded ? [] : [{ id: `call-${calls}`, name: 'get_weather', arguments: '{"city":"Paris"}' }],
+        toolCalls: succeeded
+          ? []
+          : [{ id: `call-${calls}`, name: 'get_weather', arguments: '{"city":"Paris"}' }],
         finishReason: succeeded ? 'stop' : 'tool_calls',
         usage: { inputTokens: 1, outputTokens: 1 },
         model: 'seeker',

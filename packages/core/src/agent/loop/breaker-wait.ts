@@ -38,7 +38,8 @@ export async function waitForOpenBreaker(
   // Open: worth waiting only if the half-open moment comes within the bounds, and so does the end of the Retry-After
   // of the failure that opened the breaker (a probe sent before it cannot succeed). Half-open: the probe's outcome
   // may come at any time before its deadline, so wait for it as long as the bounds allow.
-  if (halfOpen ? allowedMs <= 0 : Math.max(remainingMs, openingRetryAfterMs(refusal)) > allowedMs) return false;
+  if (halfOpen ? allowedMs <= 0 : Math.max(remainingMs, openingRetryAfterMs(refusal)) > allowedMs)
+    return false;
   const waitMs = halfOpen ? Math.min(remainingMs, allowedMs) : remainingMs;
   if (!run.budget.tryAcquireRetry()) return false;
   if (run.events.active) {

@@ -141,8 +141,7 @@ export function declinesRetryAfter(run: RunContext, error: KeelError): boolean {
   const retryAfterMs = error.retryAfterMs;
   if (retryAfterMs === undefined || error.code === 'policy.circuit_open') return false;
   return (
-    retryAfterMs >= run.state.deadlineAtMs - run.clock.now() ||
-    retryAfterMs > run.agent.retry.maxRetryAfterMs
+    retryAfterMs >= run.state.deadlineAtMs - run.clock.now() || retryAfterMs > run.agent.retry.maxRetryAfterMs
   );
 }
 
@@ -161,19 +160,23 @@ export function notWaitedFor(run: RunContext, error: KeelError, cause: KeelError
   const why = pastDeadline
     ? `it ends after the run's deadline (${remainingMs} ms left)`
     : `more than retry.maxRetryAfterMs (${maxRetryAfterMs} ms)`;
-  return new KeelError(cause.code, `${cause.message} (asked to wait ${retryAfterMs} ms, not waited for: ${why})`, {
-    retryable: cause.retryable,
-    retryAfterMs,
-    status: cause.status,
-    provider: cause.provider,
-    data: {
-      ...cause.data,
+  return new KeelError(
+    cause.code,
+    `${cause.message} (asked to wait ${retryAfterMs} ms, not waited for: ${why})`,
+    {
+      retryable: cause.retryable,
       retryAfterMs,
-      remainingMs,
-      maxRetryAfterMs,
-      reason: pastDeadline ? 'retry_after_past_deadline' : 'retry_after_too_long',
+      status: cause.status,
+      provider: cause.provider,
+      data: {
+        ...cause.data,
+        retryAfterMs,
+        remainingMs,
+        maxRetryAfterMs,
+        reason: pastDeadline ? 'retry_after_past_deadline' : 'retry_after_too_long',
+      },
+      guidance: cause.guidance,
+      cause: error,
     },
-    guidance: cause.guidance,
-    cause: error,
-  });
+  );
 }
