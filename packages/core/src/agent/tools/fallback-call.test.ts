@@ -307,6 +307,38 @@ describe('tool fallbacks: a degraded result instead of a failure', () => {
     expect(result.report.degradations).toEqual({ total: 1, byTool: { search: 1 } });
   });
 
+  it('a 503 thrown by a tool with a side effect is tool.unavailable: nothing ran, so its fallback tool runs', async () => {
+    const clock = new FakeClock();
+    const replicaCalls: ToolContext[] = [];
+    const primary = failing(
+      'search',
+      () => Object.assign(new Error('search service unavailable'), { status: 503 }),
+      { idempotent: false },
+    );
+    const guarded = tool({
+      ...primary,
+      input: queryInput,
+      execute: primary.execute,
+      fallbacks: [{ tool: answering('search_replica', replicaCalls) }],
+    });
+    const events: RunEvent[] = [];
+    const { model, assistant } = build(clock, searchOnce, {
+      tools: [guarded],
+      retry: { delay: constant(100), toolMaxAttempts: 1 },
+    });
+    const result = await runOnClock(clock, assistant, events);
+    expect(replicaCalls).toHaveLength(1);
+    expect(toolResults(model.calls[1]!.messages)).toMatchObject([
+      {
+        status: 'success',
+        content: { hits: ['keel from search_replica'] },
+        degraded: { from: 'search', to: 'search_replica', errorCode: 'tool.unavailable' },
+      },
+    ]);
+    expect(result.report.errors.byCode).toMatchObject({ 'tool.unavailable': 1 });
+    expect(JSON.stringify(result.report.errors.byCode)).not.toContain('provider.');
+  });
+
   it('never answers a control signal: a tool that stops the run is not replaced by its fallback', async () => {
     const clock = new FakeClock();
     let fallbackRan = false;
