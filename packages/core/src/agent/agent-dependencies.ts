@@ -1,6 +1,8 @@
 import { KeelError } from '../errors/keel-error.js';
 import { isDependencyFailure } from '../policies/breaker/failures.js';
 import { consecutive } from '../policies/breaker/consecutive.js';
+import type { BreakerStrategy } from '../policies/breaker/strategy.js';
+import { timeWindow } from '../policies/breaker/time-window.js';
 import { type CircuitBreaker, circuitBreaker } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
 import { retryMaker } from '../policies/retry.js';
@@ -39,7 +41,7 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
       kind: 'model',
       key,
       provider,
-      breaker: makeBreaker(options.breaker, key, clock, 'breaker', timeoutMs),
+      breaker: makeBreaker(options.breaker, key, clock, 'breaker', timeoutMs, modelBreakerStrategy),
       timeout: modelTimeout,
       watchers: new Set(),
     };
@@ -75,7 +77,14 @@ export function toolSlots(
       kind: 'tool' as const,
       key: name,
       tool: entry,
-      breaker: makeBreaker(options.toolBreaker, `tool:${name}`, clock, 'toolBreaker', timeoutMs),
+      breaker: makeBreaker(
+        options.toolBreaker,
+        `tool:${name}`,
+        clock,
+        'toolBreaker',
+        timeoutMs,
+        toolBreakerStrategy,
+      ),
       timeout: timeout(timeoutMs, {
         code: 'tool.timeout',
         strategy: 'forced',
@@ -152,19 +161,37 @@ export function toolSlots(
 const AGENT_BREAKER_THRESHOLD = 10;
 const AGENT_OPEN_DURATION = { initialMs: 5_000, factor: 2, maxMs: 60_000 } as const;
 
+/** A model's breaker: 10 failures in a row (see above). Made per breaker: a strategy holds no state, but is cheap. */
+function modelBreakerStrategy(): BreakerStrategy {
+  return consecutive({ threshold: AGENT_BREAKER_THRESHOLD });
+}
+
+/**
+ * A tool's breaker: at least 90% of the calls that ended in the last 60 s failed, over at least 20 calls. A tool
+ * that is down fails every call and opens it after 20 calls; one that is slow and flaky does not. A tool failing
+ * half its calls by timing out (successes at once, failures after its timeout) ends its failures in bursts (the
+ * timeouts of 50 concurrent runs end together), so 10 in a row happened often and opened the consecutive breaker;
+ * 18 failures in 20 calls at a 50% fault rate happen about once in 5,000 windows, and a busy tool's window holds
+ * many more calls, with a rate near 50%. Models keep `consecutive` (see above).
+ */
+function toolBreakerStrategy(): BreakerStrategy {
+  return timeWindow({ windowMs: 60_000, buckets: 10, failureRateThreshold: 0.9, minimumCalls: 20 });
+}
+
 function makeBreaker(
   options: AgentBreakerOptions | false | undefined,
   name: string,
   clock: Clock,
   where: string,
   callTimeoutMs: number,
+  defaultStrategy: () => BreakerStrategy,
 ) {
   if (options === false) return undefined;
   if (options !== undefined && (typeof options !== 'object' || options === null))
     agentConfigError(`${where} must be breaker options or false`);
   return circuitBreaker({
     isFailure: countsAgainstModel,
-    strategy: consecutive({ threshold: AGENT_BREAKER_THRESHOLD }),
+    strategy: options?.strategy ?? defaultStrategy(),
     halfOpenAfterMs: AGENT_OPEN_DURATION,
     // A probe is a real call: it may take as long as the call's own timeout before it counts as failed.
     probeTimeoutMs: Math.max(callTimeoutMs, 1_000),
@@ -233,6 +260,7 @@ export function resolveRetry(options: AgentRetryOptions, clock: Clock): RetrySet
     }),
     makeToolRetry: retryMaker({ ...common, maxAttempts: toolMaxAttempts }),
     waitForOpenBreakerMs,
+    maxRetryAfterMs,
     createRunBudget,
     sharedBudget: shared,
   };

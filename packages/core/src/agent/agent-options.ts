@@ -45,7 +45,10 @@ export interface AgentOptions<Output = string> {
    * {@link AgentBreakerOptions} (10 failures in a row, open 5 s doubling to 60 s).
    */
   breaker?: AgentBreakerOptions | false;
-  /** The breaker per tool, kept across runs; `false` for none. Defaults: see {@link AgentBreakerOptions}. */
+  /**
+   * The breaker per tool, kept across runs; `false` for none. Defaults: see {@link AgentBreakerOptions} (90% of the
+   * calls of the last 60 s failed, over at least 20 calls; open 5 s doubling to 60 s).
+   */
   toolBreaker?: AgentBreakerOptions | false;
   /** Shrinks the conversation on a context overflow. Defaults to `slidingWindow()`. */
   conversationManager?: ConversationManager;
@@ -89,7 +92,12 @@ export interface AgentRetryOptions {
   delay?: Delay;
   /** Randomness for the delay's jitter. Defaults to `Math.random`. */
   random?: RandomSource;
-  /** The longest Retry-After honoured; a longer one ends that model's retries (the loop falls back). Defaults to 60_000. */
+  /**
+   * The longest Retry-After honoured. A longer one, or one that ends at or after the run's deadline, is not waited
+   * for: the loop falls back to the next model at once or, with none left, fails at once with the provider's error
+   * (`provider.rate_limited`, say) whose `data` holds `retryAfterMs` (the wait asked for), `remainingMs` and `reason`
+   * (`retry_after_past_deadline` or `retry_after_too_long`). Defaults to 60_000.
+   */
   maxRetryAfterMs?: number;
   /** Time after which a model's retries stop within one step. Defaults to none (the run timeout still applies). */
   maxElapsedMs?: number;
@@ -97,8 +105,9 @@ export interface AgentRetryOptions {
    * When the breaker of the run's last model (no fallback left) is open: the longest the run waits, all such waits
    * together, in milliseconds, for the breaker to let a probe through rather than failing at once with
    * `policy.circuit_open`. The run waits only when the half-open moment lies within this bound and before its
-   * deadline, and each wait takes a retry from the budgets; one run probes, the others wait for its outcome. 0 fails
-   * at once. Defaults to 30_000.
+   * deadline, and so does the end of the Retry-After of the failure that opened the breaker (a probe sent before it
+   * cannot succeed); each wait takes a retry from the budgets; one run probes, the others wait for its outcome. 0
+   * fails at once. Defaults to 30_000.
    */
   waitForOpenBreakerMs?: number;
   /** The run's own budget, made afresh for each run. Defaults to `{ maxRetries: 10, ratio: false }`: 10 retries per run. */
@@ -111,11 +120,19 @@ export interface AgentRetryOptions {
  * Breaker options the agent passes on to each breaker it makes (it sets `name` and `clock` itself). The agent's
  * defaults differ from `circuitBreaker()`'s, so that a breaker opens on a dependency that is down, not on a flaky one
  * that retries get through:
- * - `strategy`: `consecutive({ threshold: 10 })`. Measured by `keel chaos` (transient-30: 30% faults, 50 runs at
- *   once on one agent, about 150 calls per model): 5 in a row tripped the primary's breaker and failed runs retries
- *   would have saved; 10 in a row happens by chance about once in 5,000 such runs of the scenario, while an outage
- *   still opens the breaker after 10 calls. A failure-rate window such as 50% of the last 20 calls trips more often
- *   at a 30% fault rate than 5 in a row does (20 calls at 30% often hold 10 failures).
+ * - `strategy`, for a model: `consecutive({ threshold: 10 })`. Measured by `keel chaos` (transient-30: 30% faults,
+ *   50 runs at once on one agent, about 150 calls per model): 5 in a row tripped the primary's breaker and failed
+ *   runs retries would have saved; 10 in a row happens by chance about once in 5,000 such runs of the scenario,
+ *   while an outage still opens the breaker after 10 calls. A failure-rate window such as 50% of the last 20 calls
+ *   trips more often at a 30% fault rate than 5 in a row does (20 calls at 30% often hold 10 failures).
+ * - `strategy`, for a tool: `timeWindow({ windowMs: 60_000, buckets: 10, failureRateThreshold: 0.9, minimumCalls:
+ *   20 })`: it opens when at least 90% of the tool's calls that ended in the last 60 s failed, once there were 20.
+ *   A tool that is down fails every call and opens it after 20 calls; a slow, flaky one does not. A tool failing
+ *   half its calls by timing out (the successes at once, the failures after its timeout) ends its failures in
+ *   bursts: 25 timeouts end together 3 s after 50 runs called it, which opened `consecutive({ threshold: 10 })` and
+ *   cut the chaos suite's completion to 46-54% on some seeds (94-96% on others); with the window it is 78-96%
+ *   (`keel chaos`, a 50% hang rate on `get_weather`, 50 runs, seeds 1-5). 18 failures in 20 calls at a 50% fault
+ *   rate happen about once in 5,000 windows.
  * - `halfOpenAfterMs`: `{ initialMs: 5_000, factor: 2, maxMs: 60_000 }`: the first probe after 5 s, then 10, 20, 40,
  *   60 s while probes keep failing. Runs with no fallback left wait for the probe (`retry.waitForOpenBreakerMs`).
  * - `probeTimeoutMs`: the call's timeout (`modelTimeoutMs`, the tool's `timeoutMs` or `toolTimeoutMs`), at least

@@ -75,6 +75,8 @@ export interface RetrySettings {
   readonly makeToolRetry: (budget: RetryBudget, retryIf: (error: KeelError) => boolean) => RetryPolicy;
   /** The longest a run waits, all waits together, for an open breaker of its last model to let a probe through. */
   readonly waitForOpenBreakerMs: number;
+  /** The longest Retry-After a run waits for (`retry.maxRetryAfterMs`). */
+  readonly maxRetryAfterMs: number;
   /** Makes the run's own budget (options checked once). */
   readonly createRunBudget: () => RetryBudget;
   /** A budget shared beyond the run (the process, say); every retry draws from both. */

@@ -2,21 +2,11 @@ import { isControlSignal } from '../errors/control.js';
 import type { PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 
 /**
- * The reason a policy aborts the signal it made for a function once that function has settled (resolved, rejected,
- * returned or thrown), so that work started with the signal (a stream, a sub-request, a timer) does not outlive the
- * call. One shared, frozen `AbortError` DOMException: `signal.reason === CALL_SETTLED_REASON` tells this ending
- * apart from a timeout (the timeout's error) or a cancellation (the caller's reason), which keep their own reasons.
- *
- * Only policies that make a signal of their own do this: `timeout` (per call) and `hedge` (per attempt). The others
- * hand their caller's signal through, and a caller's signal is never theirs to abort.
- *
- * So a function should return data, not a stream still tied to its signal: a `fetch` Response returned unread
- * fails when its body is read after the call.
- *
- * @example
- *   const response = await timeout(5_000).execute(({ signal }) => fetch(url, { signal }));
- *   await response.json(); // rejects: the signal was aborted with CALL_SETTLED_REASON when the function returned
- *   const data = await timeout(5_000).execute(async ({ signal }) => (await fetch(url, { signal })).json()); // works
+ * @deprecated No policy aborts with this reason any more; it will be removed in 0.2. Until 0.1, `timeout` and `hedge`
+ * aborted the signal they made once the function settled, with this reason, so that a `fetch` Response returned
+ * unread could no longer be read. Now they abort only what they abandon (a timed-out call, a hedge's losing
+ * attempts, a cancelled call), with the timeout error or the caller's reason; a call that settles keeps its signal
+ * alive. Code comparing `signal.reason === CALL_SETTLED_REASON` can drop the comparison: it is never true.
  */
 export const CALL_SETTLED_REASON: DOMException = Object.freeze(
   new DOMException(

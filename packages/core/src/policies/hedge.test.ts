@@ -2,7 +2,6 @@ import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 import { FakeClock, flushMicrotasks } from '../testing/fake-clock.js';
-import { CALL_SETTLED_REASON } from './context.js';
 import { type HedgeEvent, hedge } from './hedge.js';
 import type { PolicyContext } from './policy.js';
 
@@ -102,9 +101,8 @@ describe('hedge', () => {
     await expect(result).resolves.toBe('hedged');
     expect(firstSignal.aborted).toBe(true);
     expect((firstSignal.reason as DOMException).name).toBe('AbortError');
-    expect(firstSignal.reason).not.toBe(CALL_SETTLED_REASON);
-    // The winner settled: its signal ends too, so that nothing it started outlives the call.
-    expect(attempts[1]!.context.signal.reason).toBe(CALL_SETTLED_REASON);
+    // The winner settled: its signal stays alive, for what it returned.
+    expect(attempts[1]!.context.signal.aborted).toBe(false);
     // The loser's late answer changes nothing.
     attempts[0]!.reject(firstSignal.reason);
     await flushMicrotasks();
@@ -219,7 +217,7 @@ describe('hedge', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
-  it('aborts each attempt’s signal with CALL_SETTLED_REASON when that attempt settles', async () => {
+  it('leaves the signal of an attempt that settles alive; only losers are aborted', async () => {
     const clock = new FakeClock();
     const policy = hedge({ delayMs: 100, clock });
     const { attempts, fn } = controllable();
@@ -229,24 +227,26 @@ describe('hedge', () => {
     const secondSignal = attempts[1]!.context.signal;
     attempts[0]!.reject(new Error('first failed'));
     await flushMicrotasks();
-    // The failed attempt is over, the hedge still runs.
-    expect(firstSignal.reason).toBe(CALL_SETTLED_REASON);
+    // The failed attempt is over (nothing of it is left to abandon), the hedge still runs.
+    expect(firstSignal.aborted).toBe(false);
     expect(secondSignal.aborted).toBe(false);
     attempts[1]!.resolve('rescued');
     await expect(result).resolves.toBe('rescued');
-    expect(secondSignal.reason).toBe(CALL_SETTLED_REASON);
+    expect(firstSignal.aborted).toBe(false);
+    expect(secondSignal.aborted).toBe(false);
   });
 
-  it('hands an aborted signal to an attempt that first reads it after it settled', async () => {
+  it('hands the caller’s signal to an attempt that first reads it after it settled, with no AbortController', async () => {
     const clock = new FakeClock();
+    const caller = new OriginalAbortController();
     let context: PolicyContext | undefined;
     await hedge({ delayMs: 100, clock }).execute((received) => {
       context = received;
       return 'quick';
-    });
-    expect(context?.aborted).toBe(true);
-    expect(context?.signal.reason).toBe(CALL_SETTLED_REASON);
-    expect(controllersCreated).toBe(1);
+    }, caller.signal);
+    expect(context?.aborted).toBe(false);
+    expect(context?.signal).toBe(caller.signal);
+    expect(controllersCreated).toBe(0);
   });
 
   it('gives each attempt the caller’s attempt number', async () => {

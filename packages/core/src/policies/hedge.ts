@@ -1,6 +1,6 @@
 import { isControlSignal } from '../errors/control.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
-import { CALL_SETTLED_REASON, NEVER_ABORTED_SIGNAL, toContext } from './context.js';
+import { NEVER_ABORTED_SIGNAL, toContext } from './context.js';
 import { MAX_DELAY_MS } from './delays.js';
 import { EventEmitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
@@ -40,14 +40,15 @@ export interface HedgePolicy extends Policy {
 }
 
 /**
- * An attempt's own context. Its signal is created only when read, aborts when this attempt loses, when the caller's
- * signal aborts, or when the attempt itself settles ({@link CALL_SETTLED_REASON}), and stops following the caller
- * once the attempt or the hedge has settled.
+ * An attempt's own context. Its signal is created only when read, aborts when this attempt loses or when the caller's
+ * signal aborts, and stops following the caller once the attempt or the hedge has settled. An attempt that settles
+ * itself (the winner, or one that failed) keeps its signal alive: what the winner returned stays usable.
  */
 class AttemptContext implements PolicyContext {
   private controller: AbortController | undefined;
   private abortReason: unknown;
-  private ownAborted = false;
+  private lost = false;
+  private settled = false;
   private unfollow: (() => void) | undefined;
 
   constructor(private readonly parent: PolicyContext) {}
@@ -58,18 +59,21 @@ class AttemptContext implements PolicyContext {
 
   /** Whether this attempt is over: it settled, or it lost and was aborted. */
   get ended(): boolean {
-    return this.ownAborted;
+    return this.lost || this.settled;
   }
 
   get aborted(): boolean {
-    return this.ownAborted || this.parent.aborted;
+    if (this.controller !== undefined) return this.controller.signal.aborted;
+    return this.lost || this.parent.aborted;
   }
 
   get signal(): AbortSignal {
     if (this.controller !== undefined) return this.controller.signal;
+    // Settled before it was read: nothing of the attempt is left to end, so the caller's signal serves.
+    if (this.settled) return this.parent.signal;
     const controller = new AbortController();
     this.controller = controller;
-    if (this.ownAborted) {
+    if (this.lost) {
       controller.abort(this.abortReason);
     } else if (this.parent.aborted) {
       controller.abort(this.parent.signal.reason);
@@ -82,17 +86,20 @@ class AttemptContext implements PolicyContext {
     return controller.signal;
   }
 
+  /** The attempt lost (another won, or the hedge ended without it): its work is abandoned. */
   abort(reason: unknown): void {
-    if (this.ownAborted) return;
-    this.ownAborted = true;
+    if (this.ended) return;
+    this.lost = true;
     this.abortReason = reason;
     this.controller?.abort(reason);
     this.release();
   }
 
-  /** The attempt's function settled: its signal ends, unless the attempt had already lost. */
+  /** The attempt's function settled: its signal is left alive for what it returned. */
   settle(): void {
-    this.abort(CALL_SETTLED_REASON);
+    if (this.ended) return;
+    this.settled = true;
+    this.release();
   }
 
   /** Stops listening to the caller's signal, so a long-lived caller signal does not collect listeners. */
@@ -106,8 +113,8 @@ class AttemptContext implements PolicyContext {
  * Hedged requests. Starts the function; if it has not settled after `delayMs`, starts it again (up to
  * `maxHedgedAttempts` more times, each `delayMs` after the previous). The first success wins and every other attempt
  * is aborted. Each attempt has its own lazily created signal, so an attempt that never reads its signal costs no
- * AbortController; it aborts when the attempt loses, and otherwise once the attempt itself settles (with
- * {@link CALL_SETTLED_REASON}), so that nothing an attempt started outlives it.
+ * AbortController; it aborts when the attempt loses (or the caller cancels), never because the attempt settled: the
+ * winner's signal stays alive, so a `fetch` Response it returned can still be read.
  *
  * An attempt that fails does not start another (that is `retry`'s job): the hedge waits for the attempts still
  * running, and when all have failed rejects with the error of the attempt that failed last. A thrown control signal
@@ -117,7 +124,8 @@ class AttemptContext implements PolicyContext {
  *
  * @example
  *   const fast = hedge({ delayMs: 800, maxHedgedAttempts: 1 });
- *   const page = await fast.execute(async ({ signal }) => (await fetch(url, { signal })).text(), callerSignal);
+ *   const response = await fast.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ *   const page = await response.text(); // the losers were aborted, the winner's body is still readable
  */
 export function hedge(options: HedgeOptions): HedgePolicy {
   const { delayMs, maxHedgedAttempts, clock } = validate(options);

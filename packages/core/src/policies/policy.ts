@@ -3,10 +3,10 @@ import type { Clock } from './clock.js';
 /** What a policy hands to the function it runs. */
 export interface PolicyContext {
   /**
-   * Aborted when the caller cancels or an enclosing policy gives up (a timeout, a hedge that lost). A policy that
-   * makes a signal of its own (`timeout` per call, `hedge` per attempt) also aborts it once the function settles,
-   * with `CALL_SETTLED_REASON`; the others hand their caller's signal through untouched. Reading it may create an
-   * AbortController lazily: functions that never read it never pay for one.
+   * Aborted when the caller cancels or an enclosing policy gives up (a timeout, a hedge's losing attempt). It is
+   * never aborted because the function settled, so what the function returned (a `fetch` Response whose body is
+   * still to be read) stays usable after `execute` resolves. Reading it may create an AbortController lazily:
+   * functions that never read it never pay for one.
    */
   readonly signal: AbortSignal;
   /** Whether `signal` is aborted. Reading this never creates a signal. */

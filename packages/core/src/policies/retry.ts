@@ -107,9 +107,10 @@ export interface RetryPolicy extends Policy {
  *   once with the signal's reason; a control signal thrown by the function is rethrown as it is. Neither is retried.
  *
  * The function receives a context whose `attempt` is 1, 2, ...; its `signal` is only created if the function reads it.
- * That signal is the caller's, shared by every attempt and not aborted between them: to end what a failed attempt
- * started before the next one runs, give each attempt its own with a timeout inside the retry
- * (`compose(retry(), timeout(ms))`), whose signal aborts when its attempt settles.
+ * That signal is the caller's, shared by every attempt and not aborted between them: to end what an attempt that
+ * timed out started before the next one runs, give each attempt its own with a timeout inside the retry
+ * (`compose(retry(), timeout(ms))`), whose signal aborts when its attempt times out (and never because it settled,
+ * so the successful attempt's `fetch` Response stays readable).
  *
  * @example
  *   const policy = retry({ maxAttempts: 4, maxElapsedMs: 60_000, budget });

@@ -2,12 +2,7 @@ import type { ErrorCode } from '../errors/codes.js';
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { Clock, TimerHandle } from './clock.js';
-import {
-  type AbortFollowable,
-  CALL_SETTLED_REASON,
-  isAbortFollowable,
-  NEVER_ABORTED_SIGNAL,
-} from './context.js';
+import { type AbortFollowable, isAbortFollowable, NEVER_ABORTED_SIGNAL } from './context.js';
 import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
 import type { EventEmitter } from './events.js';
 import type { PolicyContext } from './policy.js';
@@ -62,15 +57,20 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
 
   get aborted(): boolean {
     if (this.controller !== undefined) return this.controller.signal.aborted;
-    // A call that has ended (settled, timed out in forced mode, cancelled) has an aborted signal, made or not.
-    if (this.released || this.parent.aborted) return true;
+    if (this.parent.aborted) return true;
+    // A call that has ended is aborted only if it was abandoned (timed out, cancelled): a settled call is not, and
+    // a deadline passing after it settled is no timeout.
+    if (this.released) return this.timedOut;
     // Without a signal nobody is told at the deadline, so the deadline is noticed here, when the function asks.
     if (!this.timedOut && this.pastDeadline()) this.markTimedOut();
     return this.timedOut;
   }
 
   get signal(): AbortSignal {
-    return this.controller?.signal ?? this.createSignal();
+    if (this.controller !== undefined) return this.controller.signal;
+    // Settled in time and never read: what is left of the call belongs to the caller, and so does its signal.
+    if (this.released && !this.timedOut) return this.parent.signal;
+    return this.createSignal();
   }
 
   get isReleased(): boolean {
@@ -78,20 +78,14 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
   }
 
   /**
-   * Makes the signal on first read. A call that has already ended hands out a signal born aborted, with the reason of
-   * what ended it: the timeout, the caller's cancellation, or the function settling ({@link CALL_SETTLED_REASON}).
+   * Makes the signal on first read. A call that was abandoned (timed out, or its caller cancelled) hands out a signal
+   * born aborted, with the reason of what ended it.
    */
   private createSignal(): AbortSignal {
     const controller = new AbortController();
     this.controller = controller;
-    if (this.released) {
-      controller.abort(
-        this.timedOut
-          ? this.timeoutError()
-          : this.parent.aborted
-            ? this.parent.signal.reason
-            : CALL_SETTLED_REASON,
-      );
+    if (this.released && this.timedOut) {
+      controller.abort(this.timeoutError());
       return controller.signal;
     }
     if (this.parent.aborted) {
@@ -178,8 +172,9 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
   }
 
   /**
-   * Ends the call: drops the timer, the deadline-queue entry and the parent listener, and aborts the function's
-   * signal with {@link CALL_SETTLED_REASON} unless a timeout or cancellation already aborted it. Idempotent.
+   * Ends the call: drops the timer, the deadline-queue entry and the parent listener. The function's signal is not
+   * aborted here: a timeout or a cancellation has already aborted it, and a call that settled in time leaves it alive
+   * for what it returned (a `fetch` Response whose body is still to be read). Idempotent.
    */
   release(): void {
     if (this.released) return;
@@ -193,7 +188,6 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
     if (this.queued) this.settings.queue!.remove(this);
     if (this.parentListener !== undefined)
       this.parentSignal!.removeEventListener('abort', this.parentListener);
-    this.controller?.abort(CALL_SETTLED_REASON);
   }
 
   private pastDeadline(): boolean {

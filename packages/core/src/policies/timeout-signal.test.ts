@@ -1,13 +1,14 @@
-// The lifetime of the signal a timeout hands its function: born aborted when first read after the call ended, and
-// aborted when the function settles, in both modes and through the lazy-signal protocol.
+// The lifetime of the signal a timeout hands its function: born aborted when first read after the call was abandoned
+// (timed out, cancelled), and left alive when the function settles in time, in both modes and through the lazy-signal
+// protocol.
 import { getEventListeners } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 import { FakeClock, flushMicrotasks } from '../testing/fake-clock.js';
-import { CALL_SETTLED_REASON } from './context.js';
 import { constant } from './delays.js';
+import { hedge } from './hedge.js';
 import type { PolicyContext } from './policy.js';
 import { retry } from './retry.js';
 import { type TimeoutStrategy, timeout } from './timeout.js';
@@ -28,7 +29,7 @@ function later(clock: FakeClock, delayMs: number): Promise<void> {
 
 const STRATEGIES: readonly TimeoutStrategy[] = ['cooperative', 'forced'];
 
-describe('timeout: a signal first read after the call ended is born aborted', () => {
+describe('timeout: a signal first read after the call was abandoned is born aborted', () => {
   for (const strategy of STRATEGIES) {
     it(`${strategy}: read after the deadline, it carries the timeout error the caller received`, async () => {
       const clock = new FakeClock();
@@ -93,7 +94,7 @@ describe('timeout: a signal first read after the call ended is born aborted', ()
       expect(late?.reason).toBe('user cancelled');
     });
 
-    it(`${strategy}: context.aborted agrees with the signal once the call has ended`, async () => {
+    it(`${strategy}: context.aborted agrees with the signal once the call has settled in time`, async () => {
       const clock = new FakeClock();
       const policy = timeout(100, { clock, strategy });
       let context: PolicyContext | undefined;
@@ -101,13 +102,15 @@ describe('timeout: a signal first read after the call ended is born aborted', ()
         context = received;
         return 'done';
       });
-      expect(context?.aborted).toBe(true);
-      expect(context?.signal.aborted).toBe(true);
+      // A deadline passing after the call settled is no timeout.
+      await clock.advance(200);
+      expect(context?.aborted).toBe(false);
+      expect(context?.signal.aborted).toBe(false);
     });
   }
 });
 
-describe('timeout: the signal aborts when the function settles', () => {
+describe('timeout: the signal is left alive when the function settles in time', () => {
   const endings = {
     resolves: async () => 'value',
     rejects: async () => {
@@ -121,7 +124,7 @@ describe('timeout: the signal aborts when the function settles', () => {
 
   for (const strategy of STRATEGIES) {
     for (const [ending, finish] of Object.entries(endings)) {
-      it(`${strategy}: a function that ${ending} has its signal aborted with CALL_SETTLED_REASON`, async () => {
+      it(`${strategy}: a function that ${ending} keeps its signal unaborted, with nothing left pending`, async () => {
         const clock = new FakeClock();
         const policy = timeout(1_000, { clock, strategy });
         let seen: AbortSignal | undefined;
@@ -135,27 +138,28 @@ describe('timeout: the signal aborts when the function settles', () => {
         );
         await flushMicrotasks();
         expect(outcome.settled).toBe(true);
-        expect(seen?.aborted).toBe(true);
-        expect(seen?.reason).toBe(CALL_SETTLED_REASON);
-        expect(aborts).toEqual([CALL_SETTLED_REASON]);
+        expect(seen?.aborted).toBe(false);
         expect(clock.pendingTimers).toBe(0);
+        // The deadline was dropped with the call: it aborts nothing later.
+        await clock.advance(2_000);
+        expect(aborts).toEqual([]);
       });
     }
 
-    it(`${strategy}: work the function left behind sees an aborted signal when it first reads it`, async () => {
+    it(`${strategy}: work the function left behind gets the caller's signal when it first reads it`, async () => {
       const clock = new FakeClock();
       const policy = timeout(1_000, { clock, strategy });
+      const caller = new AbortController();
       let leftover: Promise<AbortSignal> | undefined;
       const value = await policy.execute((context) => {
         // Started, not awaited: it outlives the call and only then reaches for the signal.
         leftover = later(clock, 10).then(() => context.signal);
         return 'value';
-      });
+      }, caller.signal);
       expect(value).toBe('value');
       await clock.advance(10);
       const signal = await leftover!;
-      expect(signal.aborted).toBe(true);
-      expect(signal.reason).toBe(CALL_SETTLED_REASON);
+      expect(signal).toBe(caller.signal);
       expect(clock.pendingTimers).toBe(0);
     });
 
@@ -258,15 +262,59 @@ describe('timeout: an abandoned attempt does not run beside the retry that repla
   });
 
   for (const strategy of STRATEGIES) {
-    it(`${strategy}: a Response returned unread cannot outlive the call, one read inside can`, async () => {
+    it(`${strategy}: a Response returned unread by retry(timeout(...)) can be read after the call`, async () => {
       const url = await startServer();
-      const policy = timeout(5_000, { strategy, clock: new FakeClock() });
-      const unread = await policy.execute(({ signal }) => fetch(`${url}/unread`, { signal }));
-      await expect(unread.text()).rejects.toMatchObject({ name: 'AbortError' });
-      const read = await policy.execute(async ({ signal }) =>
-        (await fetch(`${url}/read`, { signal })).text(),
+      const clock = new FakeClock();
+      const perAttempt = timeout(5_000, { strategy, clock });
+      const policy = retry({ clock, maxAttempts: 2, delay: constant(0) });
+      const caller = new AbortController();
+      const unread = await policy.execute(
+        (attempt) => perAttempt.execute(({ signal }) => fetch(`${url}/unread`, { signal }), attempt),
+        caller.signal,
       );
-      expect(read).toBe('ok');
+      await expect(unread.text()).resolves.toBe('ok');
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+      expect(clock.pendingTimers).toBe(0);
     });
   }
+});
+
+describe('hedge: the winner’s Response stays readable', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    if (server === undefined) return;
+    server.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+    server = undefined;
+  });
+
+  it('the losing attempt is aborted, the winner’s body is read after the hedge returned', async () => {
+    const stalled: ServerResponse[] = [];
+    server = createServer((request, response) => {
+      // The first request stalls (a slow replica); the hedged one answers at once.
+      if (request.url === '/attempt-1') stalled.push(response);
+      else response.end(`answer from ${request.url}`);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const clock = new FakeClock();
+    const policy = hedge({ delayMs: 100, clock });
+    const signals: AbortSignal[] = [];
+    let requests = 0;
+    const outcome = track(
+      policy.execute(({ signal }) => {
+        signals.push(signal);
+        requests++;
+        return fetch(`${url}/attempt-${requests}`, { signal });
+      }),
+    );
+    await expect.poll(() => stalled.length).toBe(1);
+    await clock.advance(100);
+    await expect.poll(() => outcome.settled).toBe(true);
+    const response = outcome.value as Response;
+    await expect(response.text()).resolves.toBe('answer from /attempt-2');
+    expect(signals[0]!.aborted).toBe(true);
+    expect(signals[1]!.aborted).toBe(false);
+  });
 });

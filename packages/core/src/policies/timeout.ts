@@ -1,6 +1,6 @@
 import { type ErrorCode, isErrorCode } from '../errors/codes.js';
 import { type Clock, systemClock } from './clock.js';
-import { type CALL_SETTLED_REASON, toContext } from './context.js';
+import { toContext } from './context.js';
 import { DeadlineQueue } from './deadline-queue.js';
 import { MAX_DELAY_MS } from './delays.js';
 import { EventEmitter } from './events.js';
@@ -23,19 +23,19 @@ import {
  * - `forced`: at the deadline the call rejects with the timeout error whether or not the function has stopped (its
  *   signal aborts too). A caller's cancellation also rejects at once. Use it for functions that ignore their signal.
  *
- * In both modes the function's signal aborts when the call ends, so that work started with it does not outlive the
- * call: with the timeout error at the deadline, with the caller's reason on cancellation, and with
- * {@link CALL_SETTLED_REASON} when the function settles first. A function that first reads its signal after that
- * (say, a step awaited past the deadline, then `fetch(url, { signal })`) gets a signal that is already aborted.
+ * In both modes the function's signal aborts only when the call is abandoned: with the timeout error at the deadline,
+ * or with the caller's reason on cancellation. A function that settles in time keeps its signal alive, so what it
+ * returned (a `fetch` Response whose body is still to be read) stays readable. A function that first reads its signal
+ * after being abandoned (say, a step awaited past the deadline, then `fetch(url, { signal })`) gets a signal that is
+ * already aborted.
  */
 export type TimeoutStrategy = 'cooperative' | 'forced';
 
 /** Options of {@link timeout}. */
 export interface TimeoutOptions {
   /**
-   * See {@link TimeoutStrategy}. Either way the function's signal is aborted once the call ends: with the timeout
-   * error, the caller's reason, or {@link CALL_SETTLED_REASON} when the function settled in time. Defaults to
-   * `'cooperative'`.
+   * See {@link TimeoutStrategy}. Either way the function's signal is aborted when the call is abandoned: with the
+   * timeout error or the caller's reason; never because the function settled in time. Defaults to `'cooperative'`.
    */
   strategy?: TimeoutStrategy;
   /** The code of the timeout error, such as `tool.timeout` or `network.timeout`. Defaults to `'policy.timeout'`. */
@@ -64,10 +64,11 @@ export interface TimeoutPolicy extends Policy {
  * a control signal thrown by the function passes through as it is.
  *
  * The function's signal aborts at the deadline (with the timeout error) or when the caller cancels (with the
- * caller's reason), and in any case once the function settles (with {@link CALL_SETTLED_REASON}): a stream or
- * sub-request started with it ends with the call. Read for the first time after any of these, it is born aborted
- * with the same reason. So return data, not a stream: a `fetch` Response returned unread fails when its body is read
- * after `execute` has resolved; read the body inside the function.
+ * caller's reason): work started with it ends with an abandoned call, and a signal first read after either is born
+ * aborted with the same reason. A call that settles in time leaves its signal alone: a `fetch` Response returned
+ * unread can be read after `execute` has resolved, and the success path costs no `abort()`. From then on the signal
+ * no longer follows the caller's; a function that leaves work running after it returns and wants it cancelled with
+ * the caller should give that work the caller's signal.
  *
  * In cooperative mode a call whose function never reads `context.signal` costs no timer and no AbortController: the
  * start time is noted, and the signal (linked to the caller's, aborting at the deadline) is only made on first read.
@@ -75,10 +76,8 @@ export interface TimeoutPolicy extends Policy {
  *
  * @example
  *   const toolTimeout = timeout(5_000, { code: 'tool.timeout' });
- *   const weather = await toolTimeout.execute(
- *     async ({ signal }) => (await fetch(url, { signal })).json(), // the body is read before the signal ends
- *     callerSignal,
- *   );
+ *   const response = await toolTimeout.execute(({ signal }) => fetch(url, { signal }), callerSignal);
+ *   const weather = await response.json(); // the call settled in time: its signal is still alive
  */
 export function timeout(timeoutMs: number, options: TimeoutOptions = {}): TimeoutPolicy {
   const timeouts = new EventEmitter<TimeoutEvent>();

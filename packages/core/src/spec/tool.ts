@@ -106,9 +106,11 @@ export interface ToolFallbackContext extends ToolContext {
  */
 export type ToolFallback<Input = unknown> = {
   /**
-   * The failures this fallback answers (the latest failure of the chain is matched). Defaults to failures that say
-   * the tool could not serve: retryable ones (timeouts, network faults, 5xx, rate limits, unavailability), an open
-   * breaker, and `tool.unavailable`; never the caller's faults (invalid input, permission denied, not found).
+   * The failures this fallback answers (the latest failure of the chain is matched), as error codes and categories
+   * (`['tool.unavailable', 'network']`) or a predicate. Defaults to every failure of the tool: a plain thrown
+   * `Error` (`tool.failed`), a timeout, a 5xx, an open breaker, a permission refused. Control signals (the run's
+   * cancellation or timeout, an interrupt, a tool's request to stop the run) never trigger a fallback. A fallback
+   * tool after a tool that is not idempotent still runs only when the failure proves nothing ran (see `tool`).
    */
   readonly on?: ToolFallbackCondition;
   /** Told to the model in `degraded.reason`. Defaults to a sentence naming the failure answered. */

@@ -1,4 +1,4 @@
-import type { KeelError } from '../../errors/keel-error.js';
+import { KeelError } from '../../errors/keel-error.js';
 import type { ModelSlot } from '../agent-runtime.js';
 import { countRetry } from './report.js';
 import type { RunContext } from './run-context.js';
@@ -10,8 +10,9 @@ const waitedByRun = new WeakMap<RunContext, number>();
  * The model's breaker refused the call (`policy.circuit_open`) and no fallback is left: rather than fail the run at
  * once, waits for the breaker's half-open moment (the refusal's `retryAfterMs`, read as a Retry-After) when the run
  * can afford it, then lets the caller call the model again. Resolves `false`, without waiting, when it cannot: the
- * breaker is isolated, the half-open moment lies beyond `retry.waitForOpenBreakerMs` (all waits of the run together)
- * or the run's deadline, or the retry budget refuses (each wait takes one retry from it).
+ * breaker is isolated, the half-open moment or the end of the Retry-After of the failure that opened the breaker (a
+ * probe sent before it cannot succeed) lies beyond `retry.waitForOpenBreakerMs` (all waits of the run together) or
+ * the run's deadline, or the retry budget refuses (each wait takes one retry from it).
  *
  * A breaker already half-open lets one probe through and refuses the others until the probe deadline: those runs
  * wait for the breaker's next move (closed: go on; open again: wait again, within the same bounds) rather than for
@@ -34,9 +35,11 @@ export async function waitForOpenBreaker(
     state.deadlineAtMs - clock.now() - 1,
   );
   const halfOpen = refusal.data.state === 'half-open';
-  // Open: worth waiting only if the half-open moment comes within the bounds. Half-open: the probe's outcome may
-  // come at any time before its deadline, so wait for it as long as the bounds allow.
-  if (halfOpen ? allowedMs <= 0 : remainingMs > allowedMs) return false;
+  // Open: worth waiting only if the half-open moment comes within the bounds, and so does the end of the Retry-After
+  // of the failure that opened the breaker (a probe sent before it cannot succeed). Half-open: the probe's outcome
+  // may come at any time before its deadline, so wait for it as long as the bounds allow.
+  if (halfOpen ? allowedMs <= 0 : Math.max(remainingMs, openingRetryAfterMs(refusal)) > allowedMs)
+    return false;
   const waitMs = halfOpen ? Math.min(remainingMs, allowedMs) : remainingMs;
   if (!run.budget.tryAcquireRetry()) return false;
   if (run.events.active) {
@@ -84,4 +87,15 @@ export async function waitForOpenBreaker(
   waitedByRun.set(run, waitedMs + elapsedMs);
   countRetry(state.report, 'model', elapsedMs);
   return true;
+}
+
+/**
+ * The Retry-After the failure that opened the breaker asked for (the refusal's `cause`: a 429 with Retry-After, say),
+ * 0 when it asked for none. Counted from now, though that failure came earlier: an upper bound, so a run may fail at
+ * once where waiting would just have paid off, never the reverse.
+ */
+function openingRetryAfterMs(refusal: KeelError): number {
+  const cause = refusal.cause;
+  if (!KeelError.isInstance(cause)) return 0;
+  return cause.retryAfterMs ?? 0;
 }

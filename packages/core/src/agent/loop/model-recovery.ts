@@ -131,3 +131,52 @@ export function withPartialOutput(error: KeelError, partialOutput: string): Keel
     cause: error,
   });
 }
+
+/**
+ * Whether the run declines to wait for `error`'s Retry-After: one that ends at or after the run's deadline (the
+ * retry would start too late to help) or beyond `retry.maxRetryAfterMs`. The loop then falls back at once, or fails
+ * with the error (see {@link notWaitedFor}).
+ */
+export function declinesRetryAfter(run: RunContext, error: KeelError): boolean {
+  const retryAfterMs = error.retryAfterMs;
+  if (retryAfterMs === undefined || error.code === 'policy.circuit_open') return false;
+  return (
+    retryAfterMs >= run.state.deadlineAtMs - run.clock.now() || retryAfterMs > run.agent.retry.maxRetryAfterMs
+  );
+}
+
+/**
+ * The step's error when the run declined to wait for its Retry-After (see {@link declinesRetryAfter}) and no
+ * fallback was left: the provider's code (`provider.rate_limited`, say) with the wait it asked for, in
+ * `data.retryAfterMs` (and `retryAfterMs`), the run's time left in `data.remainingMs`, and `data.reason`:
+ * `retry_after_past_deadline` or `retry_after_too_long` (`data.maxRetryAfterMs`). Any other error as it is.
+ */
+export function notWaitedFor(run: RunContext, error: KeelError, cause: KeelError): KeelError {
+  if (!declinesRetryAfter(run, cause)) return error;
+  const retryAfterMs = cause.retryAfterMs!;
+  const remainingMs = Math.max(0, run.state.deadlineAtMs - run.clock.now());
+  const { maxRetryAfterMs } = run.agent.retry;
+  const pastDeadline = retryAfterMs >= remainingMs;
+  const why = pastDeadline
+    ? `it ends after the run's deadline (${remainingMs} ms left)`
+    : `more than retry.maxRetryAfterMs (${maxRetryAfterMs} ms)`;
+  return new KeelError(
+    cause.code,
+    `${cause.message} (asked to wait ${retryAfterMs} ms, not waited for: ${why})`,
+    {
+      retryable: cause.retryable,
+      retryAfterMs,
+      status: cause.status,
+      provider: cause.provider,
+      data: {
+        ...cause.data,
+        retryAfterMs,
+        remainingMs,
+        maxRetryAfterMs,
+        reason: pastDeadline ? 'retry_after_past_deadline' : 'retry_after_too_long',
+      },
+      guidance: cause.guidance,
+      cause: error,
+    },
+  );
+}

@@ -350,3 +350,86 @@ describe('model step: streaming', () => {
     expect(backup.calls).toHaveLength(0);
   });
 });
+
+describe('model step: a Retry-After the run cannot wait for', () => {
+  const rateLimited = (retryAfterMs: number) =>
+    fault('provider.rate_limited', { retryAfterMs, status: 429, provider: 'test' });
+
+  it('falls back at once when the Retry-After ends after the run’s deadline', async () => {
+    const clock = new FakeClock();
+    const primary = model('primary', [rateLimited(8_000), { content: 'from primary' }]);
+    const backup = model('backup', [{ content: 'from backup' }]);
+    const events: RunEvent[] = [];
+    const result = await runOnClock(
+      clock,
+      build(clock, { model: primary, fallbacks: [backup], limits: { timeoutMs: 5_000 } }),
+      'hi',
+      events,
+    );
+    expect(result.status).toBe('completed');
+    expect(result.output).toBe('from backup');
+    expect(result.report.durationMs).toBeLessThan(100);
+    expect(result.report.waitingMs).toBe(0);
+    expect(result.report.retries.model).toBe(0);
+    expect(result.report.fallbacks.used).toEqual([
+      { step: 1, from: 'test/primary', to: 'test/backup', errorCode: 'provider.rate_limited' },
+    ]);
+    expect(events.some((event) => event.type === 'retry-scheduled')).toBe(false);
+  });
+
+  it('with no fallback, fails at once with provider.rate_limited carrying the wait it was asked for', async () => {
+    const clock = new FakeClock();
+    const primary = model('primary', [rateLimited(8_000), { content: 'too late' }]);
+    const result = await runOnClock(clock, build(clock, { model: primary, limits: { timeoutMs: 5_000 } }));
+    expect(result.status).toBe('failed');
+    expect(result.error?.code).toBe('provider.rate_limited');
+    expect(result.error?.retryAfterMs).toBe(8_000);
+    expect(result.error?.data).toMatchObject({
+      retryAfterMs: 8_000,
+      remainingMs: 5_000,
+      reason: 'retry_after_past_deadline',
+    });
+    expect(result.report.durationMs).toBeLessThan(100);
+    expect(result.report.waitingMs).toBe(0);
+  });
+
+  it('with no fallback, fails at once on a Retry-After beyond retry.maxRetryAfterMs', async () => {
+    const clock = new FakeClock();
+    const primary = model('primary', [rateLimited(90_000), { content: 'too late' }]);
+    const result = await runOnClock(
+      clock,
+      build(clock, { model: primary, retry: { delay: constant(250), maxRetryAfterMs: 60_000 } }),
+    );
+    expect(result.status).toBe('failed');
+    expect(result.error?.code).toBe('provider.rate_limited');
+    expect(result.error?.data).toMatchObject({
+      retryAfterMs: 90_000,
+      maxRetryAfterMs: 60_000,
+      reason: 'retry_after_too_long',
+    });
+    expect(result.report.durationMs).toBeLessThan(100);
+  });
+
+  it('waits a Retry-After that ends before the deadline, as before', async () => {
+    const clock = new FakeClock();
+    const primary = model('primary', [rateLimited(3_000), { content: 'done' }]);
+    const backup = model('backup', [{ content: 'from backup' }]);
+    const result = await runOnClock(
+      clock,
+      build(clock, { model: primary, fallbacks: [backup], limits: { timeoutMs: 5_000 } }),
+    );
+    expect(result.output).toBe('done');
+    expect(result.report.waitingMs).toBe(3_000);
+  });
+
+  it('counts a wait the deadline cuts short only up to the deadline', async () => {
+    const clock = new FakeClock();
+    const primary = model('primary', [fault('provider.overloaded'), { content: 'too late' }]);
+    const result = await runOnClock(
+      clock,
+      agent({ clock, model: primary, retry: { delay: constant(8_000) }, limits: { timeoutMs: 5_000 } }),
+    );
+    expect(result.error?.code).toBe('run.timeout');
+    expect(result.report.waitingMs).toBeLessThanOrEqual(5_000);
+  });
+});

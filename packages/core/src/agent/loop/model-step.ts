@@ -8,8 +8,10 @@ import type { ModelRequest, ModelResponse } from '../../spec/model.js';
 import type { ModelSlot } from '../agent-runtime.js';
 import { waitForOpenBreaker } from './breaker-wait.js';
 import {
+  declinesRetryAfter,
   FALLBACK_CODES,
   largerModelIndex,
+  notWaitedFor,
   presentableError,
   reduceConversation,
   switchModel,
@@ -26,9 +28,12 @@ import type { RunContext } from './run-context.js';
  * When a model's calls fail: a context overflow first has the conversation manager reduce the conversation and
  * retries the same model, then, when nothing more can be removed, moves to a later model with a larger context
  * window; an unavailable model (see `FALLBACK_CODES`) moves to the next model; anything else fails the step.
- * A run that fell back stays on its fallback for its remaining steps. When the last model's breaker is open, the run
- * waits for its half-open moment within `retry.waitForOpenBreakerMs` (see `waitForOpenBreaker`). Once a text delta reached the caller nothing is
- * retried or replayed: the step fails with the error, `data.partialOutput` holding what was streamed.
+ * A run that fell back stays on its fallback for its remaining steps. A Retry-After that ends after the run's deadline
+ * or beyond `retry.maxRetryAfterMs` is not waited for: the loop falls back at once, or, with no fallback left, fails
+ * with the provider's error carrying the wait it asked for (see `notWaitedFor`). When the last model's breaker is
+ * open, the run waits for its half-open moment within `retry.waitForOpenBreakerMs` and its deadline (see
+ * `waitForOpenBreaker`). Once a text delta reached the caller nothing is retried or replayed: the step fails with the
+ * error, `data.partialOutput` holding what was streamed.
  *
  * Cancellation and control signals pass through as they are.
  */
@@ -61,7 +66,7 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
     if (!FALLBACK_CODES.has(cause.code)) throw error;
     if (state.modelIndex + 1 >= agent.models.length) {
       if (await waitForOpenBreaker(run, slot, cause)) continue;
-      throw error;
+      throw notWaitedFor(run, error, cause);
     }
     switchModel(run, state.modelIndex + 1, cause.code);
   }
@@ -220,11 +225,14 @@ function modelRetryOf(run: RunContext): RetryPolicy {
   if (run.modelRetry !== undefined) return run.modelRetry;
   const policy = run.agent.retry.makeModelRetry(run.budget, (error) => {
     run.countError(error);
-    // Replaying a call whose output the caller already saw would show it twice.
-    return error.retryable && !run.deltaDelivered;
+    // Replaying a call whose output the caller already saw would show it twice; a retry after the run's deadline
+    // would never start, and waiting for it would keep the run from its fallback.
+    return error.retryable && !run.deltaDelivered && !declinesRetryAfter(run, error);
   });
   policy.onRetry((event) => {
-    countRetry(run.state.report, 'model', event.delayMs);
+    // A wait the run's deadline cuts short is counted as far as the deadline: the report's waiting fits in the run.
+    const waitMs = Math.min(event.delayMs, Math.max(0, run.state.deadlineAtMs - run.clock.now()));
+    countRetry(run.state.report, 'model', waitMs);
     if (run.events.active) {
       run.events.emit({
         type: 'retry-scheduled',

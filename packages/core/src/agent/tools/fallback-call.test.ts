@@ -243,14 +243,110 @@ describe('tool fallbacks: a degraded result instead of a failure', () => {
     ]);
   });
 
-  it('leaves the caller’s own faults alone by default: permission denied reaches the model as it was', async () => {
+  it('answers every failure by default: a plain Error and permission denied alike; `on` narrows it', async () => {
     const clock = new FakeClock();
-    let fallbackRan = false;
+    const answered: string[] = [];
     const search = failing('search', () => new KeelError('tool.permission_denied', 'not your index'));
     const guarded = tool({
       ...search,
       input: queryInput,
       execute: search.execute,
+      fallbacks: [
+        {
+          value: (_input, context) => {
+            answered.push(context.error.code);
+            return 'cached';
+          },
+        },
+      ],
+    });
+    const { model, assistant } = build(clock, searchOnce, { tools: [guarded] });
+    const result = await runOnClock(clock, assistant);
+    expect(answered).toEqual(['tool.permission_denied']);
+    expect(result.report.degradations.total).toBe(1);
+    expect(toolResults(model.calls[1]!.messages)).toMatchObject([
+      { status: 'success', content: 'cached', degraded: { errorCode: 'tool.permission_denied' } },
+    ]);
+
+    // Narrowed to what says the tool could not serve: the caller's own fault reaches the model as it was.
+    const narrowed = tool({
+      ...search,
+      input: queryInput,
+      execute: search.execute,
+      fallbacks: [{ value: () => 'cached', on: ['tool.unavailable', 'tool.timeout', 'network'] }],
+    });
+    const second = build(clock, searchOnce, { tools: [narrowed] });
+    const narrowedResult = await runOnClock(clock, second.assistant);
+    expect(toolResults(second.model.calls[1]!.messages)).toEqual([
+      {
+        status: 'error',
+        error: { code: 'tool.permission_denied', message: 'not your index', retryable: false },
+      },
+    ]);
+    expect(narrowedResult.report.degradations.total).toBe(0);
+  });
+
+  it('answers a tool that throws a plain Error (weather service 503) with its fallback', async () => {
+    const clock = new FakeClock();
+    const weather = failing('search', () => new Error('weather service 503'));
+    const guarded = tool({
+      ...weather,
+      input: queryInput,
+      execute: weather.execute,
+      fallbacks: [{ value: () => 'last known forecast', reason: 'the last known forecast' }],
+    });
+    const { model, assistant } = build(clock, searchOnce, { tools: [guarded] });
+    const result = await runOnClock(clock, assistant);
+    expect(toolResults(model.calls[1]!.messages)).toMatchObject([
+      {
+        status: 'success',
+        content: 'last known forecast',
+        degraded: { errorCode: 'tool.failed', reason: 'the last known forecast' },
+      },
+    ]);
+    expect(result.report.degradations).toEqual({ total: 1, byTool: { search: 1 } });
+  });
+
+  it('a 503 thrown by a tool with a side effect is tool.unavailable: nothing ran, so its fallback tool runs', async () => {
+    const clock = new FakeClock();
+    const replicaCalls: ToolContext[] = [];
+    const primary = failing(
+      'search',
+      () => Object.assign(new Error('search service unavailable'), { status: 503 }),
+      { idempotent: false },
+    );
+    const guarded = tool({
+      ...primary,
+      input: queryInput,
+      execute: primary.execute,
+      fallbacks: [{ tool: answering('search_replica', replicaCalls) }],
+    });
+    const events: RunEvent[] = [];
+    const { model, assistant } = build(clock, searchOnce, {
+      tools: [guarded],
+      retry: { delay: constant(100), toolMaxAttempts: 1 },
+    });
+    const result = await runOnClock(clock, assistant, events);
+    expect(replicaCalls).toHaveLength(1);
+    expect(toolResults(model.calls[1]!.messages)).toMatchObject([
+      {
+        status: 'success',
+        content: { hits: ['keel from search_replica'] },
+        degraded: { from: 'search', to: 'search_replica', errorCode: 'tool.unavailable' },
+      },
+    ]);
+    expect(result.report.errors.byCode).toMatchObject({ 'tool.unavailable': 1 });
+    expect(JSON.stringify(result.report.errors.byCode)).not.toContain('provider.');
+  });
+
+  it('never answers a control signal: a tool that stops the run is not replaced by its fallback', async () => {
+    const clock = new FakeClock();
+    let fallbackRan = false;
+    const stopping = failing('search', () => stopRun('enough'));
+    const guarded = tool({
+      ...stopping,
+      input: queryInput,
+      execute: stopping.execute,
       fallbacks: [
         {
           value: () => {
@@ -260,16 +356,9 @@ describe('tool fallbacks: a degraded result instead of a failure', () => {
         },
       ],
     });
-    const { model, assistant } = build(clock, searchOnce, { tools: [guarded] });
+    const { assistant } = build(clock, searchOnce, { tools: [guarded] });
     const result = await runOnClock(clock, assistant);
-
     expect(fallbackRan).toBe(false);
-    expect(toolResults(model.calls[1]!.messages)).toEqual([
-      {
-        status: 'error',
-        error: { code: 'tool.permission_denied', message: 'not your index', retryable: false },
-      },
-    ]);
     expect(result.report.degradations.total).toBe(0);
   });
 

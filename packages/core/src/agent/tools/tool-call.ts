@@ -1,4 +1,4 @@
-import { classify } from '../../errors/classify.js';
+import { toolFailure } from '../../errors/classify-tool.js';
 import type { ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
@@ -12,6 +12,8 @@ import { underlyingError } from '../loop/model-recovery.js';
 import { countRetry } from '../loop/report.js';
 import type { RunContext } from '../loop/run-context.js';
 import { ToolCallContext } from './tool-context.js';
+
+export { toolFailure };
 
 /**
  * Failures that prove the tool never started, so that retrying even a tool with side effects is safe: the tool said
@@ -118,17 +120,6 @@ function emitProgress(
     progress: progress.progress,
     ...(progress.total === undefined ? {} : { total: progress.total }),
     ...(progress.message === undefined ? {} : { message: progress.message }),
-  });
-}
-
-/** A tool's thrown value as a KeelError: classified once; an unrecognised fault is `tool.failed`. */
-export function toolFailure(thrown: unknown, toolName: string): KeelError {
-  const error = classify(thrown, { provider: toolName });
-  if (error.code !== 'internal.unexpected' || KeelError.isInstance(thrown)) return error;
-  return new KeelError('tool.failed', `Tool "${toolName}" failed: ${error.message}`, {
-    provider: toolName,
-    data: { ...error.data },
-    cause: thrown,
   });
 }
 

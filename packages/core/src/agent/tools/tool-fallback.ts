@@ -9,17 +9,14 @@ const CATEGORIES: ReadonlySet<string> = new Set(Object.values(ERROR_CODES).map((
 export const DEFAULT_FALLBACK_VALUE_NAME = 'fallback value';
 
 /**
- * The failures a fallback answers when it says nothing: those that say the tool could not serve (a retryable
- * failure, an open breaker, `tool.unavailable`), never the caller's own faults, which a fallback would only hide.
+ * Whether `fallback` answers `error`. A fallback that says nothing (`on` unset) answers every failure of the tool,
+ * whatever its code: a plain `new Error('weather service 503')` (`tool.failed`) as much as a timeout or an open
+ * breaker. Control signals (cancellation, interrupts, a tool's request to stop) never get here: they end the call
+ * before any fallback is considered.
  */
-export function couldNotServe(error: KeelError): boolean {
-  return error.retryable || error.code === 'policy.circuit_open' || error.code === 'tool.unavailable';
-}
-
-/** Whether `fallback` answers `error`. */
 export function fallbackApplies(fallback: ToolFallback<never>, error: KeelError): boolean {
   const on = fallback.on;
-  if (on === undefined) return couldNotServe(error);
+  if (on === undefined) return true;
   if (typeof on === 'function') return on(error) === true;
   return on.some((entry) => entry === error.code || entry === (error.category as ErrorCategory));
 }
