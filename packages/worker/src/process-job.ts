@@ -74,11 +74,21 @@ export async function processRunJob(
   try {
     const answers = await answersFor(context.store, job.data);
     answered = answers.approvals !== undefined || answers.decisions !== undefined;
-    result = await agent.resume(runId, {
-      ...answers,
-      pauseSignal: pause.signal,
-      onEvent: (event) => progress(context, agentName, event),
-    });
+    const resume = (given: Pick<ResumeOptions, 'approvals' | 'decisions'>) =>
+      agent.resume(runId, {
+        ...given,
+        pauseSignal: pause.signal,
+        onEvent: (event) => progress(context, agentName, event),
+      });
+    try {
+      result = await resume(answers);
+    } catch (error) {
+      // The run moved on between the look at it and the resume (a cancellation got there first, another worker
+      // applied the answers): they are spent, and the run goes on (or reports its end) without them.
+      if (!answered || !isConfigInvalid(error) || (await stillInterrupted(context.store, runId))) throw error;
+      answered = false;
+      result = await resume({});
+    }
   } catch (error) {
     if (error instanceof DelayedError) throw error;
     const keelError = KeelError.isInstance(error) ? error : undefined;
@@ -150,6 +160,14 @@ async function answersFor(
     ...(data.approvals === undefined ? {} : { approvals: data.approvals }),
     ...(data.decisions === undefined ? {} : { decisions: data.decisions }),
   };
+}
+
+function isConfigInvalid(error: unknown): boolean {
+  return KeelError.isInstance(error) && error.code === 'config.invalid';
+}
+
+async function stillInterrupted(store: RunStore, runId: string): Promise<boolean> {
+  return (await store.loadRun(runId))?.status === 'interrupted';
 }
 
 function progress(context: JobContext, agentName: string, event: RunEvent): void {
