@@ -57,6 +57,14 @@ export interface RedisStateOptions {
   timeSource?: 'redis' | 'clock';
   /** Longest `ready()` waits for the first connection, in milliseconds. Defaults to 5_000. */
   connectTimeoutMs?: number;
+  /**
+   * How long a half-open breaker's probe slot is held without a renewal, in milliseconds. The process that took the
+   * slot renews it every third of this while its probe runs; a slot nobody renews (its admission timed out in the
+   * process though Redis ran it, or its process died) is freed this long after it was taken, rather than at the
+   * probe's deadline (`probeTimeoutMs`, the model's timeout), so the fleet probes again soon. At least 300. Defaults
+   * to 3_000.
+   */
+  probeSlotTtlMs?: number;
   /** Where recovery checks and event times take their time from. Defaults to the system clock. */
   clock?: Clock;
 }
@@ -72,6 +80,7 @@ export interface RedisStateSettings {
   readonly ttlMs: number;
   readonly timeSource: 'redis' | 'clock';
   readonly connectTimeoutMs: number;
+  readonly probeSlotTtlMs: number;
   readonly clock: Clock;
 }
 
@@ -86,6 +95,7 @@ const KNOWN_OPTIONS = [
   'ttlMs',
   'timeSource',
   'connectTimeoutMs',
+  'probeSlotTtlMs',
   'clock',
 ];
 
@@ -132,6 +142,7 @@ export function resolveStateOptions(options: RedisStateOptions): RedisStateSetti
     ttlMs: requireMilliseconds(options.ttlMs ?? 86_400_000, 'ttlMs', FACTORY, 1_000),
     timeSource: requireChoice(options.timeSource ?? 'redis', ['redis', 'clock'], 'timeSource', FACTORY),
     connectTimeoutMs: requireMilliseconds(options.connectTimeoutMs ?? 5_000, 'connectTimeoutMs', FACTORY),
+    probeSlotTtlMs: requireMilliseconds(options.probeSlotTtlMs ?? 3_000, 'probeSlotTtlMs', FACTORY, 300),
     clock: clock as Clock,
   };
 }

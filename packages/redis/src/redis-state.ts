@@ -83,6 +83,7 @@ class SharedRedisState implements RedisState, SharedConnection {
   readonly namespace: string;
   readonly ttlMs: number;
   readonly recoveryIntervalMs: number;
+  readonly probeSlotTtlMs: number;
   readonly onUnavailable: Event<RedisUnavailableEvent>;
   readonly onRecovered: Event<RedisRecoveredEvent>;
   readonly timeSource: 'redis' | 'clock';
@@ -110,6 +111,7 @@ class SharedRedisState implements RedisState, SharedConnection {
     this.namespace = settings.namespace;
     this.ttlMs = settings.ttlMs;
     this.recoveryIntervalMs = settings.recoveryIntervalMs;
+    this.probeSlotTtlMs = settings.probeSlotTtlMs;
     this.timeSource = settings.timeSource;
     this.clock = settings.clock;
     this.defaultRule = settings.onUnavailable;

@@ -25,6 +25,8 @@ export interface SharedConnection {
   readonly available: boolean;
   readonly ttlMs: number;
   readonly recoveryIntervalMs: number;
+  /** How long a breaker's probe slot is held without a renewal by its holder, in ms (see `RedisStateOptions`). */
+  readonly probeSlotTtlMs: number;
   /** The rule of stores that set none. */
   readonly defaultRule: UnavailableRule;
   /** `'redis'`: scripts read the server's clock; `'clock'`: each store passes its own clock's time. */

@@ -17,6 +17,7 @@ import {
   type ProbeTicket,
   type SerializedError,
   serializeError,
+  type TimerHandle,
 } from '@keel/core';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
 import { checkOptionsObject, invalidOption, requireChoice } from '../validation.js';
@@ -99,6 +100,8 @@ class RedisBreakerStore implements BreakerStore, Participant {
   private closedTicket: SharedClosedTicket = { kind: 'closed', gen: Number.NEGATIVE_INFINITY };
   /** The store that stands in while Redis is unavailable (rule `local`), from the copy as it was then. */
   private local: InMemoryBreakerStore | undefined;
+  /** Probe slots this process holds, with the timer that renews each while its probe runs. */
+  private readonly renewals = new Map<number, TimerHandle>();
 
   constructor(
     private readonly connection: SharedConnection,
@@ -133,6 +136,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
       halfOpenMaxProbes: options.rules.halfOpenMaxProbes,
       probeSuccessesToClose: options.rules.probeSuccessesToClose,
       probeTimeoutMs,
+      probeSlotTtlMs: connection.probeSlotTtlMs,
     });
     this.seedJson = options.initialState === undefined ? '' : JSON.stringify(options.initialState);
     connection.subscribe(this.key, (message) => this.apply(parseBreakerUpdate(message), false));
@@ -192,6 +196,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
       return this.reportShared('closed', gen, '', outcome, error);
     }
     const { gen, probeId } = ticket as SharedProbeTicket;
+    this.stopRenewing(probeId);
     return this.reportShared('probe', gen, String(probeId), outcome, error);
   }
 
@@ -254,12 +259,49 @@ class RedisBreakerStore implements BreakerStore, Participant {
     this.apply(update, true);
     const { ticket, rejection } = update;
     if (ticket?.kind === 'closed') return this.closedTicket;
-    if (ticket?.kind === 'probe')
+    if (ticket?.kind === 'probe') {
+      this.renew(ticket.probeId, update.gen);
       return { kind: 'probe', probeId: ticket.probeId, gen: update.gen } as SharedProbeTicket;
+    }
     if (rejection?.state === 'half-open') this.probesTaken = true;
     if (rejection?.state === 'isolated')
       return { kind: 'rejected', state: 'isolated', remainingMs: undefined };
     return this.rejection(rejection?.state ?? 'open', rejection?.remainingMs ?? 0);
+  }
+
+  /**
+   * Keeps a probe slot this process holds while its probe runs: Redis frees a slot whose lease (`probeSlotTtlMs`)
+   * lapses, so a slot whose admission's answer was lost (or whose holder died) is taken again soon, not at the
+   * probe's deadline. Renewed every third of the lease, so one slow or lost renewal does not lose the slot.
+   */
+  private renew(probeId: number, gen: number): void {
+    const everyMs = Math.max(1, Math.floor(this.connection.probeSlotTtlMs / 3));
+    const schedule = () => {
+      const timer = this.clock.setTimeout(() => {
+        if (!this.renewals.has(probeId)) return;
+        schedule();
+        if (!this.connection.available) return;
+        this.call('renew', ['probe', String(gen), String(probeId), '', '']).then(
+          (answer) => {
+            const update = parseBreakerUpdate(answer);
+            this.apply(update, true);
+            // The slot is gone (the probe timed out, the breaker moved on): nothing left to keep.
+            if (update.renewed !== true) this.stopRenewing(probeId);
+          },
+          () => undefined,
+        );
+      }, everyMs);
+      (timer as { unref?: () => void } | undefined)?.unref?.();
+      this.renewals.set(probeId, timer);
+    };
+    schedule();
+  }
+
+  private stopRenewing(probeId: number): void {
+    const timer = this.renewals.get(probeId);
+    if (timer === undefined) return;
+    this.clock.clearTimeout(timer);
+    this.renewals.delete(probeId);
   }
 
   private async reportShared(
