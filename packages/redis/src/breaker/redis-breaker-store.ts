@@ -252,9 +252,10 @@ class RedisBreakerStore implements BreakerStore, Participant {
   private async admitShared(): Promise<BreakerAdmission> {
     let update: BreakerUpdate;
     try {
-      update = parseBreakerUpdate(await this.call('admit', []));
+      update = parseBreakerUpdate(await this.call('admit', [], (late) => this.lateAdmission(late)));
     } catch {
-      return this.admitUnavailable();
+      // Redis is down: the rule. Only slow (it still counts as available): this call is decided from the copy.
+      return this.connection.available ? this.admitFromCopy() : this.admitUnavailable();
     }
     this.apply(update, true);
     const { ticket, rejection } = update;
@@ -267,6 +268,34 @@ class RedisBreakerStore implements BreakerStore, Participant {
     if (rejection?.state === 'isolated')
       return { kind: 'rejected', state: 'isolated', remainingMs: undefined };
     return this.rejection(rejection?.state ?? 'open', rejection?.remainingMs ?? 0);
+  }
+
+  /**
+   * Decides a call whose admission Redis did not answer in time, though Redis is not unavailable: closed admits,
+   * open and isolated reject as the copy says, and half-open refuses (the slot, if Redis gave one, is given back when
+   * the late answer comes, see `lateAdmission`).
+   */
+  private admitFromCopy(): BreakerAdmission {
+    const nowMs = this.serverNow();
+    const state = this.visibleState(nowMs);
+    if (state === 'closed') return this.closedTicket;
+    if (state === 'isolated') return { kind: 'rejected', state: 'isolated', remainingMs: undefined };
+    if (state === 'open') return this.rejection('open', this.openUntilMs - nowMs);
+    return this.rejection('half-open', (this.earliestProbeMs ?? nowMs) - nowMs);
+  }
+
+  /** The answer to an admission that timed out here: a probe slot nobody will use is given back at once. */
+  private lateAdmission(answer: unknown): void {
+    let update: BreakerUpdate;
+    try {
+      update = parseBreakerUpdate(answer as string);
+    } catch {
+      return;
+    }
+    this.apply(update, true);
+    if (update.ticket?.kind === 'probe' && this.connection.available) {
+      void this.reportShared('probe', update.gen, String(update.ticket.probeId), 'cancelled', undefined);
+    }
   }
 
   /**
@@ -328,17 +357,26 @@ class RedisBreakerStore implements BreakerStore, Participant {
     this.apply(parseBreakerUpdate(await this.call(operation, [])), true);
   }
 
-  private async call(operation: string, args: readonly string[]): Promise<string> {
+  private async call(
+    operation: string,
+    args: readonly string[],
+    late?: (answer: unknown) => void,
+  ): Promise<string> {
     const nowArgument = this.connection.timeSource === 'clock' ? String(this.clock.now()) : '';
-    const answer = (await this.connection.run('breaker', this.key, [
-      operation,
-      nowArgument,
-      this.rulesJson,
-      String(this.connection.ttlMs),
-      this.seedJson,
-      Number.isFinite(this.gen) ? String(this.gen) : '',
-      ...args,
-    ])) as string;
+    const answer = (await this.connection.run(
+      'breaker',
+      this.key,
+      [
+        operation,
+        nowArgument,
+        this.rulesJson,
+        String(this.connection.ttlMs),
+        this.seedJson,
+        Number.isFinite(this.gen) ? String(this.gen) : '',
+        ...args,
+      ],
+      late,
+    )) as string;
     // The shared state exists now: the snapshot must not come back should the key expire one day.
     this.seedJson = '';
     return answer;
