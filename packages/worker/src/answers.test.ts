@@ -11,7 +11,7 @@ import { SqliteRunStore } from '@keel/store-sqlite';
 import { Queue, Worker } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FleetFixture } from './fleet-fixture.js';
-import { answerJobIdOf, queueNameOf } from './fleet-names.js';
+import { answerJobIdOf, jobIdOf, queueNameOf } from './fleet-names.js';
 import type { WorkerEvent } from './worker-events.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
@@ -195,5 +195,51 @@ describe('an answer racing a cancellation', () => {
     } finally {
       await bull.close();
     }
+  });
+});
+
+describe('a run cancelled while its worker is dead', () => {
+  it('ends with its state saying so when its job is taken again', async () => {
+    const { runs, fleet, name } = openFleet();
+    const runId = `dead-${randomUUID()}`;
+    // Its worker died inside the charge a minute ago: the run is running, its lease long run out.
+    const dying = new FaultyRunStore(runs);
+    let entered!: () => void;
+    let release!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const running = chargingAgent(dying, name, { entered, released }, new FakeClock(Date.now() - 60_000)).run(
+      'charge me',
+      { runId },
+    );
+    await inside;
+    dying.down = true;
+    release();
+    await running;
+    expect((await runs.loadRun(runId))?.status).toBe('running');
+    expect(await fleet.queue.cancel(runId, 'the customer hung up')).toBe('cancelled');
+    // Its job comes back (it stalled when its worker died) and a worker takes it.
+    const bull = new Queue(queueNameOf(name), { connection: { url: redisUrl }, prefix: fleet.prefix });
+    try {
+      await bull.add('run', { runId, agentName: name }, { jobId: jobIdOf(runId) });
+    } finally {
+      await bull.close();
+    }
+    fleet.worker([chargingAgent(runs, name)]);
+    expect(await endOf(fleet, runId)).toMatchObject({ type: 'run-finished', status: 'cancelled' });
+    const record = await runs.loadRun(runId);
+    expect(record).toMatchObject({
+      status: 'cancelled',
+      state: {
+        status: 'cancelled',
+        stopReason: 'cancelled',
+        error: { code: 'run.cancelled', message: expect.stringContaining('the customer hung up') },
+      },
+    });
+    expect(record?.lease).toBeUndefined();
   });
 });

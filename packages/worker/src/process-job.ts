@@ -7,6 +7,7 @@ import {
   type RunStore,
 } from '@keel/core';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { recordCancellation } from './cancelled-run.js';
 import type { RunJobData } from './fleet-names.js';
 import type { WorkerEvent } from './worker-events.js';
 
@@ -124,6 +125,26 @@ export async function processRunJob(
     return result.stopReason === 'paused'
       ? requeue('paused', 0)
       : requeue('store_unavailable', context.retryDelayMs);
+  }
+  if (result.status === 'cancelled' && result.state.status !== 'cancelled') {
+    // Cancelled while its worker was dead: the store says cancelled, the state still shows its last step running.
+    await recordCancellation(context.store, runId, Date.now()).catch((error: unknown) => {
+      context.emit({
+        type: 'worker-error',
+        runId,
+        error: KeelError.isInstance(error)
+          ? error
+          : new KeelError(
+              'internal.unexpected',
+              `Run ${runId}: its cancellation was not recorded in its state`,
+              {
+                cause: error,
+                data: { runId },
+              },
+            ),
+        atMs: Date.now(),
+      });
+    });
   }
   context.emit({
     type: 'run-finished',
