@@ -179,3 +179,80 @@ it("goes on by each policy's rule while Redis is down, says so, and takes the sh
   expect(bRefused.error?.code).toBe('policy.circuit_open');
   expect(modelCalls.b).toBe(callsBefore);
 });
+
+it('tells a slow Redis from a lost one: a pause shorter than unavailableAfterMs is no outage, a longer one is', async () => {
+  const url = `redis://127.0.0.1:${port}`;
+  const namespace = uniqueNamespace('pause');
+  const state = redisState({
+    url,
+    namespace,
+    recoveryIntervalMs: 50,
+    operationTimeoutMs: 50,
+    unavailableAfterMs: 3_000,
+  });
+  open.push(state);
+  await state.ready();
+  const events: string[] = [];
+  state.onUnavailable(() => events.push('unavailable'));
+  state.onRecovered(() => events.push('recovered'));
+  const breaker = circuitBreaker({
+    name: 'provider',
+    strategy: consecutive({ threshold: 1 }),
+    halfOpenAfterMs: 1,
+    probeTimeoutMs: 120_000,
+    store: state.breakerStore(),
+  });
+  await breaker.execute(() => 'warm-up');
+  await expect(
+    breaker.execute(() => {
+      throw new KeelError('provider.server_error', 'upstream 503');
+    }),
+  ).rejects.toThrow('upstream 503');
+  const pauser = testClient(url);
+  const client = testClient(url);
+  const key = `keel:${namespace}:breaker:provider`;
+  try {
+    // Redis holds every command for 500 ms (as a busy or briefly stalled server would), ten times the operation
+    // timeout: the half-open admission times out here though Redis runs it and gives it the fleet's only slot.
+    await pauser.call('CLIENT', 'PAUSE', '500', 'ALL');
+    const refused = await breaker.execute(() => 'probe').catch((error: KeelError) => error);
+    expect(refused).toMatchObject({ code: 'policy.circuit_open', data: { state: 'half-open' } });
+    // The late answer gives the slot back, and the PING answered: Redis was slow, not lost.
+    for (;;) {
+      const probes = await client.hget(key, 'probes');
+      if (probes === '{}' || probes === '[]') break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(state.status).toBe('available');
+    await expect(breaker.execute(() => 'probe')).resolves.toBe('probe');
+    expect(breaker.state).toBe('closed');
+    expect(events).toEqual([]);
+
+    // A Redis that answers nothing for longer than unavailableAfterMs is unavailable before it answers again.
+    const lost = redisState({
+      url,
+      namespace,
+      recoveryIntervalMs: 50,
+      operationTimeoutMs: 50,
+      unavailableAfterMs: 200,
+    });
+    open.push(lost);
+    await lost.ready();
+    const unavailable = next(lost.onUnavailable);
+    const recovered = next(lost.onRecovered);
+    const limiter = rateLimiter({ ratePerSecond: 100, store: lost.rateLimiterStore({ name: 'api' }) });
+    const pausedAtMs = Date.now();
+    await pauser.call('CLIENT', 'PAUSE', '2000', 'ALL');
+    await expect(limiter.execute(() => 'local')).resolves.toBe('local');
+    const event = await unavailable;
+    expect(event.error.message).toMatch(/did not answer a PING within 200 ms \(unavailableAfterMs\)/);
+    // Within operationTimeoutMs + unavailableAfterMs of the first operation that met it: well before the pause ends.
+    expect(event.atMs - pausedAtMs).toBeLessThan(2_000);
+    // The pause ends: Redis answers again, and the state is shared again.
+    await recovered;
+  } finally {
+    await pauser.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+    pauser.disconnect();
+    client.disconnect();
+  }
+});

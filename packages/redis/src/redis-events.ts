@@ -4,8 +4,9 @@ import type { KeelError } from '@keel/core';
 export type RedisStatus = 'connecting' | 'available' | 'unavailable' | 'closed';
 
 /**
- * Redis stopped answering (a connection closed, an operation failed or took longer than `operationTimeoutMs`): from
- * now on every policy follows its `onUnavailable` rule, until {@link RedisRecoveredEvent}.
+ * Redis stopped answering (a connection closed, a command failed, or a PING sent after an operation timed out got no
+ * answer within `unavailableAfterMs`): from now on every policy follows its `onUnavailable` rule, until
+ * {@link RedisRecoveredEvent}.
  */
 export interface RedisUnavailableEvent {
   /** When it was noticed, in epoch milliseconds (the state's clock). */

@@ -25,12 +25,19 @@ export interface RedisStateOptions {
    */
   namespace?: string;
   /**
-   * Longest one Redis operation may take, in milliseconds; an operation that takes longer (or fails) marks Redis
-   * unavailable and the policies follow `onUnavailable`. Defaults to 100: a loopback round trip takes about 0.1, so
-   * a stalled Redis delays a call by at most this, while a process whose event loop is busy for a moment (the reply
-   * is read late) rarely mistakes it for an outage.
+   * Longest one Redis operation may take, in milliseconds: a call waits for Redis at most this long, then is decided
+   * without it (see `unavailableAfterMs` for when Redis counts as unavailable). Defaults to 100: a loopback round trip
+   * takes about 0.1, so a stalled Redis delays a call by at most this. An answer already read from the socket when
+   * the time is up (a busy event loop) still counts.
    */
   operationTimeoutMs?: number;
+  /**
+   * How long Redis may go without answering before it counts as unavailable, in milliseconds. An operation that
+   * times out fails alone (its call is decided without Redis) and sends a PING: Redis is unavailable only if that
+   * PING gets no answer within this (or a connection closes, or a command fails). A slow answer, a busy host or a
+   * Redis paused for a moment is not an outage. At least `operationTimeoutMs`. Defaults to 1_000.
+   */
+  unavailableAfterMs?: number;
   /**
    * What policies do while Redis cannot be reached, unless a store says otherwise:
    * - `'local'` (fail open to local state): each process goes on alone, its breakers starting from the last shared
@@ -57,6 +64,14 @@ export interface RedisStateOptions {
   timeSource?: 'redis' | 'clock';
   /** Longest `ready()` waits for the first connection, in milliseconds. Defaults to 5_000. */
   connectTimeoutMs?: number;
+  /**
+   * How long a half-open breaker's probe slot is held without a renewal, in milliseconds. The process that took the
+   * slot renews it every third of this while its probe runs; a slot nobody renews (its admission timed out in the
+   * process though Redis ran it, or its process died) is freed this long after it was taken, rather than at the
+   * probe's deadline (`probeTimeoutMs`, the model's timeout), so the fleet probes again soon. At least 300. Defaults
+   * to 3_000.
+   */
+  probeSlotTtlMs?: number;
   /** Where recovery checks and event times take their time from. Defaults to the system clock. */
   clock?: Clock;
 }
@@ -67,11 +82,13 @@ export interface RedisStateSettings {
   readonly client: Redis | undefined;
   readonly namespace: string;
   readonly operationTimeoutMs: number;
+  readonly unavailableAfterMs: number;
   readonly onUnavailable: UnavailableRule;
   readonly recoveryIntervalMs: number;
   readonly ttlMs: number;
   readonly timeSource: 'redis' | 'clock';
   readonly connectTimeoutMs: number;
+  readonly probeSlotTtlMs: number;
   readonly clock: Clock;
 }
 
@@ -81,11 +98,13 @@ const KNOWN_OPTIONS = [
   'client',
   'namespace',
   'operationTimeoutMs',
+  'unavailableAfterMs',
   'onUnavailable',
   'recoveryIntervalMs',
   'ttlMs',
   'timeSource',
   'connectTimeoutMs',
+  'probeSlotTtlMs',
   'clock',
 ];
 
@@ -113,11 +132,22 @@ export function resolveStateOptions(options: RedisStateOptions): RedisStateSetti
   ) {
     throw invalidOption(FACTORY, 'clock', `clock must be a Clock with now, setTimeout and clearTimeout`);
   }
+  const operationTimeoutMs = requireMilliseconds(
+    options.operationTimeoutMs ?? 100,
+    'operationTimeoutMs',
+    FACTORY,
+  );
   return {
     url,
     client,
     namespace: requireName(options.namespace ?? 'default', 'namespace', FACTORY, true),
-    operationTimeoutMs: requireMilliseconds(options.operationTimeoutMs ?? 100, 'operationTimeoutMs', FACTORY),
+    operationTimeoutMs,
+    unavailableAfterMs: requireMilliseconds(
+      options.unavailableAfterMs ?? Math.max(1_000, operationTimeoutMs),
+      'unavailableAfterMs',
+      FACTORY,
+      operationTimeoutMs,
+    ),
     onUnavailable: requireChoice(
       options.onUnavailable ?? 'local',
       ['local', 'closed'],
@@ -132,6 +162,7 @@ export function resolveStateOptions(options: RedisStateOptions): RedisStateSetti
     ttlMs: requireMilliseconds(options.ttlMs ?? 86_400_000, 'ttlMs', FACTORY, 1_000),
     timeSource: requireChoice(options.timeSource ?? 'redis', ['redis', 'clock'], 'timeSource', FACTORY),
     connectTimeoutMs: requireMilliseconds(options.connectTimeoutMs ?? 5_000, 'connectTimeoutMs', FACTORY),
+    probeSlotTtlMs: requireMilliseconds(options.probeSlotTtlMs ?? 3_000, 'probeSlotTtlMs', FACTORY, 300),
     clock: clock as Clock,
   };
 }

@@ -32,6 +32,14 @@ describe('redisState: options', () => {
       /operationTimeoutMs must be an integer number of milliseconds from 1/,
     ],
     [{ url: 'redis://x', recoveryIntervalMs: 1.5 }, /recoveryIntervalMs must be an integer/],
+    [
+      { url: 'redis://x', operationTimeoutMs: 200, unavailableAfterMs: 100 },
+      /unavailableAfterMs must be an integer number of milliseconds from 200/,
+    ],
+    [
+      { url: 'redis://x', probeSlotTtlMs: 100 },
+      /probeSlotTtlMs must be an integer number of milliseconds from 300/,
+    ],
     [{ url: 'redis://x', connectTimeoutMs: -1 }, /connectTimeoutMs must be an integer/],
     [{ url: 'redis://x', ttlMs: 10 }, /ttlMs must be an integer number of milliseconds from 1000/],
     [{ url: 'redis://x', onUnavailable: 'open' }, /onUnavailable must be 'local' or 'closed', got "open"/],

@@ -57,8 +57,10 @@ export interface RedisState {
 /**
  * Connects to Redis (two connections: commands and pub/sub) and makes stores whose state every process of a fleet
  * shares: circuit breakers (one half-open probe per fleet), rate limiters (one bucket per fleet) and retry budgets.
- * Each operation has a timeout (`operationTimeoutMs`); when Redis cannot be reached the policies degrade by the
- * `onUnavailable` rule, `onUnavailable` fires, and the shared state is taken back when Redis returns (`onRecovered`).
+ * Each operation has a timeout (`operationTimeoutMs`: that call is decided without Redis); when Redis cannot be
+ * reached (a closed connection, a failed command, or no answer to a PING within `unavailableAfterMs`) the policies
+ * degrade by the `onUnavailable` rule, `onUnavailable` fires, and the shared state is taken back when Redis returns
+ * (`onRecovered`).
  *
  * @example
  *   const shared = redisState({ url: 'redis://127.0.0.1:6379', namespace: 'prod' });
@@ -83,12 +85,17 @@ class SharedRedisState implements RedisState, SharedConnection {
   readonly namespace: string;
   readonly ttlMs: number;
   readonly recoveryIntervalMs: number;
+  readonly probeSlotTtlMs: number;
   readonly onUnavailable: Event<RedisUnavailableEvent>;
   readonly onRecovered: Event<RedisRecoveredEvent>;
   readonly timeSource: 'redis' | 'clock';
   readonly clock: Clock;
   readonly defaultRule: UnavailableRule;
   private readonly connectTimeoutMs: number;
+  private readonly operationTimeoutMs: number;
+  private readonly unavailableAfterMs: number;
+  /** An operation timed out and a PING checks whether Redis is slow or gone. */
+  private checkingHealth = false;
   private readonly commands: Redis;
   private readonly subscriber: Redis;
   private readonly where: string;
@@ -110,10 +117,13 @@ class SharedRedisState implements RedisState, SharedConnection {
     this.namespace = settings.namespace;
     this.ttlMs = settings.ttlMs;
     this.recoveryIntervalMs = settings.recoveryIntervalMs;
+    this.probeSlotTtlMs = settings.probeSlotTtlMs;
     this.timeSource = settings.timeSource;
     this.clock = settings.clock;
     this.defaultRule = settings.onUnavailable;
     this.connectTimeoutMs = settings.connectTimeoutMs;
+    this.operationTimeoutMs = settings.operationTimeoutMs;
+    this.unavailableAfterMs = settings.unavailableAfterMs;
     this.onUnavailable = this.unavailableEvents.event;
     this.onRecovered = this.recoveredEvents.event;
     const connection: RedisOptions = {
@@ -122,7 +132,8 @@ class SharedRedisState implements RedisState, SharedConnection {
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: settings.operationTimeoutMs,
+      // Only a backstop, so that no command waits forever: operations and health checks time themselves (run).
+      commandTimeout: settings.unavailableAfterMs + settings.operationTimeoutMs,
       connectTimeout: Math.max(settings.operationTimeoutMs, 1_000),
       retryStrategy: (attempts) => Math.min(50 * attempts, settings.recoveryIntervalMs),
     };
@@ -203,13 +214,31 @@ class SharedRedisState implements RedisState, SharedConnection {
     return `keel:${this.namespace}:${kind}:${name}`;
   }
 
-  async run(script: ScriptName, key: string, args: readonly string[]): Promise<unknown> {
+  async run(
+    script: ScriptName,
+    key: string,
+    args: readonly string[],
+    late?: (answer: unknown) => void,
+  ): Promise<unknown> {
     const command = (this.commands as unknown as Record<string, ScriptCommand>)[COMMANDS[script].command]!;
+    const pending = command.call(this.commands, key, ...args);
     try {
-      return await command.call(this.commands, key, ...args);
+      return await within(pending, this.operationTimeoutMs);
     } catch (error) {
-      this.fail(error);
-      throw this.unavailableError();
+      if (error !== TIMED_OUT) {
+        this.fail(error);
+        throw this.unavailableError();
+      }
+      pending.then(
+        (answer) => late?.(answer),
+        () => undefined,
+      );
+      this.checkHealth();
+      throw new KeelError(
+        'store.unavailable',
+        `Redis at ${this.where} did not answer within ${this.operationTimeoutMs} ms (operationTimeoutMs)`,
+        { data: { namespace: this.namespace } },
+      );
     }
   }
 
@@ -245,6 +274,42 @@ class SharedRedisState implements RedisState, SharedConnection {
     if (this.recoveryTimer !== undefined) this.clock.clearTimeout(this.recoveryTimer);
     this.commands.disconnect();
     this.subscriber.disconnect();
+  }
+
+  /**
+   * An operation timed out: Redis is slow or gone. A PING decides: no answer within `unavailableAfterMs` (or a
+   * failure) makes Redis unavailable; an answer means it was only slow, and the stores that decided a call without it
+   * read their shared state again, quietly.
+   */
+  private checkHealth(): void {
+    if (this.checkingHealth || this.currentStatus !== 'available') return;
+    this.checkingHealth = true;
+    const failures = this.failures;
+    within(this.commands.ping(), this.unavailableAfterMs).then(
+      () => {
+        this.checkingHealth = false;
+        if (failures !== this.failures || this.currentStatus !== 'available') return;
+        const participants = [...this.participants.keys()];
+        Promise.all(participants.map((participant) => participant.prepareResync())).then(
+          (takeovers) => {
+            if (failures !== this.failures || this.currentStatus !== 'available') return;
+            for (const takeOver of takeovers) takeOver();
+          },
+          // A read that failed has been counted by run already.
+          () => undefined,
+        );
+      },
+      (error: unknown) => {
+        this.checkingHealth = false;
+        this.fail(
+          error === TIMED_OUT
+            ? new Error(
+                `Redis did not answer a PING within ${this.unavailableAfterMs} ms (unavailableAfterMs)`,
+              )
+            : error,
+        );
+      },
+    );
   }
 
   /** Redis failed: every policy follows its rule until a resynchronisation succeeds. */
@@ -284,7 +349,7 @@ class SharedRedisState implements RedisState, SharedConnection {
     this.recovering = true;
     const failures = this.failures;
     try {
-      await this.commands.ping();
+      await within(this.commands.ping(), this.unavailableAfterMs);
       if (this.channels.size > 0) await this.subscriber.subscribe(...this.channels.keys());
       const participants = [...this.participants.keys()];
       const takeovers = await Promise.all(participants.map((participant) => participant.prepareResync()));
@@ -320,6 +385,41 @@ class SharedRedisState implements RedisState, SharedConnection {
       if (failures === this.failures && this.currentStatus === 'available') takeOver();
     })().catch((error: unknown) => this.fail(error));
   }
+}
+
+/** What {@link within} rejects with when the time is up. */
+const TIMED_OUT = new Error('timed out');
+
+/**
+ * `promise`, or a rejection with {@link TIMED_OUT} after `timeoutMs` (real time: it measures Redis). Timers run before
+ * the I/O of the same turn of the event loop, so the decision waits one more turn (`setImmediate`): an answer that
+ * reached the socket while the loop was busy settles first, and a busy process is not taken for a slow Redis.
+ */
+function within<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(TIMED_OUT);
+      });
+    }, timeoutMs);
+    promise.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 function describeError(error: unknown): string {

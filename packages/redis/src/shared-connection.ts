@@ -25,16 +25,24 @@ export interface SharedConnection {
   readonly available: boolean;
   readonly ttlMs: number;
   readonly recoveryIntervalMs: number;
+  /** How long a breaker's probe slot is held without a renewal by its holder, in ms (see `RedisStateOptions`). */
+  readonly probeSlotTtlMs: number;
   /** The rule of stores that set none. */
   readonly defaultRule: UnavailableRule;
   /** `'redis'`: scripts read the server's clock; `'clock'`: each store passes its own clock's time. */
   readonly timeSource: 'redis' | 'clock';
   key(kind: StateKind, name: string): string;
   /**
-   * Runs a script on `key` and resolves with its answer. A failure or a timeout marks Redis unavailable and
-   * rejects with `store.unavailable`.
+   * Runs a script on `key` and resolves with its answer, or rejects with `store.unavailable`: a failure marks Redis
+   * unavailable; a timeout (`operationTimeoutMs`) fails this operation alone and has Redis's health checked (see
+   * `unavailableAfterMs`). `late` receives the answer of an operation that timed out, should it come after all.
    */
-  run(script: ScriptName, key: string, args: readonly string[]): Promise<unknown>;
+  run(
+    script: ScriptName,
+    key: string,
+    args: readonly string[],
+    late?: (answer: unknown) => void,
+  ): Promise<unknown>;
   /** Delivers every message published on `channel` to `listener`, from now on and after every reconnection. */
   subscribe(channel: string, listener: (message: string) => void): void;
   /**

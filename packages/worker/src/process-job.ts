@@ -7,6 +7,7 @@ import {
   type RunStore,
 } from '@keel/core';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { recordCancellation } from './cancelled-run.js';
 import type { RunJobData } from './fleet-names.js';
 import type { WorkerEvent } from './worker-events.js';
 
@@ -74,11 +75,21 @@ export async function processRunJob(
   try {
     const answers = await answersFor(context.store, job.data);
     answered = answers.approvals !== undefined || answers.decisions !== undefined;
-    result = await agent.resume(runId, {
-      ...answers,
-      pauseSignal: pause.signal,
-      onEvent: (event) => progress(context, agentName, event),
-    });
+    const resume = (given: Pick<ResumeOptions, 'approvals' | 'decisions'>) =>
+      agent.resume(runId, {
+        ...given,
+        pauseSignal: pause.signal,
+        onEvent: (event) => progress(context, agentName, event),
+      });
+    try {
+      result = await resume(answers);
+    } catch (error) {
+      // The run moved on between the look at it and the resume (a cancellation got there first, another worker
+      // applied the answers): they are spent, and the run goes on (or reports its end) without them.
+      if (!answered || !isConfigInvalid(error) || (await stillInterrupted(context.store, runId))) throw error;
+      answered = false;
+      result = await resume({});
+    }
   } catch (error) {
     if (error instanceof DelayedError) throw error;
     const keelError = KeelError.isInstance(error) ? error : undefined;
@@ -115,6 +126,26 @@ export async function processRunJob(
       ? requeue('paused', 0)
       : requeue('store_unavailable', context.retryDelayMs);
   }
+  if (result.status === 'cancelled' && result.state.status !== 'cancelled') {
+    // Cancelled while its worker was dead: the store says cancelled, the state still shows its last step running.
+    await recordCancellation(context.store, runId, Date.now()).catch((error: unknown) => {
+      context.emit({
+        type: 'worker-error',
+        runId,
+        error: KeelError.isInstance(error)
+          ? error
+          : new KeelError(
+              'internal.unexpected',
+              `Run ${runId}: its cancellation was not recorded in its state`,
+              {
+                cause: error,
+                data: { runId },
+              },
+            ),
+        atMs: Date.now(),
+      });
+    });
+  }
   context.emit({
     type: 'run-finished',
     runId,
@@ -150,6 +181,14 @@ async function answersFor(
     ...(data.approvals === undefined ? {} : { approvals: data.approvals }),
     ...(data.decisions === undefined ? {} : { decisions: data.decisions }),
   };
+}
+
+function isConfigInvalid(error: unknown): boolean {
+  return KeelError.isInstance(error) && error.code === 'config.invalid';
+}
+
+async function stillInterrupted(store: RunStore, runId: string): Promise<boolean> {
+  return (await store.loadRun(runId))?.status === 'interrupted';
 }
 
 function progress(context: JobContext, agentName: string, event: RunEvent): void {

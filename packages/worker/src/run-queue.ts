@@ -148,17 +148,32 @@ export function runQueue(options: RunQueueOptions): RunQueue {
     }
     return queue;
   };
-  const enqueue = async (data: RunJobData, jobId: string): Promise<boolean> => {
+  /**
+   * Adds a job under `jobId` within `enqueueTimeoutMs`. With `replaceFailed`, a job of that id that failed for good
+   * (kept a week for a human) is removed first: an answer sent again reaches the run rather than meet the id of a
+   * job that will never run again.
+   */
+  const enqueue = async (data: RunJobData, jobId: string, replaceFailed = false): Promise<boolean> => {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), enqueueTimeoutMs);
     });
-    const added = queueOf(data.agentName)
-      .add('run', data, { jobId, removeOnComplete: true, removeOnFail: { age: 7 * 24 * 3_600 } })
-      .then(
-        () => true,
-        () => false,
-      );
+    const queue = queueOf(data.agentName);
+    const add = async () => {
+      if (replaceFailed) {
+        const previous = await queue.getJob(jobId);
+        if (previous !== undefined && (await previous.isFailed())) await previous.remove();
+      }
+      await queue.add('run', data, {
+        jobId,
+        removeOnComplete: true,
+        removeOnFail: { age: 7 * 24 * 3_600 },
+      });
+    };
+    const added = add().then(
+      () => true,
+      () => false,
+    );
     try {
       return await Promise.race([added, timedOut]);
     } finally {
@@ -219,7 +234,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
       const data: RunJobData = { runId, agentName: record.agentName };
       if (answers.approvals !== undefined) data.approvals = answers.approvals;
       if (answers.decisions !== undefined) data.decisions = answers.decisions;
-      if (!(await enqueue(data, answerJobIdOf(runId, record.version)))) {
+      if (!(await enqueue(data, answerJobIdOf(runId, record.version), true))) {
         throw new KeelError(
           'store.unavailable',
           `Redis did not take the answers to run ${runId}; try again`,

@@ -263,15 +263,36 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
         while (active.size > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
         // Their jobs go back to the queue, and BullMQ closes, while Redis answers within closeTimeoutMs.
         const deadlineMs = Date.now() + closeTimeoutMs;
+        // A part still connecting (a worker stopped just after it started) is closed once connected: BullMQ drops the
+        // listeners of a part it closes, and a connection step still under way would then fail unheard (an
+        // unhandled "Connection is closed.").
+        const parts = [...workers, ...queues.values()];
+        await settlesBy(Promise.allSettled(parts.map((part) => part.waitUntilReady())), deadlineMs);
         await settlesBy(Promise.allSettled(processing), deadlineMs);
         await settlesBy(Promise.allSettled(workers.map((worker) => worker.close(true))), deadlineMs);
         await settlesBy(Promise.allSettled([...queues.values()].map((queue) => queue.close())), deadlineMs);
         subscriber.disconnect();
         await closeRedis(redis, deadlineMs);
+        await Promise.all(workers.map((worker) => stopStalledChecker(worker)));
       })();
       return closing;
     },
   };
+}
+
+/**
+ * Stops BullMQ's stalled-job checker for good. A worker closed while a check was under way (closed just after it
+ * started, say) starts one more wait of `stalledIntervalMs` once that check settles, after `close` stopped the
+ * checker: that timer would hold the process for that long. Its stopper is called until the checker has ended, for
+ * at most a second. Relies on the checker's internals in BullMQ 5 (`stalledCheckerRunning`, `stalledCheckStopper`).
+ */
+async function stopStalledChecker(worker: Worker<RunJobData, RunJobResult>): Promise<void> {
+  const checker = worker as unknown as { stalledCheckerRunning?: boolean; stalledCheckStopper?: () => void };
+  const deadlineMs = Date.now() + 1_000;
+  while (checker.stalledCheckerRunning === true && Date.now() < deadlineMs) {
+    checker.stalledCheckStopper?.();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /**

@@ -25,7 +25,8 @@ Takes the runs submitted (keel submit) for the agents of its files, runs them du
 prints a line when it takes a run, starts or resumes it, finishes it or hands it back. A run whose worker died is
 resumed by another from its last checkpoint once the dead worker's lease ends; a tool call's effect is never
 repeated. On SIGTERM or Ctrl-C it takes no more runs, lets the running ones reach a checkpoint with no tool call
-running, hands them back to the queue for another worker, and exits 0.
+running, hands them back to the queue for another worker, and exits 0 (also when it comes before the worker is
+ready: the start stops there).
 
 The workers of a fleet share their breakers and retry budget through the same Redis: a provider that is down is
 probed once per half-open period by the whole fleet, and every worker stops calling it once its breaker opens.
@@ -191,6 +192,23 @@ async function runAsWorker(
   const printer = workerPrinter(mode, output, telemetry.log);
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const built: BuiltAgent[] = [];
+  // SIGTERM (or Ctrl-C) is heard from the start: before the worker is ready it stops the start and exits 0, rather
+  // than kill the process by the signal.
+  const stop = new AbortController();
+  const onStop = () => stop.abort();
+  process.on('SIGTERM', onStop);
+  options.signal.addEventListener('abort', onStop, { once: true });
+  if (options.signal.aborted) onStop();
+  const stopped = new Promise<'stopped'>((resolve) => {
+    stop.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+  });
+  /** Runs `step` unless the worker is stopped before or while it runs (then `'stopped'`, the step left unheard). */
+  const unlessStopped = async <T>(step: () => Promise<T>): Promise<T | 'stopped'> => {
+    if (stop.signal.aborted) return 'stopped';
+    const running = step();
+    running.catch(() => undefined);
+    return Promise.race([stopped, running]);
+  };
   const policies = policiesOf(options, printer);
   try {
     for (const file of options.files) {
@@ -212,8 +230,14 @@ async function runAsWorker(
     }
     // The agent files are checked first (a mistake there is exit 2), then Redis (exit 1). Runs start once the shared
     // state is read: under `closed`, a breaker refuses calls until then.
-    await checkRedis(options.redis);
-    await policies?.state.ready();
+    if ((await unlessStopped(() => checkRedis(options.redis, undefined, stop.signal))) === 'stopped') {
+      printer.stopped();
+      return 0;
+    }
+    if (policies !== undefined && (await unlessStopped(() => policies.state.ready())) === 'stopped') {
+      printer.stopped();
+      return 0;
+    }
     if (policies !== undefined) telemetry.observeRetryBudget('fleet', policies.budget);
     const agents = built.map((entry) => entry.file.name);
     const measure = workerMetrics(telemetry, agents);
@@ -237,17 +261,14 @@ async function runAsWorker(
       pid: process.pid,
       ...(telemetry.metricsServer === undefined ? {} : { metricsUrl: telemetry.metricsServer.url }),
     });
-    await new Promise<void>((stop) => {
-      const onTerm = () => stop();
-      process.once('SIGTERM', onTerm);
-      if (options.signal.aborted) stop();
-      options.signal.addEventListener('abort', () => stop(), { once: true });
-    });
+    await stopped;
     printer.stopping();
     await worker.close();
     printer.stopped();
     return 0;
   } finally {
+    process.removeListener('SIGTERM', onStop);
+    options.signal.removeEventListener('abort', onStop);
     for (const entry of built) await entry.close();
     await policies?.close();
   }

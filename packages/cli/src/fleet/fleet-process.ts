@@ -114,6 +114,11 @@ export class FleetProcess {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
   }
 
+  /** Resolves once the current process has exited. */
+  waitForExit(): Promise<void> {
+    return this.exited;
+  }
+
   /** SIGKILL: the process dies at once, holding whatever it held. */
   async kill(): Promise<void> {
     if (!this.alive) return;

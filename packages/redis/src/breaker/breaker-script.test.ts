@@ -42,9 +42,10 @@ function rulesOf(overrides: Partial<Rules> = {}): Rules {
   };
 }
 
-/** The script on a key of its own, called at the times the test gives. */
-function breaker(overrides: Partial<Rules> = {}) {
-  const rules = rulesOf(overrides);
+/** The script on a key of its own, called at the times the test gives; `probeSlotTtlMs` leases probe slots. */
+function breaker(overrides: Partial<Rules> & { probeSlotTtlMs?: number } = {}) {
+  const { probeSlotTtlMs, ...ruleOverrides } = overrides;
+  const rules = rulesOf(ruleOverrides);
   const key = `keel:${namespace}:breaker:b${keys++}`;
   const rulesJson = JSON.stringify({
     strategy: { kind: rules.strategy.kind, options: rules.strategy.options },
@@ -52,6 +53,7 @@ function breaker(overrides: Partial<Rules> = {}) {
     halfOpenMaxProbes: rules.halfOpenMaxProbes,
     probeSuccessesToClose: rules.probeSuccessesToClose,
     probeTimeoutMs: rules.probeTimeoutMs,
+    ...(probeSlotTtlMs === undefined ? {} : { probeSlotTtlMs }),
   });
   const moves: string[] = [];
   let seedJson = '';
@@ -209,6 +211,51 @@ describe('breaker script: probes', () => {
     expect(later.ticket?.kind).toBe('probe');
     await b.report(4_600, ticket, 'success');
     expect((await b.admit(4_700)).state).toBe('half-open');
+  });
+
+  it('frees a leased probe slot nobody renews soon after it was taken, and keeps one its holder renews', async () => {
+    const b = breaker({ probeTimeoutMs: 120_000, probeSlotTtlMs: 500 });
+    await b.callThat(0, 'failure');
+    await b.callThat(0, 'failure');
+    // An admission whose answer was lost: Redis gave the slot, nobody knows it.
+    const lost = await b.admit(1_000);
+    expect(lost.ticket?.kind).toBe('probe');
+    expect(await b.admit(1_200)).toMatchObject({ rejection: { state: 'half-open', remainingMs: 300 } });
+    // Its lease lapsed at 1_500: the slot is free again, with no transition (nobody was known to probe).
+    const probe = await b.admit(1_500);
+    expect(probe).toMatchObject({ state: 'half-open', ticket: { kind: 'probe' }, freed: true });
+    const ticket = { gen: probe.gen, probeId: (probe.ticket as { probeId: number }).probeId };
+    // Its holder renews it while the probe runs: held past its first lease, up to the last renewal's lease.
+    expect(await b.call('renew', 1_900, 'probe', String(ticket.gen), String(ticket.probeId))).toMatchObject({
+      renewed: true,
+    });
+    expect(await b.admit(2_100)).toMatchObject({ rejection: { state: 'half-open', remainingMs: 300 } });
+    // The lost admission's slot is gone: a report of it counts for nothing.
+    const stale = { gen: lost.gen, probeId: (lost.ticket as { probeId: number }).probeId };
+    expect(await b.report(2_200, stale, 'failure')).toMatchObject({ state: 'half-open' });
+    await b.report(2_300, ticket, 'success');
+    expect(b.moves.slice(2)).toEqual(['half-open>closed:probe-succeeded@2300']);
+    expect(b.moves).toHaveLength(3);
+  });
+
+  it('times a leased probe renewed to its deadline out as before; a renewal of a slot gone renews nothing', async () => {
+    const b = breaker({ probeTimeoutMs: 1_000, probeSlotTtlMs: 600 });
+    await b.callThat(0, 'failure');
+    await b.callThat(0, 'failure');
+    const probe = await b.admit(1_000);
+    const renew = (nowMs: number) =>
+      b.call(
+        'renew',
+        nowMs,
+        'probe',
+        String(probe.gen),
+        String((probe.ticket as { probeId: number }).probeId),
+      );
+    // Renewed at 1_400: the lease would end at 2_000, but never past the deadline (2_000 too).
+    expect(await renew(1_400)).toMatchObject({ renewed: true, earliestProbe: 2_000 });
+    expect((await b.admit(2_000)).state).toBe('open');
+    expect(b.moves.at(-1)).toBe('half-open>open:probe-timed-out@2000');
+    expect((await renew(2_100)).renewed).toBeUndefined();
   });
 
   it('frees a slot without a transition when a probe is ignored or cancelled', async () => {

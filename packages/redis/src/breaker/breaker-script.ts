@@ -5,16 +5,23 @@
 // like the key, and answers with the state as JSON.
 //
 // KEYS[1]  the breaker's hash, `keel:<namespace>:breaker:<name>`
-// ARGV[1]  operation: admit | report | isolate | release | reset | sync
+// ARGV[1]  operation: admit | report | renew | isolate | release | reset | sync
 // ARGV[2]  now in epoch milliseconds, or '' for the server's clock (TIME)
 // ARGV[3]  the rules as JSON: { strategy: { kind, options }, openDuration, halfOpenMaxProbes, probeSuccessesToClose,
-//          probeTimeoutMs }
+//          probeTimeoutMs, probeSlotTtlMs? }
 // ARGV[4]  the key's time to live after its last use, in milliseconds (refreshed by every call)
 // ARGV[5]  a snapshot (BreakerSnapshot JSON) to seed the state from if it does not exist, or ''
 // ARGV[6]  the generation the caller's copy is at, or '': the answer lists the transitions made since (from a log of
 //          the last 16), so that a copy that jumps ahead by an answer never misses a transition whose message is late
 // report:  ARGV[7] ticket kind (closed | probe), ARGV[8] the ticket's generation, ARGV[9] probe id, ARGV[10] outcome
 //          (success | failure | ignored | cancelled), ARGV[11] the failure as serialised JSON or ''
+// renew:   ARGV[7] 'probe', ARGV[8] the ticket's generation, ARGV[9] probe id: its holder still runs the probe
+//
+// Probe slots: a slot is `{ id, deadline, leaseUntil }`. With `probeSlotTtlMs` in the rules, a slot is held only
+// until `leaseUntil` (the admission plus probeSlotTtlMs, never past the deadline) unless its holder renews it; a slot
+// whose lease lapses before its deadline is freed (no transition: nobody may be probing, an admission whose answer was
+// lost, or a holder that died), and another process may take it. A slot held to its deadline times out as before
+// (`probe-timed-out`). Without `probeSlotTtlMs` (a process of an older keel) a slot is held until its deadline.
 //
 // Generations: `gen` grows by one with every transition and every reset, so that a process can tell a newer state
 // from an older one and a ticket issued under an earlier state. A new state starts at the current time in ms, so that
@@ -29,6 +36,7 @@ if not now or now ~= now then
 end
 local rules = cjson.decode(ARGV[3])
 local ttl = tonumber(ARGV[4])
+local slotTtl = tonumber(rules.probeSlotTtlMs)
 local strategy = rules.strategy
 local options = strategy.options
 
@@ -142,6 +150,35 @@ local function earliestProbe()
   return earliest
 end
 
+-- When a slot may be taken again: its lease's end when that comes first, else its deadline.
+local function slotEnd(probe)
+  if probe[3] ~= nil and probe[3] < probe[2] then return probe[3] end
+  return probe[2]
+end
+
+local function earliestSlotEnd()
+  local earliest = nil
+  for _, probe in ipairs(s.probes) do
+    local ends = slotEnd(probe)
+    if earliest == nil or ends < earliest then earliest = ends end
+  end
+  return earliest
+end
+
+-- Frees the slots whose lease lapsed before their deadline: their holder did not renew them.
+local function dropLapsed()
+  local kept = {}
+  for _, probe in ipairs(s.probes) do
+    if probe[3] ~= nil and probe[3] < probe[2] and now >= probe[3] then
+      freed = true
+      changed = true
+    else
+      kept[#kept + 1] = probe
+    end
+  end
+  if #kept ~= #s.probes then s.probes = kept end
+end
+
 local function latestProbe()
   local latest = nil
   for _, probe in ipairs(s.probes) do
@@ -160,7 +197,10 @@ local function applyDue()
       transition('open', 'half-open', 'open-elapsed', s.openUntil, nil)
     else
       local probe = nil
-      if s.state == 'half-open' then probe = earliestProbe() end
+      if s.state == 'half-open' then
+        dropLapsed()
+        probe = earliestProbe()
+      end
       if probe ~= nil and now >= probe[2] then
         open('probe-timed-out', probe[2], nil)
       else
@@ -270,11 +310,16 @@ elseif op == 'admit' then
   elseif #s.probes < rules.halfOpenMaxProbes then
     local id = s.nextProbe
     s.nextProbe = id + 1
-    s.probes[#s.probes + 1] = { id, now + rules.probeTimeoutMs }
+    local deadline = now + rules.probeTimeoutMs
+    if slotTtl ~= nil then
+      s.probes[#s.probes + 1] = { id, deadline, math.min(now + slotTtl, deadline) }
+    else
+      s.probes[#s.probes + 1] = { id, deadline }
+    end
     changed = true
     reply.ticket = { kind = 'probe', probeId = id }
   else
-    reply.rejection = { state = 'half-open', remainingMs = earliestProbe()[2] - now }
+    reply.rejection = { state = 'half-open', remainingMs = earliestSlotEnd() - now }
     reply.cause = s.cause
   end
 elseif op == 'report' then
@@ -308,6 +353,16 @@ elseif op == 'report' then
       else
         freed = true
       end
+    end
+  end
+elseif op == 'renew' then
+  applyDue()
+  local probeId = tonumber(ARGV[9])
+  for _, probe in ipairs(s.probes) do
+    if probe[1] == probeId and probe[3] ~= nil and slotTtl ~= nil then
+      probe[3] = math.min(now + slotTtl, probe[2])
+      changed = true
+      reply.renewed = true
     end
   end
 elseif op == 'isolate' then
@@ -373,8 +428,8 @@ reply.state = s.state
 reply.openUntil = s.openUntil
 reply.opens = s.opens
 reply.probeSuccesses = s.probeSuccesses
-local earliest, latest = earliestProbe(), latestProbe()
-if earliest then reply.earliestProbe = earliest[2] end
+local earliest, latest = earliestSlotEnd(), latestProbe()
+if earliest then reply.earliestProbe = earliest end
 if latest then reply.probesUntil = latest[2] end
 local known = tonumber(ARGV[6])
 if known ~= nil and s.gen > known then

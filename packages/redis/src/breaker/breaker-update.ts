@@ -32,6 +32,8 @@ export interface BreakerUpdate {
   readonly rejection?: { readonly state: 'open' | 'half-open' | 'isolated'; readonly remainingMs?: number };
   readonly lastReason?: BreakerTransitionReason | '';
   readonly lastAt?: number;
+  /** A `renew` found the probe slot and extended its lease. */
+  readonly renewed?: boolean;
 }
 
 /** Parses the script's JSON. Lua's JSON encoder writes an empty list as `{}`: lists are normalised here. */

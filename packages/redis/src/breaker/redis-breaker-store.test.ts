@@ -147,6 +147,68 @@ describe('redisBreakerStore', () => {
     expect([a.state, b.state]).toEqual(['closed', 'closed']);
   });
 
+  it('frees a probe slot whose holder stopped renewing it soon after the half-open moment, not at the probe deadline', async () => {
+    const { namespace, first, second, clock } = await twoProcesses();
+    const third = await fakeClockState(namespace, clock, open);
+    const make = (state: RedisState): CircuitBreaker =>
+      circuitBreaker({
+        name: 'provider',
+        strategy: consecutive({ threshold: 2 }),
+        halfOpenAfterMs: 1_000,
+        // The model's timeout: a slot held to it would keep the fleet from probing for two minutes.
+        probeTimeoutMs: 120_000,
+        store: state.breakerStore(),
+        clock,
+      });
+    const [a, b, c] = [make(first), make(second), make(third)];
+    await Promise.all([synced(a), synced(b), synced(c)]);
+    const heard = nextTransition(b);
+    await expect(a.execute(fail)).rejects.toThrow();
+    await expect(a.execute(fail)).rejects.toThrow();
+    await heard;
+    await clock.advance(1_000);
+    const key = `keel:${namespace}:breaker:provider`;
+    const client = testClient();
+    /** Waits until Redis holds one probe slot whose lease `matches`. */
+    const slotWhere = async (matches: (leaseUntilMs: number | undefined) => boolean) => {
+      for (;;) {
+        const probes = JSON.parse((await client.hget(key, 'probes')) ?? '[]') as number[][];
+        if (probes.length === 1 && matches(probes[0]?.[2])) return;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    const leaseIs = (expectedMs: number) => slotWhere((leaseUntilMs) => leaseUntilMs === expectedMs);
+    try {
+      // `c` takes the slot and is gone (its admission's answer lost, or its process dead): nobody renews it.
+      const hung = c.execute(() => new Promise<string>(() => undefined));
+      await slotWhere(() => true);
+      await third.close();
+      hung.catch(() => undefined);
+      expect(await b.execute(() => 'too early').catch((error: KeelError) => error.code)).toBe(
+        'policy.circuit_open',
+      );
+      await clock.advance(3_000);
+      // `a` takes the freed slot, and renews it while its probe runs: `b` is refused all along.
+      let finishProbe!: () => void;
+      const running = a.execute(() => new Promise<string>((resolve) => (finishProbe = () => resolve('up'))));
+      const takenAtMs = clock.now();
+      await leaseIs(takenAtMs + 3_000);
+      for (let renewal = 1; renewal <= 6; renewal++) {
+        await clock.advance(1_000);
+        await leaseIs(takenAtMs + renewal * 1_000 + 3_000);
+        expect(await b.execute(() => 'second probe').catch((error: KeelError) => error.code)).toBe(
+          'policy.circuit_open',
+        );
+      }
+      const closed = nextTransition(b);
+      finishProbe();
+      await expect(running).resolves.toBe('up');
+      expect(await closed).toMatchObject({ to: 'closed', reason: 'probe-succeeded' });
+    } finally {
+      await client.quit();
+    }
+  });
+
   it('ignores the outcome of a call admitted before the breaker opened elsewhere', async () => {
     const { first, second, make, clock } = await twoProcesses();
     const a = make(first);

@@ -17,6 +17,7 @@ import {
   type ProbeTicket,
   type SerializedError,
   serializeError,
+  type TimerHandle,
 } from '@keel/core';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
 import { checkOptionsObject, invalidOption, requireChoice } from '../validation.js';
@@ -99,6 +100,8 @@ class RedisBreakerStore implements BreakerStore, Participant {
   private closedTicket: SharedClosedTicket = { kind: 'closed', gen: Number.NEGATIVE_INFINITY };
   /** The store that stands in while Redis is unavailable (rule `local`), from the copy as it was then. */
   private local: InMemoryBreakerStore | undefined;
+  /** Probe slots this process holds, with the timer that renews each while its probe runs. */
+  private readonly renewals = new Map<number, TimerHandle>();
 
   constructor(
     private readonly connection: SharedConnection,
@@ -133,6 +136,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
       halfOpenMaxProbes: options.rules.halfOpenMaxProbes,
       probeSuccessesToClose: options.rules.probeSuccessesToClose,
       probeTimeoutMs,
+      probeSlotTtlMs: connection.probeSlotTtlMs,
     });
     this.seedJson = options.initialState === undefined ? '' : JSON.stringify(options.initialState);
     connection.subscribe(this.key, (message) => this.apply(parseBreakerUpdate(message), false));
@@ -192,6 +196,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
       return this.reportShared('closed', gen, '', outcome, error);
     }
     const { gen, probeId } = ticket as SharedProbeTicket;
+    this.stopRenewing(probeId);
     return this.reportShared('probe', gen, String(probeId), outcome, error);
   }
 
@@ -247,19 +252,85 @@ class RedisBreakerStore implements BreakerStore, Participant {
   private async admitShared(): Promise<BreakerAdmission> {
     let update: BreakerUpdate;
     try {
-      update = parseBreakerUpdate(await this.call('admit', []));
+      update = parseBreakerUpdate(await this.call('admit', [], (late) => this.lateAdmission(late)));
     } catch {
-      return this.admitUnavailable();
+      // Redis is down: the rule. Only slow (it still counts as available): this call is decided from the copy.
+      return this.connection.available ? this.admitFromCopy() : this.admitUnavailable();
     }
     this.apply(update, true);
     const { ticket, rejection } = update;
     if (ticket?.kind === 'closed') return this.closedTicket;
-    if (ticket?.kind === 'probe')
+    if (ticket?.kind === 'probe') {
+      this.renew(ticket.probeId, update.gen);
       return { kind: 'probe', probeId: ticket.probeId, gen: update.gen } as SharedProbeTicket;
+    }
     if (rejection?.state === 'half-open') this.probesTaken = true;
     if (rejection?.state === 'isolated')
       return { kind: 'rejected', state: 'isolated', remainingMs: undefined };
     return this.rejection(rejection?.state ?? 'open', rejection?.remainingMs ?? 0);
+  }
+
+  /**
+   * Decides a call whose admission Redis did not answer in time, though Redis is not unavailable: closed admits,
+   * open and isolated reject as the copy says, and half-open refuses (the slot, if Redis gave one, is given back when
+   * the late answer comes, see `lateAdmission`).
+   */
+  private admitFromCopy(): BreakerAdmission {
+    const nowMs = this.serverNow();
+    const state = this.visibleState(nowMs);
+    if (state === 'closed') return this.closedTicket;
+    if (state === 'isolated') return { kind: 'rejected', state: 'isolated', remainingMs: undefined };
+    if (state === 'open') return this.rejection('open', this.openUntilMs - nowMs);
+    return this.rejection('half-open', (this.earliestProbeMs ?? nowMs) - nowMs);
+  }
+
+  /** The answer to an admission that timed out here: a probe slot nobody will use is given back at once. */
+  private lateAdmission(answer: unknown): void {
+    let update: BreakerUpdate;
+    try {
+      update = parseBreakerUpdate(answer as string);
+    } catch {
+      return;
+    }
+    this.apply(update, true);
+    if (update.ticket?.kind === 'probe' && this.connection.available) {
+      void this.reportShared('probe', update.gen, String(update.ticket.probeId), 'cancelled', undefined);
+    }
+  }
+
+  /**
+   * Keeps a probe slot this process holds while its probe runs: Redis frees a slot whose lease (`probeSlotTtlMs`)
+   * lapses, so a slot whose admission's answer was lost (or whose holder died) is taken again soon, not at the
+   * probe's deadline. Renewed every third of the lease, so one slow or lost renewal does not lose the slot.
+   */
+  private renew(probeId: number, gen: number): void {
+    const everyMs = Math.max(1, Math.floor(this.connection.probeSlotTtlMs / 3));
+    const schedule = () => {
+      const timer = this.clock.setTimeout(() => {
+        if (!this.renewals.has(probeId)) return;
+        schedule();
+        if (!this.connection.available) return;
+        this.call('renew', ['probe', String(gen), String(probeId), '', '']).then(
+          (answer) => {
+            const update = parseBreakerUpdate(answer);
+            this.apply(update, true);
+            // The slot is gone (the probe timed out, the breaker moved on): nothing left to keep.
+            if (update.renewed !== true) this.stopRenewing(probeId);
+          },
+          () => undefined,
+        );
+      }, everyMs);
+      (timer as { unref?: () => void } | undefined)?.unref?.();
+      this.renewals.set(probeId, timer);
+    };
+    schedule();
+  }
+
+  private stopRenewing(probeId: number): void {
+    const timer = this.renewals.get(probeId);
+    if (timer === undefined) return;
+    this.clock.clearTimeout(timer);
+    this.renewals.delete(probeId);
   }
 
   private async reportShared(
@@ -286,17 +357,26 @@ class RedisBreakerStore implements BreakerStore, Participant {
     this.apply(parseBreakerUpdate(await this.call(operation, [])), true);
   }
 
-  private async call(operation: string, args: readonly string[]): Promise<string> {
+  private async call(
+    operation: string,
+    args: readonly string[],
+    late?: (answer: unknown) => void,
+  ): Promise<string> {
     const nowArgument = this.connection.timeSource === 'clock' ? String(this.clock.now()) : '';
-    const answer = (await this.connection.run('breaker', this.key, [
-      operation,
-      nowArgument,
-      this.rulesJson,
-      String(this.connection.ttlMs),
-      this.seedJson,
-      Number.isFinite(this.gen) ? String(this.gen) : '',
-      ...args,
-    ])) as string;
+    const answer = (await this.connection.run(
+      'breaker',
+      this.key,
+      [
+        operation,
+        nowArgument,
+        this.rulesJson,
+        String(this.connection.ttlMs),
+        this.seedJson,
+        Number.isFinite(this.gen) ? String(this.gen) : '',
+        ...args,
+      ],
+      late,
+    )) as string;
     // The shared state exists now: the snapshot must not come back should the key expire one day.
     this.seedJson = '';
     return answer;

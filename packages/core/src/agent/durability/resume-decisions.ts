@@ -13,6 +13,11 @@ export interface Reconciled {
   readonly startedKeys: Set<string>;
   /** Calls that may have run and whose tool is not idempotent: they need the user's decision. */
   readonly uncertain: Map<string, PendingToolCall>;
+  /**
+   * Keys the interrupted run waited for (any kind of pending decision) whose call the ledger has settled since: an
+   * answer to one was applied by a process that died before its checkpoint, and is not applied again.
+   */
+  readonly settledKeys: Set<string>;
 }
 
 /**
@@ -32,7 +37,9 @@ export function reconcile(
     ledger.filter((entry) => entry.status === 'started').map((entry) => entry.idempotencyKey),
   );
   const uncertain = new Map<string, PendingToolCall>();
-  if (state.phase !== 'tools') return { startedKeys, uncertain };
+  const settledKeys = new Set<string>();
+  if (state.phase !== 'tools') return { startedKeys, uncertain, settledKeys };
+  const waitedFor = new Set(state.pendingDecisions.map((decision) => decision.idempotencyKey));
   for (const call of state.pendingToolCalls) {
     if (call.status === 'completed') continue;
     const entry = entries.get(call.idempotencyKey);
@@ -41,6 +48,7 @@ export function reconcile(
       call.status = 'completed';
       call.result = result;
       if (stop !== undefined) call.stop = stop;
+      if (waitedFor.has(call.idempotencyKey)) settledKeys.add(call.idempotencyKey);
       // Its execution was counted in the checkpoint that was lost.
       countToolCall(
         state.report,
@@ -53,7 +61,7 @@ export function reconcile(
     if (runtime.tools.get(call.call.name)?.tool.idempotent === true) continue;
     uncertain.set(call.idempotencyKey, call);
   }
-  return { startedKeys, uncertain };
+  return { startedKeys, uncertain, settledKeys };
 }
 
 /** A call the user abandoned: its result, to be recorded in the ledger too. */
@@ -64,8 +72,10 @@ export interface Abandoned {
 
 /**
  * Applies `resume`'s approvals and decisions to the state. Every key must name something pending: an approval the
- * interrupted run waits for, or a call that may have run (`config.invalid` otherwise, listing what is pending).
- * Resolves with the calls abandoned.
+ * interrupted run waits for, or a call that may have run (`config.invalid` otherwise, listing what is pending). A key
+ * the run waited for whose call the ledger has settled since (see `Reconciled.settledKeys`) is an answer applied
+ * already, by a process that died before its next checkpoint: it is skipped, so an answer sent again after a crash
+ * at any point reaches the run. Resolves with the calls abandoned.
  */
 export function applyAnswers(
   state: RunState,
@@ -80,12 +90,14 @@ export function applyAnswers(
     if (call !== undefined && call.status === 'pending') waitingApproval.set(decision.idempotencyKey, call);
   }
   for (const [key, answer] of Object.entries(approvals ?? {})) {
+    if (reconciled.settledKeys.has(key)) continue;
     const call = waitingApproval.get(key);
     if (call === undefined) notPending('approvals', key, state.runId, [...waitingApproval.keys()]);
     call.approval = answer.approved ? { approved: true } : rejection(answer.reason);
   }
   const abandoned: Abandoned[] = [];
   for (const [key, decision] of Object.entries(decisions ?? {})) {
+    if (reconciled.settledKeys.has(key)) continue;
     const call = reconciled.uncertain.get(key);
     if (call === undefined) notPending('decisions', key, state.runId, [...reconciled.uncertain.keys()]);
     if (decision === 'execute') {
