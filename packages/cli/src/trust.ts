@@ -57,7 +57,10 @@ export function trustFlagsOf(values: {
   const names = values['allow-env'] ?? [];
   for (const name of names) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-      throw new KeelError('config.invalid', `--allow-env takes a variable name, such as GITHUB_TOKEN, not "${name}"`);
+      throw new KeelError(
+        'config.invalid',
+        `--allow-env takes a variable name, such as GITHUB_TOKEN, not "${name}"`,
+      );
   }
   if (names.length > 0) flags.allowedEnv = names;
   return flags;
@@ -164,7 +167,10 @@ export function checkTrust(
     }
     const program =
       tool.kind === 'command'
-        ? { field: `${tool.field}.argv[0]`, shown: shownProgram(tool.argv.map((part) => [part].flat().join(' '))) }
+        ? {
+            field: `${tool.field}.argv[0]`,
+            shown: `the program ${shownProgram(tool.argv.map((part) => [part].flat().join(' ')))}`,
+          }
         : tool.server.kind === 'stdio' && tool.server.package !== undefined
           ? { field: `${tool.field}.package`, shown: `the MCP server of ${tool.server.package}` }
           : {
@@ -172,7 +178,11 @@ export function checkTrust(
               shown: `the MCP server ${shownProgram([tool.server.kind === 'stdio' ? tool.server.command : '', ...(tool.server.kind === 'stdio' ? tool.server.args : [])])}`,
             };
     if (flags.allowPrograms !== true) {
-      problems.push({ field: program.field, problem: `would start ${program.shown}`, flag: '--allow-programs' });
+      problems.push({
+        field: program.field,
+        problem: `would start ${program.shown}`,
+        flag: '--allow-programs',
+      });
     }
     const env = tool.kind === 'command' ? tool.env : tool.server.kind === 'stdio' ? tool.server.env : [];
     env.forEach((variable, index) => {
@@ -191,7 +201,9 @@ export function checkTrust(
   const flagsToAdd = [...new Set(located.map((entry) => entry.flag))];
   throw new KeelError(
     'config.invalid',
-    located.map((entry) => `${entry.at.text}: ${entry.field} ${entry.problem} (needs ${entry.flag})`).join('\n'),
+    located
+      .map((entry) => `${entry.at.text}: ${entry.field} ${entry.problem} (needs ${entry.flag})`)
+      .join('\n'),
     {
       data: {
         file: file.path,
@@ -241,7 +253,10 @@ function hostAllowed(url: URL, allowed: readonly string[]): boolean {
     if (range !== undefined) return range.contains(hostname);
     const explicitPort = /:(\d+)$/.exec(entry)?.[1];
     const name = explicitPort === undefined ? entry : entry.slice(0, -explicitPort.length - 1);
-    return name.replace(/^\[|\]$/g, '') === hostname && (explicitPort === undefined || Number(explicitPort) === port);
+    return (
+      name.replace(/^\[|\]$/g, '') === hostname &&
+      (explicitPort === undefined || Number(explicitPort) === port)
+    );
   });
 }
 
@@ -253,7 +268,11 @@ function allowEntryConsented(entry: string, allowed: readonly string[]): boolean
     if (given === name) return true;
     const givenRange = parseRange(given);
     if (givenRange === undefined || range === undefined) return false;
-    return range.family === givenRange.family && range.prefix >= givenRange.prefix && givenRange.contains(range.network);
+    return (
+      range.family === givenRange.family &&
+      range.prefix >= givenRange.prefix &&
+      givenRange.contains(range.network)
+    );
   });
 }
 
