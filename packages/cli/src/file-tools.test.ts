@@ -259,7 +259,12 @@ describe('an MCP server declared in an agent file', () => {
   });
 
   it('is called in the run and gone when the command ends (checked by pid)', async () => {
-    const { code, result } = await keel(['run', file(), 'What is the server process id?', '--allow-programs']);
+    const { code, result } = await keel([
+      'run',
+      file(),
+      'What is the server process id?',
+      '--allow-programs',
+    ]);
     expect(code).toBe(0);
     expect(result.report.toolCalls.byTool).toEqual({ pid: 1 });
     const [answer] = toolContents(result) as { status: string; content: string }[];

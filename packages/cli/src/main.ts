@@ -92,7 +92,10 @@ export async function main(
   // takes the default action (keel dies at once); what keel started dies with it through its lifeline.
   const onSignal = (signal: NodeJS.Signals) =>
     controller.abort(
-      new KeelError('run.cancelled', signal === 'SIGINT' ? 'Cancelled with Ctrl-C' : `Cancelled by ${signal}`),
+      new KeelError(
+        'run.cancelled',
+        signal === 'SIGINT' ? 'Cancelled with Ctrl-C' : `Cancelled by ${signal}`,
+      ),
     );
   for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
   try {

@@ -79,8 +79,8 @@ describe('trust: where the conversation may go', () => {
     expect(refusal(model('http://10.1.2.3/v1')).message).toMatch(/needs --allow-host 10\.1\.2\.3\)/);
     expect(() => parse(model('http://10.1.2.3/v1'), { allowedHosts: ['10.1.0.0/16'] })).not.toThrow();
     // The provider's own host over plain http is not its own host over https.
-    expect(refusal(model('http://api.openai.com/v1'), { allowedKeyHosts: [] }).message).toMatch(
-      /http:\/\/api\.openai\.com|--allow-key-host api\.openai\.com/,
+    expect(refusal(model('http://api.openai.com/v1')).message).toMatch(
+      /needs --allow-host api\.openai\.com\)$/,
     );
   });
 
@@ -89,7 +89,7 @@ describe('trust: where the conversation may go', () => {
       'fallbacks:',
       '  - { provider: anthropic, name: c, baseUrl: "https://proxy.example.net" }',
     ];
-    expect(refusal(lines).message).toMatch(/fallbacks\[0\]\.baseUrl .*--allow-key-host proxy\.example\.net/s);
+    expect(refusal(lines).guidance).toMatch(/--allow-key-host proxy\.example\.net$/);
     expect(() => parse(lines, { allowedKeyHosts: ['proxy.example.net'] })).not.toThrow();
   });
 
@@ -145,8 +145,8 @@ describe('trust: programs and the variables they get', () => {
       '  - mcp: { package: "@modelcontextprotocol/server-filesystem", args: ["."] }',
     ];
     expect(refusal(servers).message.split('\n')).toEqual([
-      `${path}:3:11: tools[0].mcp.command would start the MCP server ${process.execPath} -e 1 (needs --allow-programs)`,
-      `${path}:4:20: tools[1].mcp.package would start the MCP server of @modelcontextprotocol/server-filesystem (needs --allow-programs)`,
+      `${path}:3:21: tools[0].mcp.command would start the MCP server ${process.execPath} -e 1 (needs --allow-programs)`,
+      `${path}:4:21: tools[1].mcp.package would start the MCP server of @modelcontextprotocol/server-filesystem (needs --allow-programs)`,
     ]);
     expect(() => parse(servers, { allowPrograms: true })).not.toThrow();
   });

@@ -71,7 +71,9 @@ async function runWithTelemetry(
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts: options.allowedKeyHosts }),
-      ...(options.trust === undefined || Object.keys(options.trust).length === 0 ? {} : { trust: options.trust }),
+      ...(options.trust === undefined || Object.keys(options.trust).length === 0
+        ? {}
+        : { trust: options.trust }),
     });
     if (!quiet) {
       const chain = [built.models.model, ...built.models.fallbacks]
