@@ -8,7 +8,7 @@ import { parseAllowedHost } from '../key-hosts.js';
 import type { Output } from '../output.js';
 import { openStore } from '../store.js';
 import { type CommandTelemetry, type TelemetryFlags, telemetryFlagsOf, withTelemetry } from '../telemetry.js';
-import { TRUST_OPTIONS, TRUST_USAGE, type TrustFlags, trustFlagsOf } from '../trust.js';
+import { TRUST_OPTIONS, type TrustFlags, trustFlagsOf } from '../trust.js';
 import { workerMetrics } from '../worker-metrics.js';
 import { type WorkerPrinter, workerPrinter } from '../worker-output.js';
 import { integerArgument, parsedArguments, redisUrlOf } from './command-arguments.js';
