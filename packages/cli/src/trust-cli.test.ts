@@ -7,8 +7,7 @@
 // A program (stdio MCP server, command tool) is not bound by keel's host rule once it runs, so those files send to
 // the server over 127.0.0.1: what is checked is that keel does not start them without consent.
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -287,6 +286,24 @@ describe('a stranger’s agent file through the keel binary, against a server th
     expect(requests).toEqual([{ url: '/approved', body: 'report' }]);
   });
 
+  it('keel resume of a run whose record holds no consent refuses, and takes the same flags', async () => {
+    const started = JSON.parse(
+      (await keel('run', 'approved-command.yaml', 'Send the report', '--allow-programs', '--json')).stdout,
+    );
+    const record = join(directory, '.keel', 'runs', `${started.runId}.json`);
+    const { trust, ...withoutConsent } = JSON.parse(readFileSync(record, 'utf8'));
+    expect(trust).toEqual({ allowPrograms: true });
+    writeFileSync(record, JSON.stringify(withoutConsent));
+    const approve = ['resume', started.runId, '--approve', started.pending[0].idempotencyKey, '--json'];
+    const refused = await receivedDuring(() => keel(...approve));
+    expect(refused.outcome.code).toBe(2);
+    expect(refused.outcome.stderr).toContain('(needs --allow-programs)');
+    expect(refused.requests).toEqual([]);
+    const resumed = await receivedDuring(() => keel(...approve, '--allow-programs'));
+    expect(JSON.parse(resumed.outcome.stdout).status).toBe('completed');
+    expect(resumed.requests).toEqual([{ url: '/approved', body: 'report' }]);
+  });
+
   it.each([
     ['chat', ['chat', 'stranger-command.yaml']],
     ['worker', ['worker', 'stranger-command.yaml', '--redis', 'redis://127.0.0.1:1']],
@@ -300,5 +317,14 @@ describe('a stranger’s agent file through the keel binary, against a server th
       /tools\[0\]\.command\.argv\[0\] would start the program .* \(needs --allow-programs\)/,
     );
     expect(requests).toEqual([]);
+  });
+
+  it.each([
+    ['worker', ['worker', 'stranger-command.yaml', '--redis', 'redis://127.0.0.1:1']],
+    ['submit', ['submit', 'stranger-command.yaml', 'Send the report', '--redis', 'redis://127.0.0.1:1']],
+  ])('keel %s takes --allow-programs, and goes on to Redis', async (_name, args) => {
+    const outcome = await keel(...args, '--allow-programs', '--store', join(directory, 'fleet.db'));
+    expect(outcome.stderr).not.toContain('needs --allow-programs');
+    expect(outcome.code).not.toBe(2);
   });
 });
