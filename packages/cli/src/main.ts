@@ -88,8 +88,8 @@ export async function main(
   const output = redactingOutput(printer, apiKeyValues(environment));
   const controller = new AbortController();
   // SIGTERM (`kill`, `timeout`, `docker stop`) and SIGHUP (a closed terminal) end a command as Ctrl-C does: the run
-  // is cancelled, checkpointed, and the programs it started are killed with their process groups. A second signal
-  // takes the default action (keel dies at once); what keel started dies with it through its lifeline.
+  // is cancelled, checkpointed, and the programs it started are killed with their process groups. The same signal
+  // again takes the default action (keel dies at once); what keel started dies with it through its lifeline.
   const onSignal = (signal: NodeJS.Signals) =>
     controller.abort(
       new KeelError(
