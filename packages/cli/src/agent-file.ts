@@ -48,7 +48,8 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 /**
  * Reads and validates an agent file. Every problem is a `config.invalid` KeelError whose message names the file,
  * the line and column, and the field, such as `agent.yaml:7:14: limits.maxTurns must be a positive integer`; a file
- * it accepts builds (given the API keys it names).
+ * it accepts builds (given the API keys it names). A file that would do more than `options` consent to (send data to
+ * another host, open the SSRF guard, start a program, pass a secret-looking variable: see trust.ts) is refused too.
  */
 export async function loadAgentFile(
   path: string,
