@@ -31,7 +31,7 @@ const SECRET_WORD =
 const NOT_SECRET_HEADERS = new Set(['idempotency-key']);
 
 /** Whether a variable or header name usually holds a secret. */
-function namesSecret(name: string): boolean {
+export function namesSecret(name: string): boolean {
   if (NOT_SECRET_HEADERS.has(name.toLowerCase())) return false;
   return isSecretKey(name) || SECRET_WORD.test(name);
 }

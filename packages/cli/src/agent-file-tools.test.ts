@@ -18,9 +18,12 @@ const FILESYSTEM_BIN = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-filesystem/dist/index.js',
 );
 
+/** Reads `tools:` lines with the consent these tests' files need (trust.test.ts is about consent itself). */
 function parse(lines: string[], allowedKeyHosts: string[] = []) {
   return parseAgentFile(['name: a', 'tools:', ...lines].join('\n'), path, BUILTIN_TOOL_NAMES, {
     allowedKeyHosts,
+    allowedHosts: ['127.0.0.1'],
+    allowPrograms: true,
   });
 }
 

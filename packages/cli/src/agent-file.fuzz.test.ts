@@ -356,7 +356,12 @@ describe('agent file loader (seeded fuzzing)', () => {
       const text = mutate(BASES[index % BASES.length]!, random);
       let file: ReturnType<typeof parseAgentFile>;
       try {
-        file = parseAgentFile(text, PATH, BUILTIN_TOOL_NAMES, { allowedKeyHosts: ALLOWED_KEY_HOSTS });
+        file = parseAgentFile(text, PATH, BUILTIN_TOOL_NAMES, {
+          allowedKeyHosts: ALLOWED_KEY_HOSTS,
+          // The consent the bases need (trust.test.ts is about consent itself).
+          allowedHosts: ['127.0.0.1'],
+          allowPrograms: true,
+        });
       } catch (error) {
         refused++;
         const message = (error as Error).message;

@@ -5,6 +5,7 @@ import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { type ModelEntry, readModel } from './agent-file-model.js';
 import { FieldReader } from './agent-file-reader.js';
 import { readTools, type ToolEntry } from './agent-file-tools.js';
+import { checkTrust, type TrustFlags } from './trust.js';
 
 export type { ModelEntry, ProviderKind } from './agent-file-model.js';
 export type { ToolEntry } from './agent-file-tools.js';
@@ -24,8 +25,13 @@ export interface AgentFile {
   locations: Readonly<Record<string, string>>;
 }
 
-/** Options of {@link loadAgentFile} and {@link parseAgentFile}. */
-export interface AgentFileOptions {
+/**
+ * Options of {@link loadAgentFile} and {@link parseAgentFile}: the consent of the person running keel
+ * (`--allow-host`, `--allow-programs`, `--allow-env`, `--allow-key-host`; see trust.ts). Each defaults to none: a
+ * file that would send data elsewhere than its provider's host or this machine, start a program or pass a secret is
+ * refused.
+ */
+export interface AgentFileOptions extends TrustFlags {
   /**
    * Hosts besides a provider's own that may receive an API key (`--allow-key-host`), as `name` (any port) or
    * `name:port`; a tool's secret header goes only to these. Defaults to none: a file that would send a key elsewhere
@@ -42,7 +48,8 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 /**
  * Reads and validates an agent file. Every problem is a `config.invalid` KeelError whose message names the file,
  * the line and column, and the field, such as `agent.yaml:7:14: limits.maxTurns must be a positive integer`; a file
- * it accepts builds (given the API keys it names).
+ * it accepts builds (given the API keys it names). A file that would do more than `options` consent to (send data to
+ * another host, open the SSRF guard, start a program, pass a secret-looking variable: see trust.ts) is refused too.
  */
 export async function loadAgentFile(
   path: string,
@@ -134,5 +141,6 @@ export function parseAgentFile(
     const maxAttempts = reader.positiveInteger(retryNode, 'maxAttempts', 'retry.maxAttempts');
     if (maxAttempts !== undefined) result.retry.maxAttempts = maxAttempts;
   }
+  checkTrust(result, options, allowedKeyHosts);
   return result;
 }

@@ -6,6 +6,7 @@ import { type AgentTools, buildAgentTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import type { AgentPolicies } from './fleet-policies.js';
 import { type ResolvedModels, resolveModels } from './models.js';
+import type { TrustFlags } from './trust.js';
 
 /** An agent built from an agent file, with what must be closed afterwards. */
 export interface BuiltAgent {
@@ -31,6 +32,8 @@ export interface BuildOptions {
   seed?: number;
   /** Hosts other than a provider's own that may receive an API key (`--allow-key-host`). Defaults to none. */
   allowedKeyHosts?: readonly string[];
+  /** What the person running keel consents to (`--allow-host`, `--allow-programs`, `--allow-env`). Defaults to none. */
+  trust?: TrustFlags;
   /** The agent's clock (leases, timeouts). Defaults to the system clock. */
   clock?: Clock;
   /** How runs hold their leases (`keel worker --lease-ttl-ms`). Defaults to the agent's defaults. */
@@ -45,6 +48,7 @@ export interface BuildOptions {
 export async function buildAgent(options: BuildOptions & { agentFile: string }): Promise<BuiltAgent> {
   const file = await loadAgentFile(options.agentFile, BUILTIN_TOOL_NAMES, {
     allowedKeyHosts: options.allowedKeyHosts ?? [],
+    ...options.trust,
   });
   return buildAgentFromFile(file, options);
 }

@@ -10,6 +10,7 @@ import { agentOptionsFromFile } from './agent-options.js';
 import { buildAgentTools } from './agent-tools.js';
 import { BUILTIN_TOOL_NAMES, builtinTools } from './builtin-tools.js';
 import { modelChainOf } from './models.js';
+import type { TrustFlags } from './trust.js';
 
 /** Options of {@link createChaosSubject}: plain JSON, since a worker process receives them too. */
 export interface AgentFileSubjectOptions {
@@ -17,6 +18,10 @@ export interface AgentFileSubjectOptions {
   agentFile: string;
   /** The subject's name in the scorecard. Defaults to `keel (<agent name>)`. */
   name?: string;
+  /** `--allow-host`, `--allow-programs` and `--allow-env`, for the worker process to load the file with. */
+  trust?: TrustFlags;
+  /** `--allow-key-host` values, likewise. */
+  allowedKeyHosts?: string[];
 }
 
 /**
@@ -26,15 +31,23 @@ export interface AgentFileSubjectOptions {
  * `config.invalid` errors.
  */
 export async function createChaosSubject(options: JsonValue): Promise<ChaosSubject> {
-  const { agentFile, name } = (options ?? {}) as Partial<AgentFileSubjectOptions>;
+  const { agentFile, name, trust, allowedKeyHosts } = (options ?? {}) as Partial<AgentFileSubjectOptions>;
   if (typeof agentFile !== 'string') {
     throw new KeelError(
       'config.invalid',
       'createChaosSubject(options): agentFile must be the path of an agent file',
     );
   }
-  const file = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES);
-  return agentFileSubject(file, { agentFile, ...(name === undefined ? {} : { name }) });
+  const file = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES, {
+    ...trust,
+    ...(allowedKeyHosts === undefined ? {} : { allowedKeyHosts }),
+  });
+  return agentFileSubject(file, {
+    agentFile,
+    ...(name === undefined ? {} : { name }),
+    ...(trust === undefined ? {} : { trust }),
+    ...(allowedKeyHosts === undefined ? {} : { allowedKeyHosts }),
+  });
 }
 
 /** The chaos subject of an agent file already loaded (see {@link createChaosSubject}). */
@@ -42,7 +55,7 @@ export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptio
   return keelSubject({
     name: options.name ?? `keel (${file.name})`,
     fallbacks: modelChainOf(file).length - 1,
-    worker: { module: import.meta.url, options: { ...options } },
+    worker: { module: import.meta.url, options: JSON.parse(JSON.stringify(options)) as JsonValue },
     build: async ({ models: [model, ...fallbacks], environment }) => {
       const available = builtinTools({
         filesDirectory: dirname(file.path),

@@ -218,7 +218,7 @@ describe('keel run examples/files.yaml (an MCP server, offline)', () => {
       .map(Number);
 
   it('lists the examples folder through server-filesystem, and leaves no server process behind', async () => {
-    const outcome = await keel('run', example, 'What files are in the examples folder?');
+    const outcome = await keel('run', example, 'What files are in the examples folder?', '--allow-programs');
     expect(outcome.stderr).toBe('');
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('tools mcp files (@modelcontextprotocol/server-filesystem .)');
@@ -229,7 +229,7 @@ describe('keel run examples/files.yaml (an MCP server, offline)', () => {
   });
 
   it('offers only the read-only tools the file includes', async () => {
-    const outcome = await keel('run', example, 'Write a file named notes.txt', '--json');
+    const outcome = await keel('run', example, 'Write a file named notes.txt', '--allow-programs', '--json');
     const result = JSON.parse(outcome.stdout);
     expect(result.status).toBe('completed');
     expect(Object.keys(result.report.toolCalls.byTool)).not.toContain('write_file');

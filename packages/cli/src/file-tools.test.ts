@@ -98,7 +98,7 @@ describe('a command tool declared in an agent file', () => {
       `      argv: [${JSON.stringify(process.execPath)}, -e, "process.stdout.write(process.argv[1].toUpperCase())", "{text}"]`,
       '      timeoutMs: 10000',
     ]);
-    const { code, result } = await keel(['run', file, 'Shout hello; rm -rf / $(id)']);
+    const { code, result } = await keel(['run', file, 'Shout hello; rm -rf / $(id)', '--allow-programs']);
     expect(code).toBe(0);
     expect(result.status).toBe('completed');
     expect(result.report.toolCalls.byTool).toEqual({ shout: 1 });
@@ -125,9 +125,10 @@ describe('an HTTP tool declared in an agent file', () => {
   it('calls a server on 127.0.0.1 that allow: lets through, with its secret header from the environment', async () => {
     const file = agentFile('catalogue', lines(true));
     const before = server.requests.length;
-    const { code, result, printed } = await keel(['run', file, 'Get item 42', '--allow-key-host', host()], {
-      CATALOGUE_API_TOKEN: TOKEN,
-    });
+    const { code, result, printed } = await keel(
+      ['run', file, 'Get item 42', '--allow-key-host', host(), '--allow-host', '127.0.0.1'],
+      { CATALOGUE_API_TOKEN: TOKEN },
+    );
     expect(code).toBe(0);
     expect(result.status).toBe('completed');
     expect(toolContents(result)).toEqual([
@@ -159,7 +160,15 @@ describe('an HTTP tool declared in an agent file', () => {
 
   it('refuses to start without the variable a secret header names, at the header', async () => {
     const file = agentFile('unset', lines(true));
-    const { code, printed } = await keel(['run', file, 'Get item 42', '--allow-key-host', host()]);
+    const { code, printed } = await keel([
+      'run',
+      file,
+      'Get item 42',
+      '--allow-key-host',
+      host(),
+      '--allow-host',
+      '127.0.0.1',
+    ]);
     expect(code).toBe(2);
     expect(printed).toMatch(
       /config\.invalid: .*unset\.yaml:9:33: tools\[0\]\.http\.headers\.authorization needs the environment variable CATALOGUE_API_TOKEN, which is not set/,
@@ -168,7 +177,9 @@ describe('an HTTP tool declared in an agent file', () => {
 
   it('will not send the secret header to a host the command line does not name', async () => {
     const file = agentFile('unnamed', lines(true));
-    const { code, printed } = await keel(['run', file, 'Get item 42'], { CATALOGUE_API_TOKEN: TOKEN });
+    const { code, printed } = await keel(['run', file, 'Get item 42', '--allow-host', '127.0.0.1'], {
+      CATALOGUE_API_TOKEN: TOKEN,
+    });
     expect(code).toBe(2);
     expect(printed).toMatch(
       /config\.invalid: .*unnamed\.yaml:9:33: tools\[0\]\.http\.headers\.authorization would send the value of CATALOGUE_API_TOKEN to 127\.0\.0\.1:\d+/,
@@ -192,6 +203,7 @@ describe('an MCP server declared in an agent file', () => {
       workingDirectory: directory,
       environment: {},
       store: new MemoryRunStore(),
+      trust: { allowPrograms: true },
     });
     try {
       const [toolset] = built.tools.toolsets;
@@ -211,7 +223,7 @@ describe('an MCP server declared in an agent file', () => {
       '      include: [add_tool]',
       '      destructiveNeedsApproval: true',
     ]);
-    const started = await keel(['run', path, 'Add the extra one']);
+    const started = await keel(['run', path, 'Add the extra one', '--allow-programs']);
     expect(started.code).toBe(3);
     expect(started.result.status).toBe('interrupted');
     const [pending] = started.result.pending ?? [];
@@ -231,7 +243,7 @@ describe('an MCP server declared in an agent file', () => {
     input.end('What is the server process id?\n');
     const lines: string[] = [];
     const code = await chatCommand(
-      [file(), '--json', '--store', join(directory, 'chat.db'), '--session', 'mcp-chat'],
+      [file(), '--json', '--store', join(directory, 'chat.db'), '--session', 'mcp-chat', '--allow-programs'],
       {
         environment: { NO_COLOR: '1' },
         output: { out: (line) => lines.push(line), error: (line) => lines.push(line), colour: false },
@@ -247,7 +259,12 @@ describe('an MCP server declared in an agent file', () => {
   });
 
   it('is called in the run and gone when the command ends (checked by pid)', async () => {
-    const { code, result } = await keel(['run', file(), 'What is the server process id?']);
+    const { code, result } = await keel([
+      'run',
+      file(),
+      'What is the server process id?',
+      '--allow-programs',
+    ]);
     expect(code).toBe(0);
     expect(result.report.toolCalls.byTool).toEqual({ pid: 1 });
     const [answer] = toolContents(result) as { status: string; content: string }[];

@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { KeelError } from '@keel/core';
+import type { TrustFlags } from './trust.js';
 
 /** How a run was started from the command line: what `keel resume` needs to rebuild the same agent. */
 export interface Invocation {
@@ -10,6 +11,8 @@ export interface Invocation {
   seed?: number;
   /** The `--allow-key-host` values the run was started with: resuming it may send its key there too. */
   allowedKeyHosts?: string[];
+  /** The consent the run was started with (`--allow-host`, `--allow-programs`, `--allow-env`): resuming keeps it. */
+  trust?: TrustFlags;
 }
 
 /** Where invocations are kept: beside the default store, one small JSON file per run. */

@@ -14,18 +14,21 @@ import { type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { withStore } from './store.js';
 import { telemetryFlagsOf } from './telemetry.js';
+import { TRUST_OPTIONS, TRUST_USAGE, trustFlagsOf } from './trust.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
 usage:
-  keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json] [--store URL|PATH]
-           [--otlp URL] [--metrics-port N] [--log json]
+  keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-host HOST]... [--allow-programs]
+           [--allow-env NAME]... [--allow-key-host HOST]... [--json] [--store URL|PATH] [--otlp URL]
+           [--metrics-port N] [--log json]
   keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]      (keel chat --help)
   keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]  (keel sessions --help)
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
-              [--wait] [--agent <agent.yaml>] [--allow-key-host HOST]... [--json] [--store URL|PATH]
+              [--wait] [--agent <agent.yaml>] [--allow-host HOST]... [--allow-programs] [--allow-env NAME]...
+              [--allow-key-host HOST]... [--json] [--store URL|PATH]
               [--otlp URL] [--metrics-port N] [--log json] [--redis URL]
   keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH] [--redis URL]
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
@@ -60,15 +63,19 @@ options:
   --allow-key-host HOST
                   let an API key go to HOST (name, or name:port) when the agent file's baseUrl points there; keys
                   go only to the provider's own host over https otherwise (api.openai.com, api.anthropic.com); a
-                  tool's secret header (headers: { authorization: { env: X_API_TOKEN } }) goes only to HOST
+                  tool's secret header (headers: { authorization: { env: X_API_TOKEN } }) goes only to HOST;
+                  implies --allow-host HOST
+${TRUST_USAGE}
+                  (keel resume keeps the consent a run was started with; chat, submit, worker, chaos and dashboard
+                  take the same flags)
   --port N        dashboard: the port (default: 4800; 0 picks a free one)
   --host H        dashboard: the interface to bind (default: 127.0.0.1; any other needs a token)
   --token T       dashboard: the secret its API requires (default: KEEL_DASHBOARD_TOKEN, else generated and printed)
   keel chaos --help lists the chaos suite's scenarios and options; keel submit --help and keel worker --help
   say how runs go to a fleet of workers
 
-exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled
-            (keel chaos: 0 every goal met, 1 a goal missed)`;
+exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 130 cancelled (also by
+            SIGINT, SIGTERM or SIGHUP) (keel chaos: 0 every goal met, 1 a goal missed)`;
 
 /**
  * The CLI's entry: parses `argv`, runs the command, and returns the exit code. Every failure is printed as a
@@ -84,8 +91,17 @@ export async function main(
 ): Promise<number> {
   const output = redactingOutput(printer, apiKeyValues(environment));
   const controller = new AbortController();
-  const onInterrupt = () => controller.abort(new KeelError('run.cancelled', 'Cancelled with Ctrl-C'));
-  process.once('SIGINT', onInterrupt);
+  // SIGTERM (`kill`, `timeout`, `docker stop`) and SIGHUP (a closed terminal) end a command as Ctrl-C does: the run
+  // is cancelled, checkpointed, and the programs it started are killed with their process groups. The same signal
+  // again takes the default action (keel dies at once); what keel started dies with it through its lifeline.
+  const onSignal = (signal: NodeJS.Signals) =>
+    controller.abort(
+      new KeelError(
+        'run.cancelled',
+        signal === 'SIGINT' ? 'Cancelled with Ctrl-C' : `Cancelled by ${signal}`,
+      ),
+    );
+  for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
   try {
     return await dispatch(argv, { environment, output, workingDirectory, signal: controller.signal, clock });
   } catch (error) {
@@ -98,9 +114,12 @@ export async function main(
     if (keelError.guidance !== undefined) output.error(`guidance: ${keelError.guidance}`);
     return keelError.code === 'config.invalid' ? 2 : 1;
   } finally {
-    process.removeListener('SIGINT', onInterrupt);
+    for (const signal of STOP_SIGNALS) process.removeListener(signal, onSignal);
   }
 }
+
+/** The signals that cancel a command as Ctrl-C does. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** What every command runs with. */
 interface CommandContext {
@@ -145,6 +164,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         file,
         task,
         allowedKeyHosts,
+        trust: trustFlagsOf(values),
         json: values.json === true,
         workingDirectory,
         environment,
@@ -167,6 +187,7 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
         execute: values.execute ?? [],
         abandon: values.abandon ?? [],
         allowedKeyHosts,
+        trust: trustFlagsOf(values),
         wait: values.wait === true,
         json: values.json === true,
         workingDirectory,
@@ -237,6 +258,7 @@ function parse(argv: readonly string[]) {
         agent: { type: 'string' },
         wait: { type: 'boolean' },
         'allow-key-host': { type: 'string', multiple: true },
+        ...TRUST_OPTIONS,
         reason: { type: 'string' },
         redis: { type: 'string' },
         otlp: { type: 'string' },

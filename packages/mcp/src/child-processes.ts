@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { releaseFromLifeline, tieToLifeline } from '@keel/core/process';
 
 /** Whether a server can be given a process group of its own (POSIX), so that what it starts ends with it. */
 export const PROCESS_GROUPS = process.platform !== 'win32';
@@ -32,10 +33,12 @@ export function signalServer(child: ChildProcess, signal: NodeJS.Signals): boole
 /**
  * Remembers a running server so that it is killed (SIGKILL, with its process group) if this process exits while the
  * server still runs: a forgotten `close()` or a `process.exit()` leaves no orphan. One `exit` listener serves every
- * server, and it is removed when none is left.
+ * server, and it is removed when none is left. The server is also tied to the process's lifeline, so that it is
+ * killed if this process is killed (SIGKILL) while the server runs.
  */
 export function trackServer(child: ChildProcess): void {
   live.add(child);
+  if (child.pid !== undefined) tieToLifeline(child.pid, { group: groupLeaders.has(child) });
   if (exitHooked) return;
   process.on('exit', killAll);
   exitHooked = true;
@@ -44,6 +47,7 @@ export function trackServer(child: ChildProcess): void {
 /** Forgets a server that has exited. */
 export function untrackServer(child: ChildProcess): void {
   live.delete(child);
+  if (child.pid !== undefined) releaseFromLifeline(child.pid);
   if (live.size > 0 || !exitHooked) return;
   process.off('exit', killAll);
   exitHooked = false;

@@ -7,6 +7,8 @@ import { loadAgentFile } from '../agent-file.js';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { agentFileSubject, defaultChaosTask } from '../chaos-subject.js';
 import { type Output, paint } from '../output.js';
+import { parseAllowedHost } from '../key-hosts.js';
+import { TRUST_OPTIONS, TRUST_USAGE, trustFlagsOf } from '../trust.js';
 import { parsedArguments } from './command-arguments.js';
 
 /** What `keel chaos` runs with, besides its arguments. */
@@ -22,6 +24,7 @@ const CHAOS_USAGE = `keel chaos: run an agent file through seeded failure scenar
 
 usage:
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--task TEXT] [--html report.html] [--json]
+             [--allow-host HOST]... [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 The agent is built as keel run builds it (its retry, fallback, limit and tool settings are what is measured), with
 its models replaced by models of the offline simulated provider, which injects each scenario's faults. All runs of a
@@ -34,6 +37,9 @@ options:
   --task TEXT      the task of every run (default: one that calls the agent's weather and ticket tools)
   --html FILE      also write a self-contained HTML report with charts
   --json           print the report as JSON instead of the table
+  --allow-key-host HOST
+                   as for keel run
+${TRUST_USAGE}
 
 scenarios:
 ${SCENARIOS.map((scenario) => `  ${scenario.name.padEnd(21)} ${scenario.title}`).join('\n')}
@@ -58,7 +64,9 @@ export async function chaosCommand(argv: readonly string[], context: ChaosComman
   const seed =
     values.seed === undefined ? 1 : integerOption('--seed', values.seed, 0, Number.MAX_SAFE_INTEGER);
   const agentFile = resolve(context.workingDirectory, file);
-  const agentDefinition = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES);
+  const trust = trustFlagsOf(values);
+  const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
+  const agentDefinition = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES, { ...trust, allowedKeyHosts });
   const builtins = agentDefinition.tools.flatMap((entry) => (entry.kind === 'builtin' ? [entry.name] : []));
   const task = values.task ?? defaultChaosTask(builtins);
   if (task.trim() === '') throw new KeelError('config.invalid', '--task must not be empty');
@@ -73,7 +81,7 @@ export async function chaosCommand(argv: readonly string[], context: ChaosComman
   let report: Awaited<ReturnType<typeof runChaos>>;
   try {
     report = await runChaos({
-      subjects: [agentFileSubject(agentDefinition, { agentFile })],
+      subjects: [agentFileSubject(agentDefinition, { agentFile, trust, allowedKeyHosts })],
       task,
       runs,
       seed,
@@ -117,6 +125,8 @@ function parse(argv: readonly string[]) {
         task: { type: 'string' },
         html: { type: 'string' },
         json: { type: 'boolean' },
+        'allow-key-host': { type: 'string', multiple: true },
+        ...TRUST_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
     }),

@@ -14,9 +14,10 @@ import type { Output } from '../output.js';
 import { integerArgument, parsedArguments } from './command-arguments.js';
 import { apiKeyValues } from '../redacting-output.js';
 import { openStore } from '../store.js';
+import { TRUST_OPTIONS, TRUST_USAGE, trustFlagsOf } from '../trust.js';
 
 const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH] [--faults SPEC] [--seed N]
-                 [--allow-key-host HOST]...
+                 [--allow-host HOST]... [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 An interactive chat with the agent of <agent.yaml>, kept in a session of the run store: the answer streams as it is
 written, retries, fallbacks and tool calls show inline, and a tool call that needs approval is asked about (y/n, with
@@ -32,6 +33,7 @@ options:
   --seed N        seed of the fault schedule (default: 1)
   --allow-key-host HOST
                   a host other than the provider's own that may receive the agent's API key (see keel --help)
+${TRUST_USAGE}
 
 keys: Ctrl-C stops the answer being written (the session keeps what completed); Ctrl-C or Ctrl-D at the prompt, or
 /exit, leaves.`;
@@ -64,10 +66,12 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
   checkSessionId(sessionId, 'keel chat --session');
   const seed = values.seed === undefined ? undefined : integerArgument('--seed', values.seed, 0);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
+  const trust = trustFlagsOf(values);
   const simulation = {
     ...(values.faults === undefined ? {} : { faults: values.faults }),
     ...(seed === undefined ? {} : { seed }),
     ...(allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts }),
+    ...(Object.keys(trust).length === 0 ? {} : { trust }),
   };
   const json = values.json === true;
   const streams = context.streams ?? { input: process.stdin, output: process.stdout };
@@ -147,6 +151,7 @@ function parse(argv: readonly string[]) {
         faults: { type: 'string' },
         seed: { type: 'string' },
         'allow-key-host': { type: 'string', multiple: true },
+        ...TRUST_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
     }),

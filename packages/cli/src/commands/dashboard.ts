@@ -10,6 +10,7 @@ import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
 import { apiKeyValues, secretReplacer } from '../redacting-output.js';
 import { openStore } from '../store.js';
+import { TRUST_OPTIONS, TRUST_USAGE, type TrustFlags, trustFlagsOf } from '../trust.js';
 import { resumeCommand } from './resume.js';
 
 /** The environment variable holding the dashboard's token when `--token` is not given. */
@@ -25,7 +26,7 @@ export interface DashboardCommandContext {
 }
 
 const USAGE_LINE =
-  'usage: keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent FILE]... [--allow-key-host HOST]... [--json]';
+  'usage: keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent FILE]... [--allow-key-host HOST]... [--allow-host HOST]... [--allow-programs] [--allow-env NAME]... [--json]';
 
 /** What `keel dashboard --help` prints. */
 export const DASHBOARD_USAGE = `keel dashboard: a web page over the run store (runs, timelines, reports, pending decisions)
@@ -44,6 +45,8 @@ options:
                     let an API key go to HOST (name, or name:port) when an agent file's baseUrl points there, for
                     --agent files and the runs the page resumes (default: none: keys go only to the provider's own
                     host over https)
+${TRUST_USAGE.replace(/^ {18}/gm, '                    ')}
+                    (for --agent files and the runs the page resumes, besides the consent each run was started with)
   --json            print the start-up line as one JSON object: { url, host, port, store, tokenGenerated }
   --help, -h        print this help
 
@@ -65,7 +68,8 @@ export async function dashboardCommand(
   }
   const token = values.token ?? context.environment[TOKEN_VARIABLE];
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
-  const agents = await agentFilesByName(values.agent ?? [], context.workingDirectory, allowedKeyHosts);
+  const trust = trustFlagsOf(values);
+  const agents = await agentFilesByName(values.agent ?? [], context.workingDirectory, allowedKeyHosts, trust);
   const store = openStore(values.store, context.workingDirectory);
   let dashboard: Dashboard;
   try {
@@ -74,9 +78,13 @@ export async function dashboardCommand(
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(values.port === undefined ? {} : { port: portOption(values.port) }),
       ...(token === undefined || token === '' ? {} : { token }),
+<<<<<<< HEAD
       resume: cliResume(store, agents, allowedKeyHosts, context),
       // The page shows no key that keel run and keel runs show would print as [redacted].
       redact: secretReplacer(apiKeyValues(context.environment)),
+=======
+      resume: cliResume(store, agents, allowedKeyHosts, trust, context),
+>>>>>>> trust
     });
   } catch (error) {
     await store.close();
@@ -142,6 +150,7 @@ function cliResume(
   store: RunStore,
   agents: Map<string, string>,
   allowedKeyHosts: string[],
+  trust: TrustFlags,
   context: DashboardCommandContext,
 ): ResumeRun {
   return async (request) => {
@@ -178,6 +187,7 @@ function cliResume(
         execute: decided.filter(([, decision]) => decision === 'execute').map(([key]) => key),
         abandon: decided.filter(([, decision]) => decision === 'abandon').map(([key]) => key),
         allowedKeyHosts,
+        trust,
         json: true,
         workingDirectory: context.workingDirectory,
         environment: context.environment,
@@ -198,11 +208,12 @@ async function agentFilesByName(
   files: readonly string[],
   workingDirectory: string,
   allowedKeyHosts: readonly string[],
+  trust: TrustFlags,
 ): Promise<Map<string, string>> {
   const byName = new Map<string, string>();
   for (const file of files) {
     const path = resolve(workingDirectory, file);
-    const agent = await loadAgentFile(path, BUILTIN_TOOL_NAMES, { allowedKeyHosts });
+    const agent = await loadAgentFile(path, BUILTIN_TOOL_NAMES, { allowedKeyHosts, ...trust });
     const known = byName.get(agent.name);
     if (known !== undefined && known !== path) {
       throw new KeelError(
@@ -237,6 +248,7 @@ function parse(argv: readonly string[]) {
         token: { type: 'string' },
         agent: { type: 'string', multiple: true },
         'allow-key-host': { type: 'string', multiple: true },
+        ...TRUST_OPTIONS,
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },

@@ -19,6 +19,7 @@ import {
 import { type Output, paint } from '../output.js';
 import { liveEvents } from '../render.js';
 import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../telemetry.js';
+import { mergeTrustFlags, type TrustFlags } from '../trust.js';
 
 /** What `keel resume` is given. */
 export interface ResumeCommandOptions {
@@ -35,6 +36,8 @@ export interface ResumeCommandOptions {
   abandon: string[];
   /** `--allow-key-host` values, added to those the run was started with. Defaults to none. */
   allowedKeyHosts?: string[];
+  /** `--allow-host`, `--allow-programs` and `--allow-env`, added to those the run was started with. Defaults to none. */
+  trust?: TrustFlags;
   /**
    * When another process holds the run's lease: wait for it to end (at most {@link MAX_LEASE_WAIT_MS}, printing
    * progress on stderr), then resume. Without it, `keel resume` says when the lease ends and exits. Defaults to false.
@@ -82,6 +85,7 @@ async function resumeWithTelemetry(
     environment: options.environment,
     store,
     allowedKeyHosts: [...(invocation.allowedKeyHosts ?? []), ...(options.allowedKeyHosts ?? [])],
+    trust: mergeTrustFlags(invocation.trust, options.trust),
     clock,
     wrapTools: telemetry.wrapTools,
     ...(invocation.faults === undefined ? {} : { faults: invocation.faults }),

@@ -5,6 +5,7 @@ import { saveInvocation } from '../invocation.js';
 import { type Output, paint } from '../output.js';
 import { liveEvents } from '../render.js';
 import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../telemetry.js';
+import type { TrustFlags } from '../trust.js';
 
 /** What `keel run` is given. */
 export interface RunCommandOptions {
@@ -14,6 +15,8 @@ export interface RunCommandOptions {
   seed?: number;
   /** `--allow-key-host` values: hosts besides a provider's own that may receive an API key. */
   allowedKeyHosts: string[];
+  /** `--allow-host`, `--allow-programs` and `--allow-env`, remembered for `keel resume`. Defaults to none. */
+  trust?: TrustFlags;
   json: boolean;
   /** `--otlp`, `--metrics-port` and `--log json`. Defaults to none of them. */
   telemetry?: TelemetryFlags;
@@ -53,6 +56,7 @@ async function runWithTelemetry(
     environment: options.environment,
     store,
     allowedKeyHosts: options.allowedKeyHosts,
+    ...(options.trust === undefined ? {} : { trust: options.trust }),
     clock: options.clock,
     wrapTools: telemetry.wrapTools,
     ...(options.faults === undefined ? {} : { faults: options.faults }),
@@ -67,6 +71,9 @@ async function runWithTelemetry(
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.allowedKeyHosts.length === 0 ? {} : { allowedKeyHosts: options.allowedKeyHosts }),
+      ...(options.trust === undefined || Object.keys(options.trust).length === 0
+        ? {}
+        : { trust: options.trust }),
     });
     if (!quiet) {
       const chain = [built.models.model, ...built.models.fallbacks]

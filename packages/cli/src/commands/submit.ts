@@ -7,13 +7,15 @@ import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { parseAllowedHost } from '../key-hosts.js';
 import { type Output, paint } from '../output.js';
 import { openStore } from '../store.js';
+import { TRUST_OPTIONS, type TrustFlags, trustFlagsOf } from '../trust.js';
 import { parsedArguments, redisUrlOf } from './command-arguments.js';
 
 /** `keel submit --help`. */
 export const SUBMIT_USAGE = `keel submit: queue a run of an agent file for a fleet of workers (keel worker)
 
 usage:
-  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
+  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json] [--allow-host HOST]...
+              [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 The run is stored as queued in the store at once (keel runs list shows it), then enqueued in Redis for the workers
 started with this agent file (they take the runs of the agents named in their files). Prints the run id.
@@ -25,6 +27,8 @@ options:
   --json          print { runId, agentName, status, enqueued }
   --allow-key-host HOST
                   as for keel run, when the file's baseUrl points at another host than its provider's
+  --allow-host HOST, --allow-programs, --allow-env NAME
+                  as for keel run: the file is checked as the workers will check it (they need the same flags)
 
 exit codes: 0 queued, 1 the store failed, 2 invalid input`;
 
@@ -49,6 +53,7 @@ export async function submitCli(argv: readonly string[], context: SubmitContext)
         'run-id': { type: 'string' },
         json: { type: 'boolean' },
         'allow-key-host': { type: 'string', multiple: true },
+        ...TRUST_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -73,6 +78,7 @@ export async function submitCli(argv: readonly string[], context: SubmitContext)
         redis: redisUrlOf(values.redis, context.environment),
         ...(values['run-id'] === undefined ? {} : { runId: values['run-id'] }),
         allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
+        trust: trustFlagsOf(values),
         json: values.json === true,
         workingDirectory: context.workingDirectory,
         clock: context.clock,
@@ -95,6 +101,8 @@ export interface SubmitCommandOptions {
   runId?: string;
   /** `--allow-key-host` values, for a file whose model's baseUrl points at another host than its provider's. */
   allowedKeyHosts: string[];
+  /** `--allow-host`, `--allow-programs` and `--allow-env`: the file is checked as a worker checks it. Defaults to none. */
+  trust?: TrustFlags;
   json: boolean;
   workingDirectory: string;
   clock: Clock;
@@ -117,6 +125,7 @@ export async function submitCommand(
   }
   const file = await loadAgentFile(resolve(options.workingDirectory, options.file), BUILTIN_TOOL_NAMES, {
     allowedKeyHosts: options.allowedKeyHosts,
+    ...options.trust,
   });
   const queue = runQueue({ store, redis: options.redis, clock: options.clock });
   try {

@@ -8,6 +8,7 @@ import { parseAllowedHost } from '../key-hosts.js';
 import type { Output } from '../output.js';
 import { openStore } from '../store.js';
 import { type CommandTelemetry, type TelemetryFlags, telemetryFlagsOf, withTelemetry } from '../telemetry.js';
+import { TRUST_OPTIONS, type TrustFlags, trustFlagsOf } from '../trust.js';
 import { workerMetrics } from '../worker-metrics.js';
 import { type WorkerPrinter, workerPrinter } from '../worker-output.js';
 import { integerArgument, parsedArguments, redisUrlOf } from './command-arguments.js';
@@ -18,8 +19,9 @@ export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as
 
 usage:
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N]
-              [--policy-state shared|local|closed] [--faults SPEC] [--seed N] [--allow-key-host HOST]... [--json]
-              [--metrics-port N] [--otlp URL] [--log json]
+              [--policy-state shared|local|closed] [--faults SPEC] [--seed N] [--allow-host HOST]...
+              [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]... [--json] [--metrics-port N]
+              [--otlp URL] [--log json]
 
 Takes the runs submitted (keel submit) for the agents of its files, runs them durably on the shared store, and
 prints a line when it takes a run, starts or resumes it, finishes it or hands it back. A run whose worker died is
@@ -57,8 +59,8 @@ options:
   --log json        print JSON log lines in place of the worker's lines: every event of every run (retries,
                     fallbacks, tool calls, breaker moves; with trace ids under --otlp) and the worker's own
                     (taken, requeued, swept, errors, Redis lost and back); --json prints only the worker's events
-  --allow-key-host HOST
-                    as for keel run
+  --allow-key-host HOST, --allow-host HOST, --allow-programs, --allow-env NAME
+                    as for keel run: what the worker's agent files may do (checked before Redis)
 
 exit codes: 0 stopped gracefully, 1 the store or Redis failed at the start, or the metrics port is taken,
             2 invalid input`;
@@ -92,6 +94,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
         otlp: { type: 'string' },
         log: { type: 'string' },
         'allow-key-host': { type: 'string', multiple: true },
+        ...TRUST_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -104,6 +107,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
     files: positionals,
     redis: redisUrlOf(values.redis, context.environment),
     allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
+    trust: trustFlagsOf(values),
     json: values.json === true,
     telemetry: telemetryFlagsOf(values, context.environment),
     workingDirectory: context.workingDirectory,
@@ -144,6 +148,8 @@ export interface WorkerCommandOptions {
   faults?: string;
   seed?: number;
   allowedKeyHosts: string[];
+  /** `--allow-host`, `--allow-programs` and `--allow-env`: what the agent files may do. Defaults to none. */
+  trust?: TrustFlags;
   json: boolean;
   /**
    * `--metrics-port`, `--otlp` and `--log json`: for the worker's whole life, every run it executes and its own
@@ -218,6 +224,7 @@ async function runAsWorker(
         environment: options.environment,
         store,
         allowedKeyHosts: options.allowedKeyHosts,
+        ...(options.trust === undefined ? {} : { trust: options.trust }),
         clock: options.clock,
         durability: { leaseTtlMs },
         wrapTools: telemetry.wrapTools,

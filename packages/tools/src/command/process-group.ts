@@ -1,3 +1,5 @@
+import { releaseFromLifeline, tieToLifeline } from '@keel/core/process';
+
 /** Process groups started by keel and not yet ended: killed if keel's own process exits first. */
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
@@ -28,9 +30,13 @@ export function signalGroup(pid: number, signal: 'SIGTERM' | 'SIGKILL'): boolean
   return true;
 }
 
-/** Remembers a live group, so that it is killed if keel's process exits while the command runs. */
+/**
+ * Remembers a live group, so that it is killed if keel's process exits while the command runs, and ties it to keel's
+ * lifeline, so that it is killed if keel's process is killed (SIGKILL) while the command runs.
+ */
 export function trackGroup(pid: number): void {
   liveGroups.add(pid);
+  tieToLifeline(pid);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once('exit', () => {
@@ -41,4 +47,5 @@ export function trackGroup(pid: number): void {
 /** Forgets a group that has ended. */
 export function untrackGroup(pid: number): void {
   liveGroups.delete(pid);
+  releaseFromLifeline(pid);
 }
