@@ -26,6 +26,7 @@ export class JsonChatView implements ChatView {
       sessionId: start.sessionId,
       agentName: start.agentName,
       models: start.models,
+      ...(start.simulated === undefined ? {} : { simulated: start.simulated }),
       turns: start.session?.turns.length ?? 0,
       version: start.session?.version ?? 0,
       comeBack: start.comeBack,

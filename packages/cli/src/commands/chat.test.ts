@@ -155,6 +155,10 @@ describe('keel chat in a terminal', () => {
       /^keel chat trip {2}session trip-1 {2}models simulated\/sim-primary → simulated\/sim-fallback/m,
     );
     expect(screen).toContain('come back to this conversation with: keel chat trip.yaml --session trip-1');
+    // The file's own faults apply, and the start line says so.
+    expect(screen).toContain(
+      'offline simulated provider · faults sim-primary sequence=server_error>overloaded (agent file) · seed 1',
+    );
 
     first.type('Weather in Paris?');
     screen = await first.waitFor(PROMPT, 2);

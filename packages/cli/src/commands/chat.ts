@@ -10,6 +10,7 @@ import { type ChatView, TextChatView } from '../chat/chat-view.js';
 import { StreamRedactor } from '../chat/stream-redactor.js';
 import { saveInvocation } from '../invocation.js';
 import { parseAllowedHost } from '../key-hosts.js';
+import { faultsSummary } from '../models.js';
 import type { Output } from '../output.js';
 import { integerArgument, parsedArguments } from './command-arguments.js';
 import { apiKeyValues } from '../redacting-output.js';
@@ -105,7 +106,7 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
           .map((model) => `${model.provider}/${model.model}`)
           .join(' → '),
         ...(built.models.simulated
-          ? { simulated: { faults: values.faults ?? 'none', seed: seed ?? 1 } }
+          ? { simulated: { faults: faultsSummary(built.file, values.faults), seed: seed ?? 1 } }
           : {}),
         session,
         comeBack,
