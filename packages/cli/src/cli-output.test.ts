@@ -33,6 +33,15 @@ writeFileSync(
   ].join('\n'),
 );
 
+writeFileSync(
+  join(directory, 'overflow.yaml'),
+  [
+    'name: overflow',
+    'model: { provider: simulated, name: sim-primary, faults: "context_overflow=1" }',
+    'retry: { maxAttempts: 1 }',
+  ].join('\n'),
+);
+
 interface Outcome {
   code: number;
   stdout: string;
@@ -102,5 +111,79 @@ describe('a reader that leaves early', () => {
     const outcome = await keelWithClosedStdout('run', 'faulty.yaml', 'Weather in Paris?', '--log', 'json');
     expect(outcome.stderr).toBe('');
     expect([0, 130]).toContain(outcome.code);
+  });
+});
+
+/** The run id of the newest run with `status`, as keel runs list --json gives it. */
+async function newestRun(status: string): Promise<string> {
+  const listed = await keel('runs', 'list', '--status', status, '--json');
+  return JSON.parse(listed.stdout)[0].runId;
+}
+
+describe('keel runs show', () => {
+  it('shows a failed run with its task, stop reason, error code, message and guidance (text and --json)', async () => {
+    expect((await keel('run', 'overflow.yaml', 'Summarise the manual')).code).toBe(1);
+    const runId = await newestRun('failed');
+    const text = await keel('runs', 'show', runId);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^status {3}failed {3}stop reason model_error/m);
+    expect(text.stdout).toMatch(/^task {5}Summarise the manual$/m);
+    expect(text.stdout).toMatch(/^error {4}provider\.context_overflow: /m);
+    expect(text.stdout).toMatch(/^guidance The request is larger than the model accepts/m);
+    const json = JSON.parse((await keel('runs', 'show', runId, '--json')).stdout);
+    expect(json).toMatchObject({
+      task: 'Summarise the manual',
+      stopReason: 'model_error',
+      error: {
+        code: 'provider.context_overflow',
+        guidance: expect.stringContaining('shorten the conversation'),
+      },
+      output: null,
+      pending: [],
+      run: { runId, status: 'failed' },
+    });
+  });
+
+  it("shows a completed run's output", async () => {
+    expect((await keel('run', 'support.yaml', 'Hello there')).code).toBe(0);
+    const runId = await newestRun('completed');
+    const text = await keel('runs', 'show', runId);
+    expect(text.stdout).toMatch(/^output\n.+/m);
+    const json = JSON.parse((await keel('runs', 'show', runId, '--json')).stdout);
+    expect(json).toMatchObject({ task: 'Hello there', stopReason: 'final_answer', error: null });
+    expect(typeof json.output).toBe('string');
+  });
+});
+
+describe('keel resume', () => {
+  it('of an id the store does not hold fails with store.not_found', async () => {
+    const outcome = await keel('resume', 'no-such-run');
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/^store\.not_found: No run no-such-run in this store$/m);
+    expect(outcome.stderr).toMatch(/^guidance: Check the id \(keel runs list shows the runs\)/m);
+  });
+});
+
+describe('a run that waits for approval', () => {
+  it('is shown waiting, with the command that answers it, not as an error', async () => {
+    const outcome = await keel('run', 'support.yaml', 'Open an urgent ticket: the printer is on fire');
+    expect(outcome.code).toBe(3);
+    expect(outcome.stdout).not.toContain('run.interrupted');
+    expect(outcome.stdout).not.toMatch(/^errors /m);
+    expect(outcome.stdout).toMatch(
+      /^waiting {2}for a decision:\n {2}create_ticket \{.*"priority":"urgent"\} needs approval {2}\(key (\S+)\)$/m,
+    );
+    const runId = /run ([0-9a-f-]{36})/.exec(outcome.stdout)![1]!;
+    const key = `${runId}:1:0`;
+    expect(outcome.stdout).toContain(
+      `answer   keel resume ${runId} --approve ${key} (or --reject ${key}=reason)`,
+    );
+    const shown = await keel('runs', 'show', runId);
+    expect(shown.stdout).not.toContain('run.interrupted');
+    expect(shown.stdout).toContain(`answer   keel resume ${runId} --approve ${key}`);
+    const json = JSON.parse((await keel('runs', 'show', runId, '--json')).stdout);
+    expect(json.pending).toMatchObject([
+      { kind: 'approval', idempotencyKey: key, toolName: 'create_ticket' },
+    ]);
   });
 });

@@ -51,7 +51,8 @@ export interface ResumeCommandOptions {
 }
 
 /**
- * `keel resume <run-id>`: continues a run from its last checkpoint, with the decisions it waits for. A run another
+ * `keel resume <run-id>`: continues a run from its last checkpoint, with the decisions it waits for. An id the store
+ * does not hold fails with `store.not_found`. A run another
  * process holds (its owner may have died: its lease runs out by itself) is refused with when its lease ends, or
  * waited for with `--wait`.
  */
@@ -60,6 +61,14 @@ export async function resumeCommand(
   store: RunStore,
   output: Output,
 ): Promise<number> {
+  // An id the store does not know is that, whatever this directory remembers of how runs were started.
+  if ((await store.loadRun(options.runId)) === undefined) {
+    throw new KeelError('store.not_found', `No run ${options.runId} in this store`, {
+      data: { runId: options.runId },
+      guidance:
+        'Check the id (keel runs list shows the runs), and --store when the run is in another store (postgres://... or a SQLite file)',
+    });
+  }
   const invocation = await loadInvocation(options.workingDirectory, options.runId, options.agentFile);
   const { approvals, decisions } = answersOf(options);
   return withTelemetry(options.telemetry, output, (telemetry) =>
