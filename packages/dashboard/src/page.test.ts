@@ -34,11 +34,11 @@ beforeAll(async () => {
     if (message.type() === 'error') consoleErrors.push(`${message.text()} ${message.location().url}`);
   });
   page.on('request', (request) => requested.push(request.url()));
-});
+}, 120_000);
 afterAll(async () => {
   await browser?.close();
   await dashboard?.close();
-});
+}, 30_000);
 
 describe('the page', () => {
   it('shows a hostile tool argument and task as text, running none of it', async () => {
