@@ -2,7 +2,7 @@
 // shown, a resume of an unknown run, a run that waits, an unreadable store. The built binary runs as a child
 // process in a scratch directory with its own SQLite store; agent files turn retries' waits off.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -185,5 +185,53 @@ describe('a run that waits for approval', () => {
     expect(json.pending).toMatchObject([
       { kind: 'approval', idempotencyKey: key, toolName: 'create_ticket' },
     ]);
+  });
+});
+
+/** Root reads any file whatever its mode: the unreadable store is then read by an unprivileged user (nobody). */
+const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : {};
+
+async function keelAs(options: { cwd: string; unprivileged: boolean }, ...args: string[]): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, NO_COLOR: '1' },
+      ...(options.unprivileged ? UNPRIVILEGED : {}),
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe('a store that cannot be read', () => {
+  it('is a typed error, not "No runs yet": a .keel of mode 000, and a .keel that is a file', async () => {
+    const locked = mkdtempSync(join(tmpdir(), 'keel-locked-'));
+    const file = mkdtempSync(join(tmpdir(), 'keel-not-a-directory-'));
+    try {
+      mkdirSync(join(locked, '.keel'));
+      writeFileSync(join(locked, '.keel', 'keel.db'), '');
+      chmodSync(join(locked, '.keel'), 0o000);
+      chmodSync(locked, 0o755);
+      writeFileSync(join(file, '.keel'), 'not a directory');
+      for (const cwd of [locked, file]) {
+        for (const json of [[], ['--json']]) {
+          const outcome = await keelAs({ cwd, unprivileged: true }, 'runs', 'list', ...json);
+          expect(outcome.stdout).toBe('');
+          expect(outcome.stderr).toMatch(
+            /^store\.unavailable: Cannot read the run store at \S+keel\.db: E(ACCES|NOTDIR)/m,
+          );
+          expect(outcome.code).toBe(1);
+        }
+        expect((await keelAs({ cwd, unprivileged: true }, 'runs', 'show', 'some-run')).stderr).toMatch(
+          /^store\.unavailable: /m,
+        );
+      }
+    } finally {
+      chmodSync(join(locked, '.keel'), 0o755);
+      rmSync(locked, { recursive: true, force: true });
+      rmSync(file, { recursive: true, force: true });
+    }
   });
 });
