@@ -42,6 +42,20 @@ writeFileSync(
   ].join('\n'),
 );
 
+// The same agent twice: its model hangs in the first (the run holds its lease, waiting), answers in the second.
+writeFileSync(
+  join(directory, 'hang.yaml'),
+  [
+    'name: lease',
+    'model: { provider: simulated, name: sim-primary, faults: "sequence=hang" }',
+    'retry: { maxAttempts: 1 }',
+  ].join('\n'),
+);
+writeFileSync(
+  join(directory, 'answer.yaml'),
+  ['name: lease', 'model: simulated:sim-primary', 'retry: { maxAttempts: 1 }'].join('\n'),
+);
+
 interface Outcome {
   code: number;
   stdout: string;
@@ -234,4 +248,47 @@ describe('a store that cannot be read', () => {
       rmSync(file, { recursive: true, force: true });
     }
   });
+});
+
+describe('keel resume after the process that held the run was killed', () => {
+  it('takes over at once a lease whose holder, a process of this host, is gone (SIGKILL)', async () => {
+    const child = spawn(process.execPath, [binary, 'run', 'hang.yaml', 'Say hello'], {
+      cwd: directory,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    try {
+      // The run holds its lease once its model call hangs (the store lists it running with a lease).
+      let runId: string | undefined;
+      const deadline = Date.now() + 30_000;
+      while (runId === undefined) {
+        if (Date.now() > deadline) throw new Error(`the run never started; it printed:\n${stdout}`);
+        const id = /run ([0-9a-f-]{36})/.exec(stdout)?.[1];
+        if (id !== undefined) {
+          const listed = JSON.parse((await keel('runs', 'list', '--status', 'running', '--json')).stdout);
+          if (listed.some((run: { runId: string; lease?: unknown }) => run.runId === id && run.lease))
+            runId = id;
+        }
+        if (runId === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const listed = JSON.parse((await keel('runs', 'list', '--json')).stdout);
+      const holder: string = listed.find((run: { runId: string }) => run.runId === runId).lease.owner;
+      expect(holder).toMatch(new RegExp(`:${child.pid}:`));
+      child.kill('SIGKILL');
+      await exited;
+
+      const resumed = await keel('resume', runId, '--agent', 'answer.yaml', '--json');
+      expect(resumed.stderr).toContain(`its lease holder (process ${child.pid} of this host) is gone`);
+      expect(resumed.stderr).not.toContain('store.conflict');
+      expect(resumed.code).toBe(0);
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ runId, status: 'completed' });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
 });
