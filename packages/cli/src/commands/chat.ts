@@ -90,7 +90,12 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
       const redactor = new StreamRedactor(apiKeyValues(context.environment));
       const view: ChatView = json
         ? new JsonChatView(write, redactor)
-        : new TextChatView(context.output, write, redactor);
+        : new TextChatView(
+            context.output,
+            write,
+            redactor,
+            (streams.output as { isTTY?: boolean }).isTTY === true,
+          );
       const comeBack = [
         'keel chat',
         file,
