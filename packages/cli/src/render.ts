@@ -96,7 +96,10 @@ export function renderResult(result: RunResult<unknown>, output: Output): void {
  * Whether a run is waiting rather than failed: interrupted with `run.interrupted` (for decisions, or paused at its
  * last checkpoint). Waiting is a state: it is shown with what answers it, never as an error.
  */
-export function isWaiting(run: { status: string; error?: { code?: string | undefined } | undefined }): boolean {
+export function isWaiting(run: {
+  status: string;
+  error?: { code?: string | undefined } | undefined;
+}): boolean {
   return run.status === 'interrupted' && (run.error === undefined || run.error.code === 'run.interrupted');
 }
 
