@@ -20,8 +20,9 @@ const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--sto
                  [--allow-key-host HOST]...
 
 An interactive chat with the agent of <agent.yaml>, kept in a session of the run store: the answer streams as it is
-written, retries, fallbacks and tool calls show inline, and a tool call that needs approval is asked about (y/n, with
-a reason for a refusal). Every answered turn is saved; come back to the conversation with --session.
+written, retries, fallbacks and tool calls show inline (and, while the model sends nothing, how long it has been
+waited for), and a tool call that needs approval is asked about (y/n, with a reason for a refusal). Every answered
+turn is saved; come back to the conversation with --session.
 
 options:
   --session ID    the session to continue (or start): 1 to 128 letters, digits and . _ : @ - (default: a new one,
