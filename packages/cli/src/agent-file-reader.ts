@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/core';
+import { closestName, type JsonValue, KeelError } from '@keel/core';
 import {
   type Document,
   isMap,
@@ -12,11 +12,15 @@ import {
 
 /**
  * Reads fields of one agent file's YAML tree; every refusal is a `config.invalid` KeelError whose message starts
- * with `file:line:column: field`, and whose data holds `file`, `line`, `column` and `field`.
+ * with `file:line:column: field`, and whose data holds `file`, `line`, `column` and `field`. A refusal inside
+ * {@link FieldReader.attempt} is recorded and reading goes on, so that {@link FieldReader.finish} reports every
+ * mistake of the file at once.
  */
 export class FieldReader {
   /** `file:line:column` of every field read, by field path (`model.baseUrl`, `fallbacks[1]`). */
   readonly locations: Record<string, string> = {};
+  /** The refusals recorded so far, in the order they were met. */
+  private readonly mistakes: KeelError[] = [];
 
   constructor(
     readonly path: string,
@@ -32,8 +36,61 @@ export class FieldReader {
 
   /** Throws the refusal of `field`, located at `node`. */
   fail(node: Node | null | undefined, field: string, problem: string, guidance?: string): never {
+    throw this.refusal(node, field, problem, guidance);
+  }
+
+  /** Records the refusal of `field`, located at `node`, and goes on reading. */
+  record(node: Node | null | undefined, field: string, problem: string, guidance?: string): void {
+    this.mistakes.push(this.refusal(node, field, problem, guidance));
+  }
+
+  /**
+   * Runs `read` (one field, one list item); a `config.invalid` refusal it throws is recorded and undefined returned,
+   * so that the fields after it are read too. Any other error goes through.
+   */
+  attempt<T>(read: () => T): T | undefined {
+    try {
+      return read();
+    } catch (error) {
+      if (!KeelError.isInstance(error) || error.code !== 'config.invalid') throw error;
+      this.mistakes.push(error);
+      return undefined;
+    }
+  }
+
+  /**
+   * Throws what was recorded: the one refusal as it is, or, for several, one `config.invalid` whose message is
+   * theirs, a line each (`file:line:column: field problem`), and whose data holds the first's `file`, `line`, `column`
+   * and `field`, and all of them in `mistakes` (each with its `message`).
+   */
+  finish(): void {
+    const [first, ...rest] = this.mistakes;
+    if (first === undefined) return;
+    if (rest.length === 0) throw first;
+    const mistakes = this.mistakes.map(
+      (mistake): JsonValue => ({
+        ...mistake.data,
+        message: mistake.message,
+        ...(mistake.guidance === undefined ? {} : { guidance: mistake.guidance }),
+      }),
+    );
+    const guidance = this.mistakes.flatMap((mistake) =>
+      mistake.guidance === undefined ? [] : [mistake.guidance],
+    );
+    throw new KeelError('config.invalid', this.mistakes.map((mistake) => mistake.message).join('\n'), {
+      data: { ...first.data, mistakes },
+      ...(guidance.length === 0 ? {} : { guidance: [...new Set(guidance)].join(' ') }),
+    });
+  }
+
+  private refusal(
+    node: Node | null | undefined,
+    field: string,
+    problem: string,
+    guidance?: string,
+  ): KeelError {
     const { line, col } = this.lineCounter.linePos(node?.range?.[0] ?? 0);
-    throw new KeelError('config.invalid', `${this.path}:${line}:${col}: ${field} ${problem}`, {
+    return new KeelError('config.invalid', `${this.path}:${line}:${col}: ${field} ${problem}`, {
       data: { file: this.path, line, column: col, field },
       ...(guidance === undefined ? {} : { guidance }),
     });
@@ -141,12 +198,17 @@ export class FieldReader {
     return map.items.map((pair) => (isScalar(pair.key) ? String(pair.key.value) : String(pair.key)));
   }
 
-  /** Refuses any key of `map` not in `allowed`. */
+  /** Records a refusal for each key of `map` not in `allowed`, with the known field it is closest to. */
   rejectUnknownFields(map: YAMLMap, allowed: readonly string[], prefix: string): void {
     for (const pair of map.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
       if (!allowed.includes(key)) {
-        this.fail(pair.key as Node, `${prefix}${key}`, `is not a known field (known: ${allowed.join(', ')})`);
+        const meant = closestName(key, allowed);
+        this.record(
+          pair.key as Node,
+          `${prefix}${key}`,
+          `is not a known field (${meant === undefined ? '' : `did you mean ${prefix}${meant}? `}known: ${allowed.join(', ')})`,
+        );
       }
     }
   }

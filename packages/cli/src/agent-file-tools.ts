@@ -1,3 +1,4 @@
+import { closestName } from '@keel/core';
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { type CommandEntry, readCommandEntry } from './agent-file-command.js';
 import { type HttpEntry, readHttpEntry } from './agent-file-http.js';
@@ -40,17 +41,21 @@ export function readTools(
     if (earlier !== undefined) reader.fail(at, field, `names ${name} a second time (first at ${earlier})`);
     claimed.set(name, field);
   };
-  node.items.forEach((item, index) => {
-    const entryNode = item as Node;
+  // Each entry is read on its own: a mistake in one is recorded, and the next entry read.
+  for (const [index, item] of node.items.entries()) reader.attempt(() => readEntry(item as Node, index));
+  return entries;
+
+  function readEntry(entryNode: Node, index: number): void {
     const field = `tools[${index}]`;
     reader.locations[field] = reader.where(entryNode);
     if (isScalar(entryNode) && typeof entryNode.value === 'string') {
       const name = entryNode.value;
       if (!knownTools.includes(name)) {
+        const meant = closestName(name, knownTools);
         reader.fail(
           entryNode,
           field,
-          `names an unknown tool "${name}" (built-in tools: ${knownTools.join(', ')}; or declare one with mcp:, command: or http:)`,
+          `names an unknown tool "${name}" (${meant === undefined ? '' : `did you mean ${meant}? `}built-in tools: ${knownTools.join(', ')}; or declare one with mcp:, command: or http:)`,
         );
       }
       claim(names, name, entryNode, field);
@@ -91,6 +96,5 @@ export function readTools(
         : readHttpEntry(reader, body, bodyField, context);
     claim(names, entry.name, body.get('name', true) as Node, `${bodyField}.name`);
     entries.push(entry);
-  });
-  return entries;
+  }
 }

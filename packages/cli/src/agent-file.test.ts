@@ -125,6 +125,43 @@ describe('parseAgentFile', () => {
   });
 });
 
+describe('parseAgentFile: every mistake at once', () => {
+  it('reports all of them, each with file:line:column and field, and the name meant for a misspelt one', () => {
+    const error = errorOf(
+      [
+        'name: a',
+        'modle: simulated:sim-primary',
+        'model: { provider: simulated, name: m, fautls: "rate_limit=1" }',
+        'tools: [get_wether, calculator, rm_rf]',
+        'limits: { maxTurns: 0, maxTurn: 3 }',
+        'retry: { maxAttempts: lots }',
+      ].join('\n'),
+    );
+    expect(error.code).toBe('config.invalid');
+    expect(error.message.split('\n')).toEqual([
+      'agent.yaml:2:1: modle is not a known field (did you mean model? known: name, instructions, model, fallbacks, tools, limits, retry)',
+      'agent.yaml:3:40: model.fautls is not a known field (did you mean model.faults? known: provider, name, baseUrl, apiKeyEnv, contextWindowTokens, faults)',
+      expect.stringMatching(
+        /^agent\.yaml:4:9: tools\[0\] names an unknown tool "get_wether" \(did you mean get_weather\? built-in tools: /,
+      ),
+      expect.stringMatching(/^agent\.yaml:4:33: tools\[2\] names an unknown tool "rm_rf" \(built-in tools: /),
+      'agent.yaml:5:24: limits.maxTurn is not a known field (did you mean limits.maxTurns? known: maxTurns, timeoutMs, maxTokens, maxParallelToolCalls)',
+      expect.stringMatching(/^agent\.yaml:5:21: limits\.maxTurns must be a positive integer/),
+      expect.stringMatching(/^agent\.yaml:6:23: retry\.maxAttempts must be a positive integer/),
+    ]);
+    expect(error.data).toMatchObject({ file: 'agent.yaml', line: 2, column: 1, field: 'modle' });
+    expect((error.data.mistakes as Array<{ field: string }>).map((mistake) => mistake.field)).toEqual([
+      'modle',
+      'model.fautls',
+      'tools[0]',
+      'tools[2]',
+      'limits.maxTurn',
+      'limits.maxTurns',
+      'retry.maxAttempts',
+    ]);
+  });
+});
+
 describe('parseAgentFile: which key goes to which host', () => {
   it.each([
     [

@@ -47,9 +47,11 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
  * Reads and validates an agent file. Every problem is a `config.invalid` KeelError whose message names the file,
- * the line and column, and the field, such as `agent.yaml:7:14: limits.maxTurns must be a positive integer`; a file
- * it accepts builds (given the API keys it names). A file that would do more than `options` consent to (send data to
- * another host, open the SSRF guard, start a program, pass a secret-looking variable: see trust.ts) is refused too.
+ * the line and column, and the field, such as `agent.yaml:7:14: limits.maxTurns must be a positive integer`, with
+ * the name meant for an unknown field or tool (`did you mean limits.maxTurns?`). A file with several mistakes gets
+ * them all in one error (a line each, and `data.mistakes`). A file it accepts builds (given the API keys it names).
+ * A valid file that would do more than `options` consent to (send data to another host, open the SSRF guard, start a
+ * program, pass a secret-looking variable: see trust.ts) is refused too, every missing consent in one error.
  */
 export async function loadAgentFile(
   path: string,
@@ -95,52 +97,71 @@ export function parseAgentFile(
   const root = document.contents;
   if (!isMap(root)) return reader.fail(root, 'the file', 'must be a mapping with at least a `name` field');
 
+  // Each field is read on its own: a mistake is recorded and the next field read, so that all are reported at once.
   reader.rejectUnknownFields(root, TOP_LEVEL_FIELDS, '');
   const result: AgentFile = {
     path,
-    name: reader.string(root, 'name', 'name', true)!,
+    name: reader.attempt(() => reader.string(root, 'name', 'name', true)!) ?? '',
     fallbacks: [],
     tools: [],
     limits: {},
     retry: {},
     locations: reader.locations,
   };
-  const instructions = reader.string(root, 'instructions', 'instructions', false);
+  const instructions = reader.attempt(() => reader.string(root, 'instructions', 'instructions', false));
   if (instructions !== undefined) result.instructions = instructions;
   const modelNode = reader.node(root, 'model', 'model');
-  if (modelNode !== undefined) result.model = readModel(reader, modelNode, 'model', allowedKeyHosts);
+  if (modelNode !== undefined) {
+    const model = reader.attempt(() => readModel(reader, modelNode, 'model', allowedKeyHosts));
+    if (model !== undefined) result.model = model;
+  }
 
   const fallbacksNode = reader.node(root, 'fallbacks', 'fallbacks');
   if (fallbacksNode !== undefined) {
-    if (!isSeq(fallbacksNode)) reader.fail(fallbacksNode, 'fallbacks', 'must be a list of models');
-    result.fallbacks = fallbacksNode.items.map((item, index) =>
-      readModel(reader, item as Node, `fallbacks[${index}]`, allowedKeyHosts),
-    );
+    if (!isSeq(fallbacksNode)) reader.record(fallbacksNode, 'fallbacks', 'must be a list of models');
+    else {
+      result.fallbacks = fallbacksNode.items.flatMap((item, index) => {
+        const model = reader.attempt(() =>
+          readModel(reader, item as Node, `fallbacks[${index}]`, allowedKeyHosts),
+        );
+        return model === undefined ? [] : [model];
+      });
+    }
   }
 
   const toolsNode = reader.node(root, 'tools', 'tools');
   if (toolsNode !== undefined) {
-    result.tools = readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts });
+    result.tools =
+      reader.attempt(() =>
+        readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts }),
+      ) ?? [];
   }
 
   const limitsNode = reader.node(root, 'limits', 'limits');
   if (limitsNode !== undefined) {
-    if (!isMap(limitsNode)) reader.fail(limitsNode, 'limits', 'must be a mapping');
-    reader.rejectUnknownFields(limitsNode, LIMIT_FIELDS, 'limits.');
-    for (const key of LIMIT_FIELDS) {
-      const maximum = key === 'timeoutMs' ? MAX_TIMEOUT_MS : undefined;
-      const value = reader.positiveInteger(limitsNode, key, `limits.${key}`, maximum);
-      if (value !== undefined) result.limits[key] = value;
+    if (!isMap(limitsNode)) reader.record(limitsNode, 'limits', 'must be a mapping');
+    else {
+      reader.rejectUnknownFields(limitsNode, LIMIT_FIELDS, 'limits.');
+      for (const key of LIMIT_FIELDS) {
+        const maximum = key === 'timeoutMs' ? MAX_TIMEOUT_MS : undefined;
+        const value = reader.attempt(() => reader.positiveInteger(limitsNode, key, `limits.${key}`, maximum));
+        if (value !== undefined) result.limits[key] = value;
+      }
     }
   }
 
   const retryNode = reader.node(root, 'retry', 'retry');
   if (retryNode !== undefined) {
-    if (!isMap(retryNode)) reader.fail(retryNode, 'retry', 'must be a mapping');
-    reader.rejectUnknownFields(retryNode, ['maxAttempts'], 'retry.');
-    const maxAttempts = reader.positiveInteger(retryNode, 'maxAttempts', 'retry.maxAttempts');
-    if (maxAttempts !== undefined) result.retry.maxAttempts = maxAttempts;
+    if (!isMap(retryNode)) reader.record(retryNode, 'retry', 'must be a mapping');
+    else {
+      reader.rejectUnknownFields(retryNode, ['maxAttempts'], 'retry.');
+      const maxAttempts = reader.attempt(() =>
+        reader.positiveInteger(retryNode, 'maxAttempts', 'retry.maxAttempts'),
+      );
+      if (maxAttempts !== undefined) result.retry.maxAttempts = maxAttempts;
+    }
   }
+  reader.finish();
   checkTrust(result, options, allowedKeyHosts);
   return result;
 }

@@ -179,11 +179,7 @@ describe('keel (the binary)', () => {
     [['run', 'weather.yaml', 'x', '--allow-key-host', 'http://x/'], 2, /--allow-key-host takes a host name/],
     [['run', 'weather.yaml', 'x', '--faults', 'meteor=1'], 2, /config\.invalid/],
     [['run', 'weather.yaml', 'x', '--seed', 'abc'], 2, /--seed must be an integer/],
-    [
-      ['resume', 'no-such-run'],
-      2,
-      /config\.invalid: This directory has no record of how run no-such-run was started/,
-    ],
+    [['resume', 'no-such-run'], 1, /store\.not_found: No run no-such-run in this store/],
     [['runs', 'show', 'no-such-run'], 1, /store\.not_found/],
     [['frobnicate'], 2, /Unknown command "frobnicate"/],
     [['run', 'weather.yaml', 'x', '--colour'], 2, /Unknown option '--colour'/],

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { type Clock, KeelError, sleep } from '@keel/core';
 
 /** The longest `keel resume --wait` waits for another process's lease, in milliseconds: 10 minutes. */
@@ -76,5 +77,24 @@ export async function waitForLease(
     await sleep(Math.min(leftMs, PROGRESS_EVERY_MS), clock, signal);
     const remainingMs = untilMs - clock.now();
     if (remainingMs >= 1_000) progress(`  ${Math.round(remainingMs / 1_000)} s left`);
+  }
+}
+
+/**
+ * The process id of a lease holder that was a process of this host and is gone, or undefined. Lease owners are
+ * `${hostname}:${pid}:${random}` (keel's default, and keel worker's): a holder of another host, of another form, or
+ * whose process still exists (or may: any answer but ESRCH from `process.kill(pid, 0)`, which sends no signal) is
+ * not dead as far as this host can tell.
+ */
+export function deadHolderOnThisHost(holder: string | null): number | undefined {
+  const match = holder === null ? null : /^(.+):(\d+):([^:]+)$/.exec(holder);
+  if (match === null || match[1] !== hostname()) return undefined;
+  const pid = Number(match[2]);
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
+  try {
+    process.kill(pid, 0);
+    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? pid : undefined;
   }
 }

@@ -10,7 +10,7 @@ import { runCommand } from './commands/run.js';
 import { listRuns, showRun } from './commands/runs.js';
 import { sessionsCommand } from './commands/sessions.js';
 import { parseAllowedHost } from './key-hosts.js';
-import { type Output, paint, processOutput } from './output.js';
+import { endQuietlyWhenClosed, type Output, paint, processOutput } from './output.js';
 import { apiKeyValues, redactingOutput } from './redacting-output.js';
 import { withStore } from './store.js';
 import { telemetryFlagsOf } from './telemetry.js';
@@ -80,17 +80,25 @@ exit codes: 0 completed, 1 failed, 2 invalid input, 3 interrupted (resumable), 1
 /**
  * The CLI's entry: parses `argv`, runs the command, and returns the exit code. Every failure is printed as a
  * KeelError code and message, never a stack trace; no line printed ever holds the value of an API key variable of
- * `environment`. `clock` (defaults to the system clock) drives the agent and `keel resume --wait`.
+ * `environment`. `clock` (defaults to the system clock) drives the agent and `keel resume --wait`. `printer` defaults
+ * to the process's stdout and stderr; then a reader that leaves (`keel runs list | head -1`) ends the command quietly.
  */
 export async function main(
   argv: readonly string[],
   environment: NodeJS.ProcessEnv,
-  printer: Output = processOutput(environment),
+  printer?: Output,
   workingDirectory: string = process.cwd(),
   clock: Clock = systemClock,
 ): Promise<number> {
-  const output = redactingOutput(printer, apiKeyValues(environment));
+  const output = redactingOutput(printer ?? processOutput(environment), apiKeyValues(environment));
   const controller = new AbortController();
+  if (printer === undefined) {
+    endQuietlyWhenClosed(() =>
+      controller.abort(
+        new KeelError('run.cancelled', 'The output was closed: its reader (such as head) left'),
+      ),
+    );
+  }
   // SIGTERM (`kill`, `timeout`, `docker stop`) and SIGHUP (a closed terminal) end a command as Ctrl-C does: the run
   // is cancelled, checkpointed, and the programs it started are killed with their process groups. The same signal
   // again takes the default action (keel dies at once); what keel started dies with it through its lifeline.

@@ -96,6 +96,22 @@ export function resolveModels(file: AgentFile, options: SimulationOptions): Reso
 }
 
 /**
+ * The fault schedules that apply to the simulated models of `file`, for the line a run or a chat starts with: a model's
+ * own `faults:` in the file (which wins for that model), then `--faults` (`cliFaults`) for the others; `none` when no
+ * schedule applies. For example `sim-primary server_error=0.3,reset=0.1 (agent file)`.
+ */
+export function faultsSummary(file: AgentFile, cliFaults: string | undefined): string {
+  const parts = modelChainOf(file)
+    .filter((entry) => entry.provider === 'simulated' && entry.faults !== undefined)
+    .map((entry) => `${entry.name} ${entry.faults} (agent file)`);
+  if (cliFaults !== undefined && cliFaults.trim() !== '' && cliFaults.trim() !== 'none')
+    parts.push(
+      parts.length === 0 ? `${cliFaults} (--faults)` : `${cliFaults} (--faults) for the other models`,
+    );
+  return parts.length === 0 ? 'none' : parts.join(' · ');
+}
+
+/**
  * The API key sent with `entry`'s requests (see key-hosts.ts for which variable, and to which host), or undefined
  * when none is sent. A variable that must hold a key and is unset is refused at the field that names it.
  */

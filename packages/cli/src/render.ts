@@ -1,4 +1,4 @@
-import type { RunEvent, RunEventListener, RunReport, RunResult } from '@keel/core';
+import type { PendingDecision, RunEvent, RunEventListener, RunReport, RunResult } from '@keel/core';
 import { type Output, paint } from './output.js';
 
 /** Prints run events as they happen, one line each: what a person watching a run wants to see. */
@@ -63,22 +63,19 @@ export function renderEvent(event: RunEvent, output: Output): void {
   }
 }
 
-/** Prints how a run ended and its report. */
+/** Prints how a run ended and its report. A run that waits for decisions is shown waiting, with the command that answers it. */
 export function renderResult(result: RunResult<unknown>, output: Output): void {
   const colour = result.status === 'completed' ? 'green' : result.status === 'failed' ? 'red' : 'yellow';
   output.out('');
   output.out(
     `${paint(output, colour, paint(output, 'bold', result.status))} (stop reason: ${result.stopReason})`,
   );
-  if (result.error !== undefined) {
+  if (isWaiting(result)) {
+    for (const line of waitingLines(result.runId, result.pending ?? [], result.error?.message, output))
+      output.out(line);
+  } else if (result.error !== undefined) {
     output.out(`${paint(output, 'red', result.error.code)}: ${result.error.message}`);
     if (result.error.guidance !== undefined) output.out(`guidance: ${result.error.guidance}`);
-  }
-  for (const decision of result.pending ?? []) {
-    const what = decision.kind === 'approval' ? 'needs approval' : 'may or may not have run';
-    output.out(
-      `${paint(output, 'yellow', 'waiting')}  ${decision.toolName} ${JSON.stringify(decision.arguments)} ${what}  (key ${decision.idempotencyKey})`,
-    );
   }
   if (result.output !== undefined) {
     output.out('');
@@ -95,14 +92,67 @@ export function renderResult(result: RunResult<unknown>, output: Output): void {
   );
 }
 
+/**
+ * Whether a run is waiting rather than failed: interrupted with `run.interrupted` (for decisions, or paused at its
+ * last checkpoint). Waiting is a state: it is shown with what answers it, never as an error.
+ */
+export function isWaiting(run: {
+  status: string;
+  error?: { code?: string | undefined } | undefined;
+}): boolean {
+  return run.status === 'interrupted' && (run.error === undefined || run.error.code === 'run.interrupted');
+}
+
+/** What a pending decision asks, in a few words, whatever its kind. */
+export function decisionQuestion(decision: Pick<PendingDecision, 'kind'>): string {
+  if (decision.kind === 'approval') return 'needs approval';
+  if (decision.kind === 'uncertain') return 'may or may not have run: run it again, or give it up';
+  return `waits for a decision (${String(decision.kind)})`;
+}
+
+/**
+ * The lines that show a waiting run: each decision it waits for, then the command that answers them all; a run paused
+ * with no decision (its worker stopped) gets the command that resumes it. `message` is the pause's own explanation.
+ */
+export function waitingLines(
+  runId: string,
+  pending: readonly PendingDecision[],
+  message: string | undefined,
+  output: Output,
+): string[] {
+  if (pending.length === 0) {
+    return [
+      `${paint(output, 'yellow', 'waiting')}  ${message ?? 'paused at its last checkpoint'}`,
+      `answer   ${resumeCommandOf(runId, pending)}`,
+    ];
+  }
+  const count = pending.length === 1 ? 'a decision' : `${pending.length} decisions`;
+  return [
+    `${paint(output, 'yellow', 'waiting')}  for ${count}:`,
+    ...pending.map(
+      (decision) =>
+        `  ${decision.toolName} ${JSON.stringify(decision.arguments)} ${decisionQuestion(decision)}  (key ${decision.idempotencyKey})`,
+    ),
+    `answer   ${resumeCommandOf(runId, pending)}`,
+  ];
+}
+
 /** The command that continues an interrupted run, with a flag for each decision it waits for. */
 export function resumeHint(result: RunResult<unknown>): string {
-  const flags = (result.pending ?? []).map((decision) =>
+  return resumeCommandOf(result.runId, result.pending ?? []);
+}
+
+/** `keel resume <id>` with the flags that answer each of `pending`: approve or reject, run again or abandon. */
+export function resumeCommandOf(
+  runId: string,
+  pending: readonly Pick<PendingDecision, 'kind' | 'idempotencyKey'>[],
+): string {
+  const flags = pending.map((decision) =>
     decision.kind === 'approval'
       ? `--approve ${decision.idempotencyKey} (or --reject ${decision.idempotencyKey}=reason)`
       : `--execute ${decision.idempotencyKey} (or --abandon ${decision.idempotencyKey})`,
   );
-  return ['keel resume', result.runId, ...flags].join(' ');
+  return ['keel resume', runId, ...flags].join(' ');
 }
 
 /** The result as JSON: the error serialised (redacted), the state left out (it repeats the messages). */

@@ -7,8 +7,14 @@ import { problem } from './run-panels.js';
 export function decisions(view, run) {
   if (run.pendingDecisions.length === 0) return null;
   const disabledReason = run.resume.available ? undefined : run.resume.unavailableReason;
+  const count = run.pendingDecisions.length;
   return [
-    h('h2', {}, 'Waiting for a decision'),
+    h('h2', {}, count === 1 ? 'Waiting for a decision' : `Waiting for ${count} decisions`),
+    h(
+      'p',
+      { className: 'waiting-state', role: 'status' },
+      'The run is waiting, not failed: answer each call below and it resumes from its last checkpoint.',
+    ),
     disabledReason ? h('p', { className: 'note' }, disabledReason) : null,
     run.pendingDecisions.map((decision) =>
       decisionCard(view, decision, disabledReason !== undefined || run.resume.active),

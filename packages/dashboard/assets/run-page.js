@@ -55,7 +55,7 @@ async function reload(view) {
   replace(sections.resume, resumeStatus(run.resume));
   replace(sections.queue, run.queued ? queuePanel(run) : null);
   replace(sections.decisions, decisions(view, run));
-  replace(sections.error, run.error ? errorPanel(run.error) : null);
+  replace(sections.error, run.error ? (isWaiting(run) ? pausedPanel(run) : errorPanel(run.error)) : null);
   replace(
     sections.output,
     run.output === undefined ? null : [h('h2', {}, 'Output'), jsonBlock(run.output, 'output-text')],
@@ -67,6 +67,26 @@ async function reload(view) {
   replace(sections.ledger, run.queued ? null : ledger(run.ledger));
   // The store does not record the dashboard's own resumes: follow one until it has finished.
   if (run.resume.active) view.pollTimer = setTimeout(view.load, RESUME_POLL_MS);
+}
+
+/** A run interrupted to wait (for decisions, or paused at its checkpoint) is in a state, not failed. */
+function isWaiting(run) {
+  return run.run.status === 'interrupted' && run.error?.code === 'run.interrupted';
+}
+
+/**
+ * A waiting run: its decisions (above) say what it waits for and answer it; a run paused with none (its worker
+ * stopped) is resumed with keel resume, or by a worker.
+ */
+function pausedPanel(run) {
+  if (run.pendingDecisions.length > 0) return null;
+  return h(
+    'div',
+    { className: 'waiting-panel', role: 'status' },
+    h('h2', {}, 'Paused'),
+    h('p', {}, run.error.message),
+    h('p', { className: 'note' }, 'Resume it with ', h('code', {}, `keel resume ${run.run.runId}`), '.'),
+  );
 }
 
 function header(run) {

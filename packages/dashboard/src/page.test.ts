@@ -34,11 +34,11 @@ beforeAll(async () => {
     if (message.type() === 'error') consoleErrors.push(`${message.text()} ${message.location().url}`);
   });
   page.on('request', (request) => requested.push(request.url()));
-});
+}, 120_000);
 afterAll(async () => {
   await browser?.close();
   await dashboard?.close();
-});
+}, 30_000);
 
 describe('the page', () => {
   it('shows a hostile tool argument and task as text, running none of it', async () => {
@@ -56,6 +56,20 @@ describe('the page', () => {
     expect(await page.locator('main img, main script').count()).toBe(0);
     expect(new URL(page.url()).hash).toBe('');
     expect(pageErrors).toEqual([]);
+  });
+
+  it('shows a run waiting for approval as waiting, with the buttons that answer it, not as an error', async () => {
+    const { runId, key } = await interruptedRun(store, { title: 'Printer on fire' });
+    await page.goto(`${dashboard.url}/runs/${runId}`);
+    const card = page.locator(`article.decision-approval[data-key="${key}"]`);
+    await card.getByRole('button', { name: 'Approve' }).waitFor();
+    expect(await card.getByRole('button', { name: 'Reject' }).count()).toBe(1);
+    expect(await page.locator('.run-decisions .waiting-state').textContent()).toContain(
+      'The run is waiting, not failed',
+    );
+    expect(await page.locator('.error-panel').count()).toBe(0);
+    expect(await page.locator('main').textContent()).not.toContain('Resume with approvals');
+    expect(await page.locator('.report').textContent()).not.toContain('run.interrupted');
   });
 
   it('abandons a call that may have run: the run goes on without running it again', async () => {

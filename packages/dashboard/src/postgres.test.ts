@@ -34,13 +34,13 @@ beforeAll(async () => {
   await admin(`CREATE DATABASE ${databaseName}`);
   store = new PostgresRunStore({ connectionString: databaseUrl, maxConnections: 4 });
   dashboard = await startDashboard({ store, port: 0 });
-});
+}, 120_000);
 
 afterAll(async () => {
   await dashboard?.close();
   await store?.close();
   await admin(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-});
+}, 30_000);
 
 describe('the dashboard on PostgreSQL', () => {
   it('lists runs with their figures and shows a run with its timeline', async () => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
     onProgress: (event) => progress.push(event),
   });
   tools = await everything.connect();
-});
+}, 120_000);
 
 afterAll(async () => {
   delete process.env.KEEL_TEST_SECRET;

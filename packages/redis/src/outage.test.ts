@@ -23,11 +23,11 @@ const open: RedisState[] = [];
 beforeAll(async () => {
   port = await freeLoopbackPort();
   redis = await startRedis(port);
-});
+}, 120_000);
 afterAll(async () => {
   await Promise.all(open.map((state) => state.close()));
   await redis.stop();
-});
+}, 30_000);
 
 /** Resolves with the next event of `event`. */
 function next<T>(event: (listener: (value: T) => void) => { dispose(): void }): Promise<T> {

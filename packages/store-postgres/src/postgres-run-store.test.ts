@@ -18,14 +18,14 @@ beforeAll(async () => {
   await admin.query(`DROP DATABASE IF EXISTS ${databaseName}`);
   await admin.query(`CREATE DATABASE ${databaseName}`);
   await admin.end();
-});
+}, 120_000);
 
 afterAll(async () => {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
   await admin.end();
-});
+}, 30_000);
 
 runStoreContract(
   'PostgresRunStore',

@@ -15,7 +15,7 @@ afterEach(async () => {
   fixture = undefined;
   await redis?.stop();
   redis = undefined;
-});
+}, 30_000);
 
 /** An agent whose one tool call waits until `release` is called, then answers `finished`. */
 function heldAgent(store: MemoryRunStore) {

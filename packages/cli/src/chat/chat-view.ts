@@ -8,6 +8,7 @@ import type {
   SessionRecord,
 } from '@keel/core';
 import { type Output, paint } from '../output.js';
+import { ModelWait } from './model-wait.js';
 import type { StreamRedactor } from './stream-redactor.js';
 
 /** What the chat shows at its start. */
@@ -42,8 +43,10 @@ export interface ChatView {
 }
 
 /**
- * Shows the chat to a person: the answer streamed as it is written, retries, fallbacks and tool calls inline. Every
- * character goes through `redactor`, so that no API key is shown, even one a model streams in pieces.
+ * Shows the chat to a person: the answer streamed as it is written, retries, fallbacks and tool calls inline. While a
+ * model call has sent nothing for a second, a line says so and for how long: on a terminal (`terminal`) one line
+ * ticking in place every second and erased when the answer comes, elsewhere a line every 5 s. Every character goes
+ * through `redactor`, so that no API key is shown, even one a model streams in pieces.
  */
 export class TextChatView implements ChatView {
   readonly prompt: string;
@@ -52,13 +55,20 @@ export class TextChatView implements ChatView {
   private answering = false;
   /** Text streamed since the last event line: the answer, when the run completes. */
   private streamed = '';
+  /** Whether the terminal's current line is the ticking wait line (to erase before anything else is written). */
+  private waitShown = false;
+  private readonly wait: ModelWait;
 
   constructor(
     private readonly output: Output,
     private readonly raw: (text: string) => void,
     private readonly redactor: StreamRedactor,
+    private readonly terminal = false,
   ) {
     this.prompt = `${paint(output, 'bold', 'you ›')} `;
+    this.wait = new ModelWait((model, waitedMs) => this.waiting(model, waitedMs), {
+      everyMs: terminal ? 1_000 : 5_000,
+    });
   }
 
   started(start: ChatStart): void {
@@ -104,6 +114,7 @@ export class TextChatView implements ChatView {
     return {
       onEvent: (event) => this.event(event),
       onTextDelta: (delta) => {
+        this.wait.stop();
         if (!this.answering) {
           this.endLine();
           this.write(`${paint(this.output, 'bold', 'agent ›')} `);
@@ -119,6 +130,7 @@ export class TextChatView implements ChatView {
 
   ended(result: RunResult<unknown>): void {
     const { output } = this;
+    this.wait.stop();
     this.endLine();
     this.answering = false;
     if (result.status === 'completed') {
@@ -158,6 +170,7 @@ export class TextChatView implements ChatView {
   }
 
   decisionsNeeded(result: RunResult<unknown>): void {
+    this.wait.stop();
     this.endLine();
     this.answering = false;
     const count = result.pending?.length ?? 0;
@@ -183,6 +196,7 @@ export class TextChatView implements ChatView {
   }
 
   failure(error: KeelError): void {
+    this.wait.stop();
     this.endLine();
     this.line(`${paint(this.output, 'red', error.code)}: ${error.message}`);
     if (error.guidance !== undefined) this.line(paint(this.output, 'grey', `guidance: ${error.guidance}`));
@@ -194,6 +208,8 @@ export class TextChatView implements ChatView {
   }
 
   private event(event: RunEvent): void {
+    if (event.type === 'model-call-start') this.wait.start(event.model);
+    else if (event.type === 'model-call-end' || event.type === 'run-end') this.wait.stop();
     const line = eventLine(event, this.output);
     if (line === undefined) return;
     this.endLine();
@@ -201,13 +217,35 @@ export class TextChatView implements ChatView {
     this.line(`  ${line}`);
   }
 
+  /** The model has sent nothing for `waitedMs`: say so (in place on a terminal). */
+  private waiting(model: string, waitedMs: number): void {
+    const text = paint(this.output, 'grey', `  ⧗ waiting for ${model}: ${Math.round(waitedMs / 1_000)} s`);
+    if (!this.terminal) {
+      this.endLine();
+      this.line(text);
+      return;
+    }
+    if (!this.waitShown) this.endLine();
+    this.raw(`\r\u001b[2K${text}`);
+    this.waitShown = true;
+  }
+
+  /** Erases the wait line, so that what comes next takes its place. */
+  private eraseWait(): void {
+    if (!this.waitShown) return;
+    this.waitShown = false;
+    this.raw('\r\u001b[2K');
+  }
+
   private endLine(): void {
+    this.eraseWait();
     this.raw(this.redactor.flush());
     if (this.midLine) this.write('\n');
     this.midLine = false;
   }
 
   private write(text: string): void {
+    this.eraseWait();
     this.raw(this.redactor.push(text));
   }
 

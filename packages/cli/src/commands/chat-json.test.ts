@@ -21,6 +21,15 @@ writeFileSync(
   ].join('\n'),
 );
 
+writeFileSync(
+  join(directory, 'stuck.yaml'),
+  [
+    'name: stuck',
+    'model: { provider: simulated, name: sim-primary, faults: "sequence=hang" }',
+    'retry: { maxAttempts: 1 }',
+  ].join('\n'),
+);
+
 /** Runs `keel` with `input` on its stdin (then closed); its exit code and output. */
 function keel(
   args: string[],
@@ -68,6 +77,7 @@ describe('keel chat --json', () => {
       sessionId: 'json-1',
       agentName: 'support',
       models: 'simulated/sim-primary',
+      simulated: { faults: 'none', seed: 1 },
       turns: 0,
       version: 0,
       comeBack: 'keel chat support.yaml --session json-1',
@@ -97,7 +107,7 @@ describe('keel chat --json', () => {
       sessionId: 'json-1',
       comeBack: 'keel chat support.yaml --session json-1',
     });
-  });
+  }, 60_000);
 
   it('never writes an API key of its environment, even streamed in pieces', async () => {
     const secret = 'sk-chat-test-0123456789abcdefghij';
@@ -117,7 +127,7 @@ describe('keel chat --json', () => {
         expect(deltas.map((line) => line.delta).join('')).toMatch(/Remember this: \[redacted\]/);
       }
     }
-  });
+  }, 60_000);
 
   it('leaves a run waiting for approval when the input ends, and goes on with it in the next chat', async () => {
     const left = linesOf(
@@ -154,7 +164,34 @@ describe('keel chat --json', () => {
       session: { outcome: 'saved', version: 1 },
     });
     expect(answer?.output).toMatch(/too expensive/);
-  });
+  }, 60_000);
+
+  it('writes a chat-waiting line while a model call sends nothing', async () => {
+    const child = spawn(process.execPath, [binary, 'chat', 'stuck.yaml', '--json', '--session', 'stuck-1'], {
+      cwd: directory,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const waiting = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        let buffer = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          buffer += chunk.toString('utf8');
+          for (const line of buffer.split('\n').slice(0, -1)) {
+            const value = JSON.parse(line);
+            if (value.type === 'chat-waiting') resolve(value);
+          }
+        });
+        child.on('close', () => reject(new Error(`the chat ended first; it wrote:\n${buffer}`)));
+        child.stdin.write('Hello?\n');
+      });
+      expect(waiting).toMatchObject({ type: 'chat-waiting', model: 'simulated/sim-primary' });
+      expect(waiting.waitedMs).toBeGreaterThanOrEqual(1_000);
+    } finally {
+      child.kill('SIGINT');
+      await exited;
+    }
+  }, 60_000);
 });
 
 describe('keel sessions', () => {
@@ -179,7 +216,7 @@ describe('keel sessions', () => {
     expect((await keel(['sessions', 'show', 'listed-1'])).stderr).toMatch(
       /store\.not_found: No session listed-1/,
     );
-  });
+  }, 60_000);
 
   it.each([
     [['sessions', '--help'], 0, /usage:\n {2}keel sessions list/],

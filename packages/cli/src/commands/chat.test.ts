@@ -59,6 +59,16 @@ writeFileSync(
   ].join('\n'),
 );
 
+writeFileSync(
+  join(directory, 'stuck.yaml'),
+  [
+    'name: stuck',
+    // The first request never answers.
+    'model: { provider: simulated, name: sim-primary, faults: "sequence=hang" }',
+    'retry: { maxAttempts: 1 }',
+  ].join('\n'),
+);
+
 /** A terminal of 120 x 40 running a command in the scratch directory. */
 class Pane {
   constructor(private readonly name: string) {}
@@ -155,6 +165,10 @@ describe('keel chat in a terminal', () => {
       /^keel chat trip {2}session trip-1 {2}models simulated\/sim-primary → simulated\/sim-fallback/m,
     );
     expect(screen).toContain('come back to this conversation with: keel chat trip.yaml --session trip-1');
+    // The file's own faults apply, and the start line says so.
+    expect(screen).toContain(
+      'offline simulated provider · faults sim-primary sequence=server_error>overloaded (agent file) · seed 1',
+    );
 
     first.type('Weather in Paris?');
     screen = await first.waitFor(PROMPT, 2);
@@ -199,7 +213,7 @@ describe('keel chat in a terminal', () => {
       'Weather in Oslo?',
       'Weather in Rome?',
     ]);
-  });
+  }, 60_000);
 
   it('asks for approvals inline: a yes runs the call once, a no tells the model the reason', async () => {
     const pane = Pane.start('support', chat('support.yaml', 'desk-1'));
@@ -233,7 +247,7 @@ describe('keel chat in a terminal', () => {
     expect(turns).toHaveLength(2);
     const rejection = turns[1]!.messages.find((message) => message.role === 'tool');
     expect(rejection?.content).toMatch(/tool\.rejected.*coffee can wait/);
-  });
+  }, 60_000);
 
   it('cancels the answer being written on Ctrl-C, keeps the completed turns, and leaves on Ctrl-C at the prompt', async () => {
     const pane = Pane.start('slow', chat('slow.yaml', 'slow-1'));
@@ -270,5 +284,24 @@ describe('keel chat in a terminal', () => {
       'Weather in Paris?',
       'Weather in Rome?',
     ]);
-  });
+  }, 60_000);
+
+  it('shows that it waits for a model that sends nothing, and for how long, on one line that ticks', async () => {
+    const pane = Pane.start('stuck', chat('stuck.yaml', 'stuck-1'));
+    await pane.waitFor(PROMPT);
+    pane.type('Hello?');
+    await pane.waitFor(/^ {2}⧗ waiting for simulated\/sim-primary: [1-9]\d* s$/m);
+    // The same line counts on: a later second shows, and only one wait line is on the screen.
+    const screen = await pane.waitFor(
+      /^ {2}⧗ waiting for simulated\/sim-primary: ([3-9]|\d{2,}) s$/m,
+      1,
+      20_000,
+    );
+    expect(screen.match(/⧗ waiting for/g)).toHaveLength(1);
+    pane.press('C-c');
+    const after = await pane.waitFor(/■ cancelled/);
+    expect(after).not.toContain('⧗ waiting for');
+    pane.press('C-c');
+    expect(await pane.exitStatus()).toBe(0);
+  }, 60_000);
 });

@@ -10,6 +10,7 @@ import { type ChatView, TextChatView } from '../chat/chat-view.js';
 import { StreamRedactor } from '../chat/stream-redactor.js';
 import { saveInvocation } from '../invocation.js';
 import { parseAllowedHost } from '../key-hosts.js';
+import { faultsSummary } from '../models.js';
 import type { Output } from '../output.js';
 import { integerArgument, parsedArguments } from './command-arguments.js';
 import { apiKeyValues } from '../redacting-output.js';
@@ -20,8 +21,9 @@ const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--sto
                  [--allow-host HOST]... [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 An interactive chat with the agent of <agent.yaml>, kept in a session of the run store: the answer streams as it is
-written, retries, fallbacks and tool calls show inline, and a tool call that needs approval is asked about (y/n, with
-a reason for a refusal). Every answered turn is saved; come back to the conversation with --session.
+written, retries, fallbacks and tool calls show inline (and, while the model sends nothing, how long it has been
+waited for), and a tool call that needs approval is asked about (y/n, with a reason for a refusal). Every answered
+turn is saved; come back to the conversation with --session.
 
 options:
   --session ID    the session to continue (or start): 1 to 128 letters, digits and . _ : @ - (default: a new one,
@@ -93,7 +95,12 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
       const redactor = new StreamRedactor(apiKeyValues(context.environment));
       const view: ChatView = json
         ? new JsonChatView(write, redactor)
-        : new TextChatView(context.output, write, redactor);
+        : new TextChatView(
+            context.output,
+            write,
+            redactor,
+            (streams.output as { isTTY?: boolean }).isTTY === true,
+          );
       const comeBack = [
         'keel chat',
         file,
@@ -109,7 +116,7 @@ export async function chatCommand(argv: readonly string[], context: ChatContext)
           .map((model) => `${model.provider}/${model.model}`)
           .join(' → '),
         ...(built.models.simulated
-          ? { simulated: { faults: values.faults ?? 'none', seed: seed ?? 1 } }
+          ? { simulated: { faults: faultsSummary(built.file, values.faults), seed: seed ?? 1 } }
           : {}),
         session,
         comeBack,

@@ -117,14 +117,14 @@ beforeAll(async () => {
     startCommand(),
   ]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-});
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   dashboard?.stop();
   await dashboard?.exited;
   rmSync(directory, { recursive: true, force: true });
-});
+}, 30_000);
 
 describe('keel dashboard', () => {
   it('prints the page address with its generated token, on loopback', () => {

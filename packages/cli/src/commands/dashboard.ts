@@ -78,13 +78,9 @@ export async function dashboardCommand(
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(values.port === undefined ? {} : { port: portOption(values.port) }),
       ...(token === undefined || token === '' ? {} : { token }),
-<<<<<<< HEAD
-      resume: cliResume(store, agents, allowedKeyHosts, context),
+      resume: cliResume(store, agents, allowedKeyHosts, trust, context),
       // The page shows no key that keel run and keel runs show would print as [redacted].
       redact: secretReplacer(apiKeyValues(context.environment)),
-=======
-      resume: cliResume(store, agents, allowedKeyHosts, trust, context),
->>>>>>> trust
     });
   } catch (error) {
     await store.close();

@@ -9,6 +9,7 @@ import {
 import { buildAgent } from '../build-agent.js';
 import { type Invocation, loadInvocation } from '../invocation.js';
 import {
+  deadHolderOnThisHost,
   heldLease,
   leaseHeldError,
   leaseRenewedError,
@@ -54,15 +55,24 @@ export interface ResumeCommandOptions {
 }
 
 /**
- * `keel resume <run-id>`: continues a run from its last checkpoint, with the decisions it waits for. A run another
- * process holds (its owner may have died: its lease runs out by itself) is refused with when its lease ends, or
- * waited for with `--wait`.
+ * `keel resume <run-id>`: continues a run from its last checkpoint, with the decisions it waits for. An id the store
+ * does not hold fails with `store.not_found`. A run whose lease a process of this host holds that is gone (killed,
+ * crashed) is taken over at once; a run another process holds (alive, or on another host: its lease runs out by
+ * itself if it died) is refused with when its lease ends, or waited for with `--wait`.
  */
 export async function resumeCommand(
   options: ResumeCommandOptions,
   store: RunStore,
   output: Output,
 ): Promise<number> {
+  // An id the store does not know is that, whatever this directory remembers of how runs were started.
+  if ((await store.loadRun(options.runId)) === undefined) {
+    throw new KeelError('store.not_found', `No run ${options.runId} in this store`, {
+      data: { runId: options.runId },
+      guidance:
+        'Check the id (keel runs list shows the runs), and --store when the run is in another store (postgres://... or a SQLite file)',
+    });
+  }
   const invocation = await loadInvocation(options.workingDirectory, options.runId, options.agentFile);
   const { approvals, decisions } = answersOf(options);
   return withTelemetry(options.telemetry, output, (telemetry) =>
@@ -102,6 +112,7 @@ async function resumeWithTelemetry(
     }
     const deadlineMs = clock.now() + MAX_LEASE_WAIT_MS;
     let waitedFor: number | undefined;
+    const freed = new Set<string>();
     for (;;) {
       try {
         const result = await built.agent.resume(options.runId, {
@@ -113,6 +124,16 @@ async function resumeWithTelemetry(
       } catch (error) {
         const lease = heldLease(error);
         if (lease === undefined) throw error;
+        // The holder was a process of this host that is gone (SIGKILL, a crash): its lease is freed at once.
+        const deadPid = deadHolderOnThisHost(lease.holder);
+        if (deadPid !== undefined && lease.holder !== null && !freed.has(lease.holder)) {
+          freed.add(lease.holder);
+          await store.releaseLease(options.runId, lease.holder);
+          output.error(
+            `run ${options.runId}: its lease holder (process ${deadPid} of this host) is gone; taking the run over`,
+          );
+          continue;
+        }
         const nowMs = clock.now();
         if (waitedFor !== undefined && lease.expiresAtMs > waitedFor)
           throw leaseRenewedError(options.runId, lease, nowMs, error);

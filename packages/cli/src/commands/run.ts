@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { buildAgent } from '../build-agent.js';
 import { saveInvocation } from '../invocation.js';
+import { faultsSummary } from '../models.js';
 import { type Output, paint } from '../output.js';
 import { liveEvents } from '../render.js';
 import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../telemetry.js';
@@ -85,7 +86,7 @@ async function runWithTelemetry(
           paint(
             output,
             'grey',
-            `offline simulated provider · faults ${options.faults ?? 'none'} · seed ${options.seed ?? 1}`,
+            `offline simulated provider · faults ${faultsSummary(built.file, options.faults)} · seed ${options.seed ?? 1}`,
           ),
         );
       }

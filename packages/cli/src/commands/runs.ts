@@ -1,5 +1,7 @@
 import { KeelError, type RunStatus, type RunStore, type RunSummary } from '@keel/core';
 import { type Output, paint } from '../output.js';
+import { isWaiting, waitingLines } from '../render.js';
+import { shownRunOf } from '../run-shown.js';
 
 const STATUSES: readonly RunStatus[] = [
   'queued',
@@ -59,7 +61,11 @@ function workerOf(run: RunSummary, nowMs: number): string {
   return run.lease.expiresAtMs > nowMs ? run.lease.owner : `${run.lease.owner} (lease ended)`;
 }
 
-/** `keel runs show <id> [--json]`: a run's stored record and its tool ledger. */
+/**
+ * `keel runs show <id> [--json]`: a run's task, how it stopped (stop reason, error code, message and guidance), what
+ * it waits for and the command that answers it, its output, then its stored record and tool ledger. The JSON holds
+ * the same: `{ task, stopReason, stopDetail, error, output, pending, run, ledger }`.
+ */
 export async function showRun(
   store: RunStore,
   runId: string,
@@ -73,18 +79,53 @@ export async function showRun(
     });
   }
   const ledger = await store.ledger(runId);
+  const shown = shownRunOf(run);
   if (options.json) {
-    output.out(JSON.stringify({ run, ledger }, null, 2));
+    output.out(
+      JSON.stringify(
+        {
+          task: shown.task ?? null,
+          stopReason: shown.stopReason ?? null,
+          ...(shown.stopDetail === undefined ? {} : { stopDetail: shown.stopDetail }),
+          error: shown.error ?? null,
+          output: shown.output ?? null,
+          pending: shown.pending,
+          run,
+          ledger,
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   output.out(`${paint(output, 'bold', 'run')}      ${run.runId}`);
   output.out(`agent    ${run.agentName}`);
-  output.out(`status   ${run.status}   (version ${run.version}, state schema ${run.schemaVersion})`);
+  const stopped =
+    shown.stopReason === undefined
+      ? ''
+      : `   stop reason ${shown.stopReason}${shown.stopDetail === undefined ? '' : ` (${shown.stopDetail})`}`;
+  output.out(
+    `status   ${run.status}${stopped}   (version ${run.version}, state schema ${run.schemaVersion})`,
+  );
   if (run.status === 'queued' || run.status === 'running')
     output.out(`worker   ${workerOf(run, Date.now())}`);
   output.out(
     `created  ${new Date(run.createdAtMs).toISOString()}   updated ${new Date(run.updatedAtMs).toISOString()}`,
   );
+  if (shown.task !== undefined) output.out(`task     ${shown.task}`);
+  if (isWaiting({ status: run.status, error: shown.error })) {
+    for (const line of waitingLines(run.runId, shown.pending, shown.error?.message, output)) output.out(line);
+  } else if (shown.error !== undefined) {
+    output.out(
+      `error    ${paint(output, 'red', shown.error.code ?? shown.error.name)}: ${shown.error.message}`,
+    );
+    if (shown.error.guidance !== undefined) output.out(`guidance ${shown.error.guidance}`);
+  }
+  if (shown.output !== undefined) {
+    output.out(paint(output, 'bold', 'output'));
+    output.out(typeof shown.output === 'string' ? shown.output : JSON.stringify(shown.output, null, 2));
+  }
   output.out(paint(output, 'bold', `tool ledger (${ledger.length})`));
   for (const entry of ledger) {
     output.out(

@@ -41,11 +41,11 @@ describe('a fleet of keel workers on Redis and PostgreSQL', () => {
     }
     redis = await startRedis(await freeLoopbackPort());
     directory = mkdtempSync(join(tmpdir(), 'keel-fleet-'));
-  });
+  }, 120_000);
   afterAll(async () => {
     await redis?.stop();
     if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   it(
     `runs ${settings.runs} runs over ${settings.workers} workers killed ${settings.kills} times: typed ends, effects once, no step lost`,

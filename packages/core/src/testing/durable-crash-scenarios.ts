@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunState, RunTransition } from '../agent/durability/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
 import { withoutCommitStep } from './contract-support.js';

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunStore } from '../spec/run-store.js';
 import { DurableFixture, FIXTURE_START_MS } from './durable-fixture.js';
 import { FakeClock } from './fake-clock.js';

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunStore } from '../spec/run-store.js';
 import { codeOf, createContractRun, NOW_MS, runIds } from './contract-support.js';
 import { durableCrashScenarios } from './durable-crash-scenarios.js';

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunStore, StepCommit } from '../spec/run-store.js';
 import { checkpointBy, codeOf, createContractRun, errorOf, NOW_MS, runIds } from './contract-support.js';
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { Message } from '../spec/model.js';
 import type { RunStore, SessionAppend } from '../spec/run-store.js';
 import { errorOf, runIds } from './contract-support.js';

@@ -24,7 +24,8 @@ export interface FallbackRecord {
  *
  * `requests` counts upstream model requests actually sent (a call refused by an open breaker sends none), so it is
  * what the provider received. `errors.byCode` counts every failure the run met on its way: each failed model request,
- * each failed tool attempt, each rejected output, and the terminal error.
+ * each failed tool attempt, each rejected output, and the terminal error (a run interrupted to wait for a decision is
+ * not an error: `run.interrupted` is never counted).
  */
 export interface RunReport {
   /** Model calls started (steps), corrections and continuations included. */
@@ -78,8 +79,12 @@ export function increment(counts: Record<string, number>, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;
 }
 
-/** Counts a failure the run met. */
+/**
+ * Counts a failure the run met. `run.interrupted` is not one: a run that waits for a decision (or pauses at its
+ * checkpoint) is in a state, shown as such, not failing.
+ */
 export function countError(report: RunReport, code: ErrorCode): void {
+  if (code === 'run.interrupted') return;
   report.errors.total++;
   increment(report.errors.byCode, code);
 }

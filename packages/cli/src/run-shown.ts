@@ -1,0 +1,38 @@
+import type { JsonValue, PendingDecision, RunRecord, SerializedError } from '@keel/core';
+
+/** What `keel runs show` tells of a run besides its record: read from its stored state, each part when known. */
+export interface ShownRun {
+  /** The run's task: its first user message. */
+  task?: string;
+  stopReason?: string;
+  stopDetail?: string;
+  /** The error it ended with (code, message, guidance), as stored (redacted). */
+  error?: SerializedError;
+  /** Its output, when it completed. */
+  output?: JsonValue;
+  /** The decisions it waits for (an interrupted run): empty otherwise. */
+  pending: PendingDecision[];
+}
+
+/** Reads a stored run's task, stop reason, error, output and pending decisions; a part the state lacks is left out. */
+export function shownRunOf(run: Pick<RunRecord, 'state'>): ShownRun {
+  const state = (
+    typeof run.state === 'object' && run.state !== null && !Array.isArray(run.state) ? run.state : {}
+  ) as Record<string, JsonValue | undefined>;
+  const shown: ShownRun = { pending: [] };
+  const messages = Array.isArray(state.messages) ? state.messages : [];
+  const first = messages.find(
+    (message) =>
+      typeof message === 'object' && message !== null && !Array.isArray(message) && message.role === 'user',
+  ) as { content?: JsonValue } | undefined;
+  if (first !== undefined)
+    shown.task = typeof first.content === 'string' ? first.content : JSON.stringify(first.content);
+  if (typeof state.stopReason === 'string') shown.stopReason = state.stopReason;
+  if (typeof state.stopDetail === 'string') shown.stopDetail = state.stopDetail;
+  if (typeof state.error === 'object' && state.error !== null && !Array.isArray(state.error))
+    shown.error = state.error as unknown as SerializedError;
+  if (state.output !== undefined) shown.output = state.output;
+  if (Array.isArray(state.pendingDecisions))
+    shown.pending = state.pendingDecisions as unknown as PendingDecision[];
+  return shown;
+}
