@@ -13,6 +13,9 @@ export type GoalName =
   /** Every run ended typed: no untyped failure, no run cut by the wall-clock cap. */
   | 'typed';
 
+/** The most times a model that recalls failed calls (`recallFailedCalls`) calls one call again. */
+export const MAX_RECALLS = 2;
+
 /** What a scenario does to one model (the primary, or every fallback). */
 export interface ModelFaults {
   /** Probability, per request, of each fault kind (drawn from the scenario's seed). Defaults to none. */
@@ -31,6 +34,12 @@ export interface ToolFaults {
   failRate?: number;
   /** Probability that a call hangs until its signal aborts (forever if nothing aborts it). Defaults to 0. */
   hangRate?: number;
+  /**
+   * Probability that a call of a tool that is not idempotent takes effect and then times out: its body runs to its end
+   * (the effect is recorded), then the call throws what an HTTP client's own timeout throws (a `TimeoutError`), as
+   * when the answer is lost after the service acted. Idempotent tools are left alone. Defaults to 0.
+   */
+  timeoutAfterEffectRate?: number;
 }
 
 /**
@@ -58,6 +67,12 @@ export interface ChaosScenario {
   readonly tightContextWindow?: boolean;
   /** Faults of every tool call. Defaults to none. */
   readonly tools?: ToolFaults;
+  /**
+   * Makes the model call a tool again, with the same arguments, after the call failed, whatever the error says (at
+   * most {@link MAX_RECALLS} times per call), as models do after a timeout. Defaults to false: the simulated model's
+   * default brain, which calls again only with corrected arguments.
+   */
+  readonly recallFailedCalls?: boolean;
   /**
    * Runs the runs in a worker process that is killed (SIGKILL) mid-run; a new worker then resumes them (durable
    * subjects) or starts them again (the others). Defaults to false.

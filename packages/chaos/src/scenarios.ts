@@ -139,6 +139,20 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     goals: EVERY_GOAL_BUT_LOAD,
   },
   {
+    name: 'tool-timeout-recall',
+    title: 'a side effect that times out after it happened, and a model that calls it again',
+    description:
+      'Half the calls of every tool that is not idempotent (create_ticket) take effect and then time out (the ' +
+      "service acted; its answer is lost and the client's own timeout fires), and the model calls a failed call " +
+      'again with the same arguments, up to twice, whatever the error says. A duplicate is a second execution of ' +
+      'the same call: a second ticket.',
+    tools: { timeoutAfterEffectRate: 0.5 },
+    recallFailedCalls: true,
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: ['completion', ...EVERY_GOAL_BUT_LOAD],
+  },
+  {
     name: 'crash',
     title: 'the worker process is killed mid-run',
     description:
