@@ -2,13 +2,20 @@ import type { FaultKind, OutageWindow } from '@keel/simulated';
 
 /** The name of a goal a scenario's scorecard is held to. */
 export type GoalName =
-  /** At least 99.9% of runs complete. */
+  /**
+   * At least 99.9% of runs complete (the whole answer, every tool run to its end). Given to scenarios whose faults a
+   * resilient agent recovers from within the run.
+   */
   | 'completion'
-  /** Upstream requests at most 1.1x the minimum the completed runs needed. */
+  /** Upstream requests at most 1.1x the minimum the completed runs needed. Not exercised when nothing completed. */
   | 'amplification'
-  /** While a model is down, at most one request (probe) per half-open interval of its breaker. */
+  /**
+   * While a model is down, once its breaker opened, at most one request (probe) per half-open interval. Not exercised
+   * when no breaker opened during an outage, or it never went half-open before the outage ended and no request
+   * reached the model after the opening.
+   */
   | 'probes'
-  /** No tool with side effects ran twice for one call. */
+  /** No call of a tool with side effects ran twice. Not exercised when no such call ran. */
   | 'duplicates'
   /** Every run ended typed: no untyped failure, no run cut by the wall-clock cap. */
   | 'typed';
