@@ -75,7 +75,12 @@ export function renderResult(result: RunResult<unknown>, output: Output): void {
     if (result.error.guidance !== undefined) output.out(`guidance: ${result.error.guidance}`);
   }
   for (const decision of result.pending ?? []) {
-    const what = decision.kind === 'approval' ? 'needs approval' : 'may or may not have run';
+    const what =
+      decision.kind === 'approval'
+        ? 'needs approval'
+        : decision.repeatOf !== undefined
+          ? `would repeat ${decision.repeatOf}, whose outcome is unknown`
+          : 'may or may not have run';
     output.out(
       `${paint(output, 'yellow', 'waiting')}  ${decision.toolName} ${JSON.stringify(decision.arguments)} ${what}  (key ${decision.idempotencyKey})`,
     );
@@ -135,6 +140,13 @@ export function reportLines(report: RunReport): string[] {
   if (report.degradations.total > 0) {
     const byTool = Object.entries(report.degradations.byTool).map(([tool, count]) => `${tool} ×${count}`);
     lines.push(`degraded ${report.degradations.total} tool results (${byTool.join(', ')})`);
+  }
+  const uncertain = report.uncertainCalls;
+  if (uncertain !== undefined && uncertain.total > 0) {
+    const byTool = Object.entries(uncertain.byTool).map(([tool, count]) => `${tool} ×${count}`);
+    lines.push(
+      `unknown  ${uncertain.total} tool calls with an unknown outcome (${byTool.join(', ')}) · repeats reconciled ${uncertain.reconciled}, not run ${uncertain.blocked}`,
+    );
   }
   const errors = Object.entries(report.errors.byCode);
   if (errors.length > 0)
