@@ -68,12 +68,10 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly fallbacks?: readonly ToolFallback<Input>[];
   /**
    * Finds out whether an earlier call whose outcome is unknown (it timed out, or its connection dropped, after it may
-   * have taken effect) did take effect. Defaults to none: a repeat of such a call then waits for a person's decision.
+   * have taken effect) did take effect; what it found is shown to the model as the repeat's result, whatever its type.
+   * Defaults to none: a repeat of such a call then waits for a person's decision.
    */
-  reconcile?(
-    input: Input,
-    context: ReconcileContext,
-  ): Promise<ReconcileResult<Output>> | ReconcileResult<Output>;
+  reconcile?(input: Input, context: ReconcileContext): Promise<ReconcileResult> | ReconcileResult;
 }
 
 /** What a tool's `reconcile` is handed: the earlier call's idempotency key, and a signal bounded by the tool's timeout. */

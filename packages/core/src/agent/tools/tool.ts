@@ -67,7 +67,7 @@ export interface ToolOptions<Input, Output> {
    *     return ticket === undefined ? { happened: false } : { happened: true, output: ticket };
    *   },
    */
-  reconcile?: ToolReconcile<Input, Output>;
+  reconcile?: ToolReconcile<Input, unknown>;
 }
 
 /**
@@ -171,7 +171,7 @@ export function tool<Input = unknown, Output = unknown>(
     ...(reconcile === undefined
       ? {}
       : {
-          reconcile: (value: Input, context: Parameters<ToolReconcile<Input, Output>>[1]) =>
+          reconcile: (value: Input, context: Parameters<ToolReconcile<Input, unknown>>[1]) =>
             reconcile(value, context),
         }),
   };
