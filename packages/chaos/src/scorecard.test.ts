@@ -147,6 +147,28 @@ describe('duplicate side effects', () => {
     ).toBe(2);
   });
 
+  it("does not count a call started again once the tool's reconcile found that its unfinished execution had no effect", () => {
+    const keyed = (phase: EffectRecord['phase'], idempotencyKey: string): EffectRecord => ({
+      ...effect('r1', 'create_ticket', { title: 'a' }, false, phase),
+      idempotencyKey,
+    });
+    // Killed inside the call; on resume reconcile finds nothing under its key; the call runs again.
+    expect(
+      duplicateEffects([keyed('started', 'r1:1:0'), keyed('absent', 'r1:1:0'), keyed('started', 'r1:1:0')]),
+    ).toBe(0);
+    // An execution that completed had its effect, whatever a lookup says later.
+    expect(
+      duplicateEffects([
+        keyed('started', 'r1:1:0'),
+        keyed('completed', 'r1:1:0'),
+        keyed('absent', 'r1:1:0'),
+        keyed('started', 'r1:1:0'),
+      ]),
+    ).toBe(1);
+    // Without a lookup, an unfinished execution may have had its effect.
+    expect(duplicateEffects([keyed('started', 'r1:1:0'), keyed('started', 'r1:1:0')])).toBe(1);
+  });
+
   it('canonical JSON sorts keys at every depth and drops undefined properties', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { f: 2, e: 3 }], c: undefined } })).toBe(
       '{"a":{"d":[1,{"e":3,"f":2}]},"b":1}',

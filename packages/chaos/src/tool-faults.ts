@@ -73,6 +73,7 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
         tool: original.name,
         key: `${context.runId}|${original.name}|${canonicalJson(input)}`,
         idempotent: original.idempotent,
+        idempotencyKey: context.idempotencyKey,
       };
       instrumentation.ledger.record({ ...effect, phase: 'started', atMs: Date.now() });
       const output = await original.execute(input, context);
@@ -95,7 +96,24 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
       ...(original.needsApproval === undefined ? {} : { needsApproval: original.needsApproval }),
       ...(original.reconcile === undefined
         ? {}
-        : { reconcile: (input: unknown, context: ReconcileContext) => original.reconcile!(input, context) }),
+        : {
+            reconcile: async (input: unknown, context: ReconcileContext) => {
+              const found = await original.reconcile!(input, context);
+              // The tool found no effect under this key: its executions that never completed had none.
+              if (found.happened === false) {
+                instrumentation.ledger.record({
+                  phase: 'absent',
+                  runId: '',
+                  tool: original.name,
+                  key: '',
+                  idempotent: original.idempotent,
+                  idempotencyKey: context.idempotencyKey,
+                  atMs: Date.now(),
+                });
+              }
+              return found;
+            },
+          }),
     });
   });
 }
