@@ -41,6 +41,14 @@ describe('scenarios from a module', () => {
     expect((await loadScenarios(single)).map((scenario) => scenario.name)).toEqual(['one']);
   });
 
+  it("loads the repository's example, examples/chaos-scenarios.mjs, given as typed (no ./)", async () => {
+    const root = new URL('../../../', import.meta.url).pathname;
+    const loaded = await loadScenarios('examples/chaos-scenarios.mjs', root);
+    expect(loaded.map((scenario) => [scenario.name, scenario.goals])).toEqual([
+      ['long-outage', ['probes', 'duplicates', 'typed']],
+    ]);
+  });
+
   it('says what to fix: a missing module, no export, a bad field, a name taken', async () => {
     await expect(loadScenarios('./absent.mjs', directory)).rejects.toMatchObject({
       code: 'config.invalid',

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { KeelError } from '@keel/core';
@@ -7,7 +8,8 @@ import { SCENARIO_NAMES } from './scenarios.js';
 
 /**
  * Loads scenario definitions from a module: a file path (relative to `directory`, the current directory by default;
- * `.js` or `.mjs`, or `.ts` where Node strips types) or a package specifier. The module exports `scenarios` (an array)
+ * `.js` or `.mjs`, or `.ts` where Node strips types; a path that exists, or one starting with `.` or `/`) or a package
+ * specifier. The module exports `scenarios` (an array)
  * or a default export (an array, or one scenario); each is checked (see `checkScenario`), and their names must differ
  * from each other and from the built-in scenarios'. Rejects with a `config.invalid` KeelError saying what to fix.
  *
@@ -25,7 +27,10 @@ export async function loadScenarios(specifier: string, directory = process.cwd()
       'loadScenarios: name a scenarios module (a file path or a package)',
     );
   }
-  const isPath = specifier.startsWith('.') || isAbsolute(specifier);
+  // A path that exists is a file (`examples/x.mjs` as typed); anything else that does not start with `.` or `/` is a
+  // package specifier.
+  const isPath =
+    specifier.startsWith('.') || isAbsolute(specifier) || existsSync(resolve(directory, specifier));
   const target = isPath ? pathToFileURL(resolve(directory, specifier)).href : specifier;
   let loaded: Record<string, unknown>;
   try {
