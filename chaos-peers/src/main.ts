@@ -1,11 +1,12 @@
 // `npm run chaos:peers`: the chaos suite's scenarios, same seeds, same simulated server, driven through keel and its
 // peers side by side; prints the combined scorecard (progress on stderr), and writes HTML or JSON when asked.
 //
-//   node chaos-peers/dist/main.js [--scenarios a,b] [--runs N] [--seed N] [--subjects keel,ai-sdk] [--html FILE] [--json]
+//   node chaos-peers/dist/main.js [--scenarios a,b] [--scenarios-file FILE] [--runs N] [--seed N]
+//                                 [--subjects keel,ai-sdk] [--html FILE] [--json]
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { progressLine, renderHtml, renderTable, runChaos } from '@keel/chaos';
+import { loadScenarios, progressLine, renderHtml, renderTable, runChaos, selectScenarios } from '@keel/chaos';
 import { defaultChaosTask } from '@keel/cli';
 import { createChaosSubject, PEER_KINDS, type PeerKind } from './subjects.js';
 
@@ -15,6 +16,7 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       scenarios: { type: 'string' },
+      'scenarios-file': { type: 'string' },
       runs: { type: 'string' },
       seed: { type: 'string' },
       subjects: { type: 'string' },
@@ -27,11 +29,20 @@ async function main(): Promise<number> {
     kinds.map((kind) => createChaosSubject({ kind, agentFile: AGENT_FILE })),
   );
   const task = defaultChaosTask(['get_weather', 'create_ticket']);
+  const defined = values['scenarios-file'] === undefined ? [] : await loadScenarios(values['scenarios-file']);
+  const scenarios =
+    values.scenarios === undefined
+      ? defined.length === 0
+        ? undefined
+        : defined
+      : selectScenarios(values.scenarios.split(','), defined).map((scenario) =>
+          defined.includes(scenario) ? scenario : scenario.name,
+        );
   const started = Date.now();
   const report = await runChaos({
     subjects,
     task,
-    ...(values.scenarios === undefined ? {} : { scenarios: values.scenarios.split(',') }),
+    ...(scenarios === undefined ? {} : { scenarios }),
     ...(values.runs === undefined ? {} : { runs: Number(values.runs) }),
     ...(values.seed === undefined ? {} : { seed: Number(values.seed) }),
     onScorecard: (card) => process.stderr.write(`${progressLine(card)}\n`),

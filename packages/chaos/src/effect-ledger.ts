@@ -2,16 +2,19 @@ import { appendFileSync, readFileSync } from 'node:fs';
 
 /**
  * One execution of a tool call: `started` just before its body runs (from there on its side effect may happen),
- * `completed` once it returned (the effect happened).
+ * `completed` once it returned (the effect happened); or `absent`: the tool's own `reconcile` looked the call up by
+ * its idempotency key and found no effect (its executions that never completed had none).
  */
 export interface EffectRecord {
-  readonly phase: 'started' | 'completed';
+  readonly phase: 'started' | 'completed' | 'absent';
   readonly runId: string;
   readonly tool: string;
   /** The call's identity: run, tool and canonical arguments. The same call asked for again has the same key. */
   readonly key: string;
   /** Whether the tool declares that running it twice is harmless. */
   readonly idempotent: boolean;
+  /** The idempotency key the execution was handed (absent in ledgers written before it was recorded). */
+  readonly idempotencyKey?: string;
   readonly atMs: number;
 }
 
@@ -51,15 +54,30 @@ export class EffectLedger {
 /**
  * Side effects risked twice: each execution of a call of a tool that is not idempotent that started after an earlier
  * execution of the same call had started (and so may have had its effect). Executions refused before the tool's body
- * ran (an injected 503, a hang cut short) never started and do not count.
+ * ran (an injected 503, a hang cut short) never started and do not count; nor does an execution that never completed
+ * (its process was killed in it) once the tool's `reconcile` found that its idempotency key had no effect (`absent`):
+ * the suite trusts the tool's lookup (the built-in `create_ticket`'s reads the outbox its execution writes).
  */
 export function duplicateEffects(effects: readonly EffectRecord[]): number {
-  const seen = new Set<string>();
+  const live = new Map<string, number>();
+  const unfinished = new Map<string, { key: string; count: number }>();
   let duplicates = 0;
   for (const effect of effects) {
-    if (effect.idempotent || effect.phase !== 'started') continue;
-    if (seen.has(effect.key)) duplicates++;
-    else seen.add(effect.key);
+    if (effect.idempotent) continue;
+    const byKey = effect.idempotencyKey === undefined ? undefined : unfinished.get(effect.idempotencyKey);
+    if (effect.phase === 'started') {
+      const earlier = live.get(effect.key) ?? 0;
+      if (earlier > 0) duplicates++;
+      live.set(effect.key, earlier + 1);
+      if (effect.idempotencyKey !== undefined) {
+        unfinished.set(effect.idempotencyKey, { key: effect.key, count: (byKey?.count ?? 0) + 1 });
+      }
+    } else if (effect.phase === 'completed') {
+      if (byKey !== undefined && byKey.count > 0) byKey.count--;
+    } else if (byKey !== undefined && byKey.count > 0) {
+      live.set(byKey.key, Math.max(0, (live.get(byKey.key) ?? 0) - byKey.count));
+      byKey.count = 0;
+    }
   }
   return duplicates;
 }

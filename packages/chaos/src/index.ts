@@ -28,7 +28,15 @@ export {
   topFailures,
 } from './render-table.js';
 export { INCOMPLETE_ANSWER } from './run-sample.js';
-export type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
+export {
+  type ChaosScenario,
+  type GoalName,
+  MAX_RECALLS,
+  type ModelFaults,
+  type ToolFaults,
+} from './scenario.js';
+export { checkScenario } from './scenario-check.js';
+export { loadScenarios } from './scenario-module.js';
 export { type Calibration, fallbackName, scenarioSchedule } from './scenario-server.js';
 export { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
 export {

@@ -177,7 +177,9 @@ describe('the text table', () => {
     expect(lines[3]).toMatch(
       /^transient-30\s+ai-sdk\s+60\.0%\s+6\.67\s+.*provider\.overloaded 4\s+missed: completion/,
     );
-    expect(text).toContain('  transient-30 (ai-sdk): >= 99.9% complete; measured 60.0% complete');
+    expect(text).toContain(
+      '  transient-30 (ai-sdk): >= 99.9% of runs complete (the whole answer, every tool run to its end); measured 60.0% complete',
+    );
     expect(alignColumns(['a', 'bb'], [{ a: 'long value', bb: 'x' }])).toEqual([
       'a           bb',
       '----------  --',

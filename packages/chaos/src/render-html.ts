@@ -86,8 +86,8 @@ export function renderHtml(report: ChaosReport): string {
       const goals = cards
         .flatMap((card) =>
           card.goals.map((goal) => {
-            const state = goal.met === null ? 'n/a' : goal.met ? 'met' : 'missed';
-            return `<li class="${state}">${escapeHtml(card.subject)}: ${escapeHtml(goal.target)} — ${escapeHtml(
+            const state = goal.met === null ? 'not exercised' : goal.met ? 'met' : 'missed';
+            return `<li class="${state.replace(' ', '-')}">${escapeHtml(card.subject)}: ${escapeHtml(goal.target)} — ${escapeHtml(
               goal.actual,
             )} (${state})</li>`;
           }),

@@ -7,12 +7,19 @@ export function formatDuration(milliseconds: number | null): string {
   return milliseconds < 1_000 ? `${Math.round(milliseconds)} ms` : `${(milliseconds / 1_000).toFixed(1)} s`;
 }
 
-/** The goals of a scorecard in a few characters: `ok`, `n/a`, or the names of the goals missed. */
+/**
+ * The goals of a scorecard in a few characters: the goals missed (`missed: completion`), else `ok`, followed by the
+ * goals not exercised (`ok, not exercised: probes`): a goal whose precondition did not happen is never shown as met.
+ */
 export function goalSummary(card: Scorecard): string {
   if (card.skipped !== undefined) return 'skipped';
   const missed = card.goals.filter((goal) => goal.met === false).map((goal) => goal.goal);
-  if (missed.length > 0) return `missed: ${missed.join(', ')}`;
-  return card.goals.some((goal) => goal.met === true) ? 'ok' : 'n/a';
+  const idle = card.goals.filter((goal) => goal.met === null).map((goal) => goal.goal);
+  const notExercised = idle.length === 0 ? '' : `not exercised: ${idle.join(', ')}`;
+  if (missed.length > 0)
+    return `missed: ${missed.join(', ')}${notExercised === '' ? '' : `; ${notExercised}`}`;
+  if (!card.goals.some((goal) => goal.met === true)) return notExercised === '' ? 'n/a' : notExercised;
+  return notExercised === '' ? 'ok' : `ok; ${notExercised}`;
 }
 
 /** The most frequent failure codes of a scorecard, `code count` separated by commas (`-` for none). */
@@ -100,8 +107,16 @@ export function renderTable(report: ChaosReport): string {
         `${calibration.effectsPerRun} tool calls (the minimum is counted from it)`,
     );
   }
+  const idle = report.scorecards.flatMap((card) =>
+    card.goals
+      .filter((goal) => goal.met === null)
+      .map(
+        (goal) => `  ${card.scenario}${several ? ` (${card.subject})` : ''}: ${goal.goal}: ${goal.actual}`,
+      ),
+  );
   if (missed.length > 0) lines.push('goals missed:', ...missed);
-  else lines.push('every goal that applies was met');
+  else lines.push('every goal that was exercised was met');
+  if (idle.length > 0) lines.push('goals not exercised (their precondition did not happen):', ...idle);
   return lines.join('\n');
 }
 

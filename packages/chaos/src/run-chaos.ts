@@ -2,8 +2,9 @@ import { KeelError, rejectUnknownOptions } from '@keel/core';
 import { calibrate } from './calibrate.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { runScenario } from './run-scenario.js';
-import type { GoalName } from './scenario.js';
+import type { ChaosScenario, GoalName } from './scenario.js';
 import type { Calibration } from './scenario-server.js';
+import { checkScenario } from './scenario-check.js';
 import { selectScenarios } from './scenarios.js';
 import { type Scorecard, scorecardOf } from './scorecard.js';
 import type { ChaosSubject } from './subject.js';
@@ -14,8 +15,11 @@ export interface ChaosOptions {
   subjects: readonly ChaosSubject[];
   /** The task every run is given. Required. */
   task: string;
-  /** Which scenarios, by name. Defaults to every built-in scenario. */
-  scenarios?: readonly string[];
+  /**
+   * Which scenarios: names of built-in scenarios, or scenario definitions (your own, checked as `loadScenarios`
+   * checks a file's). Defaults to every built-in scenario.
+   */
+  scenarios?: readonly (string | ChaosScenario)[];
   /** Runs per scenario and subject, all under way at once. Defaults to 50. */
   runs?: number;
   /** Seed of every fault schedule, tool fault and kill. Defaults to 1. */
@@ -86,7 +90,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   if (!Number.isSafeInteger(seed)) invalid(`seed must be an integer, got ${seed}`);
   if (!Number.isInteger(capMs) || capMs < 100)
     invalid(`capMs must be an integer of at least 100, got ${capMs}`);
-  const scenarios = selectScenarios(options.scenarios);
+  const scenarios = selectScenarios(
+    options.scenarios?.map((entry, index) =>
+      typeof entry === 'string' ? entry : checkScenario(entry, `runChaos(): scenarios[${index}]`),
+    ),
+  );
+  const scenarioNames = scenarios.map((scenario) => scenario.name);
+  if (new Set(scenarioNames).size !== scenarioNames.length)
+    invalid(`two scenarios share a name (${scenarioNames.join(', ')})`);
   const started = Date.now();
   const calibrations: { name: string; calibration: Calibration }[] = [];
   for (const subject of subjects) {

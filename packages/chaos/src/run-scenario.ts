@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { answerCheck } from './answer-check.js';
 import { environmentOf, ledgerOf } from './environment.js';
 import { requireTools, sampleOf, thrownSample } from './run-sample.js';
@@ -28,6 +29,9 @@ export interface ScenarioRun {
 /** Longest the subject's `close` may take after a scenario, in milliseconds: a close that hangs is left behind. */
 const CLOSE_TIMEOUT_MS = 5_000;
 
+/** How often the event loop's delay is sampled, in milliseconds. */
+const LOOP_RESOLUTION_MS = 10;
+
 /**
  * Runs a scenario in this process: the scenario's server, one prepared subject, and `runs` runs started evenly over
  * the scenario's arrival time, all at once; each is given up on (and counted hung) at the cap, never waited for
@@ -48,6 +52,10 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
     };
     prepared = await subject.prepare(environmentOf(spec));
+    // How late the shared event loop runs under the load: a request admitted before a breaker opened reaches the
+    // server at most about that much later (see the probe goal).
+    const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+    loopDelay.enable();
     const startedAtMs = Date.now();
     const windows = scenarioServer.arm(startedAtMs);
     const complete = answerCheck(calibration.answer);
@@ -72,7 +80,10 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       return sampleOf(runId, begun, ended, ending.ending, complete);
     };
     const runs = await Promise.all(Array.from({ length: run.runs }, (_, index) => runOne(index))).finally(
-      scenarioSignal.dispose,
+      () => {
+        scenarioSignal.dispose();
+        loopDelay.disable();
+      },
     );
     const finishedAtMs = Date.now();
     const effects = ledgerOf(spec).read();
@@ -88,6 +99,7 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       windows,
       requestsPerCleanRun: calibration.requestsPerRun,
       schedule: scenarioServer.schedule,
+      eventLoopDelayMaxMs: Math.max(0, loopDelay.max / 1e6 - LOOP_RESOLUTION_MS),
     };
   } finally {
     if (prepared !== undefined) await withCap(() => prepared!.close(), CLOSE_TIMEOUT_MS);

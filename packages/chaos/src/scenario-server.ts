@@ -6,6 +6,7 @@ import {
   type SimulatedServer,
   startSimulatedServer,
 } from '@keel/simulated';
+import { recallingBrain } from './recalling-brain.js';
 import type { ChaosScenario, ModelFaults } from './scenario.js';
 import type { RequestSample, WindowSample } from './scorecard.js';
 import { seedOf } from './seeds.js';
@@ -74,7 +75,10 @@ export async function startScenarioServer(
       model.contextWindowTokens === undefined ? {} : { contextWindowTokens: model.contextWindowTokens },
     ]),
   );
-  const server = await startSimulatedServer({ models: quiet });
+  const server = await startSimulatedServer({
+    models: quiet,
+    ...(scenario.recallFailedCalls === true ? { brain: recallingBrain } : {}),
+  });
   return {
     server,
     models,

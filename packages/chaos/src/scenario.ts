@@ -2,16 +2,26 @@ import type { FaultKind, OutageWindow } from '@keel/simulated';
 
 /** The name of a goal a scenario's scorecard is held to. */
 export type GoalName =
-  /** At least 99.9% of runs complete. */
+  /**
+   * At least 99.9% of runs complete (the whole answer, every tool run to its end). Given to scenarios whose faults a
+   * resilient agent recovers from within the run.
+   */
   | 'completion'
-  /** Upstream requests at most 1.1x the minimum the completed runs needed. */
+  /** Upstream requests at most 1.1x the minimum the completed runs needed. Not exercised when nothing completed. */
   | 'amplification'
-  /** While a model is down, at most one request (probe) per half-open interval of its breaker. */
+  /**
+   * While a model is down, once its breaker opened, at most one request (probe) per half-open interval. Not exercised
+   * when no breaker opened during an outage, or it never went half-open before the outage ended and no request
+   * reached the model after the opening.
+   */
   | 'probes'
-  /** No tool with side effects ran twice for one call. */
+  /** No call of a tool with side effects ran twice. Not exercised when no such call ran. */
   | 'duplicates'
   /** Every run ended typed: no untyped failure, no run cut by the wall-clock cap. */
   | 'typed';
+
+/** The most times a model that recalls failed calls (`recallFailedCalls`) calls one call again. */
+export const MAX_RECALLS = 2;
 
 /** What a scenario does to one model (the primary, or every fallback). */
 export interface ModelFaults {
@@ -31,6 +41,12 @@ export interface ToolFaults {
   failRate?: number;
   /** Probability that a call hangs until its signal aborts (forever if nothing aborts it). Defaults to 0. */
   hangRate?: number;
+  /**
+   * Probability that a call of a tool that is not idempotent takes effect and then times out: its body runs to its end
+   * (the effect is recorded), then the call throws what an HTTP client's own timeout throws (a `TimeoutError`), as
+   * when the answer is lost after the service acted. Idempotent tools are left alone. Defaults to 0.
+   */
+  timeoutAfterEffectRate?: number;
 }
 
 /**
@@ -58,6 +74,12 @@ export interface ChaosScenario {
   readonly tightContextWindow?: boolean;
   /** Faults of every tool call. Defaults to none. */
   readonly tools?: ToolFaults;
+  /**
+   * Makes the model call a tool again, with the same arguments, after the call failed, whatever the error says (at
+   * most {@link MAX_RECALLS} times per call), as models do after a timeout. Defaults to false: the simulated model's
+   * default brain, which calls again only with corrected arguments.
+   */
+  readonly recallFailedCalls?: boolean;
   /**
    * Runs the runs in a worker process that is killed (SIGKILL) mid-run; a new worker then resumes them (durable
    * subjects) or starts them again (the others). Defaults to false.

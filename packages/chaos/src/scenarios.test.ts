@@ -152,6 +152,22 @@ describe('tool faults and kills', () => {
     expect(toolFaultAt(undefined, 11, 'run-1', 'get_weather', 0)).toBe('none');
   });
 
+  it('time out after the effect only calls of tools that are not idempotent, at the rate asked', () => {
+    const faults = { timeoutAfterEffectRate: 0.5 };
+    const ticket = Array.from({ length: 2_000 }, (_, ordinal) =>
+      toolFaultAt(faults, 11, 'run-1', 'create_ticket', ordinal, false),
+    );
+    expect(ticket.filter((fault) => fault === 'timeout-after-effect').length / ticket.length).toBeCloseTo(
+      0.5,
+      1,
+    );
+    expect(
+      Array.from({ length: 200 }, (_, ordinal) =>
+        toolFaultAt(faults, 11, 'run-1', 'get_weather', ordinal, true),
+      ),
+    ).toEqual(Array.from({ length: 200 }, () => 'none'));
+  });
+
   it('kill the worker at the same point for the same seed, a fifth to a half of the way through', () => {
     const plan = killPlan(1, 'crash', 50, 2);
     expect(killPlan(1, 'crash', 50, 2)).toEqual(plan);
@@ -192,6 +208,7 @@ describe('selectScenarios', () => {
       'max-tokens',
       'tool-flaky',
       'tool-hang',
+      'tool-timeout-recall',
       'crash',
     ]);
     for (const entry of SCENARIOS) {

@@ -7,7 +7,10 @@ function transient(total: number): ModelFaults {
   return { rates: { server_error: each, bad_gateway: each, unavailable: each, overloaded: each } };
 }
 
-const EVERY_GOAL_BUT_LOAD = ['duplicates', 'typed'] as const;
+/** The goals every scenario is held to. */
+const SAFETY = ['duplicates', 'typed'] as const;
+/** The goals of a scenario whose faults a resilient agent recovers from within the run: completion, and safety. */
+const RECOVERABLE = ['completion', ...SAFETY] as const;
 
 /** The built-in scenarios, in the order they run. */
 export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
@@ -19,7 +22,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     fallbacks: transient(0.1),
     arrivalMs: 1_000,
     minimum: 'schedule',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
   {
     name: 'transient-30',
@@ -29,7 +32,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     fallbacks: transient(0.3),
     arrivalMs: 1_000,
     minimum: 'schedule',
-    goals: ['completion', 'amplification', ...EVERY_GOAL_BUT_LOAD],
+    goals: ['completion', 'amplification', ...SAFETY],
   },
   {
     name: 'rate-limit-storm',
@@ -40,7 +43,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     primary: { outages: [{ startMs: 200, endMs: 1_200, fault: 'rate_limit' }], retryAfterMs: 250 },
     arrivalMs: 1_500,
     minimum: 'clean',
-    goals: ['probes', ...EVERY_GOAL_BUT_LOAD],
+    goals: ['completion', 'probes', ...SAFETY],
   },
   {
     name: 'outage-fallback',
@@ -51,7 +54,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     primary: { outages: [{ startMs: 300, endMs: 1_800, fault: 'unavailable' }] },
     arrivalMs: 2_500,
     minimum: 'clean',
-    goals: ['probes', ...EVERY_GOAL_BUT_LOAD],
+    goals: ['completion', 'probes', ...SAFETY],
   },
   {
     name: 'outage-no-fallback',
@@ -63,7 +66,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     fallbacksOffered: false,
     arrivalMs: 2_500,
     minimum: 'clean',
-    goals: ['probes', ...EVERY_GOAL_BUT_LOAD],
+    goals: ['probes', ...SAFETY],
   },
   {
     name: 'hang',
@@ -75,7 +78,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     fallbacks: { rates: { hang: 0.1 }, hangMs: 1_500 },
     arrivalMs: 1_000,
     minimum: 'schedule',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
   {
     name: 'reset',
@@ -85,7 +88,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     fallbacks: { rates: { reset: 0.2 } },
     arrivalMs: 1_000,
     minimum: 'schedule',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
   {
     name: 'malformed-tool-calls',
@@ -97,7 +100,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     fallbacks: { rates: { invalid_tool_arguments: 0.15, unknown_tool: 0.15 } },
     arrivalMs: 1_000,
     minimum: 'schedule',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
   {
     name: 'context-overflow',
@@ -108,7 +111,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     tightContextWindow: true,
     arrivalMs: 1_000,
     minimum: 'clean',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
   {
     name: 'max-tokens',
@@ -118,7 +121,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     fallbacks: { rates: { max_tokens: 0.15 } },
     arrivalMs: 1_000,
     minimum: 'schedule',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
   {
     name: 'tool-flaky',
@@ -127,7 +130,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     tools: { failRate: 0.3 },
     arrivalMs: 1_000,
     minimum: 'clean',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
   {
     name: 'tool-hang',
@@ -136,7 +139,21 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     tools: { hangRate: 0.2 },
     arrivalMs: 1_000,
     minimum: 'clean',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
+  },
+  {
+    name: 'tool-timeout-recall',
+    title: 'a side effect that times out after it happened, and a model that calls it again',
+    description:
+      'Half the calls of every tool that is not idempotent (create_ticket) take effect and then time out (the ' +
+      "service acted; its answer is lost and the client's own timeout fires), and the model calls a failed call " +
+      'again with the same arguments, up to twice, whatever the error says. A duplicate is a second execution of ' +
+      'the same call: a second ticket.',
+    tools: { timeoutAfterEffectRate: 0.5 },
+    recallFailedCalls: true,
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: RECOVERABLE,
   },
   {
     name: 'crash',
@@ -147,7 +164,7 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     crash: true,
     arrivalMs: 300,
     minimum: 'clean',
-    goals: EVERY_GOAL_BUT_LOAD,
+    goals: RECOVERABLE,
   },
 ] satisfies ChaosScenario[]);
 
@@ -155,21 +172,35 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
 export const SCENARIO_NAMES: readonly string[] = SCENARIOS.map((scenario) => scenario.name);
 
 /**
- * The built-in scenarios with these names, in the suite's order; every scenario when `names` is undefined. Throws a
- * `config.invalid` KeelError naming an unknown one.
+ * The scenarios to run: each entry names a built-in scenario or one of `defined` (scenarios from outside, such as a
+ * scenarios file), or is a scenario definition itself. Built-in scenarios come first, in the suite's order, then the
+ * others in the order given. Every built-in scenario when `names` is undefined. Throws a `config.invalid` KeelError
+ * naming an unknown one.
  */
-export function selectScenarios(names?: readonly string[]): ChaosScenario[] {
+export function selectScenarios(
+  names?: readonly (string | ChaosScenario)[],
+  defined: readonly ChaosScenario[] = [],
+): ChaosScenario[] {
   if (names === undefined) return [...SCENARIOS];
+  const known = [...SCENARIO_NAMES, ...defined.map((scenario) => scenario.name)];
   if (!Array.isArray(names) || names.length === 0) {
-    throw new KeelError('config.invalid', `Name at least one scenario (${SCENARIO_NAMES.join(', ')})`);
+    throw new KeelError('config.invalid', `Name at least one scenario (${known.join(', ')})`);
   }
-  for (const name of names) {
-    if (!SCENARIO_NAMES.includes(name)) {
+  const others: ChaosScenario[] = [];
+  for (const entry of names) {
+    if (typeof entry === 'object' && entry !== null) {
+      others.push(entry);
+      continue;
+    }
+    if (SCENARIO_NAMES.includes(entry)) continue;
+    const found = defined.find((scenario) => scenario.name === entry);
+    if (found === undefined) {
       throw new KeelError(
         'config.invalid',
-        `Unknown chaos scenario "${String(name)}"; the scenarios are: ${SCENARIO_NAMES.join(', ')}`,
+        `Unknown chaos scenario "${String(entry)}"; the scenarios are: ${known.join(', ')}`,
       );
     }
+    others.push(found);
   }
-  return SCENARIOS.filter((scenario) => names.includes(scenario.name));
+  return [...SCENARIOS.filter((scenario) => names.includes(scenario.name)), ...others];
 }

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { answerCheck } from './answer-check.js';
 import { canonicalJson, duplicateEffects, type EffectRecord } from './effect-ledger.js';
+import { goalSummary } from './render-table.js';
 import { requireTools, sampleOf, thrownSample } from './run-sample.js';
 import { selectScenarios } from './scenarios.js';
 import {
@@ -96,6 +97,15 @@ describe('probesWhileDown', () => {
     expect(probesWhileDown([window], requests, moves)).toEqual({
       afterBreakerOpened: 2,
       halfOpenIntervals: 1,
+      inFlightMs: IN_FLIGHT_MS,
+    });
+    // On a busy event loop a request admitted before the opening arrives later: the allowance grows with the delay.
+    const late = [...requests, request('sim-primary', 1_200 + IN_FLIGHT_MS + 250, true)];
+    expect(probesWhileDown([window], late, moves)?.afterBreakerOpened).toBe(3);
+    expect(probesWhileDown([window], late, moves, IN_FLIGHT_MS + 300)).toEqual({
+      afterBreakerOpened: 2,
+      halfOpenIntervals: 1,
+      inFlightMs: IN_FLIGHT_MS + 300,
     });
   });
 
@@ -135,6 +145,28 @@ describe('duplicate side effects', () => {
         effect('r1', 'get_weather', { city: 'Paris' }, true),
       ]),
     ).toBe(2);
+  });
+
+  it("does not count a call started again once the tool's reconcile found that its unfinished execution had no effect", () => {
+    const keyed = (phase: EffectRecord['phase'], idempotencyKey: string): EffectRecord => ({
+      ...effect('r1', 'create_ticket', { title: 'a' }, false, phase),
+      idempotencyKey,
+    });
+    // Killed inside the call; on resume reconcile finds nothing under its key; the call runs again.
+    expect(
+      duplicateEffects([keyed('started', 'r1:1:0'), keyed('absent', 'r1:1:0'), keyed('started', 'r1:1:0')]),
+    ).toBe(0);
+    // An execution that completed had its effect, whatever a lookup says later.
+    expect(
+      duplicateEffects([
+        keyed('started', 'r1:1:0'),
+        keyed('completed', 'r1:1:0'),
+        keyed('absent', 'r1:1:0'),
+        keyed('started', 'r1:1:0'),
+      ]),
+    ).toBe(1);
+    // Without a lookup, an unfinished execution may have had its effect.
+    expect(duplicateEffects([keyed('started', 'r1:1:0'), keyed('started', 'r1:1:0')])).toBe(1);
   });
 
   it('canonical JSON sorts keys at every depth and drops undefined properties', () => {
@@ -210,10 +242,14 @@ describe('scorecardOf', () => {
     expect(goals.completion).toMatchObject({
       met: false,
       actual: '70.0% complete',
-      target: '>= 99.9% complete',
+      target: '>= 99.9% of runs complete (the whole answer, every tool run to its end)',
     });
     expect(goals.amplification).toMatchObject({ met: true, actual: '1.05x' });
-    expect(goals.duplicates).toMatchObject({ met: true });
+    // No call of a tool with side effects ran: passing would say nothing.
+    expect(goals.duplicates).toMatchObject({
+      met: null,
+      actual: 'not exercised: no call of a tool with side effects ran',
+    });
     expect(goals.typed).toMatchObject({ met: false, actual: '1 untyped, 1 hung' });
 
     const perfect = scorecardOf({
@@ -223,7 +259,9 @@ describe('scorecardOf', () => {
     });
     // 10 runs x 2 at 30%: 28.57 -> 29 requests at least; 30 is 1.03x.
     expect(perfect.minimumRequests).toBe(29);
-    expect(perfect.goals.every((goal) => goal.met === true)).toBe(true);
+    expect(perfect.goals.filter((goal) => goal.met !== true).map((goal) => goal.goal)).toEqual([
+      'duplicates',
+    ]);
 
     const wasteful = scorecardOf({
       ...observation,
@@ -358,5 +396,62 @@ describe('how an ending counts', () => {
       outcome: 'untyped',
       code: 'untyped:TypeError',
     });
+  });
+});
+
+describe('goals that were not exercised', () => {
+  const storm = selectScenarios(['outage-fallback'])[0]!;
+  const window = { model: 'sim-primary', startMs: T0 + 1_000, endMs: T0 + 2_000, fault: 'unavailable' };
+  const base: ScenarioObservation = {
+    scenario: storm,
+    subject: 'hand-made',
+    startedAtMs: T0,
+    finishedAtMs: T0 + 3_000,
+    runs: Array.from({ length: 4 }, (_, index) => run(index, 'completed', 100)),
+    requests: [],
+    effects: [],
+    breakerMoves: [],
+    windows: [window],
+    requestsPerCleanRun: 2,
+  };
+
+  it('never passes the probe goal vacuously: no breaker opened, or it never went half-open', () => {
+    const none = scorecardOf(base);
+    expect(none.goals.find((goal) => goal.goal === 'probes')).toMatchObject({
+      met: null,
+      actual: 'not exercised: no breaker opened during the outage',
+    });
+    expect(goalSummary(none)).toBe('ok; not exercised: probes, duplicates');
+
+    const opened = [{ atMs: T0 + 1_100, model: 'sim-primary', to: 'open' as const }];
+    const idle = scorecardOf({ ...base, breakerMoves: opened });
+    expect(idle.goals.find((goal) => goal.goal === 'probes')).toMatchObject({
+      met: null,
+      actual: expect.stringMatching(
+        /^not exercised: the breaker did not go half-open before the outage ended; 0 requests/,
+      ),
+    });
+
+    // A request reaching the dead model while the breaker was open and no probe was due is a miss, not a pass.
+    const leaked = scorecardOf({
+      ...base,
+      breakerMoves: opened,
+      requests: [request('sim-primary', 1_600, true)],
+    });
+    expect(leaked.goals.find((goal) => goal.goal === 'probes')?.met).toBe(false);
+    expect(goalSummary(leaked)).toBe('missed: probes; not exercised: duplicates');
+  });
+
+  it('counts requests admitted before the opening by the event loop delay the scenario measured', () => {
+    const opened = [{ atMs: T0 + 1_100, model: 'sim-primary', to: 'open' as const }];
+    // Sent just before the breaker opened; the loop was 400 ms late, so it reached the server 450 ms after.
+    const card = scorecardOf({
+      ...base,
+      breakerMoves: opened,
+      requests: [request('sim-primary', 1_550, true)],
+      eventLoopDelayMaxMs: 400,
+    });
+    expect(card.probes).toEqual({ afterBreakerOpened: 0, halfOpenIntervals: 0, inFlightMs: 500 });
+    expect(card.goals.find((goal) => goal.goal === 'probes')?.met).toBeNull();
   });
 });

@@ -58,6 +58,11 @@ export interface ScenarioObservation {
   readonly schedule?: FaultSchedule;
   /** Why the scenario did not apply (such as no worker for the crash scenario); its numbers are then empty. */
   readonly skipped?: string;
+  /**
+   * The longest the runner's event loop was late while the scenario ran, in milliseconds (`monitorEventLoopDelay`):
+   * a request admitted before a breaker opened may reach the server that much later. Defaults to 0.
+   */
+  readonly eventLoopDelayMaxMs?: number;
 }
 
 /** How a scorecard fares against one goal. */
@@ -67,7 +72,11 @@ export interface GoalResult {
   readonly target: string;
   /** The measured value in words. */
   readonly actual: string;
-  /** Whether it is met; null when it cannot be judged here (no breaker opened, nothing completed). */
+  /**
+   * Whether it is met; null when it was not exercised: what it requires did not happen, so passing it would say
+   * nothing (no breaker opened during an outage or none went half-open before the outage ended, nothing completed,
+   * no call of a tool with side effects ran).
+   */
   readonly met: boolean | null;
 }
 
@@ -98,7 +107,12 @@ export interface Scorecard {
    * While a model was down and after its breaker opened: the requests that still reached it, and the half-open
    * intervals the breaker went through. Null when no breaker opened during an outage.
    */
-  readonly probes: { readonly afterBreakerOpened: number; readonly halfOpenIntervals: number } | null;
+  readonly probes: {
+    readonly afterBreakerOpened: number;
+    readonly halfOpenIntervals: number;
+    /** How long after the opening a request still counts as sent before it, in milliseconds. */
+    readonly inFlightMs: number;
+  } | null;
   /** Run times, from start to end (hung runs count until the cap), in milliseconds. */
   readonly durationMs: {
     readonly p50: number | null;
@@ -109,6 +123,8 @@ export interface Scorecard {
   readonly failuresByCode: Readonly<Record<string, number>>;
   /** Extra runs of calls of tools that are not idempotent. */
   readonly duplicateSideEffects: number;
+  /** Executions begun of calls of tools that are not idempotent: the duplicates goal is exercised only above 0. */
+  readonly sideEffectExecutions: number;
   readonly untyped: number;
   readonly hung: number;
   readonly goals: readonly GoalResult[];
@@ -141,19 +157,21 @@ export function minimumRequests(
 
 /**
  * How long after a breaker opened a request may still reach the server and count as admitted before the open (sent
- * while the breaker was closed, still in flight), in milliseconds. Client and server share one busy event loop here.
+ * while the breaker was closed, still in flight), in milliseconds, on an idle event loop. Client and server share one
+ * event loop here: the scorecard adds the worst delay the loop had during the scenario (see `eventLoopDelayMaxMs`).
  */
 export const IN_FLIGHT_MS = 100;
 
 /**
  * While a model was down: the requests that reached it after its breaker first opened in the window (beyond those
- * still in flight, see {@link IN_FLIGHT_MS}), and the half-open moves the breaker made until the window closed.
- * Moves reported by several runs are counted once.
+ * still in flight: `inFlightMs`, {@link IN_FLIGHT_MS} by default), and the half-open moves the breaker made until the
+ * window closed. Moves reported by several runs are counted once. Null when no breaker opened during an outage.
  */
 export function probesWhileDown(
   windows: readonly WindowSample[],
   requests: readonly RequestSample[],
   moves: readonly BreakerMoveRecord[],
+  inFlightMs = IN_FLIGHT_MS,
 ): Scorecard['probes'] {
   const unique = new Map<string, BreakerMoveRecord>();
   for (const move of moves) unique.set(`${move.model}|${move.atMs}|${move.to}`, move);
@@ -171,11 +189,11 @@ export function probesWhileDown(
     judged = true;
     afterBreakerOpened += requests.filter(
       (request) =>
-        request.model === window.model && request.atMs > opened + IN_FLIGHT_MS && request.atMs < window.endMs,
+        request.model === window.model && request.atMs > opened + inFlightMs && request.atMs < window.endMs,
     ).length;
     halfOpenIntervals += inWindow.filter((move) => move.to === 'half-open' && move.atMs > opened).length;
   }
-  return judged ? { afterBreakerOpened, halfOpenIntervals } : null;
+  return judged ? { afterBreakerOpened, halfOpenIntervals, inFlightMs } : null;
 }
 
 /** The scorecard of one observation. */
@@ -196,15 +214,24 @@ export function scorecardOf(observation: ScenarioObservation): Scorecard {
     observation.schedule,
   );
   const amplification = completed === 0 ? undefined : ratio(requests.length, minimum);
-  const probes = probesWhileDown(observation.windows, requests, observation.breakerMoves);
+  const probes = probesWhileDown(
+    observation.windows,
+    requests,
+    observation.breakerMoves,
+    IN_FLIGHT_MS + Math.ceil(observation.eventLoopDelayMaxMs ?? 0),
+  );
   const untyped = runs.filter((run) => run.outcome === 'untyped').length;
   const hung = runs.filter((run) => run.outcome === 'hung').length;
   const duplicates = duplicateEffects(observation.effects);
   const partial = {
+    runs: runs.length,
     completionRate: ratio(completed, runs.length) ?? 0,
     amplification: amplification ?? null,
     probes,
     duplicateSideEffects: duplicates,
+    sideEffectExecutions: observation.effects.filter(
+      (effect) => !effect.idempotent && effect.phase === 'started',
+    ).length,
     untyped,
     hung,
   };
@@ -213,7 +240,6 @@ export function scorecardOf(observation: ScenarioObservation): Scorecard {
     subject: observation.subject,
     ...(observation.skipped === undefined ? {} : { skipped: observation.skipped }),
     wallMs: observation.finishedAtMs - observation.startedAtMs,
-    runs: runs.length,
     completed,
     ...partial,
     requests: {
@@ -238,49 +264,80 @@ function judge(
   goal: GoalName,
   card: Pick<
     Scorecard,
-    'completionRate' | 'amplification' | 'probes' | 'duplicateSideEffects' | 'untyped' | 'hung'
+    | 'runs'
+    | 'completionRate'
+    | 'amplification'
+    | 'probes'
+    | 'duplicateSideEffects'
+    | 'sideEffectExecutions'
+    | 'untyped'
+    | 'hung'
   >,
 ): GoalResult {
   switch (goal) {
     case 'completion':
       return {
         goal,
-        target: `>= ${GOAL_TARGETS.completionRate * 100}% complete`,
+        target: `>= ${GOAL_TARGETS.completionRate * 100}% of runs complete (the whole answer, every tool run to its end)`,
         actual: `${formatPercent(card.completionRate)} complete`,
-        met: card.completionRate >= GOAL_TARGETS.completionRate,
+        met: card.runs === 0 ? null : card.completionRate >= GOAL_TARGETS.completionRate,
       };
     case 'amplification':
       return {
         goal,
-        target: `<= ${GOAL_TARGETS.amplification}x the minimum requests`,
-        actual: card.amplification === null ? 'nothing completed' : `${card.amplification.toFixed(2)}x`,
+        target: `<= ${GOAL_TARGETS.amplification}x the minimum requests of the completed runs (needs a completed run)`,
+        actual:
+          card.amplification === null
+            ? 'not exercised: nothing completed'
+            : `${card.amplification.toFixed(2)}x`,
         met: card.amplification === null ? null : card.amplification <= GOAL_TARGETS.amplification,
       };
     case 'probes':
-      return {
-        goal,
-        target: '<= 1 probe per half-open interval per breaker while down',
-        actual:
-          card.probes === null
-            ? 'no breaker opened during the outage'
-            : `${card.probes.afterBreakerOpened} requests after the breaker opened, ${card.probes.halfOpenIntervals} half-open intervals`,
-        met: card.probes === null ? null : card.probes.afterBreakerOpened <= card.probes.halfOpenIntervals,
-      };
+      return judgeProbes(card.probes);
     case 'duplicates':
       return {
         goal,
-        target: '0 duplicate side effects',
-        actual: `${card.duplicateSideEffects}`,
-        met: card.duplicateSideEffects === 0,
+        target: '0 duplicate side effects (needs a call of a tool that is not idempotent)',
+        actual:
+          card.sideEffectExecutions === 0
+            ? 'not exercised: no call of a tool with side effects ran'
+            : `${card.duplicateSideEffects} of ${card.sideEffectExecutions} executions`,
+        met: card.sideEffectExecutions === 0 ? null : card.duplicateSideEffects === 0,
       };
     case 'typed':
       return {
         goal,
         target: '0 untyped or hung endings',
         actual: `${card.untyped} untyped, ${card.hung} hung`,
-        met: card.untyped + card.hung === 0,
+        met: card.runs === 0 ? null : card.untyped + card.hung === 0,
       };
   }
+}
+
+/**
+ * The probe goal. It needs a breaker that opened during an outage and went half-open before the outage ended: with
+ * no half-open interval, no request after the opening is allowed, and none reaching the server says nothing about
+ * probes (not exercised) while any is a miss.
+ */
+function judgeProbes(probes: Scorecard['probes']): GoalResult {
+  const goal = 'probes';
+  const target =
+    '<= 1 request per half-open interval while down, once the breaker opened (needs a breaker that opened during an outage)';
+  if (probes === null) {
+    return { goal, target, actual: 'not exercised: no breaker opened during the outage', met: null };
+  }
+  const actual =
+    `${probes.afterBreakerOpened} requests after the breaker opened, ${probes.halfOpenIntervals} half-open intervals ` +
+    `(requests within ${probes.inFlightMs} ms of the opening count as sent before it)`;
+  if (probes.halfOpenIntervals === 0 && probes.afterBreakerOpened === 0) {
+    return {
+      goal,
+      target,
+      actual: `not exercised: the breaker did not go half-open before the outage ended; ${actual}`,
+      met: null,
+    };
+  }
+  return { goal, target, actual, met: probes.afterBreakerOpened <= probes.halfOpenIntervals };
 }
 
 /** A rate from 0 to 1 as a percentage with one decimal (`99.9%`). */

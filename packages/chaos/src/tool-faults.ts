@@ -1,14 +1,14 @@
-import type { Tool, ToolContext } from '@keel/core';
+import type { ReconcileContext, Tool, ToolContext } from '@keel/core';
 import { canonicalJson, type EffectLedger } from './effect-ledger.js';
 import type { ToolFaults } from './scenario.js';
 import { drawAt } from './seeds.js';
 
 /** What befalls one tool call. */
-export type ToolFault = 'none' | 'fail' | 'hang';
+export type ToolFault = 'none' | 'fail' | 'hang' | 'timeout-after-effect';
 
 /**
  * The fault of the `ordinal`-th call (from 0) of `tool` in run `runId`: a pure function of the scenario's seed, the
- * run, the tool and the position, so that every subject meets the same faults on the same calls however their runs
+ * run, the tool (and whether it is `idempotent`: only other tools time out after their effect) and the position, so that every subject meets the same faults on the same calls however their runs
  * interleave.
  */
 export function toolFaultAt(
@@ -17,13 +17,16 @@ export function toolFaultAt(
   runId: string,
   tool: string,
   ordinal: number,
+  idempotent = true,
 ): ToolFault {
   const failRate = faults?.failRate ?? 0;
   const hangRate = faults?.hangRate ?? 0;
-  if (failRate === 0 && hangRate === 0) return 'none';
+  const afterEffectRate = idempotent ? 0 : (faults?.timeoutAfterEffectRate ?? 0);
+  if (failRate === 0 && hangRate === 0 && afterEffectRate === 0) return 'none';
   const draw = drawAt(ordinal, seed, runId, tool);
   if (draw < failRate) return 'fail';
   if (draw < failRate + hangRate) return 'hang';
+  if (draw < failRate + hangRate + afterEffectRate) return 'timeout-after-effect';
   return 'none';
 }
 
@@ -38,8 +41,10 @@ export interface ToolInstrumentation {
 
 /**
  * The same tools, with the scenario's faults injected before each call runs, and each execution recorded in the
- * effect ledger when it starts and when it completes. A failing call throws what an HTTP client would for a 503 (`status: 503`), before doing anything; a
- * hanging call waits for its signal and rejects with its reason.
+ * effect ledger when it starts and when it completes. A failing call throws what an HTTP client would for a 503
+ * (`status: 503`), before doing anything; a hanging call waits for its signal and rejects with its reason; a call that
+ * times out after its effect runs to its end, is recorded, then throws a `TimeoutError`. A tool's `reconcile` is kept
+ * as it is (it looks the effect up; nothing is injected there).
  */
 export function instrumentTools(tools: readonly Tool[], instrumentation: ToolInstrumentation): Tool[] {
   const ordinals = new Map<string, number>();
@@ -54,6 +59,7 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
         context.runId,
         original.name,
         ordinal,
+        original.idempotent,
       );
       if (fault === 'fail') {
         throw Object.assign(
@@ -67,11 +73,15 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
         tool: original.name,
         key: `${context.runId}|${original.name}|${canonicalJson(input)}`,
         idempotent: original.idempotent,
+        idempotencyKey: context.idempotencyKey,
       };
       instrumentation.ledger.record({ ...effect, phase: 'started', atMs: Date.now() });
       const output = await original.execute(input, context);
       instrumentation.ledger.record({ ...effect, phase: 'completed', atMs: Date.now() });
       instrumentation.onEffect?.(context.runId, original.name);
+      // The service acted, and its answer is lost: the client's own timeout fires, as AbortSignal.timeout's does.
+      if (fault === 'timeout-after-effect')
+        throw new DOMException(`${original.name}: the answer did not arrive in time`, 'TimeoutError');
       return output;
     };
     // A copy that keeps the original's validation, schema, timeout and approval rule; only `execute` differs.
@@ -84,6 +94,26 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
       execute,
       ...(original.timeoutMs === undefined ? {} : { timeoutMs: original.timeoutMs }),
       ...(original.needsApproval === undefined ? {} : { needsApproval: original.needsApproval }),
+      ...(original.reconcile === undefined
+        ? {}
+        : {
+            reconcile: async (input: unknown, context: ReconcileContext) => {
+              const found = await original.reconcile!(input, context);
+              // The tool found no effect under this key: its executions that never completed had none.
+              if (found.happened === false) {
+                instrumentation.ledger.record({
+                  phase: 'absent',
+                  runId: '',
+                  tool: original.name,
+                  key: '',
+                  idempotent: original.idempotent,
+                  idempotencyKey: context.idempotencyKey,
+                  atMs: Date.now(),
+                });
+              }
+              return found;
+            },
+          }),
     });
   });
 }

@@ -143,6 +143,27 @@ describe('built-in tools', () => {
       title: 'Printer on fire',
     });
   });
+
+  it('reconciles a ticket by its idempotency key: found in the outbox, or not', async () => {
+    const ticket = tools.get('create_ticket')!;
+    const key = `reconcile-${Date.now()}:1:0`;
+    const signal = new AbortController().signal;
+    expect(await ticket.reconcile!({ title: 'Lost answer' }, { idempotencyKey: key, signal })).toEqual({
+      happened: false,
+    });
+    const opened = await ticket.execute({ title: 'Lost answer', priority: 'low' }, {
+      signal,
+      idempotencyKey: key,
+      runId: 'reconcile',
+      step: 1,
+      callIndex: 0,
+      attempt: 1,
+    } as ToolContext);
+    expect(await ticket.reconcile!({ title: 'Lost answer' }, { idempotencyKey: key, signal })).toEqual({
+      happened: true,
+      output: opened,
+    });
+  });
 });
 
 describe('evaluateArithmetic', () => {

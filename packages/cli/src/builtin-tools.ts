@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Tool, tool } from '@keel/core';
 import { evaluateArithmetic } from './arithmetic.js';
@@ -23,6 +23,42 @@ const MAX_FILE_BYTES = 64 * 1024;
 
 /** The names of the tools an agent file may list. */
 export const BUILTIN_TOOL_NAMES = ['get_weather', 'calculator', 'read_file', 'create_ticket'] as const;
+
+function ticketOf(idempotencyKey: string, title: string, priority: string) {
+  return {
+    ticket: `T-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 8)}`,
+    title,
+    priority,
+  };
+}
+
+/** The ticket the outbox holds for `idempotencyKey`, if any (a line cut short is skipped). */
+async function outboxEntry(
+  outboxPath: string,
+  idempotencyKey: string,
+): Promise<{ title: string; priority: string } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(outboxPath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.includes(idempotencyKey)) continue;
+    try {
+      const entry = JSON.parse(line) as { idempotencyKey?: unknown; title?: unknown; priority?: unknown };
+      if (entry.idempotencyKey === idempotencyKey && typeof entry.title === 'string')
+        return {
+          title: entry.title,
+          priority: typeof entry.priority === 'string' ? entry.priority : 'normal',
+        };
+    } catch {
+      // A line cut short by a crash.
+    }
+  }
+  return undefined;
+}
 
 /** Builds the built-in tools an agent file may list by name. */
 export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
@@ -100,11 +136,14 @@ export function builtinTools(context: BuiltinToolContext): Map<string, Tool> {
         const { title, priority = 'normal' } = input as { title: string; priority?: string };
         await mkdir(join(context.outboxPath, '..'), { recursive: true });
         await appendFile(context.outboxPath, `${JSON.stringify({ idempotencyKey, title, priority })}\n`);
-        return {
-          ticket: `T-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 8)}`,
-          title,
-          priority,
-        };
+        return ticketOf(idempotencyKey, title, priority);
+      },
+      // A call whose outcome is unknown (it timed out after writing, say) is looked up in the outbox by its key.
+      reconcile: async (_input, { idempotencyKey }) => {
+        const opened = await outboxEntry(context.outboxPath, idempotencyKey);
+        return opened === undefined
+          ? { happened: false }
+          : { happened: true, output: ticketOf(idempotencyKey, opened.title, opened.priority) };
       },
     }),
   ];

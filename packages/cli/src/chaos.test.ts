@@ -1,7 +1,7 @@
 // `keel chaos` as users run it: the built binary in a child process, on the example agent file, offline. The crash
 // scenario kills a real worker process with SIGKILL and resumes its runs from the SQLite store in another.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,9 +58,12 @@ describe('keel chaos (the binary)', () => {
     const lines = outcome.stdout.split('\n');
     expect(lines[0]).toMatch(/^scenario\s+completed\s+req\/completed\s+vs minimum\s+while down\s+p50\s+p99/);
     expect(lines[2]).toMatch(/^transient-10\s+100\.0%/);
-    expect(lines[3]).toMatch(/^crash\s+100\.0%\s+[\d.]+\s+[\d.]+x\s+0\s+.*\s+0\s+0\/0\s+-\s+ok$/);
+    // weather.yaml's only tool is idempotent: the duplicates goal is shown as not exercised, never as met.
+    expect(lines[3]).toMatch(
+      /^crash\s+100\.0%\s+[\d.]+\s+[\d.]+x\s+0\s+.*\s+0\s+0\/0\s+-\s+ok; not exercised: duplicates$/,
+    );
     expect(outcome.stdout).toContain('task: What is the weather in Paris?');
-    expect(outcome.stdout).toContain('every goal that applies was met');
+    expect(outcome.stdout).toContain('every goal that was exercised was met');
     const html = readFileSync(join(directory, 'report.html'), 'utf8');
     expect(html).toContain('Chart.js v4.6.1');
     expect(html).toContain('id="scenario-crash"');
@@ -93,15 +96,58 @@ describe('keel chaos (the binary)', () => {
       hung: 0,
     });
     expect(report.scorecards[0].goals.map((goal: { goal: string }) => goal.goal)).toEqual([
+      'completion',
       'duplicates',
       'typed',
     ]);
   });
 
+  it('shows no duplicate ticket in tool-timeout-recall, and runs scenarios from a file beside it', async () => {
+    writeFileSync(
+      join(directory, 'mine.mjs'),
+      `export const scenarios = [${JSON.stringify({
+        name: 'slow-tickets',
+        title: 'a ticket service that fails a third of its calls',
+        description: 'A third of the calls fail before doing anything, as a service answering 503 would.',
+        tools: { failRate: 0.3 },
+        arrivalMs: 200,
+        minimum: 'clean',
+        goals: ['duplicates', 'typed'],
+      })}];\n`,
+    );
+    const support = fileURLToPath(new URL('../../../examples/support.yaml', import.meta.url));
+    const outcome = await keel(
+      'chaos',
+      support,
+      '--scenarios',
+      'tool-timeout-recall,slow-tickets',
+      '--scenarios-file',
+      './mine.mjs',
+      '--runs',
+      '6',
+      '--json',
+    );
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const report = JSON.parse(outcome.stdout);
+    expect(report.scenarios.map((scenario: { name: string }) => scenario.name)).toEqual([
+      'tool-timeout-recall',
+      'slow-tickets',
+    ]);
+    const [recall, mine] = report.scorecards;
+    expect(recall).toMatchObject({ runs: 6, completed: 6, duplicateSideEffects: 0, untyped: 0, hung: 0 });
+    expect(recall.sideEffectExecutions).toBeGreaterThanOrEqual(6);
+    expect(mine).toMatchObject({ scenario: 'slow-tickets', runs: 6, duplicateSideEffects: 0 });
+    const bad = await keel('chaos', support, '--scenarios-file', './absent.mjs');
+    expect(bad).toMatchObject({ code: 2 });
+    expect(bad.stderr).toContain('Could not load the scenarios module ./absent.mjs');
+  });
+
   it('explains its options with --help and refuses bad ones with exit code 2', async () => {
     const help = await keel('chaos', '--help');
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N]');
+    expect(help.stdout).toContain(
+      'keel chaos <agent.yaml> [--scenarios a,b] [--scenarios-file FILE] [--runs N]',
+    );
     expect(help.stdout).toMatch(/outage-no-fallback\s+primary outage, no fallback/);
     const unknown = await keel('chaos', example, '--scenarios', 'transient-50');
     expect(unknown).toMatchObject({ code: 2 });

@@ -71,3 +71,17 @@ describe('render: reasoning tokens', () => {
     expect(reportLines(reasoned)[2]).toContain('tokens in 50 out 62 (reasoning 48) · 40 ms');
   });
 });
+
+describe('render: calls whose outcome is unknown', () => {
+  it('adds a line counting them to the report, only when there were some', () => {
+    const report = reportWith({});
+    expect(reportLines(report).some((line) => line.startsWith('unknown'))).toBe(false);
+    const uncertain = {
+      ...report,
+      uncertainCalls: { total: 2, byTool: { create_ticket: 2 }, reconciled: 1, blocked: 1 },
+    };
+    expect(reportLines(uncertain)).toContain(
+      'unknown  2 tool calls with an unknown outcome (create_ticket ×2) · repeats reconciled 1, not run 1',
+    );
+  });
+});

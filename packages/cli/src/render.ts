@@ -104,9 +104,12 @@ export function isWaiting(run: {
 }
 
 /** What a pending decision asks, in a few words, whatever its kind. */
-export function decisionQuestion(decision: Pick<PendingDecision, 'kind'>): string {
+export function decisionQuestion(decision: Pick<PendingDecision, 'kind' | 'repeatOf'>): string {
   if (decision.kind === 'approval') return 'needs approval';
-  if (decision.kind === 'uncertain') return 'may or may not have run: run it again, or give it up';
+  if (decision.kind === 'uncertain')
+    return decision.repeatOf !== undefined
+      ? `would repeat ${decision.repeatOf}, whose outcome is unknown: run it, or give it up`
+      : 'may or may not have run: run it again, or give it up';
   return `waits for a decision (${String(decision.kind)})`;
 }
 
@@ -185,6 +188,13 @@ export function reportLines(report: RunReport): string[] {
   if (report.degradations.total > 0) {
     const byTool = Object.entries(report.degradations.byTool).map(([tool, count]) => `${tool} ×${count}`);
     lines.push(`degraded ${report.degradations.total} tool results (${byTool.join(', ')})`);
+  }
+  const uncertain = report.uncertainCalls;
+  if (uncertain !== undefined && uncertain.total > 0) {
+    const byTool = Object.entries(uncertain.byTool).map(([tool, count]) => `${tool} ×${count}`);
+    lines.push(
+      `unknown  ${uncertain.total} tool calls with an unknown outcome (${byTool.join(', ')}) · repeats reconciled ${uncertain.reconciled}, not run ${uncertain.blocked}`,
+    );
   }
   const errors = Object.entries(report.errors.byCode);
   if (errors.length > 0)

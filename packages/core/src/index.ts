@@ -211,6 +211,8 @@ export type {
 } from './spec/run-store.js';
 export type {
   FallbackValue,
+  ReconcileContext,
+  ReconcileResult,
   Tool,
   ToolContext,
   ToolDegradation,
@@ -218,6 +220,7 @@ export type {
   ToolFallbackCondition,
   ToolFallbackContext,
   ToolProgress,
+  ToolReconcile,
   ToolResult,
   ToolSource,
   ValidationIssue,
@@ -366,6 +369,7 @@ export type { ApprovalCheck } from './spec/tool.js';
 // agent: run loop
 export { type Agent, agent } from './agent/agent.js';
 export type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent/agent-options.js';
+export type { UncertainCallPolicy } from './agent/agent-runtime.js';
 export { combineBudgets } from './agent/loop/budget.js';
 export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loop/cancellation.js';
 export type {

@@ -2,7 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KeelError } from '@keel/core';
-import { progressLine, renderHtml, renderTable, runChaos, SCENARIOS, selectScenarios } from '@keel/chaos';
+import {
+  type ChaosScenario,
+  loadScenarios,
+  progressLine,
+  renderHtml,
+  renderTable,
+  runChaos,
+  SCENARIOS,
+  selectScenarios,
+} from '@keel/chaos';
 import { loadAgentFile } from '../agent-file.js';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { agentFileSubject, defaultChaosTask } from '../chaos-subject.js';
@@ -23,7 +32,8 @@ export interface ChaosCommandContext {
 const CHAOS_USAGE = `keel chaos: run an agent file through seeded failure scenarios and score it
 
 usage:
-  keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--task TEXT] [--html report.html] [--json]
+  keel chaos <agent.yaml> [--scenarios a,b] [--scenarios-file FILE] [--runs N] [--seed N] [--task TEXT]
+             [--html report.html] [--json]
              [--allow-host HOST]... [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 The agent is built as keel run builds it (its retry, fallback, limit and tool settings are what is measured), with
@@ -31,7 +41,10 @@ its models replaced by models of the offline simulated provider, which injects e
 scenario are under way at once; a run still going after 30 s is given up on and counted hung.
 
 options:
-  --scenarios a,b  which scenarios (default: all)
+  --scenarios a,b  which scenarios (default: all built-in ones, or the file's with --scenarios-file)
+  --scenarios-file FILE
+                   your own scenarios: a JavaScript module (a path, or a package) exporting \`scenarios\`, an array
+                   of scenario definitions (see packages/chaos/README.md); it runs with your rights
   --runs N         runs per scenario (default: 50)
   --seed N         seed of every fault schedule, tool fault and kill (default: 1)
   --task TEXT      the task of every run (default: one that calls the agent's weather and ticket tools)
@@ -45,7 +58,7 @@ scenarios:
 ${SCENARIOS.map((scenario) => `  ${scenario.name.padEnd(21)} ${scenario.title}`).join('\n')}
 
 Progress goes to stderr, one line per scenario; the table (or JSON) to stdout.
-exit codes: 0 every goal that applies was met, 1 a goal was missed, 2 invalid input, 130 cancelled`;
+exit codes: 0 every goal that was exercised was met, 1 a goal was missed, 2 invalid input, 130 cancelled`;
 
 /** `keel chaos <agent.yaml>`: scores the agent file's agent in each scenario. */
 export async function chaosCommand(argv: readonly string[], context: ChaosCommandContext): Promise<number> {
@@ -59,7 +72,11 @@ export async function chaosCommand(argv: readonly string[], context: ChaosComman
   if (file === undefined || extra.length > 0) {
     throw new KeelError('config.invalid', 'usage: keel chaos <agent.yaml> [options]; run keel chaos --help');
   }
-  const scenarios = values.scenarios === undefined ? undefined : scenarioList(values.scenarios);
+  const defined =
+    values['scenarios-file'] === undefined
+      ? []
+      : await loadScenarios(values['scenarios-file'], context.workingDirectory);
+  const scenarios = scenarioList(values.scenarios, defined);
   const runs = values.runs === undefined ? 50 : integerOption('--runs', values.runs, 1, 10_000);
   const seed =
     values.seed === undefined ? 1 : integerOption('--seed', values.seed, 0, Number.MAX_SAFE_INTEGER);
@@ -103,13 +120,22 @@ export async function chaosCommand(argv: readonly string[], context: ChaosComman
   return report.scorecards.some((card) => card.goals.some((goal) => goal.met === false)) ? 1 : 0;
 }
 
-function scenarioList(text: string): string[] {
+/**
+ * The scenarios asked for: `--scenarios` names (built-in ones, or the scenarios file's), or every scenario of the
+ * scenarios file, or undefined for every built-in one.
+ */
+function scenarioList(
+  text: string | undefined,
+  defined: readonly ChaosScenario[],
+): (string | ChaosScenario)[] | undefined {
+  if (text === undefined) return defined.length === 0 ? undefined : [...defined];
   const names = text
     .split(',')
     .map((name) => name.trim())
     .filter((name) => name !== '');
-  selectScenarios(names);
-  return names;
+  return selectScenarios(names, defined).map((scenario) =>
+    defined.includes(scenario) ? scenario : scenario.name,
+  );
 }
 
 function parse(argv: readonly string[]) {
@@ -120,6 +146,7 @@ function parse(argv: readonly string[]) {
       strict: true,
       options: {
         scenarios: { type: 'string' },
+        'scenarios-file': { type: 'string' },
         runs: { type: 'string' },
         seed: { type: 'string' },
         task: { type: 'string' },

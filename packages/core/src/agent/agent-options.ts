@@ -9,6 +9,7 @@ import type { ConversationManager } from './conversation/manager.js';
 import type { CorrectionLimits } from './correction/correction-tracker.js';
 import type { StructuredOutput } from './correction/structured-output.js';
 import type { DurabilityOptions } from './durability/durability.js';
+import type { UncertainCallPolicy } from './agent-runtime.js';
 import type { CheckpointHook } from './durability/run-state.js';
 import type { Guardrail } from './guardrails/guardrail.js';
 import type { RunEventListener } from './loop/events.js';
@@ -66,6 +67,15 @@ export interface AgentOptions<Output = string> {
   temperature?: number;
   /** Longest tool result shown to the model, in characters (longer ones are cut, and say so). Defaults to 32_768. */
   maxToolResultChars?: number;
+  /**
+   * What a run does when the model calls a tool that is not idempotent again, with the same arguments, after an
+   * earlier call's outcome became unknown (it timed out, or its connection dropped, after it may have taken effect)
+   * and the tool's `reconcile` could not settle it: `interrupt` ends the run `interrupted` (stop reason
+   * `decision_required`) with an `uncertain` decision pending, for a person to `execute` or `abandon` (as after a
+   * crash; resuming needs a store); `refuse` does not run the repeat and tells the model so. Either way the effect is
+   * never repeated without a person's say. Defaults to `interrupt`.
+   */
+  uncertainCalls?: UncertainCallPolicy;
   /** Where time comes from. Defaults to the system clock. */
   clock?: Clock;
   /** Receives every run's events. Defaults to none. */

@@ -97,6 +97,15 @@ export interface ToolCatalog {
   update(): Promise<void>;
 }
 
+/**
+ * What a run does with a repeat of a call whose outcome is unknown (a call of a tool that is not idempotent that timed
+ * out or lost its connection after it may have taken effect), when the tool has no `reconcile` or it could not tell:
+ * `interrupt` ends the run `interrupted` (stop reason `decision_required`) with an `uncertain` decision pending for
+ * the repeat, answered as after a crash (`resume` with `decisions: { [key]: 'execute' | 'abandon' }`); `refuse` does
+ * not run the repeat, tells the model so (a `tool.outcome_unknown` error) and the run goes on.
+ */
+export type UncertainCallPolicy = 'interrupt' | 'refuse';
+
 /** Everything a run needs from its agent: resolved once, when the agent is made, and shared by all its runs. */
 export interface AgentRuntime {
   readonly name: string;
@@ -123,6 +132,7 @@ export interface AgentRuntime {
   readonly corrections: CorrectionLimits;
   readonly onMaxTokens: 'fail' | 'continue';
   readonly maxToolResultChars: number;
+  readonly uncertainCalls: UncertainCallPolicy;
   readonly maxOutputTokens: number | undefined;
   readonly temperature: number | undefined;
   readonly checkpoint: CheckpointHook | undefined;

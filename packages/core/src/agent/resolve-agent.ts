@@ -38,6 +38,7 @@ const KNOWN_OPTIONS = [
   'maxOutputTokens',
   'temperature',
   'maxToolResultChars',
+  'uncertainCalls',
   'clock',
   'onEvent',
   'checkpoint',
@@ -68,6 +69,9 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
   const maxToolResultChars = options.maxToolResultChars ?? DEFAULT_TOOL_RESULT_MAX_CHARS;
   if (!Number.isInteger(maxToolResultChars) || maxToolResultChars < 1_024)
     fail('maxToolResultChars must be an integer of at least 1024');
+  const uncertainCalls = options.uncertainCalls ?? 'interrupt';
+  if (uncertainCalls !== 'interrupt' && uncertainCalls !== 'refuse')
+    fail(`uncertainCalls must be 'interrupt' or 'refuse'; got ${String(uncertainCalls)}`);
   if (
     options.maxOutputTokens !== undefined &&
     !(Number.isInteger(options.maxOutputTokens) && options.maxOutputTokens > 0)
@@ -117,6 +121,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     corrections,
     onMaxTokens,
     maxToolResultChars,
+    uncertainCalls,
     maxOutputTokens: options.maxOutputTokens,
     temperature: options.temperature,
     checkpoint: options.checkpoint,

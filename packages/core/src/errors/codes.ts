@@ -25,6 +25,9 @@ export const ERROR_CODES = {
   'tool.permission_denied': { category: 'tool', retryable: false },
   'tool.unavailable': { category: 'tool', retryable: true },
   'tool.rejected': { category: 'tool', retryable: false },
+  // A call of a tool that is not idempotent timed out (or lost its connection) after it may have taken effect: calling
+  // it again could repeat the effect, so it is not retryable (see `Tool.reconcile` and the agent's `uncertainCalls`).
+  'tool.outcome_unknown': { category: 'tool', retryable: false },
   'policy.circuit_open': { category: 'policy', retryable: false },
   'policy.bulkhead_full': { category: 'policy', retryable: true },
   'policy.rate_limited': { category: 'policy', retryable: true },

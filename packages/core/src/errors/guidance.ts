@@ -13,6 +13,8 @@ const GUIDANCE: Partial<Record<ErrorCode, string>> = {
     'The provider rejected the request: check the model name and the request parameters.',
   'provider.not_found': 'Check the model name and the base URL.',
   'provider.content_filter': "The provider's content filter refused the request: rephrase it.",
+  'tool.outcome_unknown':
+    'The call may or may not have taken effect: do not call it again with the same arguments. Check its effect another way, or tell the user the outcome is unknown.',
   'provider.response_too_large':
     "The provider's response was larger than maxResponseBytes allows: ask for less output (maxOutputTokens) or raise maxResponseBytes.",
   'provider.redirect_refused':

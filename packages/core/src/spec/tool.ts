@@ -66,7 +66,38 @@ export interface Tool<Input = unknown, Output = unknown> {
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
   /** What answers instead when a call fails, tried in order. Defaults to none. */
   readonly fallbacks?: readonly ToolFallback<Input>[];
+  /**
+   * Finds out whether an earlier call whose outcome is unknown (it timed out, or its connection dropped, after it may
+   * have taken effect) did take effect; what it found is shown to the model as the repeat's result, whatever its type.
+   * Defaults to none: a repeat of such a call then waits for a person's decision.
+   */
+  reconcile?(input: Input, context: ReconcileContext): Promise<ReconcileResult> | ReconcileResult;
 }
+
+/** What a tool's `reconcile` is handed: the earlier call's idempotency key, and a signal bounded by the tool's timeout. */
+export interface ReconcileContext {
+  /** The idempotency key the earlier call was executed with (what a downstream service deduplicated on). */
+  readonly idempotencyKey: string;
+  /** Aborted on cancellation or when the tool's timeout elapses. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a tool's `reconcile` found: the effect happened (with the result the call would have returned), or it did not
+ * (the call may run).
+ */
+export type ReconcileResult<Output = unknown> =
+  | { readonly happened: true; readonly output: Output }
+  | { readonly happened: false };
+
+/**
+ * A tool's lookup of an earlier call's effect (see `Tool.reconcile`). A throw (or a timeout) leaves the outcome
+ * unknown.
+ */
+export type ToolReconcile<Input = unknown, Output = unknown> = (
+  input: Input,
+  context: ReconcileContext,
+) => Promise<ReconcileResult<Output>> | ReconcileResult<Output>;
 
 /**
  * Tools that may change while an agent lives, such as the tools of an MCP server (`mcpTools(...)` is one). Pass it

@@ -21,6 +21,7 @@ import { addressPolicy } from './address-policy.js';
 import { compileBody } from './body-template.js';
 import { exchange } from './exchange.js';
 import { guardedLookup, type HostResolver, systemResolver } from './guarded-lookup.js';
+import { type HttpReconcileOptions, reconcileLookup } from './reconcile-lookup.js';
 import {
   buildHeaders,
   HEADER_NAME,
@@ -101,6 +102,17 @@ export interface HttpToolOptions<Input> {
   fallbacks?: readonly ToolFallback<Input>[];
   /** Where the timeout gets time from, and the time Retry-After dates are read against. Defaults to the system clock. */
   clock?: Clock;
+  /**
+   * How to find out whether an earlier call whose outcome is unknown (it timed out, or its connection dropped, after
+   * the request was sent) took effect, before the model's repeat of it runs: a lookup URL template whose placeholders
+   * name input properties or `{idempotencyKey}` (the key the earlier call sent in `idempotencyHeader`). A 2xx answer
+   * means it did (the repeat returns that answer), 404 that it did not (the repeat runs); anything else leaves the
+   * outcome unknown. Sent with the tool's headers, through the same SSRF guard and timeout. Defaults to none.
+   *
+   * @example
+   *   reconcile: { url: 'https://tracker.example.com/api/issues?idempotency_key={idempotencyKey}' }
+   */
+  reconcile?: HttpReconcileOptions;
 }
 
 /** What a successful call returns to the model. */
@@ -133,6 +145,7 @@ const OPTION_NAMES = [
   'needsApproval',
   'fallbacks',
   'clock',
+  'reconcile',
 ] as const;
 
 /**
@@ -252,13 +265,28 @@ export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool
     fallbacks: options.fallbacks,
     execute,
   });
+  const reconcile =
+    options.reconcile === undefined
+      ? undefined
+      : reconcileLookup(options.reconcile, {
+          where,
+          toolName: options.name,
+          inputSchema: built.inputSchema,
+          headers,
+          agents,
+          policy,
+          maxResponseBytes,
+          maxRedirects,
+          timeoutMs,
+          clock,
+        });
   const placeholders = [
     ...template.placeholders,
     ...(body?.placeholders ?? []),
     ...(typeof headers === 'function' ? [] : headers.flatMap(([, parts]) => parts)),
   ].filter((part) => typeof part !== 'string');
   checkPlaceholderNames(placeholders, built.inputSchema, where);
-  return built;
+  return reconcile === undefined ? built : Object.freeze({ ...built, reconcile });
 }
 
 /** A signal that aborts on the caller's signal or after `timeoutMs`, whichever comes first. */

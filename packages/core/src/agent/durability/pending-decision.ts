@@ -25,6 +25,12 @@ export interface PendingDecision {
   readonly arguments: JsonValue;
   readonly step: number;
   readonly callIndex: number;
+  /**
+   * For an `uncertain` decision about a call that has not run: the idempotency key of the earlier call with the same
+   * arguments whose outcome is unknown (it timed out or lost its connection), which this call would repeat. Absent
+   * for a call the process died in.
+   */
+  readonly repeatOf?: string;
 }
 
 /** The pending decision about one call (a `PendingToolCall`) of step `step`. */
@@ -32,6 +38,7 @@ export function pendingDecisionOf(
   kind: PendingDecision['kind'],
   pending: { readonly call: ToolCall; readonly idempotencyKey: string; readonly callIndex: number },
   step: number,
+  repeatOf?: string,
 ): PendingDecision {
   let parsed: JsonValue;
   try {
@@ -46,13 +53,19 @@ export function pendingDecisionOf(
     arguments: parsed,
     step,
     callIndex: pending.callIndex,
+    ...(repeatOf === undefined ? {} : { repeatOf }),
   };
 }
 
 /** The `run.interrupted` error of a run that waits for decisions; `data.pending` lists their keys. */
 export function interruptionError(runId: string, pending: readonly PendingDecision[]): KeelError {
   const approvals = pending.filter((decision) => decision.kind === 'approval');
-  const uncertain = pending.filter((decision) => decision.kind === 'uncertain');
+  const uncertain = pending.filter(
+    (decision) => decision.kind === 'uncertain' && decision.repeatOf === undefined,
+  );
+  const repeats = pending.filter(
+    (decision) => decision.kind === 'uncertain' && decision.repeatOf !== undefined,
+  );
   const parts: string[] = [];
   if (approvals.length > 0) {
     parts.push(
@@ -62,6 +75,11 @@ export function interruptionError(runId: string, pending: readonly PendingDecisi
   if (uncertain.length > 0) {
     parts.push(
       `${uncertain.map((decision) => `"${decision.toolName}"`).join(', ')} may or may not have run before the process stopped`,
+    );
+  }
+  if (repeats.length > 0) {
+    parts.push(
+      `${repeats.map((decision) => `"${decision.toolName}"`).join(', ')} would repeat an earlier call whose outcome is unknown (it may have taken effect)`,
     );
   }
   const first = pending[0];
@@ -74,7 +92,7 @@ export function interruptionError(runId: string, pending: readonly PendingDecisi
         : { toolName: first.toolName, idempotencyKey: first.idempotencyKey, callIndex: first.callIndex }),
     },
     guidance:
-      uncertain.length > 0
+      uncertain.length + repeats.length > 0
         ? "Resume with decisions: { [idempotencyKey]: 'execute' | 'abandon' } (execute may repeat the call's effect)."
         : 'Resume with approvals: { [idempotencyKey]: { approved: true } | { approved: false, reason } }.',
   });
@@ -101,5 +119,31 @@ export function abandonedResult(toolName: string): ToolResult {
       guidance:
         'The call may or may not have taken effect. Check its effect another way before calling it again, or tell the user.',
     }),
+  );
+}
+
+/**
+ * What the model sees for a repeat of a call whose outcome is unknown that was not executed: refused by the agent's
+ * `uncertainCalls: 'refuse'`, or abandoned by a person. `data.repeatOf` is the earlier call's idempotency key.
+ */
+export function notRepeatedResult(
+  toolName: string,
+  earlierKey: string | undefined,
+  why: 'refused' | 'abandoned',
+): ToolResult {
+  const data: Record<string, JsonValue> = { toolName, outcome: 'unknown', [why]: true };
+  if (earlierKey !== undefined) data.repeatOf = earlierKey;
+  return toolError(
+    new KeelError(
+      'tool.outcome_unknown',
+      `The call to "${toolName}" was not made again: an earlier call with the same arguments may have taken effect, and its outcome is unknown`,
+      {
+        provider: toolName,
+        data,
+        guidance:
+          'Do not call it again with the same arguments. Tell the user the earlier call may have taken effect and ' +
+          'that its outcome could not be checked.',
+      },
+    ),
   );
 }

@@ -4,14 +4,23 @@ import type { ToolResult } from '../../spec/tool.js';
 import type { AgentRuntime } from '../agent-runtime.js';
 import { countToolCall } from '../loop/report.js';
 import { readLedgerResult } from './ledger-result.js';
-import { type ApprovalAnswer, abandonedResult, type ToolCallDecision } from './pending-decision.js';
+import {
+  type ApprovalAnswer,
+  abandonedResult,
+  notRepeatedResult,
+  type ToolCallDecision,
+} from './pending-decision.js';
 import type { PendingToolCall, RunState } from './run-state.js';
+import { argumentsKeyOf, uncertainCallOf } from './uncertain-call.js';
 
 /** What resume learned from the ledger. */
 export interface Reconciled {
   /** Keys the ledger holds as started and not completed: their completion goes to the ledger too. */
   readonly startedKeys: Set<string>;
-  /** Calls that may have run and whose tool is not idempotent: they need the user's decision. */
+  /**
+   * Calls that may have run and whose tool is not idempotent, and repeats of earlier calls whose outcome is unknown
+   * that the run was interrupted on (these never ran): they need the user's decision.
+   */
   readonly uncertain: Map<string, PendingToolCall>;
   /**
    * Keys the interrupted run waited for (any kind of pending decision) whose call the ledger has settled since: an
@@ -40,7 +49,16 @@ export function reconcile(
   const settledKeys = new Set<string>();
   if (state.phase !== 'tools') return { startedKeys, uncertain, settledKeys };
   const waitedFor = new Set(state.pendingDecisions.map((decision) => decision.idempotencyKey));
+  const repeats = new Set(
+    state.pendingDecisions
+      .filter((decision) => decision.kind === 'uncertain')
+      .map((decision) => decision.idempotencyKey),
+  );
   for (const call of state.pendingToolCalls) {
+    if (call.status === 'pending' && repeats.has(call.idempotencyKey)) {
+      uncertain.set(call.idempotencyKey, call);
+      continue;
+    }
     if (call.status === 'completed') continue;
     const entry = entries.get(call.idempotencyKey);
     if (entry?.status === 'completed' && entry.result !== undefined) {
@@ -104,10 +122,25 @@ export function applyAnswers(
       call.decision = 'execute';
       continue;
     }
+    if (call.status === 'pending') {
+      // A repeat the run was interrupted on: it never ran, and the earlier call stays unknown.
+      const earlier = state.uncertainCalls?.find(
+        (entry) =>
+          entry.toolName === call.call.name && entry.argumentsKey === argumentsKeyOf(call.call.arguments),
+      );
+      call.status = 'completed';
+      call.result = notRepeatedResult(call.call.name, earlier?.idempotencyKey, 'abandoned');
+      continue;
+    }
     const result = abandonedResult(call.call.name);
     call.status = 'completed';
     call.result = result;
     countToolCall(state.report, call.call.name, 'tool.failed');
+    // Its outcome stays unknown: a repeat later in the run is reconciled or decided too.
+    state.uncertainCalls = [
+      ...(state.uncertainCalls ?? []),
+      uncertainCallOf(call, state.step, 'run.interrupted'),
+    ];
     abandoned.push({ call, result });
   }
   return abandoned;

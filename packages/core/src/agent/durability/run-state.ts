@@ -18,8 +18,9 @@ import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
  *
  * Optional fields whose absence means "none", which an older keel keeps as they are (messages and usage are stored
  * and saved again whole), do not raise it: assistant messages' `reasoning` blocks, tool calls' `providerMetadata`,
- * and `usage.reasoningTokens` (in the state and its report) came that way, within version 3, and so did `annotations`
- * and the durable run's `journal` (a state without one has simply none).
+ * and `usage.reasoningTokens` (in the state and its report) came that way, within version 3, and so did `annotations`,
+ * the durable run's `journal` (a state without one has simply none), `uncertainCalls` and the report's
+ * `uncertainCalls`.
  */
 export const RUN_STATE_SCHEMA_VERSION = 3;
 
@@ -48,6 +49,22 @@ export interface PendingToolCall {
   decision?: 'execute';
 }
 
+/** An earlier call whose outcome is unknown (see `RunState.uncertainCalls`). */
+export interface UncertainCall {
+  /** The idempotency key it was executed with: what its tool's `reconcile` looks up. */
+  readonly idempotencyKey: string;
+  readonly toolName: string;
+  /** Its arguments as canonical JSON (object keys sorted): a repeat has the same text. */
+  readonly argumentsKey: string;
+  readonly step: number;
+  readonly callIndex: number;
+  /**
+   * What made its outcome unknown: its failure's code (`tool.timeout`, `network.timeout`, `network.connection`, ...),
+   * or `run.interrupted` for a call the process died in that a person abandoned on resume.
+   */
+  readonly errorCode: string;
+}
+
 /**
  * The whole state of a run as one plain JSON-serialisable object. The loop advances it only through the transition
  * functions below and calls its checkpoint hook after each, so a store can save it and a later version can resume a
@@ -70,6 +87,12 @@ export interface RunState {
   finishReason?: FinishReason;
   /** What an `interrupted` run waits for: approvals, and decisions about calls that may have run. */
   pendingDecisions: PendingDecision[];
+  /**
+   * Earlier calls of this run, of tools that are not idempotent, whose outcome is unknown (they timed out or lost
+   * their connection after they may have taken effect, or were abandoned after a crash): a later call of the same
+   * tool with the same arguments is reconciled or decided, never executed blindly. Absent when there are none.
+   */
+  uncertainCalls?: UncertainCall[];
   /** Which model of the chain (0 is the primary) answers; a run that fell back stays on its fallback. */
   modelIndex: number;
   usage: Usage;

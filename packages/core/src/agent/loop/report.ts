@@ -45,6 +45,13 @@ export interface RunReport {
   };
   /** Tool calls answered by a fallback (their results are marked degraded), by the tool whose call failed. */
   degradations: { total: number; byTool: Record<string, number> };
+  /**
+   * Calls of tools that are not idempotent whose outcome became unknown (they timed out, or their connection dropped,
+   * after they may have taken effect), by tool; the repeats of such calls found out by the tool's `reconcile`
+   * (`reconciled`), and those not executed (`blocked`: the run interrupted for a decision, or refused the repeat).
+   * Absent until a call's outcome is unknown (and in states saved by an older keel).
+   */
+  uncertainCalls?: UncertainCallCounts;
   errors: { total: number; byCode: Record<string, number> };
   guardrailsTripped: number;
   /** Time spent waiting between retries, from the agent's clock. */
@@ -52,6 +59,20 @@ export interface RunReport {
   usage: Usage;
   /** From the run's start to its end (or to now while it runs). */
   durationMs: number;
+}
+
+/** The report's counts of calls whose outcome is unknown (see `RunReport.uncertainCalls`). */
+export interface UncertainCallCounts {
+  total: number;
+  byTool: Record<string, number>;
+  reconciled: number;
+  blocked: number;
+}
+
+/** The report's uncertain-call counts, made on first use. */
+export function uncertainCountsOf(report: RunReport): UncertainCallCounts {
+  report.uncertainCalls ??= { total: 0, byTool: {}, reconciled: 0, blocked: 0 };
+  return report.uncertainCalls;
 }
 
 /** An empty report. */

@@ -64,15 +64,19 @@ describe('tool execution: failures are data', () => {
     expect(result.status).toBe('completed');
     expect(signals).toHaveLength(1);
     expect(signals[0]!.aborted).toBe(true);
+    // Not idempotent: the call may have taken effect before it was cut, so its outcome is unknown.
     expect(toolResults(model.calls[1]!.messages)).toEqual([
       {
         status: 'error',
         error: {
-          code: 'tool.timeout',
-          message: 'Timed out after 1000 ms',
-          retryable: true,
-          data: { timeoutMs: 1000 },
+          code: 'tool.outcome_unknown',
+          message:
+            'The call to "slow" failed with tool.timeout after it may have taken effect: its outcome is unknown',
+          retryable: false,
+          data: { toolName: 'slow', outcome: 'unknown', errorCode: 'tool.timeout' },
         },
+        guidance:
+          'The call may or may not have taken effect. Do not call it again with the same arguments: it could happen twice. Check its effect another way, or tell the user the outcome is unknown.',
       },
     ]);
     expect(model.calls[1]!.messages.at(-1)).toMatchObject({ role: 'tool', isError: true });
@@ -82,9 +86,16 @@ describe('tool execution: failures are data', () => {
       total: 1,
       errors: 1,
       byTool: { slow: 1 },
-      errorsByCode: { 'tool.timeout': 1 },
+      errorsByCode: { 'tool.outcome_unknown': 1 },
     });
+    // The run's errors count the failure itself; the report counts the call whose outcome is unknown.
     expect(result.report.errors.byCode).toEqual({ 'tool.timeout': 1 });
+    expect(result.report.uncertainCalls).toEqual({
+      total: 1,
+      byTool: { slow: 1 },
+      reconciled: 0,
+      blocked: 0,
+    });
   });
 
   it('classifies a thrown plain error as tool.failed', async () => {
@@ -159,8 +170,12 @@ describe('tool execution: failures are data', () => {
     });
     const result = await runOnClock(clock, assistant);
     expect(calls).toBe(2);
+    // The timeout may have charged the card: the model is told the outcome is unknown, not that it may retry.
     expect(toolResults(model.calls[1]!.messages)).toMatchObject([
-      { status: 'error', error: { code: 'network.timeout' } },
+      {
+        status: 'error',
+        error: { code: 'tool.outcome_unknown', retryable: false, data: { errorCode: 'network.timeout' } },
+      },
     ]);
     expect(result.report.retries.tool).toBe(1);
   });

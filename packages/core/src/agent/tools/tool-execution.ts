@@ -23,6 +23,7 @@ import type { RunContext } from '../loop/run-context.js';
 import { executeWithFallbacks } from './fallback-call.js';
 import { executeTool, toolFailure } from './tool-call.js';
 import { toolError, toolSuccess } from './tool-result.js';
+import { checkRepeat, outcomeIsUnknown, recordUnknownOutcome } from './uncertain-calls.js';
 
 /**
  * How a step's tool calls ended for the loop: go on, stop as asked, or end the run (failed, or interrupted for
@@ -105,6 +106,12 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
     }
   }
 
+  if (!slot.tool.idempotent && run.state.uncertainCalls !== undefined) {
+    const verdict = await checkRepeat(run, slot, pending, validation.value);
+    if (verdict.kind === 'answer') return complete(run, pending, verdict.result);
+    if (verdict.kind === 'interrupt') return decisionRequired(run, pending, verdict.repeatOf);
+  }
+
   // A run cancelled while its checks ran (a slow approval check, say) is over: the call must not start.
   if (abort.aborted) throw abort.signal.reason;
   recordToolCallStarted(pending);
@@ -152,7 +159,14 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
     } else if (isControlSignal(thrown)) {
       throw thrown;
     } else {
-      result = failed(run, KeelError.isInstance(thrown) ? thrown : toolFailure(thrown, call.name));
+      const error = KeelError.isInstance(thrown) ? thrown : toolFailure(thrown, call.name);
+      if (!slot.tool.idempotent && outcomeIsUnknown(error)) {
+        // The failure is counted as itself; the model is told the outcome is unknown, not that it may retry.
+        run.countError(error);
+        result = recordUnknownOutcome(run, pending, error);
+      } else {
+        result = failed(run, error);
+      }
     }
   }
   countToolCall(run.state.report, call.name, result.status === 'error' ? result.error.code : undefined);
@@ -225,6 +239,17 @@ function forgetFailures(run: RunContext, toolName: string): void {
   if (run.tracker === undefined || run.tracker.invalidCount === 0) return;
   run.tracker.recordSuccess(toolName);
   run.state.corrections = run.tracker.toJSON();
+}
+
+/** A repeat of a call whose outcome is unknown, with nothing to settle it: the run is interrupted before it runs. */
+function decisionRequired(run: RunContext, pending: PendingToolCall, repeatOf: string): ToolStepOutcome {
+  const decisions = [pendingDecisionOf('uncertain', pending, run.state.step, repeatOf)];
+  return {
+    kind: 'interrupt',
+    stopReason: 'decision_required',
+    error: interruptionError(run.runId, decisions),
+    pending: decisions,
+  };
 }
 
 /** A call that needs a human's approval, and has none yet: the run is interrupted before it runs. */

@@ -8,6 +8,7 @@ import type { PendingToolCall } from '../durability/run-state.js';
 import type { RunContext } from '../loop/run-context.js';
 import { CONTINUE, runToolCall, type ToolStepOutcome } from './tool-execution.js';
 import { renderToolResult } from './tool-result.js';
+import { reconcileStartedCall } from './uncertain-calls.js';
 
 /**
  * Runs the step's pending tool calls, at most `limits.maxParallelToolCalls` at once, each call's result landing in
@@ -18,14 +19,15 @@ import { renderToolResult } from './tool-result.js';
  * A resumed step may hold a call that completed with a stop directive (the process died before the run's end was
  * saved): the run stops as the tool asked, and nothing else runs. It may hold calls that started and never completed:
  * they may or may not have run. Those of idempotent tools (or that the user chose to `execute`) run again, with the
- * same idempotency key; if any other is left, the run is interrupted before anything runs, with a decision pending
- * for each.
+ * same idempotency key; so do those whose tool's `reconcile` says they did not take effect (those it says did are
+ * completed with its output); if any other is left, the run is interrupted before anything runs, with a decision
+ * pending for each.
  */
 export async function runToolCalls(run: RunContext): Promise<ToolStepOutcome> {
   const calls = run.state.pendingToolCalls;
   const stopped = calls.find((call) => call.status === 'completed' && call.stop !== undefined);
   if (stopped?.stop !== undefined) return { kind: 'stop', stop: stopped.stop };
-  const uncertain = undecidedCalls(run, calls);
+  const uncertain = await undecidedCalls(run, calls);
   if (uncertain !== undefined) return uncertain;
   const parallel = run.agent.limits.maxParallelToolCalls;
   if (calls.length === 1 || parallel === 1) {
@@ -52,12 +54,19 @@ export async function runToolCalls(run: RunContext): Promise<ToolStepOutcome> {
   return ending;
 }
 
-/** Calls that may have run and cannot run again without the user's say, as an interruption; undefined if none. */
-function undecidedCalls(run: RunContext, calls: readonly PendingToolCall[]): ToolStepOutcome | undefined {
+/**
+ * Calls that may have run and cannot run again without the user's say, as an interruption; undefined if none. A
+ * tool's `reconcile` is asked first: a call it settles needs no decision.
+ */
+async function undecidedCalls(
+  run: RunContext,
+  calls: readonly PendingToolCall[],
+): Promise<ToolStepOutcome | undefined> {
   let pending: PendingDecision[] | undefined;
   for (const call of calls) {
     if (call.status !== 'started' || call.decision === 'execute') continue;
     if (run.agent.tools.get(call.call.name)?.tool.idempotent === true) continue;
+    if (await reconcileStartedCall(run, call)) continue;
     pending ??= [];
     pending.push(pendingDecisionOf('uncertain', call, run.state.step));
   }

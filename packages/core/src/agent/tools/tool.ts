@@ -1,6 +1,6 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { ToolDefinition } from '../../spec/model.js';
-import type { Tool, ToolContext, ToolFallback } from '../../spec/tool.js';
+import type { Tool, ToolContext, ToolFallback, ToolReconcile } from '../../spec/tool.js';
 import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../schemas/schema.js';
 import { checkFallbacks } from './tool-fallback.js';
 
@@ -53,6 +53,21 @@ export interface ToolOptions<Input, Output> {
    *   ]
    */
   fallbacks?: readonly ToolFallback<Input>[];
+  /**
+   * Finds out whether an earlier call took effect, for a tool that is not idempotent: when a call's outcome is unknown
+   * (it timed out, or its connection dropped, after it may have taken effect) and the model calls the tool again with
+   * the same arguments, keel asks `reconcile(input, { idempotencyKey, signal })` first, with the earlier call's key
+   * and a signal bounded by the tool's timeout. `{ happened: true, output }` answers the repeat with `output` without
+   * executing anything; `{ happened: false }` lets the repeat run (once). A throw leaves the outcome unknown: the
+   * agent's `uncertainCalls` policy applies. Also asked on resume about a call the process died in. Defaults to none.
+   *
+   * @example
+   *   reconcile: async (input, { idempotencyKey, signal }) => {
+   *     const ticket = await tickets.findByKey(idempotencyKey, { signal });
+   *     return ticket === undefined ? { happened: false } : { happened: true, output: ticket };
+   *   },
+   */
+  reconcile?: ToolReconcile<Input, unknown>;
 }
 
 /**
@@ -90,6 +105,7 @@ export function tool<Input = unknown, Output = unknown>(
     needsApproval,
     execute,
     fallbacks,
+    reconcile,
   } = options;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new KeelError(
@@ -134,6 +150,11 @@ export function tool<Input = unknown, Output = unknown>(
       `${label} input must be an object schema (JSON Schema type "object", such as z.object({...})): providers accept no other tool input`,
     );
   }
+  if (reconcile !== undefined && typeof reconcile !== 'function')
+    throw new KeelError(
+      'config.invalid',
+      `${label}: reconcile must be a function (input, { idempotencyKey, signal })`,
+    );
   const checkedFallbacks = checkFallbacks(fallbacks, label, name);
   const definition: Tool<Input, Output> = {
     name,
@@ -147,6 +168,12 @@ export function tool<Input = unknown, Output = unknown>(
     ...(checkedFallbacks === undefined
       ? {}
       : { fallbacks: checkedFallbacks as readonly ToolFallback<Input>[] }),
+    ...(reconcile === undefined
+      ? {}
+      : {
+          reconcile: (value: Input, context: Parameters<ToolReconcile<Input, unknown>>[1]) =>
+            reconcile(value, context),
+        }),
   };
   return Object.freeze(definition);
 }

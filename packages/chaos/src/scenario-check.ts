@@ -1,0 +1,115 @@
+import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { type FaultSchedule, validateFaultSchedule, validateOutages } from '@keel/simulated';
+import type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
+
+const SCENARIO_KEYS = Object.keys({
+  name: true,
+  title: true,
+  description: true,
+  primary: true,
+  fallbacks: true,
+  fallbacksOffered: true,
+  tightContextWindow: true,
+  tools: true,
+  recallFailedCalls: true,
+  crash: true,
+  arrivalMs: true,
+  minimum: true,
+  goals: true,
+} satisfies Record<keyof ChaosScenario, true>);
+
+const MODEL_KEYS = Object.keys({
+  rates: true,
+  outages: true,
+  retryAfterMs: true,
+  hangMs: true,
+} satisfies Record<keyof ModelFaults, true>);
+
+const TOOL_KEYS = Object.keys({
+  failRate: true,
+  hangRate: true,
+  timeoutAfterEffectRate: true,
+} satisfies Record<keyof ToolFaults, true>);
+
+const GOALS = Object.keys({
+  completion: true,
+  amplification: true,
+  probes: true,
+  duplicates: true,
+  typed: true,
+} satisfies Record<GoalName, true>);
+
+/** What a scenario's name must look like: it is typed in `--scenarios`. */
+export const SCENARIO_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+function invalid(message: string): never {
+  throw new KeelError('config.invalid', message);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks a scenario definition from outside (a scenarios file): every field of {@link ChaosScenario} with its type
+ * and range, no unknown field. Throws a `config.invalid` KeelError naming the field and what to write instead.
+ */
+export function checkScenario(value: unknown, where: string): ChaosScenario {
+  if (!isObject(value))
+    invalid(`${where} must be a scenario object such as { name, title, description, ... }`);
+  rejectUnknownOptions(value, SCENARIO_KEYS, where);
+  const { name, title, description, arrivalMs, minimum, goals } = value;
+  if (typeof name !== 'string' || !SCENARIO_NAME_PATTERN.test(name)) {
+    invalid(
+      `${where}.name must be 1 to 64 lower-case letters, digits or "-" (such as "slow-search"), got ${JSON.stringify(name)}`,
+    );
+  }
+  const at = `${where} ("${name}")`;
+  for (const [field, text] of [
+    ['title', title],
+    ['description', description],
+  ] as const) {
+    if (typeof text !== 'string' || text.trim() === '') invalid(`${at}: ${field} must be a non-empty string`);
+  }
+  for (const field of ['fallbacksOffered', 'tightContextWindow', 'recallFailedCalls', 'crash'] as const) {
+    if (value[field] !== undefined && typeof value[field] !== 'boolean')
+      invalid(`${at}: ${field} must be true or false`);
+  }
+  if (typeof arrivalMs !== 'number' || !Number.isInteger(arrivalMs) || arrivalMs < 0 || arrivalMs > 60_000) {
+    invalid(
+      `${at}: arrivalMs must be an integer number of milliseconds from 0 to 60000, got ${String(arrivalMs)}`,
+    );
+  }
+  if (minimum !== 'clean' && minimum !== 'schedule') {
+    invalid(`${at}: minimum must be 'clean' or 'schedule', got ${JSON.stringify(minimum)}`);
+  }
+  if (!Array.isArray(goals) || goals.length === 0 || goals.some((goal) => !GOALS.includes(goal as string))) {
+    invalid(`${at}: goals must be a non-empty array of ${GOALS.map((goal) => `'${goal}'`).join(', ')}`);
+  }
+  if (value.primary !== undefined) checkModelFaults(value.primary, `${at}: primary`);
+  if (value.fallbacks !== undefined) checkModelFaults(value.fallbacks, `${at}: fallbacks`);
+  if (value.tools !== undefined) checkToolFaults(value.tools, `${at}: tools`);
+  return Object.freeze({ ...value }) as unknown as ChaosScenario;
+}
+
+function checkModelFaults(value: unknown, where: string): void {
+  if (!isObject(value)) invalid(`${where} must be an object such as { rates: { server_error: 0.1 } }`);
+  rejectUnknownOptions(value, MODEL_KEYS, where);
+  const { outages, ...schedule } = value;
+  validateFaultSchedule(schedule as FaultSchedule, where);
+  if (outages !== undefined) validateOutages(outages, `${where}.outages`);
+}
+
+function checkToolFaults(value: unknown, where: string): void {
+  if (!isObject(value)) invalid(`${where} must be an object such as { failRate: 0.3 }`);
+  rejectUnknownOptions(value, TOOL_KEYS, where);
+  let total = 0;
+  for (const key of TOOL_KEYS) {
+    const rate = value[key];
+    if (rate === undefined) continue;
+    if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1))
+      invalid(`${where}: ${key} must be a number from 0 to 1`);
+    total += rate;
+  }
+  if (total > 1 + 1e-9) invalid(`${where}: the rates add up to ${total}, more than 1`);
+}
