@@ -47,6 +47,13 @@ it('pauses runs when PostgreSQL stops, and resumes them to completion once it is
   );
   const effects: string[] = [];
   let stopped = false;
+  // Runs whose record exists (they made a call): the database goes down only once all of them do, so that no run's
+  // creation meets the outage, however the machine schedules them.
+  const started = new Set<string>();
+  let everyRunStarted = () => {};
+  const allStarted = new Promise<void>((resolve) => {
+    everyRunStarted = resolve;
+  });
   const charge = tool({
     name: 'charge',
     description: 'Charges the card (not idempotent)',
@@ -55,11 +62,14 @@ it('pauses runs when PostgreSQL stops, and resumes them to completion once it is
       properties: { amountCents: { type: 'integer' } },
       required: ['amountCents'],
     } as const,
-    execute: ({ amountCents }: { amountCents: number }, context) => {
+    execute: async ({ amountCents }: { amountCents: number }, context) => {
       effects.push(context.idempotencyKey);
+      started.add(context.idempotencyKey.split(':')[0]!);
+      if (started.size === runIds.length) everyRunStarted();
       // The first run's second step takes the database down, while every run is in flight.
       if (!stopped && context.idempotencyKey === `${runIds[0]}:2:0`) {
         stopped = true;
+        await allStarted;
         postgres('stop');
       }
       return { charged: amountCents };

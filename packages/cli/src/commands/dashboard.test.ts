@@ -291,7 +291,7 @@ describe('keel dashboard', () => {
       /config\.invalid: No agent file is known for run .*--agent <file>/,
     );
     expect(await page.locator('[data-testid="run-status"]').textContent()).toBe('interrupted');
-  });
+  }, 120_000);
 
   it('resumes a run started elsewhere with the --agent file of its agent, rejecting with the reason', async () => {
     const stranger = await urgentTicket('Open an urgent ticket: no coffee');

@@ -82,7 +82,7 @@ describe('keel submit, keel worker, keel runs list', () => {
       code: 2,
       stderr: expect.stringContaining('keel worker --help'),
     });
-  });
+  }, 120_000);
 
   it('submits a run that is listed as queued, is taken and finished by a worker, which stops gracefully on SIGTERM', async () => {
     const submitted = await keel(

@@ -17,7 +17,7 @@ function vitest(): TestFunctions {
   if (loaded !== undefined) return loaded;
   throw new KeelError(
     'config.invalid',
-    'The run store contracts of @keel/core/testing run in vitest, which cannot be found: install it (npm install --save-dev vitest) and call them from a test file',
+    'The contracts of @keel/core/testing (run store, model provider) run in vitest, which cannot be found: install it (npm install --save-dev vitest) and call them from a test file',
   );
 }
 
