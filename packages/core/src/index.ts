@@ -293,7 +293,7 @@ export {
   StopRun,
   stopRun,
   type ToolStop,
-} from './agent/loop/directives.js';
+} from './agent/run/directives.js';
 export {
   type Guardrail,
   type GuardrailContext,
@@ -325,9 +325,9 @@ export {
   type PromptInjectionGuardrailOptions,
   promptInjectionGuardrail,
 } from './agent/guardrails/prompt-injection.js';
-export { formatJsonPath } from './agent/schemas/json-path.js';
-export { type JsonSchemaValidationOptions, validateJsonSchema } from './agent/schemas/json-schema.js';
-export { type JsonParseResult, type JsonSyntaxError, parseJson } from './agent/schemas/parse-json.js';
+export { formatJsonPath } from './schemas/json-path.js';
+export { type JsonSchemaValidationOptions, validateJsonSchema } from './schemas/json-schema.js';
+export { type JsonParseResult, type JsonSyntaxError, parseJson } from './schemas/parse-json.js';
 export {
   isStandardSchema,
   type JsonSchemaInput,
@@ -337,8 +337,8 @@ export {
   type SchemaLike,
   type StandardSchemaResult,
   type StandardSchemaV1,
-} from './agent/schemas/schema.js';
-export { MAX_PATTERN_SUBJECT_LENGTH, MAX_SCHEMA_PATTERN_LENGTH } from './agent/schemas/schema-pattern.js';
+} from './schemas/schema.js';
+export { MAX_PATTERN_SUBJECT_LENGTH, MAX_SCHEMA_PATTERN_LENGTH } from './schemas/schema-pattern.js';
 export {
   extractJson,
   type StructuredOutput,
@@ -348,7 +348,6 @@ export {
 } from './agent/correction/structured-output.js';
 export {
   indexTools,
-  TOOL_NAME_PATTERN,
   type ToolOptions,
   tool,
   toToolDefinition,
@@ -362,16 +361,17 @@ export {
   type ToolSuccessResult,
   toolError,
   toolSuccess,
-} from './agent/tools/tool-result.js';
+} from './agent/run/tool-result.js';
 export type { ApprovalCheck } from './spec/tool.js';
+export { TOOL_NAME_PATTERN } from './spec/tool.js';
 // end agent: tools, guardrails, conversation
 
 // agent: run loop
 export { type Agent, agent } from './agent/agent.js';
 export type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent/agent-options.js';
-export type { UncertainCallPolicy } from './agent/agent-runtime.js';
+export type { UncertainCallPolicy } from './agent/run/agent-runtime.js';
 export { combineBudgets } from './agent/loop/budget.js';
-export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/loop/cancellation.js';
+export { type AbortCause, RunAbort, RunRegistry, runRegistry } from './agent/run/cancellation.js';
 export type {
   CorrectionEventKind,
   DependencyKind,
@@ -379,11 +379,11 @@ export type {
   RunEvent,
   RunEventListener,
   RunEventType,
-} from './agent/loop/events.js';
+} from './spec/run-events.js';
 export { CONTINUE_PROMPT } from './agent/loop/final-answer.js';
-export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/loop/limits.js';
-export { FALLBACK_CODES } from './agent/loop/model-recovery.js';
-export type { BreakerMove, FallbackRecord, RunReport } from './agent/loop/report.js';
+export { DEFAULT_LIMITS, type ResolvedLimits, type RunLimits, resolveLimits } from './agent/run/limits.js';
+export { FALLBACK_CODES } from './agent/run/failure-rules.js';
+export type { BreakerMove, FallbackRecord, RunReport } from './agent/run/report.js';
 export type { RunOptions, RunResult } from './agent/loop/run.js';
 export {
   type CheckpointHook,
@@ -393,34 +393,34 @@ export {
   type RunPhase,
   type RunState,
   type RunTransition,
-} from './agent/durability/run-state.js';
-export { type StopReason, stopReasonOf, type TerminalStatus } from './agent/loop/stop-reason.js';
+} from './agent/run/run-state.js';
+export { type StopReason, stopReasonOf, type TerminalStatus } from './agent/run/stop-reason.js';
 // end agent: run loop
 
 // agent: durable runs
-export { type DurabilityOptions, PROCESS_OWNER } from './agent/durability/durability.js';
+export { type DurabilityOptions, PROCESS_OWNER } from './agent/run/durability.js';
 export {
   EVENT_JOURNAL_LIMIT,
   type EventJournal,
   type JournalEntry,
   type JournalEntryType,
-} from './agent/durability/event-journal.js';
+} from './agent/run/event-journal.js';
 export type {
   ApprovalAnswer,
   PendingDecision,
   ToolCallDecision,
-} from './agent/durability/pending-decision.js';
+} from './agent/run/pending-decision.js';
 export {
   type QueuedRunOptions,
   type QueuedRunState,
   queuedRun,
   readQueuedState,
-} from './agent/durability/queued-run.js';
-export type { ResumeOptions } from './agent/durability/resume.js';
+} from './agent/queued-run.js';
+export type { ResumeOptions } from './agent/resume.js';
 export { migrateRunState } from './agent/durability/run-state-migrations.js';
 // end agent: durable runs
 
 // agent: sessions
-export { checkSessionId, SESSION_ID_PATTERN, type SessionBusy } from './agent/sessions/session-options.js';
-export type { RunSessionOutcome, SessionRunState } from './agent/sessions/session-state.js';
+export { checkSessionId, SESSION_ID_PATTERN, type SessionBusy } from './agent/run/session-options.js';
+export type { RunSessionOutcome, SessionRunState } from './agent/run/session-state.js';
 // end agent: sessions
