@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from './vitest-functions.js';
 import { closedPort, sendJson, startSse, writeSse } from './http-test-server.js';
 import {
   type ContractHarness,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from './vitest-functions.js';
 import { agent } from '../agent/agent.js';
 import type { RunEvent } from '../spec/run-events.js';
 import type { ModelRequest } from '../spec/model.js';
