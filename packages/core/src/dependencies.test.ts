@@ -57,13 +57,13 @@ function importCycles(files: string[]): string[] {
  * the files at the top of `agent/` (the public `agent()` and the entry points that compose the rooms: start, resume,
  * a queued run, a session's run); `.` is `index.ts`. Test files are not counted. `agent/README.md` quotes this table.
  */
-export const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
+const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
   errors: [],
   policies: ['errors'],
   spec: ['errors'],
   options: ['errors'],
   schemas: ['spec', 'errors'],
-  store: ['spec', 'errors'],
+  store: ['spec', 'policies', 'errors'],
   http: ['policies', 'errors'],
   process: ['errors'],
   'agent/guardrails': ['spec', 'errors'],
@@ -117,6 +117,7 @@ export const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> =
     'policies',
     'errors',
   ],
+  adapter: ['agent/run', 'options', 'schemas', 'spec', 'policies', 'errors'],
   testing: [
     'agent',
     'agent/run',
@@ -200,7 +201,7 @@ function folderCycle(table: Readonly<Record<string, readonly string[]>>): string
 }
 
 /** The table as `agent/README.md` quotes it: one line per folder, `folder -> a, b, c` (`(nothing)` for none). */
-export function formatFolderTable(table: Readonly<Record<string, readonly string[]>>): string {
+function formatFolderTable(table: Readonly<Record<string, readonly string[]>>): string {
   return Object.entries(table)
     .map(([folder, targets]) => `${folder} -> ${targets.length === 0 ? '(nothing)' : targets.join(', ')}`)
     .join('\n');
@@ -226,7 +227,7 @@ describe('@keel/core dependencies', () => {
     const actual: Record<string, string[]> = {};
     for (const edge of folderEdges(sourceFiles(sourceRoot)).keys()) {
       const [from, to] = edge.split(' -> ') as [string, string];
-      (actual[from] ??= []).push(to);
+      actual[from] = [...(actual[from] ?? []), to];
     }
     expect(folderCycle(actual)).toBeUndefined();
   });
@@ -273,6 +274,8 @@ describe('@keel/core dependencies', () => {
     const index = readFileSync(join(sourceRoot, 'index.ts'), 'utf8');
     expect(index).not.toMatch(/from '\.\/testing\//);
     expect(index).not.toMatch(/from '\.\/http\//);
+    expect(index).not.toMatch(/from '\.\/adapter\//);
+    expect(index).not.toMatch(/from '\.\/store\/index/);
     expect(index).not.toMatch(/export \*/);
   });
 });

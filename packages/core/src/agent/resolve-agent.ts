@@ -1,6 +1,6 @@
 import { DeadlineQueue } from '../policies/deadline-queue.js';
 import { systemClock } from '../policies/clock.js';
-import { EventEmitter } from '../policies/events.js';
+import { Emitter } from '../policies/events.js';
 import { resolveModels, resolveRetry, toolSlots } from './agent-dependencies.js';
 import type { AgentOptions } from './agent-options.js';
 import type { AgentRuntime, ToolCatalog } from './run/agent-runtime.js';
@@ -87,7 +87,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
   if (!Array.isArray(guardrails) || guardrails.some((entry) => typeof entry?.check !== 'function')) {
     fail('guardrails must be an array of guardrail(...) values');
   }
-  const events = new EventEmitter<RunEvent>();
+  const events = new Emitter<RunEvent>();
   if (options.onEvent !== undefined) events.event(options.onEvent);
   const breakers = new Map<string, CircuitBreaker>();
   const addBreaker = (breaker: CircuitBreaker) => breakers.set(breaker.name, breaker);

@@ -4,7 +4,7 @@ import type { CircuitBreaker } from '../../policies/circuit-breaker.js';
 import type { Clock } from '../../policies/clock.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { DeadlineQueue } from '../../policies/deadline-queue.js';
-import type { EventEmitter } from '../../policies/events.js';
+import type { Emitter } from '../../policies/events.js';
 import type { RetryBudget } from '../../policies/retry-budget.js';
 import type { TimeoutPolicy } from '../../policies/timeout.js';
 import type { ModelProvider, ToolDefinition } from '../../spec/model.js';
@@ -121,7 +121,7 @@ export interface AgentRuntime {
   readonly limits: ResolvedLimits;
   readonly retry: RetrySettings;
   readonly clock: Clock;
-  readonly events: EventEmitter<RunEvent>;
+  readonly events: Emitter<RunEvent>;
   /** The deadlines (`limits.timeoutMs`) of the agent's runs in progress, served by one timer. */
   readonly runDeadlines: DeadlineQueue;
   readonly instructions: string | undefined;

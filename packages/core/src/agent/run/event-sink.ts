@@ -1,5 +1,5 @@
 import { messageOf } from '../../errors/error-chain.js';
-import type { EventEmitter } from '../../policies/events.js';
+import type { Emitter } from '../../policies/events.js';
 import type { RunEvent, RunEventListener } from '../../spec/run-events.js';
 
 /**
@@ -8,7 +8,7 @@ import type { RunEvent, RunEventListener } from '../../spec/run-events.js';
  */
 export class RunEventSink {
   constructor(
-    private readonly agentEvents: EventEmitter<RunEvent>,
+    private readonly agentEvents: Emitter<RunEvent>,
     private readonly runListener: RunEventListener | undefined,
     /** Keeps a durable run's timed events in its state (`RunState.journal`); never throws. */
     private readonly journal?: RunEventListener,

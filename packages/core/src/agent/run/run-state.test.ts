@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventEmitter } from '../../policies/events.js';
+import { Emitter } from '../../policies/events.js';
 import { retryBudget } from '../../policies/retry-budget.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
@@ -100,7 +100,7 @@ describe('run state and checkpoints', () => {
     const runtime = resolveAgent({ model, tools: [lookupTool(resumed)], clock });
     const state = saved[0]!;
     const abort = new RunAbort(state.runId, clock);
-    const sink = new RunEventSink(new EventEmitter<RunEvent>(), undefined);
+    const sink = new RunEventSink(new Emitter<RunEvent>(), undefined);
     const run = new RunContext(
       runtime,
       state,
