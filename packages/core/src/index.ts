@@ -12,7 +12,7 @@ export { type Clock, systemClock } from './policies/clock.js';
 export type { Disposable, Policy } from './policies/policy.js';
 export { sleep } from './policies/sleep.js';
 export { constant, type Delay, exponential, type RandomSource } from './policies/delays.js';
-export { retry, type RetryOptions } from './policies/retry.js';
+export { retry, type RetryOptions, type RetryPolicy } from './policies/retry.js';
 export {
   type RetryBudget,
   retryBudget,
@@ -20,11 +20,16 @@ export {
   type RetryBudgetOptions,
 } from './policies/retry-budget.js';
 export { timeout, type TimeoutOptions, type TimeoutPolicy } from './policies/timeout.js';
-export { bulkhead, type BulkheadOptions } from './policies/bulkhead.js';
-export { compose } from './policies/compose.js';
-export { fallback, type FallbackOptions } from './policies/fallback.js';
-export { hedge, type HedgeOptions } from './policies/hedge.js';
-export { rateLimiter, type RateLimiterOptions } from './policies/rate-limiter.js';
+export { bulkhead, type BulkheadOptions, type BulkheadPolicy } from './policies/bulkhead.js';
+export {
+  type AlternativeResultOf,
+  type ComposablePolicy,
+  compose,
+  type ComposedPolicy,
+} from './policies/compose.js';
+export { fallback, type FallbackOptions, type FallbackPolicy } from './policies/fallback.js';
+export { hedge, type HedgeOptions, type HedgePolicy } from './policies/hedge.js';
+export { rateLimiter, type RateLimiterOptions, type RateLimiterPolicy } from './policies/rate-limiter.js';
 export type { BreakerTransition } from './policies/breaker/breaker-store.js';
 export { consecutive, type ConsecutiveOptions } from './policies/breaker/consecutive.js';
 export { countWindow, type CountWindowOptions } from './policies/breaker/count-window.js';
@@ -37,16 +42,11 @@ export {
 } from './policies/circuit-breaker.js';
 export type {
   FinishReason,
-  JsonSchema,
   Message,
   ModelProvider,
   ModelRequest,
   ModelResponse,
-  ProviderMetadata,
-  ReasoningPart,
   ToolCall,
-  ToolChoice,
-  ToolDefinition,
   Usage,
 } from './spec/model.js';
 export type {

@@ -19,6 +19,13 @@ export {
 export { Emitter } from '../policies/events.js';
 export type { Event, PolicyContext } from '../policies/policy.js';
 export { isDependencyFailure } from '../policies/breaker/failures.js';
+export type {
+  JsonSchema,
+  ProviderMetadata,
+  ReasoningPart,
+  ToolChoice,
+  ToolDefinition,
+} from '../spec/model.js';
 export { closestName } from '../policies/closest-name.js';
 export { rejectUnknownOptions, requireOptionsObject } from '../policies/validate.js';
 export { parseJson } from '../schemas/parse-json.js';
