@@ -78,7 +78,7 @@ export type { ConversationManager } from './agent/conversation/manager.js';
 export { slidingWindow, type SlidingWindowOptions } from './agent/conversation/sliding-window.js';
 export { summarizing, type SummarizingOptions } from './agent/conversation/summarizing.js';
 export type { CorrectionLimits } from './agent/correction/correction-tracker.js';
-export { stopRun } from './agent/run/directives.js';
+export { retryStep, stopRun } from './agent/run/directives.js';
 export {
   type Guardrail,
   guardrail,
@@ -87,6 +87,7 @@ export {
   type GuardrailResult,
   type GuardrailStage,
   type GuardrailTrigger,
+  type TextGuardrail,
 } from './agent/guardrails/guardrail.js';
 export { piiGuardrail, type PiiGuardrailOptions } from './agent/guardrails/pii.js';
 export {
