@@ -25,9 +25,9 @@ import {
   isControlSignal,
   type PolicyContext,
   presentableError,
-  underlyingError,
   rejectUnknownOptions,
   requireOptionsObject,
+  underlyingError,
 } from '@keel/core/adapter';
 import { classifyAiSdkError } from './classify-error.js';
 import { checkLanguageModel } from './language-model.js';

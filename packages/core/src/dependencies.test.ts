@@ -59,16 +59,16 @@ function importCycles(files: string[]): string[] {
  */
 const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
   errors: [],
-  policies: ['errors'],
+  policies: ['options', 'errors'],
   spec: ['errors'],
   options: ['errors'],
-  schemas: ['spec', 'errors'],
-  store: ['spec', 'policies', 'errors'],
-  http: ['policies', 'errors'],
-  process: ['errors'],
-  'agent/guardrails': ['spec', 'errors'],
-  'agent/conversation': ['spec', 'errors'],
-  'agent/correction': ['schemas', 'spec', 'policies', 'errors'],
+  schemas: ['spec', 'options', 'errors'],
+  store: ['spec', 'policies', 'options', 'errors'],
+  http: ['policies', 'options', 'errors'],
+  process: ['options', 'errors'],
+  'agent/guardrails': ['spec', 'options', 'errors'],
+  'agent/conversation': ['spec', 'options', 'errors'],
+  'agent/correction': ['schemas', 'spec', 'policies', 'options', 'errors'],
   'agent/run': [
     'agent/correction',
     'agent/conversation',
@@ -128,6 +128,7 @@ const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
     'schemas',
     'spec',
     'policies',
+    'options',
     'errors',
   ],
   '.': [
