@@ -7,7 +7,10 @@ export default defineConfig({
   resolve: {
     // Tests run against the TypeScript sources, so no build is needed before `vitest run`.
     alias: [
-      { find: /^@keel\/core\/(testing|http|process)$/, replacement: `${packages}core/src/$1/index.ts` },
+      {
+        find: /^@keel\/core\/(testing|http|process|store|adapter)$/,
+        replacement: `${packages}core/src/$1/index.ts`,
+      },
       { find: /^@keel\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
     ],
   },

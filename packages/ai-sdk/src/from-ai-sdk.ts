@@ -1,15 +1,12 @@
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
 import {
   createRedactor,
   isControlSignal,
   isSecretKey,
-  KeelError,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelResponse,
   rejectUnknownOptions,
   requireOptionsObject,
-} from '@keel/core';
+} from '@keel/core/adapter';
 import { classifyAiSdkError } from './classify-error.js';
 import { checkLanguageModel } from './language-model.js';
 import { type CallSettings, toCallOptions } from './prompt.js';

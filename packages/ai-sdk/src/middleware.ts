@@ -10,21 +10,25 @@ import {
   circuitBreaker,
   type Delay,
   type ErrorCode,
-  FALLBACK_CODES,
-  isControlSignal,
-  isDependencyFailure,
   KeelError,
-  type PolicyContext,
   type RandomSource,
   type RetryBudget,
-  rejectUnknownOptions,
-  requireOptionsObject,
   retry,
   retryBudget,
   systemClock,
   type TimeoutPolicy,
   timeout,
 } from '@keel/core';
+import {
+  countsAgainstModel,
+  FALLBACK_CODES,
+  isControlSignal,
+  type PolicyContext,
+  presentableError,
+  rejectUnknownOptions,
+  requireOptionsObject,
+  underlyingError,
+} from '@keel/core/adapter';
 import { classifyAiSdkError } from './classify-error.js';
 import { checkLanguageModel } from './language-model.js';
 import { type CallState, type RunUnderPolicies, streamUnderPolicies } from './middleware-stream.js';
@@ -48,7 +52,7 @@ export interface KeelMiddlewareOptions {
   /**
    * The breaker per model (the wrapped model and each fallback, by provider and model id), kept by the middleware
    * across calls; `false` for none. Defaults to the breaker's defaults, except that `provider.auth` and
-   * `provider.quota_exhausted` do not count as failures (as in keel's agent).
+   * `provider.quota_exhausted` do not count as failures (the agent's rule, imported from `@keel/core/adapter`).
    */
   breaker?: AgentBreakerOptions | false;
   /** How each model is retried within one call. Defaults: see {@link KeelMiddlewareRetryOptions}. */
@@ -234,10 +238,10 @@ export function keelMiddleware(options: KeelMiddlewareOptions = {}): LanguageMod
       } catch (thrown) {
         if (call.signal?.aborted === true) throw call.signal.reason;
         if (isControlSignal(thrown)) throw thrown;
-        const error = presentable(
+        const error = presentableError(
           KeelError.isInstance(thrown) ? thrown : classifyAiSdkError(thrown, { provider: model.provider }),
         );
-        const code = underlying(error).code;
+        const code = underlyingError(error).code;
         if (call.delivered || !FALLBACK_CODES.has(code) || index + 1 >= models.length) throw error;
         emit({
           type: 'fallback',
@@ -286,35 +290,4 @@ async function request<T>(
 
 function keyOf(model: LanguageModelV3): string {
   return `${model.provider}/${model.modelId}`;
-}
-
-/**
- * As keel's agent: a breaker counts what `isDependencyFailure` counts, but not `provider.auth` and
- * `provider.quota_exhausted` (no fallback is taken for those, and an open breaker would take one).
- */
-function countsAgainstModel(error: unknown): boolean {
-  if (
-    KeelError.isInstance(error) &&
-    (error.code === 'provider.auth' || error.code === 'provider.quota_exhausted')
-  ) {
-    return false;
-  }
-  return isDependencyFailure(error);
-}
-
-/** The failure behind a retry policy's `retries_exhausted` wrapper; a spent budget stays what it is. */
-function presentable(error: KeelError): KeelError {
-  return error.code === 'policy.retries_exhausted' && KeelError.isInstance(error.cause) ? error.cause : error;
-}
-
-/** What decides a fallback: the failure behind any retry wrapper. */
-function underlying(error: KeelError): KeelError {
-  let current = error;
-  while (
-    (current.code === 'policy.retries_exhausted' || current.code === 'policy.budget_exhausted') &&
-    KeelError.isInstance(current.cause)
-  ) {
-    current = current.cause;
-  }
-  return current;
 }

@@ -5,7 +5,8 @@ import type {
   LanguageModelV3ToolResultPart,
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
-import type { Message, ModelRequest, ProviderMetadata, ReasoningPart, ToolChoice } from '@keel/core';
+import type { Message, ModelRequest } from '@keel/core';
+import type { ProviderMetadata, ReasoningPart, ToolChoice } from '@keel/core/adapter';
 
 /** What a keel request becomes on the AI SDK's side, besides the request itself. */
 export interface CallSettings {

@@ -10,11 +10,10 @@ import {
   type JsonValue,
   KeelError,
   type ModelResponse,
-  type ProviderMetadata,
-  type ReasoningPart,
   type ToolCall,
   type Usage,
 } from '@keel/core';
+import type { ProviderMetadata, ReasoningPart } from '@keel/core/adapter';
 
 /** What the answer of one call is made from, whether it came whole or streamed. */
 export interface AnswerParts {

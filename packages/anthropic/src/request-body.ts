@@ -1,11 +1,5 @@
-import {
-  type JsonSchema,
-  KeelError,
-  type Message,
-  type ModelRequest,
-  type ReasoningPart,
-  type ToolChoice,
-} from '@keel/core';
+import { KeelError, type Message, type ModelRequest } from '@keel/core';
+import type { JsonSchema, ReasoningPart, ToolChoice } from '@keel/core/adapter';
 import { checkThinkingRequest, type ThinkingSettings } from './thinking.js';
 
 /** Settings of the provider that shape the request body. */

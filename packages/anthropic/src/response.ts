@@ -1,11 +1,5 @@
-import {
-  type FinishReason,
-  KeelError,
-  type ModelResponse,
-  type ReasoningPart,
-  type ToolCall,
-  type Usage,
-} from '@keel/core';
+import { type FinishReason, KeelError, type ModelResponse, type ToolCall, type Usage } from '@keel/core';
+import type { ReasoningPart } from '@keel/core/adapter';
 import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 

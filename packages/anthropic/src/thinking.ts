@@ -1,4 +1,5 @@
-import { KeelError, type ModelRequest, rejectUnknownOptions } from '@keel/core';
+import { KeelError, type ModelRequest } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 
 /** Extended thinking, as `anthropic()` takes it. */
 export interface ThinkingOptions {

@@ -1,4 +1,5 @@
-import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { KeelError } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 import { calibrate } from './calibrate.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { runScenario } from './run-scenario.js';

@@ -1,4 +1,5 @@
-import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { KeelError } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 import { type FaultSchedule, validateFaultSchedule, validateOutages } from '@keel/simulated';
 import type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
 

@@ -1,4 +1,5 @@
-import { closestName, type JsonValue, KeelError } from '@keel/core';
+import { type JsonValue, KeelError } from '@keel/core';
+import { closestName } from '@keel/core/adapter';
 import {
   type Document,
   isMap,

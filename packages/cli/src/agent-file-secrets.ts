@@ -1,4 +1,5 @@
-import { isSecretKey, KeelError, redactSecrets } from '@keel/core';
+import { KeelError, redactSecrets } from '@keel/core';
+import { isSecretKey } from '@keel/core/adapter';
 import { isMap, isScalar, type Node, type YAMLMap } from 'yaml';
 import { type FieldReader, placeholderHint } from './agent-file-reader.js';
 import { API_KEY_VARIABLE, urlHostAllowed } from './key-hosts.js';

@@ -2,7 +2,8 @@
 // and locating the refusals of the factory that builds them.
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type JsonSchemaInput, KeelError, TOOL_NAME_PATTERN } from '@keel/core';
+import { type JsonSchemaInput, KeelError } from '@keel/core';
+import { TOOL_NAME_PATTERN } from '@keel/core/adapter';
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
 import type { FieldReader } from './agent-file-reader.js';
 

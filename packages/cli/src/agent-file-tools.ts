@@ -1,4 +1,4 @@
-import { closestName } from '@keel/core';
+import { closestName } from '@keel/core/adapter';
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { type CommandEntry, readCommandEntry } from './agent-file-command.js';
 import { type HttpEntry, readHttpEntry } from './agent-file-http.js';

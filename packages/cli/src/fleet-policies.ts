@@ -1,9 +1,5 @@
-import {
-  type AgentBreakerOptions,
-  type BreakerStoreFactory,
-  type RetryBudget,
-  retryBudget,
-} from '@keel/core';
+import { type AgentBreakerOptions, type RetryBudget, retryBudget } from '@keel/core';
+import type { BreakerStoreFactory } from '@keel/core/store';
 import { type RedisState, redisState, type UnavailableRule } from '@keel/redis';
 
 /** Policy state an agent keeps beyond its process: its breakers and its retry budget. */

@@ -1,4 +1,4 @@
-import { REDACTED } from '@keel/core';
+import { REDACTED } from '@keel/core/adapter';
 import { API_KEY_VARIABLE } from './key-hosts.js';
 import type { Output } from './output.js';
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIPv4 } from 'node:net';
-import { KeelError, type RunStore, rejectUnknownOptions, requireOptionsObject } from '@keel/core';
+import { KeelError, type RunStore } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import type { ResumeRun } from './resume.js';
 
 /** The host the dashboard binds when none is given: loopback only. */

@@ -1,13 +1,5 @@
-import {
-  type Agent,
-  createRedactor,
-  type Disposable,
-  KeelError,
-  type RunEvent,
-  type RunEventListener,
-  rejectUnknownOptions,
-  requireOptionsObject,
-} from '@keel/core';
+import { type Agent, type Disposable, KeelError, type RunEvent, type RunEventListener } from '@keel/core';
+import { createRedactor, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import type { TraceIdsOf } from '@keel/telemetry';
 import { type Logger, pino } from 'pino';
 import { eventLine, type LogLevel } from './event-line.js';

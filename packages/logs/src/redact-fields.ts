@@ -1,4 +1,5 @@
-import { isSecretKey, REDACTED, redactSecrets } from '@keel/core';
+import { redactSecrets } from '@keel/core';
+import { isSecretKey, REDACTED } from '@keel/core/adapter';
 
 /** Deepest nesting redacted; anything deeper is replaced by `[truncated]` rather than logged unchecked. */
 const MAX_DEPTH = 8;

@@ -1,12 +1,11 @@
 import {
-  type JsonSchema,
   type JsonSchemaInput,
   KeelError,
-  resolveSchema,
   type Tool,
   type ToolContext,
   type ValidationResult,
 } from '@keel/core';
+import { type JsonSchema, resolveSchema } from '@keel/core/adapter';
 import type { Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 import type { CallSite } from './errors.js';
 

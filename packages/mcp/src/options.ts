@@ -1,13 +1,6 @@
 import { basename } from 'node:path';
-import {
-  type CircuitBreakerOptions,
-  type Clock,
-  KeelError,
-  rejectUnknownOptions,
-  requireOptionsObject,
-  TOOL_NAME_PATTERN,
-  type ToolContext,
-} from '@keel/core';
+import { type CircuitBreakerOptions, type Clock, KeelError, type ToolContext } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject, TOOL_NAME_PATTERN } from '@keel/core/adapter';
 import type { CallToolResult, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 
 /** A progress notification the server sent about a running call, with the keel call it belongs to. */

@@ -1,4 +1,4 @@
-import { isSecretKey } from '@keel/core';
+import { isSecretKey } from '@keel/core/adapter';
 import type { McpTarget } from './options.js';
 
 /** A variable name that usually holds a secret: `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`, ... */

@@ -1,4 +1,4 @@
-import { TOOL_NAME_PATTERN } from '@keel/core';
+import { TOOL_NAME_PATTERN } from '@keel/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { keelToolNames } from './tool-names.js';
 

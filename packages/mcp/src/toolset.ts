@@ -3,15 +3,12 @@ import {
   circuitBreaker,
   consecutive,
   type Disposable,
-  EventEmitter,
-  isControlSignal,
   KeelError,
-  type SecretValueRedactor,
-  secretValueRedactor,
   type ToolContext,
   type ToolProgress,
   type ToolSource,
 } from '@keel/core';
+import { Emitter, isControlSignal, type SecretValueRedactor, secretValueRedactor } from '@keel/core/adapter';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 import { type McpTransportKind, openConnection, type ServerConnection } from './connection.js';
@@ -115,7 +112,7 @@ class Toolset implements McpToolset {
   private readonly inFlight = new Set<AbortController>();
   /** Connections being closed after they were dropped; `close()` waits for them too. */
   private readonly draining = new Set<Promise<void>>();
-  private readonly changes = new EventEmitter<readonly McpTool[]>();
+  private readonly changes = new Emitter<readonly McpTool[]>();
   private readonly call = (target: McpCallTarget, input: Record<string, unknown>, context: ToolContext) =>
     this.callTool(target, input, context);
   private readonly closeOnAbort = () => void this.close();

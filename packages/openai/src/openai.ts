@@ -1,11 +1,5 @@
-import {
-  KeelError,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelResponse,
-  rejectUnknownOptions,
-  requireOptionsObject,
-} from '@keel/core';
+import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   credentialRedactor,

@@ -1,4 +1,5 @@
-import type { Message, ModelRequest, ToolChoice } from '@keel/core';
+import type { Message, ModelRequest } from '@keel/core';
+import type { ToolChoice } from '@keel/core/adapter';
 
 /** How the request names its output token limit: OpenAI's current field, or the older one most compatibles read. */
 export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';

@@ -1,13 +1,7 @@
 import type { BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
 import { metrics } from '@opentelemetry/api';
-import {
-  type Disposable,
-  KeelError,
-  type RetryBudget,
-  type RunEventListener,
-  rejectUnknownOptions,
-  requireOptionsObject,
-} from '@keel/core';
+import { type Disposable, KeelError, type RetryBudget, type RunEventListener } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   KEEL_METRICS,
   LABEL_BOUNDS_OPTIONS,

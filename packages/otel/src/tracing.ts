@@ -17,9 +17,8 @@ import {
   type RunAnnotations,
   type RunEvent,
   type RunEventListener,
-  rejectUnknownOptions,
-  requireOptionsObject,
 } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   errorType,
   LABEL_BOUNDS_OPTIONS,

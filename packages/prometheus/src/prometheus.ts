@@ -1,12 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  type Disposable,
-  KeelError,
-  type RetryBudget,
-  type RunEventListener,
-  rejectUnknownOptions,
-  requireOptionsObject,
-} from '@keel/core';
+import { type Disposable, KeelError, type RetryBudget, type RunEventListener } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   KEEL_METRICS,
   LABEL_BOUNDS_OPTIONS,

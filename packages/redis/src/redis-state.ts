@@ -1,5 +1,6 @@
-import { type Clock, type Event, EventEmitter, KeelError, type TimerHandle } from '@keel/core';
-import type { BreakerStoreFactory, RateLimiterStoreFactory, RetryBudgetStoreFactory } from '@keel/core';
+import { type Clock, KeelError } from '@keel/core';
+import { type Event, Emitter, type TimerHandle } from '@keel/core/adapter';
+import type { BreakerStoreFactory, RateLimiterStoreFactory, RetryBudgetStoreFactory } from '@keel/core/store';
 import { Redis, type RedisOptions } from 'ioredis';
 import { BREAKER_SCRIPT } from './breaker/breaker-script.js';
 import { type RedisBreakerStoreOptions, redisBreakerStore } from './breaker/redis-breaker-store.js';
@@ -99,8 +100,8 @@ class SharedRedisState implements RedisState, SharedConnection {
   private readonly commands: Redis;
   private readonly subscriber: Redis;
   private readonly where: string;
-  private readonly unavailableEvents = new EventEmitter<RedisUnavailableEvent>();
-  private readonly recoveredEvents = new EventEmitter<RedisRecoveredEvent>();
+  private readonly unavailableEvents = new Emitter<RedisUnavailableEvent>();
+  private readonly recoveredEvents = new Emitter<RedisRecoveredEvent>();
   private readonly channels = new Map<string, Set<(message: string) => void>>();
   private readonly participants = new Map<Participant, string | undefined>();
   private readonly readyWaiters = new Set<() => void>();

@@ -1,6 +1,7 @@
 // Option checks of @keel/redis: every mistake is a `config.invalid` KeelError that names the factory and the option
 // and says what would be accepted, with `data: { option }`, like core's policy factories.
-import { KeelError, rejectUnknownOptions, requireOptionsObject } from '@keel/core';
+import { KeelError } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 
 /** A `config.invalid` error about `option` of `factory`. */
 export function invalidOption(factory: string, option: string, message: string): KeelError {

@@ -1,4 +1,5 @@
-import type { FinishReason, JsonSchema, JsonValue, Message, ToolChoice, ToolDefinition } from '@keel/core';
+import type { FinishReason, JsonValue, Message } from '@keel/core';
+import type { JsonSchema, ToolChoice, ToolDefinition } from '@keel/core/adapter';
 
 /** One chat completion request, as the brain sees it: OpenAI's wire format turned into keel's types. */
 export interface BrainRequest {

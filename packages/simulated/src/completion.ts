@@ -1,4 +1,5 @@
-import type { FinishReason, JsonValue, Message, ToolDefinition } from '@keel/core';
+import type { FinishReason, JsonValue, Message } from '@keel/core';
+import type { ToolDefinition } from '@keel/core/adapter';
 
 /** A tool call as it goes on the wire. */
 export interface WireToolCall {

@@ -1,4 +1,5 @@
-import type { Message, ToolDefinition } from '@keel/core';
+import type { Message } from '@keel/core';
+import type { ToolDefinition } from '@keel/core/adapter';
 import { describe, expect, it } from 'vitest';
 import type { BrainReply, BrainRequest } from './brain.js';
 import { defaultBrain, MAX_CORRECTIONS, relevantTools } from './default-brain.js';

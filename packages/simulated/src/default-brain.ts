@@ -1,4 +1,5 @@
-import type { JsonValue, Message, ToolCall, ToolDefinition } from '@keel/core';
+import type { JsonValue, Message, ToolCall } from '@keel/core';
+import type { ToolDefinition } from '@keel/core/adapter';
 import type { Brain, BrainReply, BrainRequest, BrainToolCall } from './brain.js';
 import {
   argumentsFromSchema,

@@ -1,4 +1,5 @@
-import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { KeelError } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 import { randomAt } from './prng.js';
 
 /** Every fault kind the simulated server can inject, in the order rates are drawn. */

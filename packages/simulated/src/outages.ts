@@ -1,4 +1,5 @@
-import { KeelError, rejectUnknownOptions } from '@keel/core';
+import { KeelError } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 import { type FaultKind, isFaultKind } from './faults.js';
 
 /**

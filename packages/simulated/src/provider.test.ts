@@ -1,4 +1,5 @@
-import type { Message, ModelRequest, ToolDefinition } from '@keel/core';
+import type { Message, ModelRequest } from '@keel/core';
+import type { ToolDefinition } from '@keel/core/adapter';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SimulatedProvider, simulated } from './provider.js';
 import { startSimulatedServer } from './server.js';

@@ -1,10 +1,5 @@
-import {
-  KeelError,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelResponse,
-  rejectUnknownOptions,
-} from '@keel/core';
+import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 import { openaiCompatible } from '@keel/openai';
 import type { Brain } from './brain.js';
 import type { FaultSchedule } from './faults.js';

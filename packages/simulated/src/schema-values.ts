@@ -1,4 +1,5 @@
-import type { JsonSchema, JsonValue } from '@keel/core';
+import type { JsonValue } from '@keel/core';
+import type { JsonSchema } from '@keel/core/adapter';
 import { properNouns, words } from './words.js';
 
 /** Where {@link valueFromSchema} takes its values from. */

@@ -1,4 +1,5 @@
-import { type Clock, KeelError, rejectUnknownOptions } from '@keel/core';
+import { type Clock, KeelError } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';
 import { type OutageWindow, validateOutages } from './outages.js';

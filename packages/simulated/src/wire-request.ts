@@ -1,4 +1,5 @@
-import type { JsonSchema, JsonValue, Message, ToolCall, ToolChoice, ToolDefinition } from '@keel/core';
+import type { JsonValue, Message, ToolCall } from '@keel/core';
+import type { JsonSchema, ToolChoice, ToolDefinition } from '@keel/core/adapter';
 import type { BrainRequest } from './brain.js';
 import { looksLikeError } from './default-brain.js';
 import { isRecord } from './schema-values.js';

@@ -1,19 +1,21 @@
 import {
-  type CheckpointWrite,
-  checkpointConflict,
   type JsonValue,
   KeelError,
-  type Lease,
   type LedgerEntry,
-  leaseConflict,
-  type NewRun,
   type RunRecord,
   type RunStatus,
   type RunStore,
   type RunSummary,
+  type SessionRecord,
+} from '@keel/core';
+import {
+  type CheckpointWrite,
+  checkpointConflict,
+  type Lease,
+  leaseConflict,
+  type NewRun,
   runNotFound,
   type SessionAppend,
-  type SessionRecord,
   type SessionSummary,
   type StartedToolCall,
   type StepCommit,
@@ -24,7 +26,7 @@ import {
   type RunRow,
   runRecordFromRow,
   runSummaryFromRow,
-} from '@keel/core';
+} from '@keel/core/store';
 import pg from 'pg';
 import { toStoreError } from './postgres-rows.js';
 import { checkOptions, type PostgresRunStoreOptions } from './postgres-options.js';

@@ -1,11 +1,10 @@
+import type { RunStatus, SessionRecord } from '@keel/core';
 import {
   type NewRun,
-  type RunStatus,
   SESSION_COLUMNS,
   type SessionAppend,
   type SessionClaim,
   type SessionHead,
-  type SessionRecord,
   type SessionRow,
   type SessionSummary,
   type SessionTurnRow,
@@ -13,7 +12,7 @@ import {
   sessionClaimConflict,
   sessionSummaryFromRow,
   sessionTurnFromRow,
-} from '@keel/core';
+} from '@keel/core/store';
 import type pg from 'pg';
 
 /** Runs a statement: on a transaction's client, or on the pool. */

@@ -1,4 +1,4 @@
-import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core';
+import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core/store';
 
 /**
  * `RunStore.commitStep` on PostgreSQL as one statement, so one round trip and one implicit transaction: the checkpoint

@@ -1,21 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
-  type CheckpointWrite,
-  checkpointConflict,
   type JsonValue,
   KeelError,
-  type Lease,
   type LedgerEntry,
-  leaseConflict,
-  type NewRun,
   type RunRecord,
   type RunStatus,
   type RunStore,
   type RunSummary,
+  type SessionRecord,
+} from '@keel/core';
+import {
+  type CheckpointWrite,
+  checkpointConflict,
+  type Lease,
+  leaseConflict,
+  type NewRun,
   runNotFound,
   type SessionAppend,
-  type SessionRecord,
   type SessionSummary,
   type StartedToolCall,
   type StepCommit,
@@ -26,7 +28,7 @@ import {
   type RunRow,
   runRecordFromRow,
   runSummaryFromRow,
-} from '@keel/core';
+} from '@keel/core/store';
 import Database from 'better-sqlite3';
 import { switchToWal } from './journal-mode.js';
 import { openReadOnly } from './read-only.js';

@@ -1,9 +1,9 @@
+import type { SessionRecord } from '@keel/core';
 import {
   type NewRun,
   SESSION_COLUMNS,
   type SessionAppend,
   type SessionHead,
-  type SessionRecord,
   type SessionRow,
   type SessionSummary,
   type SessionTurnRow,
@@ -11,7 +11,7 @@ import {
   sessionClaimConflict,
   sessionSummaryFromRow,
   sessionTurnFromRow,
-} from '@keel/core';
+} from '@keel/core/store';
 import type Database from 'better-sqlite3';
 
 /**

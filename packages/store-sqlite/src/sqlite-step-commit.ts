@@ -1,4 +1,4 @@
-import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core';
+import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core/store';
 import type Database from 'better-sqlite3';
 
 /** The lease columns and version of a run row. */

@@ -1,4 +1,5 @@
-import { createRedactor, KeelError, type Redactor } from '@keel/core';
+import { KeelError } from '@keel/core';
+import { createRedactor, type Redactor } from '@keel/core/adapter';
 import { modelParts, nameLabel } from './label-values.js';
 
 /**

@@ -1,4 +1,5 @@
-import { KeelError, type RunStore, rejectUnknownOptions, requireOptionsObject } from '@keel/core';
+import { KeelError, type RunStore } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 
 /** Checks an options object: a plain object with only `known` keys (`config.invalid` names the slip). */
 export function checkOptionsObject(

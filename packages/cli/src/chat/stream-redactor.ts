@@ -1,4 +1,4 @@
-import { REDACTED } from '@keel/core';
+import { REDACTED } from '@keel/core/adapter';
 
 /**
  * Replaces secrets (API keys, as they are and as JSON escapes them) with `[redacted]` in text that arrives in pieces,

@@ -1,5 +1,4 @@
-import { KeelError } from '../errors/keel-error.js';
-import { isDependencyFailure } from '../policies/breaker/failures.js';
+import { countsAgainstModel } from './run/failure-rules.js';
 import { consecutive } from '../policies/breaker/consecutive.js';
 import type { BreakerStrategy } from '../policies/breaker/strategy.js';
 import { timeWindow } from '../policies/breaker/time-window.js';
@@ -10,8 +9,14 @@ import { retryBudgetMaker } from '../policies/retry-budget.js';
 import { timeout } from '../policies/timeout.js';
 import type { Tool } from '../spec/tool.js';
 import type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent-options.js';
-import type { BreakerWatcher, FallbackSlot, ModelSlot, RetrySettings, ToolSlot } from './agent-runtime.js';
-import { agentConfigError, checkMilliseconds } from './config-error.js';
+import type {
+  BreakerWatcher,
+  FallbackSlot,
+  ModelSlot,
+  RetrySettings,
+  ToolSlot,
+} from './run/agent-runtime.js';
+import { agentConfigError, checkMilliseconds } from './run/config-error.js';
 import { indexTools } from './tools/tool.js';
 import { fallbackName } from './tools/tool-fallback.js';
 
@@ -199,21 +204,6 @@ function makeBreaker(
     name,
     clock,
   });
-}
-
-/**
- * The agent's breakers count what {@link isDependencyFailure} counts, except `provider.auth` and
- * `provider.quota_exhausted`: an open breaker sends runs to the fallbacks, and the loop never falls back on those
- * (another model would hide a fault only the account's owner can fix).
- */
-function countsAgainstModel(error: unknown): boolean {
-  if (
-    KeelError.isInstance(error) &&
-    (error.code === 'provider.auth' || error.code === 'provider.quota_exhausted')
-  ) {
-    return false;
-  }
-  return isDependencyFailure(error);
 }
 
 /** A breaker's moves reach the runs that use it while they run (one subscription per breaker, not per run). */

@@ -8,13 +8,13 @@ import type { Tool, ToolSource } from '../spec/tool.js';
 import type { ConversationManager } from './conversation/manager.js';
 import type { CorrectionLimits } from './correction/correction-tracker.js';
 import type { StructuredOutput } from './correction/structured-output.js';
-import type { DurabilityOptions } from './durability/durability.js';
-import type { UncertainCallPolicy } from './agent-runtime.js';
-import type { CheckpointHook } from './durability/run-state.js';
+import type { DurabilityOptions } from './run/durability.js';
+import type { UncertainCallPolicy } from './run/agent-runtime.js';
+import type { CheckpointHook } from './run/run-state.js';
 import type { Guardrail } from './guardrails/guardrail.js';
-import type { RunEventListener } from './loop/events.js';
-import type { RunLimits } from './loop/limits.js';
-import type { SchemaLike } from './schemas/schema.js';
+import type { RunEventListener } from '../spec/run-events.js';
+import type { RunLimits } from './run/limits.js';
+import type { SchemaLike } from '../schemas/schema.js';
 
 /** Options of `agent()`. */
 export interface AgentOptions<Output = string> {

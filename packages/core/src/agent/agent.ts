@@ -3,14 +3,14 @@ import type { Event } from '../policies/policy.js';
 import type { Message } from '../spec/model.js';
 import type { RunStore } from '../spec/run-store.js';
 import type { AgentOptions } from './agent-options.js';
-import { type ResumeOptions, resumeRun } from './durability/resume.js';
-import { type RunAbort, runRegistry } from './loop/cancellation.js';
-import type { RunEvent } from './loop/events.js';
+import { type ResumeOptions, resumeRun } from './resume.js';
+import { type RunAbort, runRegistry } from './run/cancellation.js';
+import type { RunEvent } from '../spec/run-events.js';
 import type { RunOptions, RunResult } from './loop/run.js';
-import { executeRun } from './loop/start-run.js';
+import { executeRun } from './start-run.js';
 import { resolveAgent } from './resolve-agent.js';
-import { sessionSettingsOf } from './sessions/session-options.js';
-import { runOnSession } from './sessions/session-run.js';
+import { sessionSettingsOf } from './run/session-options.js';
+import { runOnSession } from './session-run.js';
 import { settleSession } from './sessions/session-settle.js';
 
 /** An agent: a model, tools and policies, ready to run. */

@@ -7,7 +7,7 @@ import { FakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { type Agent, agent } from './agent.js';
 import type { AgentOptions } from './agent-options.js';
-import type { RunEvent } from './loop/events.js';
+import type { RunEvent } from '../spec/run-events.js';
 import type { RunResult } from './loop/run.js';
 import { tool } from './tools/tool.js';
 

@@ -13,7 +13,7 @@ import { type Agent, agent } from './agent.js';
 import type { AgentOptions } from './agent-options.js';
 import { guardrail } from './guardrails/guardrail.js';
 import type { RunOptions, RunResult } from './loop/run.js';
-import type { TerminalStatus } from './loop/stop-reason.js';
+import type { TerminalStatus } from './run/stop-reason.js';
 import { tool } from './tools/tool.js';
 
 // A provider, tool, guardrail, callback or store that throws (or rejects with) a hostile value must never hang a

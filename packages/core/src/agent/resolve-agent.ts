@@ -1,22 +1,22 @@
 import { DeadlineQueue } from '../policies/deadline-queue.js';
 import { systemClock } from '../policies/clock.js';
-import { EventEmitter } from '../policies/events.js';
+import { Emitter } from '../policies/events.js';
 import { resolveModels, resolveRetry, toolSlots } from './agent-dependencies.js';
 import type { AgentOptions } from './agent-options.js';
-import type { AgentRuntime, ToolCatalog } from './agent-runtime.js';
+import type { AgentRuntime, ToolCatalog } from './run/agent-runtime.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
-import { agentConfigError as fail } from './config-error.js';
+import { agentConfigError as fail } from './run/config-error.js';
 import { slidingWindow } from './conversation/sliding-window.js';
 import { CorrectionTracker } from './correction/correction-tracker.js';
 import { type StructuredOutput, structuredOutput } from './correction/structured-output.js';
-import { resolveDurability } from './durability/durability.js';
-import type { RunEvent } from './loop/events.js';
-import { resolveLimits } from './loop/limits.js';
-import type { SchemaLike } from './schemas/schema.js';
+import { resolveDurability } from './run/durability.js';
+import type { RunEvent } from '../spec/run-events.js';
+import { resolveLimits } from './run/limits.js';
+import type { SchemaLike } from '../schemas/schema.js';
 import { SourcedToolCatalog } from './tool-catalog.js';
 import { toToolDefinition } from './tools/tool.js';
-import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './tools/tool-result.js';
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './run/tool-result.js';
 
 const KNOWN_OPTIONS = [
   'name',
@@ -87,7 +87,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
   if (!Array.isArray(guardrails) || guardrails.some((entry) => typeof entry?.check !== 'function')) {
     fail('guardrails must be an array of guardrail(...) values');
   }
-  const events = new EventEmitter<RunEvent>();
+  const events = new Emitter<RunEvent>();
   if (options.onEvent !== undefined) events.event(options.onEvent);
   const breakers = new Map<string, CircuitBreaker>();
   const addBreaker = (breaker: CircuitBreaker) => breakers.set(breaker.name, breaker);

@@ -1,7 +1,7 @@
 import type { ToolDefinition } from '../spec/model.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
 import type { ToolSlots } from './agent-dependencies.js';
-import type { ToolCatalog, ToolSlot } from './agent-runtime.js';
+import type { ToolCatalog, ToolSlot } from './run/agent-runtime.js';
 import { toToolDefinition } from './tools/tool.js';
 
 /** What a {@link SourcedToolCatalog} keeps up to date: the runtime's view of its tools. */

@@ -1,5 +1,5 @@
 import { NEVER_ABORTED_SIGNAL, runInContext, toContext } from './context.js';
-import { EventEmitter } from './events.js';
+import { Emitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 import { rejectionError } from './rejection.js';
 import {
@@ -53,7 +53,7 @@ interface Waiter {
  */
 export function bulkhead(options: BulkheadOptions): BulkheadPolicy {
   const { maxConcurrent, maxQueued } = validate(options);
-  const rejections = new EventEmitter<BulkheadRejectedEvent>();
+  const rejections = new Emitter<BulkheadRejectedEvent>();
   // A Set keeps arrival order and removes an aborted waiter in O(1), wherever it sits.
   const queue = new Set<Waiter>();
   let executing = 0;

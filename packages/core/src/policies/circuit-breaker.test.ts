@@ -3,7 +3,7 @@ import { KeelError } from '../errors/keel-error.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import type { BreakerStore, BreakerStoreFactory, BreakerTransition } from './breaker/breaker-store.js';
 import { consecutive } from './breaker/consecutive.js';
-import { InMemoryBreakerStore } from './breaker/in-memory-breaker-store.js';
+import { MemoryBreakerStore } from './breaker/in-memory-breaker-store.js';
 import { parseBreakerSnapshot } from './breaker/snapshot.js';
 import { timeWindow } from './breaker/time-window.js';
 import { type CircuitBreakerOptions, circuitBreaker } from './circuit-breaker.js';
@@ -572,7 +572,7 @@ describe('circuitBreaker: serialisation', () => {
 describe('circuitBreaker: asynchronous store', () => {
   /** The in-memory store behind promises, as a shared store (Redis) would answer. */
   const asyncStore: BreakerStoreFactory = (options) => {
-    const inner = new InMemoryBreakerStore(options);
+    const inner = new MemoryBreakerStore(options);
     const later = <T>(value: () => T) => Promise.resolve().then(value);
     const store: BreakerStore = {
       read: () => inner.read(),
@@ -609,7 +609,7 @@ describe('circuitBreaker: asynchronous store', () => {
       name: 'openai/gpt-4.1-mini',
       store: (options) => {
         names.push(options.name);
-        return new InMemoryBreakerStore(options);
+        return new MemoryBreakerStore(options);
       },
     });
     expect(names).toEqual(['openai/gpt-4.1-mini']);
@@ -619,7 +619,7 @@ describe('circuitBreaker: asynchronous store', () => {
     const down = new KeelError('store.unavailable', 'redis down');
     const { breaker } = setup({
       store: (options) => {
-        const inner = new InMemoryBreakerStore(options);
+        const inner = new MemoryBreakerStore(options);
         return {
           read: () => inner.read(),
           admit: () => Promise.reject(down),

@@ -13,7 +13,7 @@ import type { BreakerSnapshot, BreakerState } from './breaker/snapshot.js';
 import type { BreakerStrategy } from './breaker/strategy.js';
 import type { Clock } from './clock.js';
 import { toContext } from './context.js';
-import { EventEmitter } from './events.js';
+import { Emitter } from './events.js';
 import type { Disposable, Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 import { isPromiseLike } from './promise.js';
 import { rejectionError } from './rejection.js';
@@ -67,7 +67,7 @@ export interface CircuitBreakerOptions {
    * Defaults to a new closed breaker.
    */
   initialState?: BreakerSnapshot;
-  /** Where the state lives. Defaults to `inMemoryBreakerStore`, state in this process. */
+  /** Where the state lives. Defaults to `memoryBreakerStore`, state in this process. */
   store?: BreakerStoreFactory;
   /** Where time comes from. Defaults to the system clock. */
   clock?: Clock;
@@ -139,11 +139,11 @@ class CircuitBreakerPolicy implements CircuitBreaker {
   private readonly isFailure: (error: unknown) => boolean;
   /** Bumped by `reset()`, so that handles from before it cannot release a later isolation. */
   private isolationEpoch = 0;
-  private readonly stateChanges = new EventEmitter<BreakerTransition>();
-  private readonly breaks = new EventEmitter<BreakerTransition>();
-  private readonly resets = new EventEmitter<BreakerTransition>();
-  private readonly halfOpens = new EventEmitter<BreakerTransition>();
-  private readonly rejections = new EventEmitter<BreakerRejectedEvent>();
+  private readonly stateChanges = new Emitter<BreakerTransition>();
+  private readonly breaks = new Emitter<BreakerTransition>();
+  private readonly resets = new Emitter<BreakerTransition>();
+  private readonly halfOpens = new Emitter<BreakerTransition>();
+  private readonly rejections = new Emitter<BreakerRejectedEvent>();
   readonly onStateChange = this.stateChanges.event;
   readonly onBreak = this.breaks.event;
   readonly onReset = this.resets.event;

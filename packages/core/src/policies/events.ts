@@ -5,7 +5,7 @@ import type { Disposable, Event } from './policy.js';
  * A minimal synchronous event emitter. `hasListeners` lets a policy skip building an event (and timing work) when
  * nobody listens. A listener that throws does not break the policy: its error is reported as a process warning.
  */
-export class EventEmitter<T> {
+export class Emitter<T> {
   private listeners: Array<(event: T) => void> = [];
 
   /** Subscribe with `emitter.event(listener)`. */

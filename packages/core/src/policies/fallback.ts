@@ -2,7 +2,7 @@ import { classify } from '../errors/classify.js';
 import { isControlSignal } from '../errors/control.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import { toContext } from './context.js';
-import { EventEmitter } from './events.js';
+import { Emitter } from './events.js';
 import type { Event, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 import { invalidOption, rejectUnknownOptions, requireOptionsObject } from './validate.js';
 
@@ -97,7 +97,7 @@ export function fallback<Alternative>(
   options: FallbackOptions = {},
 ): FallbackPolicy<Alternative> {
   const { steps, classifyError } = validate(alternatives, options);
-  const fallbacks = new EventEmitter<FallbackEvent>();
+  const fallbacks = new Emitter<FallbackEvent>();
 
   const execute = async <T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T | Alternative> => {
     const context = toContext(signal);

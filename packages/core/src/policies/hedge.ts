@@ -2,7 +2,7 @@ import { isControlSignal } from '../errors/control.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { NEVER_ABORTED_SIGNAL, toContext } from './context.js';
 import { MAX_DELAY_MS } from './delays.js';
-import { EventEmitter } from './events.js';
+import { Emitter } from './events.js';
 import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 import {
   rejectUnknownOptions,
@@ -129,7 +129,7 @@ class AttemptContext implements PolicyContext {
  */
 export function hedge(options: HedgeOptions): HedgePolicy {
   const { delayMs, maxHedgedAttempts, clock } = validate(options);
-  const hedges = new EventEmitter<HedgeEvent>();
+  const hedges = new Emitter<HedgeEvent>();
 
   const execute = <T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> => {
     const context = toContext(signal);

@@ -24,9 +24,9 @@ const EPSILON = 1e-9;
  * timer, and a waiter that aborts hands its turn to the next at once.
  *
  * @example
- *   rateLimiter({ ratePerSecond: 5, store: inMemoryRateLimiterStore });
+ *   rateLimiter({ ratePerSecond: 5, store: memoryRateLimiterStore });
  */
-export const inMemoryRateLimiterStore: RateLimiterStoreFactory = (options) =>
+export const memoryRateLimiterStore: RateLimiterStoreFactory = (options) =>
   new InMemoryRateLimiterStore(options);
 
 class InMemoryRateLimiterStore implements RateLimiterStore {

@@ -21,9 +21,9 @@ const NO_SLOTS: number[] = [];
  * The default retry budget store: counts in this process.
  *
  * @example
- *   retryBudget({ ratio: 0.2, store: inMemoryRetryBudgetStore });
+ *   retryBudget({ ratio: 0.2, store: memoryRetryBudgetStore });
  */
-export const inMemoryRetryBudgetStore: RetryBudgetStoreFactory = (options) =>
+export const memoryRetryBudgetStore: RetryBudgetStoreFactory = (options) =>
   new InMemoryRetryBudgetStore(options);
 
 class InMemoryRetryBudgetStore implements RetryBudgetStore {

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from './clock.js';
 import { runInContext, toContext } from './context.js';
-import { EventEmitter } from './events.js';
-import { inMemoryRateLimiterStore } from './in-memory-rate-limiter-store.js';
+import { Emitter } from './events.js';
+import { memoryRateLimiterStore } from './in-memory-rate-limiter-store.js';
 import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
 import { isPromiseLike } from './promise.js';
 import type {
@@ -43,7 +43,7 @@ export interface RateLimiterOptions {
    */
   maxWaitMs?: number;
   /**
-   * Where the tokens live. Defaults to `inMemoryRateLimiterStore`, a bucket in this process; a shared store (such as
+   * Where the tokens live. Defaults to `memoryRateLimiterStore`, a bucket in this process; a shared store (such as
    * `@keel/redis`) makes every process take from one bucket.
    */
   store?: RateLimiterStoreFactory;
@@ -79,7 +79,7 @@ export interface RateLimiterPolicy extends Policy {
 export function rateLimiter(options: RateLimiterOptions): RateLimiterPolicy {
   const { store: createStore, ...settings } = validate(options);
   const store = createStore(settings);
-  const rejections = new EventEmitter<RateLimiterRejectedEvent>();
+  const rejections = new Emitter<RateLimiterRejectedEvent>();
   const ratePerSecond = settings.ratePerMs * 1000;
 
   const reject = (refusal: RateLimiterRefusal): Promise<never> => {
@@ -170,10 +170,10 @@ function validate(options: RateLimiterOptions): ValidOptions {
   // Infinity means no cap: maxWaitMs is only ever compared with a computed wait, never armed as a timer.
   const maxWaitMs = requireNonNegativeNumber(options.maxWaitMs ?? 30_000, 'maxWaitMs', FACTORY);
   const store = requireFunction(
-    options.store ?? inMemoryRateLimiterStore,
+    options.store ?? memoryRateLimiterStore,
     'store',
     FACTORY,
-    '(options) => RateLimiterStore, such as inMemoryRateLimiterStore',
+    '(options) => RateLimiterStore, such as memoryRateLimiterStore',
   );
   const clock = requireClock(options.clock ?? systemClock, FACTORY);
   return { ratePerMs, bucketSize, mode, maxWaitMs, store, clock };

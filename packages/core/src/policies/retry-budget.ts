@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from './clock.js';
-import { EventEmitter } from './events.js';
-import { inMemoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from './in-memory-retry-budget-store.js';
+import { Emitter } from './events.js';
+import { memoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from './in-memory-retry-budget-store.js';
 import type { Event } from './policy.js';
 import type { RetryBudgetLimits, RetryBudgetStoreFactory } from './retry-budget-store.js';
 import {
@@ -34,7 +34,7 @@ export interface RetryBudgetOptions {
   /** Retries already spent, for a budget restored from a snapshot (a resumed run). Defaults to 0. */
   initialSpent?: number;
   /**
-   * Where the counts live. Defaults to `inMemoryRetryBudgetStore`, counts in this process; a shared store (such as
+   * Where the counts live. Defaults to `memoryRetryBudgetStore`, counts in this process; a shared store (such as
    * `@keel/redis`) makes every process draw from one budget.
    */
   store?: RetryBudgetStoreFactory;
@@ -119,8 +119,8 @@ export function retryBudgetMaker(options: RetryBudgetOptions = {}): () => RetryB
 
 function budgetOf({ limits, initialSpent, clock, store: createStore }: Settings): RetryBudget {
   const store = createStore({ limits, initialSpent, clock });
-  const acquired = new EventEmitter<RetryBudgetSnapshot>();
-  const denied = new EventEmitter<RetryBudgetDeniedEvent>();
+  const acquired = new Emitter<RetryBudgetSnapshot>();
+  const denied = new Emitter<RetryBudgetDeniedEvent>();
 
   const snapshot = (): RetryBudgetSnapshot => {
     const counts = store.counts();
@@ -209,10 +209,10 @@ function validate(options: RetryBudgetOptions): Settings {
     limits: { maxRetries, ratio, reserve: (minRetriesPerSecond * windowMs) / 1000, windowMs },
     initialSpent: requireNonNegativeInteger(options.initialSpent ?? 0, 'initialSpent', FACTORY),
     store: requireFunction(
-      options.store ?? inMemoryRetryBudgetStore,
+      options.store ?? memoryRetryBudgetStore,
       'store',
       FACTORY,
-      '(options) => RetryBudgetStore, such as inMemoryRetryBudgetStore',
+      '(options) => RetryBudgetStore, such as memoryRetryBudgetStore',
     ),
     clock: requireClock(options.clock ?? systemClock, FACTORY),
   };

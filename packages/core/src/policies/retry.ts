@@ -4,7 +4,7 @@ import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import { type Clock, systemClock } from './clock.js';
 import { NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './context.js';
 import { type Delay, exponential, fullJitter, MAX_DELAY_MS, type RandomSource, safeMs } from './delays.js';
-import { EventEmitter } from './events.js';
+import { Emitter } from './events.js';
 import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
 import type { RetryBudget } from './retry-budget.js';
 import { sleep } from './sleep.js';
@@ -135,9 +135,9 @@ export function retryMaker(
 
 function retryOf(settings: Settings): RetryPolicy {
   const { maxAttempts, retryIf, delay, random, maxRetryAfterMs, maxElapsedMs, budget, clock } = settings;
-  const retries = new EventEmitter<RetryEvent>();
-  const giveUps = new EventEmitter<RetryGiveUpEvent>();
-  const successes = new EventEmitter<RetrySuccessEvent>();
+  const retries = new Emitter<RetryEvent>();
+  const giveUps = new Emitter<RetryGiveUpEvent>();
+  const successes = new Emitter<RetrySuccessEvent>();
 
   const giveUp = (
     attempts: number,

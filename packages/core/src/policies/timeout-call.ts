@@ -4,7 +4,7 @@ import { KeelError } from '../errors/keel-error.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { type AbortFollowable, isAbortFollowable, NEVER_ABORTED_SIGNAL } from './context.js';
 import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
-import type { EventEmitter } from './events.js';
+import type { Emitter } from './events.js';
 import type { PolicyContext } from './policy.js';
 import type { TimeoutEvent, TimeoutStrategy } from './timeout.js';
 
@@ -14,7 +14,7 @@ export interface TimeoutSettings {
   strategy: TimeoutStrategy;
   code: ErrorCode;
   clock: Clock;
-  timeouts: EventEmitter<TimeoutEvent>;
+  timeouts: Emitter<TimeoutEvent>;
   /** Forced mode only: the deadlines of running calls, served by one timer. */
   queue: DeadlineQueue | undefined;
 }

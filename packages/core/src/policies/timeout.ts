@@ -3,7 +3,7 @@ import { type Clock, systemClock } from './clock.js';
 import { toContext } from './context.js';
 import { DeadlineQueue } from './deadline-queue.js';
 import { MAX_DELAY_MS } from './delays.js';
-import { EventEmitter } from './events.js';
+import { Emitter } from './events.js';
 import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
 import { ignoreRejection, isPromiseLike } from './promise.js';
 import { TimeoutCall, type TimeoutSettings } from './timeout-call.js';
@@ -80,7 +80,7 @@ export interface TimeoutPolicy extends Policy {
  *   const weather = await response.json(); // the call settled in time: its signal is still alive
  */
 export function timeout(timeoutMs: number, options: TimeoutOptions = {}): TimeoutPolicy {
-  const timeouts = new EventEmitter<TimeoutEvent>();
+  const timeouts = new Emitter<TimeoutEvent>();
   const settings = validate(timeoutMs, options, timeouts);
 
   async function cooperative<T>(fn: PolicyFunction<T>, signal?: SignalInput): Promise<T> {
@@ -140,7 +140,7 @@ const FACTORY = 'timeout';
 function validate(
   timeoutMs: number,
   options: TimeoutOptions,
-  timeouts: EventEmitter<TimeoutEvent>,
+  timeouts: Emitter<TimeoutEvent>,
 ): TimeoutSettings {
   requireNonNegativeNumber(timeoutMs, 'timeoutMs', FACTORY, {
     minimum: Number.MIN_VALUE,

@@ -202,3 +202,6 @@ export type ApprovalCheck<Input> = {
 export type ToolResult =
   | { status: 'success'; content: JsonValue; degraded?: ToolDegradation }
   | { status: 'error'; error: SerializedError; guidance?: string };
+
+/** What a tool name must look like: what OpenAI and Anthropic both accept. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;

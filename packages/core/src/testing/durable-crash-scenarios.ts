@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
-import type { RunState, RunTransition } from '../agent/durability/run-state.js';
+import type { RunState, RunTransition } from '../agent/run/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
 import { withoutCommitStep } from './contract-support.js';
 import { DurableFixture, FIXTURE_START_MS } from './durable-fixture.js';

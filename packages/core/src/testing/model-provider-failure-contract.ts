@@ -1,6 +1,6 @@
 import { describe, expect, it } from './vitest-functions.js';
 import { agent } from '../agent/agent.js';
-import type { RunEvent } from '../agent/loop/events.js';
+import type { RunEvent } from '../spec/run-events.js';
 import type { ModelRequest } from '../spec/model.js';
 import { MemoryRunStore } from '../store/memory-run-store.js';
 import { sendJson } from './http-test-server.js';

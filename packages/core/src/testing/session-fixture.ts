@@ -1,6 +1,6 @@
 import { type Agent, agent } from '../agent/agent.js';
 import type { AgentOptions } from '../agent/agent-options.js';
-import type { DurabilityOptions } from '../agent/durability/durability.js';
+import type { DurabilityOptions } from '../agent/run/durability.js';
 import { tool } from '../agent/tools/tool.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { Message } from '../spec/model.js';

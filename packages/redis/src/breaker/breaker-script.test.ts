@@ -1,16 +1,14 @@
 // The breaker's Lua script on a real Redis, with the time passed in (no clock is read): transitions, probe counting,
 // stale tickets, isolation, restore rules, TTL and expiry, publishing; and a differential test against core's
-// InMemoryBreakerStore over seeded random sequences of calls.
+// MemoryBreakerStore over seeded random sequences of calls.
 import {
-  type BreakerRules,
   type BreakerStrategy,
-  type BreakerTicket,
   type BreakerTransition,
   consecutive,
   countWindow,
-  InMemoryBreakerStore,
   timeWindow,
 } from '@keel/core';
+import { type BreakerRules, type BreakerTicket, MemoryBreakerStore } from '@keel/core/store';
 import { FakeClock } from '@keel/core/testing';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -457,7 +455,7 @@ function seeded(seed: number): () => number {
   };
 }
 
-describe('breaker script: same decisions as InMemoryBreakerStore', () => {
+describe('breaker script: same decisions as MemoryBreakerStore', () => {
   const strategies: Array<[string, BreakerStrategy]> = [
     ['consecutive', consecutive({ threshold: 3, minimumCalls: 4 })],
     ['count window', countWindow({ size: 6, failureRateThreshold: 0.5, minimumCalls: 4 })],
@@ -477,7 +475,7 @@ describe('breaker script: same decisions as InMemoryBreakerStore', () => {
         });
         const clock = new FakeClock(10_000);
         const local: BreakerTransition[] = [];
-        const memory = new InMemoryBreakerStore({
+        const memory = new MemoryBreakerStore({
           name: 'differential',
           rules,
           clock,

@@ -1,5 +1,5 @@
 // The circuit breaker's state machine as one Lua script, run atomically by Redis: the same rules as core's
-// InMemoryBreakerStore (strategies, open periods, probes and their deadlines, isolation, snapshot restore), applied
+// MemoryBreakerStore (strategies, open periods, probes and their deadlines, isolation, snapshot restore), applied
 // to state every process shares. Each call reads the hash, applies the operation, writes the hash back, refreshes its
 // TTL (none while isolated; counted from the end of the period while open), publishes what changed on a channel named
 // like the key, and answers with the state as JSON.

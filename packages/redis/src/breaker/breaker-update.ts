@@ -1,4 +1,4 @@
-import type { BreakerState, BreakerTransitionReason } from '@keel/core';
+import type { BreakerState, BreakerTransitionReason } from '@keel/core/store';
 
 /** One transition as the breaker script reports it. */
 export interface ScriptTransition {

@@ -1,3 +1,5 @@
+import { type BreakerTransition, type Clock, type SerializedError, serializeError } from '@keel/core';
+import { deserializeError, type TimerHandle } from '@keel/core/adapter';
 import {
   type BreakerAdmission,
   type BreakerOutcome,
@@ -9,16 +11,10 @@ import {
   type BreakerStoreFactory,
   type BreakerStoreOptions,
   type BreakerTicket,
-  type BreakerTransition,
-  type Clock,
   type ClosedTicket,
-  deserializeError,
-  InMemoryBreakerStore,
+  MemoryBreakerStore,
   type ProbeTicket,
-  type SerializedError,
-  serializeError,
-  type TimerHandle,
-} from '@keel/core';
+} from '@keel/core/store';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
 import { checkOptionsObject, invalidOption, requireChoice } from '../validation.js';
 import { type BreakerUpdate, parseBreakerUpdate } from './breaker-update.js';
@@ -59,7 +55,7 @@ interface SharedProbeTicket extends ProbeTicket {
 }
 
 /** A ticket of the local store that stands in while Redis is unavailable. */
-type LocalTicket = BreakerTicket & { readonly local: InMemoryBreakerStore; readonly inner: BreakerTicket };
+type LocalTicket = BreakerTicket & { readonly local: MemoryBreakerStore; readonly inner: BreakerTicket };
 
 /**
  * A breaker store whose state lives in Redis, shared by every process, with a local copy kept current by the script's
@@ -99,7 +95,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
   private offsetMs = 0;
   private closedTicket: SharedClosedTicket = { kind: 'closed', gen: Number.NEGATIVE_INFINITY };
   /** The store that stands in while Redis is unavailable (rule `local`), from the copy as it was then. */
-  private local: InMemoryBreakerStore | undefined;
+  private local: MemoryBreakerStore | undefined;
   /** Probe slots this process holds, with the timer that renews each while its probe runs. */
   private readonly renewals = new Map<number, TimerHandle>();
 
@@ -451,7 +447,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
    * A local store from the copy as it stands, by core's restore rules: open stays open until its period ends (in this
    * process's clock), and a half-open breaker restores as open while probes of other processes may run.
    */
-  private standIn(): InMemoryBreakerStore {
+  private standIn(): MemoryBreakerStore {
     const state = this.visibleState(this.serverNow());
     const initialState: BreakerSnapshot = {
       version: 1,
@@ -463,7 +459,7 @@ class RedisBreakerStore implements BreakerStore, Participant {
       window: null,
       cause: state === 'open' || state === 'half-open' ? (this.serializedCause ?? null) : null,
     };
-    return new InMemoryBreakerStore({
+    return new MemoryBreakerStore({
       name: this.name,
       rules: this.rules,
       clock: this.clock,

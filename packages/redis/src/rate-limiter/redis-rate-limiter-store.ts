@@ -1,13 +1,12 @@
+import { type Clock, sleep } from '@keel/core';
+import type { PolicyContext } from '@keel/core/adapter';
 import {
-  type Clock,
-  inMemoryRateLimiterStore,
-  type PolicyContext,
+  memoryRateLimiterStore,
   type RateLimiterGrant,
   type RateLimiterStore,
   type RateLimiterStoreFactory,
   type RateLimiterStoreOptions,
-  sleep,
-} from '@keel/core';
+} from '@keel/core/store';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
 import { checkOptionsObject, describe, invalidOption, requireChoice, requireName } from '../validation.js';
 
@@ -157,7 +156,7 @@ class RedisRateLimiterStore implements RateLimiterStore, Participant {
         cause: this.connection.unavailableError(),
       };
     }
-    this.local ??= inMemoryRateLimiterStore(this.localOptions);
+    this.local ??= memoryRateLimiterStore(this.localOptions);
     return this.local.acquire(context);
   }
 

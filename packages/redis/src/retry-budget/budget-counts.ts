@@ -1,4 +1,4 @@
-import { RETRY_BUDGET_SLOTS } from '@keel/core';
+import { RETRY_BUDGET_SLOTS } from '@keel/core/store';
 
 /** One operation on a budget's counts. */
 export type BudgetOperation = 'request' | 'acquire' | 'release';

@@ -1,6 +1,6 @@
+import type { Clock } from '@keel/core';
 import {
-  type Clock,
-  inMemoryRetryBudgetStore,
+  memoryRetryBudgetStore,
   RETRY_BUDGET_SLOTS,
   type RetryBudgetCounts,
   type RetryBudgetDenial,
@@ -8,7 +8,7 @@ import {
   type RetryBudgetStore,
   type RetryBudgetStoreFactory,
   type RetryBudgetStoreOptions,
-} from '@keel/core';
+} from '@keel/core/store';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
 import { checkOptionsObject, requireChoice, requireName } from '../validation.js';
 import { type BudgetAnswer, BudgetCounts, type BudgetOperation } from './budget-counts.js';
@@ -158,7 +158,7 @@ class RedisRetryBudgetStore implements RetryBudgetStore, Participant {
 
   private standIn(): RetryBudgetStore | undefined {
     if (this.rule === 'closed') return undefined;
-    this.local ??= inMemoryRetryBudgetStore({ ...this.options, initialSpent: this.sharedCounts.spent });
+    this.local ??= memoryRetryBudgetStore({ ...this.options, initialSpent: this.sharedCounts.spent });
     return this.local;
   }
 

@@ -5,8 +5,6 @@ import {
   type JsonSchemaInput,
   type JsonValue,
   KeelError,
-  rejectUnknownOptions,
-  requireOptionsObject,
   type SchemaLike,
   systemClock,
   type Tool,
@@ -14,6 +12,7 @@ import {
   type ToolFallback,
   tool,
 } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import { checkPlaceholderNames } from '../template.js';
 import {
   booleanOption,

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { KeelError, rejectUnknownOptions, requireOptionsObject } from '@keel/core';
+import { KeelError } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 
 /**
  * Kernel resource limits (setrlimit) applied to a command and everything it starts, through `prlimit` from

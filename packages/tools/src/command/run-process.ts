@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import type { Clock, TimerHandle } from '@keel/core';
+import type { Clock } from '@keel/core';
+import type { TimerHandle } from '@keel/core/adapter';
 import { OutputCapture } from './output-capture.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
 

@@ -5,16 +5,14 @@ import {
   type JsonSchemaInput,
   type JsonValue,
   KeelError,
-  rejectUnknownOptions,
-  requireOptionsObject,
   type SchemaLike,
-  secretValueRedactor,
   systemClock,
   type Tool,
   type ToolContext,
   type ToolFallback,
   tool,
 } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject, secretValueRedactor } from '@keel/core/adapter';
 import { checkPlaceholderNames } from '../template.js';
 import { booleanOption, clockOption, integerOption, invalid, MAX_TIMER_MS } from '../validate.js';
 import { addressPolicy } from './address-policy.js';

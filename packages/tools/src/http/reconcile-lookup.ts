@@ -6,9 +6,9 @@ import {
   KeelError,
   type ReconcileContext,
   type ReconcileResult,
-  rejectUnknownOptions,
   type ToolContext,
 } from '@keel/core';
+import { rejectUnknownOptions } from '@keel/core/adapter';
 import { checkPlaceholderNames } from '../template.js';
 import { invalid } from '../validate.js';
 import type { AddressPolicy } from './address-policy.js';

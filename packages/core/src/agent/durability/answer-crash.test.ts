@@ -6,7 +6,7 @@ import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { DurableFixture, FIXTURE_START_MS } from '../../testing/durable-fixture.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { FaultyRunStore } from '../../testing/faulty-run-store.js';
-import type { ToolCallDecision } from './pending-decision.js';
+import type { ToolCallDecision } from '../run/pending-decision.js';
 
 const MINUTE_MS = 60_000;
 

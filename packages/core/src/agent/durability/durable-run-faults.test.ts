@@ -8,7 +8,7 @@ import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import type { RunResult } from '../loop/run.js';
 import { tool } from '../tools/tool.js';
-import { RUN_STATE_SCHEMA_VERSION } from './run-state.js';
+import { RUN_STATE_SCHEMA_VERSION } from '../run/run-state.js';
 
 /** Advances the clock in steps until `pending` settles (at most `limitMs`); resolves whether it settled. */
 async function settleOnClock(clock: FakeClock, pending: Promise<unknown>, limitMs: number): Promise<boolean> {

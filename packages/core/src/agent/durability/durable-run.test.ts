@@ -7,9 +7,9 @@ import { FakeClock } from '../../testing/fake-clock.js';
 import { FaultyRunStore } from '../../testing/faulty-run-store.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
-import type { RunEvent } from '../loop/events.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import { tool } from '../tools/tool.js';
-import { RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
+import { RUN_STATE_SCHEMA_VERSION, type RunState } from '../run/run-state.js';
 
 /** A store that keeps a copy of every checkpoint it was asked to save, with the ledger keys of its commit. */
 class RecordingStore extends MemoryRunStore {

@@ -2,8 +2,8 @@
 // which transitions may wait for the next write, and the journal entries a pause leaves in the state.
 import type { JsonValue } from '../../errors/keel-error.js';
 import type { CheckpointWrite } from '../../spec/run-store.js';
-import { journal } from './event-journal.js';
-import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from './run-state.js';
+import { journal } from '../run/event-journal.js';
+import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from '../run/run-state.js';
 
 /**
  * Journals a run's ends and resumptions, with the moment its pause began (its last checkpoint before it stopped:

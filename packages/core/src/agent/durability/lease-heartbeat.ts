@@ -1,6 +1,6 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { Clock, TimerHandle } from '../../policies/clock.js';
-import type { DurabilitySettings } from './durability.js';
+import type { DurabilitySettings } from '../run/durability.js';
 import { withStoreTimeout } from './store-calls.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../../errors/keel-error.js';
 import type { ToolResult } from '../../spec/tool.js';
-import type { ToolStop } from '../loop/directives.js';
-import type { PendingToolCall } from './run-state.js';
+import type { ToolStop } from '../run/directives.js';
+import type { PendingToolCall } from '../run/run-state.js';
 
 /** A completed call as the ledger holds it: its result, and the stop the tool asked for, if it did. */
 export interface LedgerResult {

@@ -5,7 +5,7 @@ import { FakeClock, flushMicrotasks } from '../../testing/fake-clock.js';
 import { type ScriptedResponse, scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import { tool } from '../tools/tool.js';
-import { queuedRun } from './queued-run.js';
+import { queuedRun } from '../queued-run.js';
 
 const START_MS = 1_700_000_000_000;
 

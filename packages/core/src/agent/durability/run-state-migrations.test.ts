@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { RUN_STATE_SCHEMA_VERSION } from './run-state.js';
+import { RUN_STATE_SCHEMA_VERSION } from '../run/run-state.js';
 import { migrateRunState } from './run-state-migrations.js';
 
 const V2 = JSON.parse(

@@ -1,14 +1,14 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { SerializedError } from '../../errors/serialize.js';
 import type { Message } from '../../spec/model.js';
-import { pendingDecisionOf } from './pending-decision.js';
+import { pendingDecisionOf } from '../run/pending-decision.js';
 import {
   idempotencyKeyOf,
   type PendingToolCall,
   RUN_STATE_SCHEMA_VERSION,
   type RunPhase,
   type RunState,
-} from './run-state.js';
+} from '../run/run-state.js';
 
 type StoredState = Record<string, unknown>;
 

@@ -2,7 +2,7 @@ import { messageOf } from '../../errors/error-chain.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
 import { sleep } from '../../policies/sleep.js';
-import type { DurabilitySettings } from './durability.js';
+import type { DurabilitySettings } from '../run/durability.js';
 
 /** How the durable path calls its store: attempts, the wait for each, and the clock both run on. */
 export interface StoreCallOptions {

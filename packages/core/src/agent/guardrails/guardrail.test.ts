@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONTROL_SIGNAL } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
-import { retryStep } from '../loop/directives.js';
+import { retryStep } from '../run/directives.js';
 import { type Guardrail, guardrail, runGuardrails, runToolCallGuardrails } from './guardrail.js';
 import { piiGuardrail } from './pii.js';
 import { promptInjectionGuardrail } from './prompt-injection.js';

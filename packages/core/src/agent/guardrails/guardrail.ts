@@ -3,17 +3,9 @@ import { isControlSignal } from '../../errors/control.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { ToolCall } from '../../spec/model.js';
 
-/** Why a guardrail intervened; machine-readable, stable (the Agno `CheckTrigger` values). */
-export type GuardrailTrigger =
-  | 'prompt_injection'
-  | 'pii_detected'
-  | 'off_topic'
-  | 'input_not_allowed'
-  | 'output_not_allowed'
-  | 'validation_failed';
+export type { GuardrailStage, GuardrailTrigger } from '../../spec/guardrail.js';
 
-/** When a guardrail runs: on the user's input, on the model's final output, or on each tool call before it runs. */
-export type GuardrailStage = 'input' | 'output' | 'tool-call';
+import type { GuardrailStage, GuardrailTrigger } from '../../spec/guardrail.js';
 
 /** What a guardrail is told besides the text or call it checks. */
 export interface GuardrailContext {

@@ -1,7 +1,7 @@
 import { KeelError } from '../../errors/keel-error.js';
-import type { ModelSlot } from '../agent-runtime.js';
-import { countRetry } from './report.js';
-import type { RunContext } from './run-context.js';
+import type { ModelSlot } from '../run/agent-runtime.js';
+import { countRetry } from '../run/report.js';
+import type { RunContext } from '../run/run-context.js';
 
 /** What each run has waited on open breakers so far, in milliseconds (bounded by `retry.waitForOpenBreakerMs`). */
 const waitedByRun = new WeakMap<RunContext, number>();

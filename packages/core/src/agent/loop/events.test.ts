@@ -5,7 +5,7 @@ import { FaultyRunStore } from '../../testing/faulty-run-store.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import { tool } from '../tools/tool.js';
-import type { RunEvent } from './events.js';
+import type { RunEvent } from '../../spec/run-events.js';
 
 const lookup = tool({
   name: 'lookup',

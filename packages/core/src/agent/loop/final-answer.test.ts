@@ -4,7 +4,7 @@ import { agent } from '../agent.js';
 import { structuredOutput } from '../correction/structured-output.js';
 import { guardrail } from '../guardrails/guardrail.js';
 import { tool } from '../tools/tool.js';
-import type { RunEvent } from './events.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import { CONTINUE_PROMPT } from './final-answer.js';
 
 const verdictSchema = {

@@ -1,9 +1,9 @@
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { ModelResponse } from '../../spec/model.js';
 import { runGuardrails } from '../guardrails/guardrail.js';
-import type { CorrectionEventKind } from './events.js';
-import { countCorrection } from './report.js';
-import type { RunContext } from './run-context.js';
+import type { CorrectionEventKind } from '../../spec/run-events.js';
+import { countCorrection } from '../run/report.js';
+import type { RunContext } from '../run/run-context.js';
 
 /** What the loop does with an answer that has no tool calls. */
 export type FinalAnswerOutcome =

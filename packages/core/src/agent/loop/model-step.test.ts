@@ -10,7 +10,7 @@ import { type Agent, agent } from '../agent.js';
 import type { AgentOptions } from '../agent-options.js';
 import type { ConversationManager } from '../conversation/manager.js';
 import { noReduction } from '../conversation/manager.js';
-import type { RunEvent } from './events.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import type { RunResult } from './run.js';
 
 const fault = (code: ErrorCode, options: KeelErrorOptions = {}) =>

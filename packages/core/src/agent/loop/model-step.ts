@@ -5,21 +5,19 @@ import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { ModelRequest, ModelResponse } from '../../spec/model.js';
-import type { ModelSlot } from '../agent-runtime.js';
+import type { ModelSlot } from '../run/agent-runtime.js';
 import { waitForOpenBreaker } from './breaker-wait.js';
 import {
   declinesRetryAfter,
-  FALLBACK_CODES,
   largerModelIndex,
   notWaitedFor,
-  presentableError,
   reduceConversation,
   switchModel,
-  underlyingError,
   withPartialOutput,
 } from './model-recovery.js';
-import { countRequest, countRetry } from './report.js';
-import type { RunContext } from './run-context.js';
+import { FALLBACK_CODES, presentableError, underlyingError } from '../run/failure-rules.js';
+import { countRequest, countRetry } from '../run/report.js';
+import type { RunContext } from '../run/run-context.js';
 
 /**
  * Asks the model chain for the next message. Each model is called under the run's retry policy (one budget for the

@@ -1,11 +1,11 @@
 import { messageOf } from '../../errors/error-chain.js';
 import { classify } from '../../errors/classify.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
-import type { PendingDecision } from '../durability/pending-decision.js';
-import { endRun } from '../durability/run-state.js';
-import { isStopRun, type ToolStop } from './directives.js';
-import type { RunContext } from './run-context.js';
-import { type StopReason, stopReasonOf, type TerminalStatus } from './stop-reason.js';
+import type { PendingDecision } from '../run/pending-decision.js';
+import { endRun } from '../run/run-state.js';
+import { isStopRun, type ToolStop } from '../run/directives.js';
+import type { RunContext } from '../run/run-context.js';
+import { type StopReason, stopReasonOf, type TerminalStatus } from '../run/stop-reason.js';
 
 /**
  * How a run ends. `output` is the run's output (the validated value with an output schema); `pending`, what an

@@ -1,20 +1,21 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { Message, Usage } from '../../spec/model.js';
-import type { AgentRuntime } from '../agent-runtime.js';
+import type { AgentRuntime } from '../run/agent-runtime.js';
 import type { DurableRun } from '../durability/durable-run.js';
-import { journalingListener } from '../durability/event-journal.js';
-import type { PendingDecision } from '../durability/pending-decision.js';
-import type { RunState } from '../durability/run-state.js';
-import type { SessionBusy } from '../sessions/session-options.js';
-import type { RunSessionOutcome } from '../sessions/session-state.js';
+import { journalingListener } from '../run/event-journal.js';
+import type { PendingDecision } from '../run/pending-decision.js';
+import type { RunState } from '../run/run-state.js';
+import type { SessionBusy } from '../run/session-options.js';
+import type { RunSessionOutcome } from '../run/session-state.js';
 import { combineBudgets } from './budget.js';
-import { RunAbort, type RunRegistry } from './cancellation.js';
-import { type RunEventListener, RunEventSink } from './events.js';
-import type { RunReport } from './report.js';
-import { RunContext } from './run-context.js';
+import { RunAbort, type RunRegistry } from '../run/cancellation.js';
+import type { RunEventListener } from '../../spec/run-events.js';
+import { RunEventSink } from '../run/event-sink.js';
+import type { RunReport } from '../run/report.js';
+import { RunContext } from '../run/run-context.js';
 import type { RunEnding } from './run-ending.js';
 import { runLoop } from './run-loop.js';
-import type { StopReason, TerminalStatus } from './stop-reason.js';
+import type { StopReason, TerminalStatus } from '../run/stop-reason.js';
 
 /** Options of one run. */
 export interface RunOptions {

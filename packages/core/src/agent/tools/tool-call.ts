@@ -5,12 +5,12 @@ import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { ToolProgress } from '../../spec/tool.js';
-import type { ToolSlot } from '../agent-runtime.js';
-import type { PendingToolCall } from '../durability/run-state.js';
-import { isDirective } from '../loop/directives.js';
-import { underlyingError } from '../loop/model-recovery.js';
-import { countRetry } from '../loop/report.js';
-import type { RunContext } from '../loop/run-context.js';
+import type { ToolSlot } from '../run/agent-runtime.js';
+import type { PendingToolCall } from '../run/run-state.js';
+import { isDirective } from '../run/directives.js';
+import { underlyingError } from '../run/failure-rules.js';
+import { countRetry } from '../run/report.js';
+import type { RunContext } from '../run/run-context.js';
 import { ToolCallContext } from './tool-context.js';
 
 export { toolFailure };

@@ -8,8 +8,8 @@ import { FakeClock } from '../../testing/fake-clock.js';
 import { type ScriptedStep, scriptedModel } from '../../testing/scripted-model.js';
 import { type Agent, agent } from '../agent.js';
 import type { AgentOptions } from '../agent-options.js';
-import { retryStep, stopRun } from '../loop/directives.js';
-import type { RunEvent } from '../loop/events.js';
+import { retryStep, stopRun } from '../run/directives.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import type { RunResult } from '../loop/run.js';
 import { tool } from './tool.js';
 

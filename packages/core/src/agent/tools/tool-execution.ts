@@ -9,20 +9,16 @@ import {
   type PendingDecision,
   pendingDecisionOf,
   rejectedResult,
-} from '../durability/pending-decision.js';
-import {
-  type PendingToolCall,
-  recordToolCallCompleted,
-  recordToolCallStarted,
-} from '../durability/run-state.js';
+} from '../run/pending-decision.js';
+import { type PendingToolCall, recordToolCallCompleted, recordToolCallStarted } from '../run/run-state.js';
 import { runToolCallGuardrails } from '../guardrails/guardrail.js';
-import { isRetryStep, isStopRun, type ToolStop } from '../loop/directives.js';
-import type { CorrectionEventKind } from '../loop/events.js';
-import { countCorrection, countToolCall } from '../loop/report.js';
-import type { RunContext } from '../loop/run-context.js';
+import { isRetryStep, isStopRun, type ToolStop } from '../run/directives.js';
+import type { CorrectionEventKind } from '../../spec/run-events.js';
+import { countCorrection, countToolCall } from '../run/report.js';
+import type { RunContext } from '../run/run-context.js';
 import { executeWithFallbacks } from './fallback-call.js';
 import { executeTool, toolFailure } from './tool-call.js';
-import { toolError, toolSuccess } from './tool-result.js';
+import { toolError, toolSuccess } from '../run/tool-result.js';
 import { checkRepeat, outcomeIsUnknown, recordUnknownOutcome } from './uncertain-calls.js';
 
 /**

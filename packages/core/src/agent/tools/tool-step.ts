@@ -1,13 +1,9 @@
 import type { Message } from '../../spec/model.js';
-import {
-  interruptionError,
-  type PendingDecision,
-  pendingDecisionOf,
-} from '../durability/pending-decision.js';
-import type { PendingToolCall } from '../durability/run-state.js';
-import type { RunContext } from '../loop/run-context.js';
+import { interruptionError, type PendingDecision, pendingDecisionOf } from '../run/pending-decision.js';
+import type { PendingToolCall } from '../run/run-state.js';
+import type { RunContext } from '../run/run-context.js';
 import { CONTINUE, runToolCall, type ToolStepOutcome } from './tool-execution.js';
-import { renderToolResult } from './tool-result.js';
+import { renderToolResult } from '../run/tool-result.js';
 import { reconcileStartedCall } from './uncertain-calls.js';
 
 /**

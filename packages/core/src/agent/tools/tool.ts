@@ -1,11 +1,14 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { ToolDefinition } from '../../spec/model.js';
-import type { Tool, ToolContext, ToolFallback, ToolReconcile } from '../../spec/tool.js';
-import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../schemas/schema.js';
+import {
+  TOOL_NAME_PATTERN,
+  type Tool,
+  type ToolContext,
+  type ToolFallback,
+  type ToolReconcile,
+} from '../../spec/tool.js';
+import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../../schemas/schema.js';
 import { checkFallbacks } from './tool-fallback.js';
-
-/** What a tool name must look like: what OpenAI and Anthropic both accept. */
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** Options of {@link tool}. */
 export interface ToolOptions<Input, Output> {

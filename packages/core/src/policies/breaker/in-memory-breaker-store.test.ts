@@ -4,7 +4,7 @@ import { FakeClock } from '../../testing/fake-clock.js';
 import type { BreakerRules, BreakerTicket, BreakerTransition } from './breaker-store.js';
 import { consecutive } from './consecutive.js';
 import { countWindow } from './count-window.js';
-import { InMemoryBreakerStore } from './in-memory-breaker-store.js';
+import { MemoryBreakerStore } from './in-memory-breaker-store.js';
 import { type BreakerSnapshot, parseBreakerSnapshot } from './snapshot.js';
 
 const START_MS = 1_000_000;
@@ -12,7 +12,7 @@ const START_MS = 1_000_000;
 function setup(rules: Partial<BreakerRules> = {}, initialState?: BreakerSnapshot) {
   const clock = new FakeClock(START_MS);
   const transitions: BreakerTransition[] = [];
-  const store = new InMemoryBreakerStore({
+  const store = new MemoryBreakerStore({
     name: 'test',
     rules: {
       strategy: consecutive({ threshold: 2 }),
@@ -40,7 +40,7 @@ function setup(rules: Partial<BreakerRules> = {}, initialState?: BreakerSnapshot
   return { clock, store, transitions, ticket, trip, moves };
 }
 
-describe('InMemoryBreakerStore', () => {
+describe('MemoryBreakerStore', () => {
   it('hands out the same closed ticket to every call while closed (no allocation)', () => {
     const { store } = setup();
     const first = store.admit();
@@ -249,7 +249,7 @@ describe('InMemoryBreakerStore', () => {
   });
 });
 
-describe('InMemoryBreakerStore: restoring a half-open snapshot', () => {
+describe('MemoryBreakerStore: restoring a half-open snapshot', () => {
   const halfOpen: BreakerSnapshot = {
     version: 1,
     state: 'half-open',

@@ -28,12 +28,12 @@ interface ProbeSlot {
  * ticket and `report` touches only the strategy's window, so a successful call allocates nothing here.
  *
  * @example
- *   circuitBreaker({ store: inMemoryBreakerStore });
+ *   circuitBreaker({ store: memoryBreakerStore });
  */
-export const inMemoryBreakerStore: BreakerStoreFactory = (options) => new InMemoryBreakerStore(options);
+export const memoryBreakerStore: BreakerStoreFactory = (options) => new MemoryBreakerStore(options);
 
-/** The in-memory {@link BreakerStore}; see {@link inMemoryBreakerStore}. */
-export class InMemoryBreakerStore implements BreakerStore {
+/** The in-memory {@link BreakerStore}; see {@link memoryBreakerStore}. */
+export class MemoryBreakerStore implements BreakerStore {
   private state: BreakerState = 'closed';
   private openUntilMs = 0;
   private consecutiveOpens = 0;

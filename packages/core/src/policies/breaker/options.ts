@@ -15,7 +15,7 @@ import {
 import type { BreakerRules, BreakerStoreFactory, OpenDuration } from './breaker-store.js';
 import { consecutive } from './consecutive.js';
 import { isDependencyFailure } from './failures.js';
-import { inMemoryBreakerStore } from './in-memory-breaker-store.js';
+import { memoryBreakerStore } from './in-memory-breaker-store.js';
 import { type BreakerSnapshot, parseBreakerSnapshot } from './snapshot.js';
 
 const KNOWN_OPTIONS = [
@@ -75,8 +75,8 @@ export function resolveBreakerOptions(options: CircuitBreakerOptions): BreakerSe
     options.slowCallMs === undefined ? undefined : milliseconds(options.slowCallMs, 'slowCallMs', 0);
   const isFailure = options.isFailure ?? isDependencyFailure;
   if (typeof isFailure !== 'function') invalid('isFailure', 'a function (error) => boolean', isFailure);
-  const store = options.store ?? inMemoryBreakerStore;
-  if (typeof store !== 'function') invalid('store', 'a store factory such as inMemoryBreakerStore', store);
+  const store = options.store ?? memoryBreakerStore;
+  if (typeof store !== 'function') invalid('store', 'a store factory such as memoryBreakerStore', store);
   const clock = requireClock(options.clock ?? systemClock, FACTORY);
   const initialState =
     options.initialState === undefined ? undefined : parseBreakerSnapshot(options.initialState);

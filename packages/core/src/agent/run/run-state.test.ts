@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { EventEmitter } from '../../policies/events.js';
+import { Emitter } from '../../policies/events.js';
 import { retryBudget } from '../../policies/retry-budget.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
-import { RunAbort } from '../loop/cancellation.js';
-import { type RunEvent, RunEventSink } from '../loop/events.js';
-import { RunContext } from '../loop/run-context.js';
+import { RunAbort } from './cancellation.js';
+import type { RunEvent } from '../../spec/run-events.js';
+import { RunEventSink } from './event-sink.js';
+import { RunContext } from './run-context.js';
 import { runLoop } from '../loop/run-loop.js';
-import { stopReasonOf } from '../loop/stop-reason.js';
+import { stopReasonOf } from './stop-reason.js';
 import { resolveAgent } from '../resolve-agent.js';
 import { tool } from '../tools/tool.js';
 import { interruptionError } from './pending-decision.js';
@@ -99,7 +100,7 @@ describe('run state and checkpoints', () => {
     const runtime = resolveAgent({ model, tools: [lookupTool(resumed)], clock });
     const state = saved[0]!;
     const abort = new RunAbort(state.runId, clock);
-    const sink = new RunEventSink(new EventEmitter<RunEvent>(), undefined);
+    const sink = new RunEventSink(new Emitter<RunEvent>(), undefined);
     const run = new RunContext(
       runtime,
       state,

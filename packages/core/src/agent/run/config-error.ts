@@ -1,5 +1,5 @@
-import { KeelError } from '../errors/keel-error.js';
-import { MAX_DELAY_MS } from '../policies/delays.js';
+import { KeelError } from '../../errors/keel-error.js';
+import { MAX_DELAY_MS } from '../../policies/delays.js';
 
 /** Checks a duration option. */
 export function checkMilliseconds(value: unknown, name: string, zeroAllowed = false): void {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { RunStore } from '../../spec/run-store.js';
-import { agentConfigError as fail } from '../config-error.js';
+import { agentConfigError as fail } from './config-error.js';
 
 /** How durable runs use their store. Only meaningful with the agent's `store` option. */
 export interface DurabilityOptions {

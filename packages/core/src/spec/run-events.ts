@@ -1,10 +1,8 @@
-import { messageOf } from '../../errors/error-chain.js';
-import type { ErrorCode } from '../../errors/codes.js';
-import type { SerializedError } from '../../errors/serialize.js';
-import type { EventEmitter } from '../../policies/events.js';
-import type { FinishReason, Message, ToolCall, Usage } from '../../spec/model.js';
-import type { ToolResult } from '../../spec/tool.js';
-import type { GuardrailStage, GuardrailTrigger } from '../guardrails/guardrail.js';
+import type { ErrorCode } from '../errors/codes.js';
+import type { SerializedError } from '../errors/serialize.js';
+import type { FinishReason, Message, ToolCall, Usage } from './model.js';
+import type { ToolResult } from './tool.js';
+import type { GuardrailStage, GuardrailTrigger } from './guardrail.js';
 import type { StopReason, TerminalStatus } from './stop-reason.js';
 
 /** What every run event carries. */
@@ -205,32 +203,3 @@ export type RunEventType = RunEvent['type'];
 
 /** A function that receives run events. A listener that throws is reported as a process warning. */
 export type RunEventListener = (event: RunEvent) => void;
-
-/**
- * Where one run's events go: the agent's subscribers and the run's own `onEvent`. `active` is read before building
- * an event, so that a run nobody watches builds none.
- */
-export class RunEventSink {
-  constructor(
-    private readonly agentEvents: EventEmitter<RunEvent>,
-    private readonly runListener: RunEventListener | undefined,
-    /** Keeps a durable run's timed events in its state (`RunState.journal`); never throws. */
-    private readonly journal?: RunEventListener,
-  ) {}
-
-  get active(): boolean {
-    return this.journal !== undefined || this.runListener !== undefined || this.agentEvents.hasListeners;
-  }
-
-  emit(event: RunEvent): void {
-    this.journal?.(event);
-    if (this.runListener !== undefined) {
-      try {
-        this.runListener(event);
-      } catch (error) {
-        process.emitWarning(`keel: a run event listener threw: ${messageOf(error)}`);
-      }
-    }
-    this.agentEvents.emit(event);
-  }
-}

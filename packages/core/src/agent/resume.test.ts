@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../errors/keel-error.js';
-import type { RunStatus } from '../../spec/run-store.js';
-import { MemoryRunStore } from '../../store/memory-run-store.js';
-import { DurableFixture } from '../../testing/durable-fixture.js';
-import { FakeClock } from '../../testing/fake-clock.js';
-import { type ScriptedStep, scriptedModel } from '../../testing/scripted-model.js';
-import { agent } from '../agent.js';
-import { tool } from '../tools/tool.js';
-import { RUN_STATE_SCHEMA_VERSION } from './run-state.js';
+import type { JsonValue } from '../errors/keel-error.js';
+import type { RunStatus } from '../spec/run-store.js';
+import { MemoryRunStore } from '../store/memory-run-store.js';
+import { DurableFixture } from '../testing/durable-fixture.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { type ScriptedStep, scriptedModel } from '../testing/scripted-model.js';
+import { agent } from './agent.js';
+import { tool } from './tools/tool.js';
+import { RUN_STATE_SCHEMA_VERSION } from './run/run-state.js';
 
 type FixtureName = 'midStep' | 'answerReceived' | 'approvalInterrupted' | 'completed';
 const V1 = JSON.parse(
-  readFileSync(new URL('./fixtures/run-state-v1.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('./durability/fixtures/run-state-v1.json', import.meta.url), 'utf8'),
 ) as Record<FixtureName, { runId: string; status: RunStatus } & Record<string, JsonValue>>;
 
 /** The agent the version-1 fixtures were captured with (the same name and tools), logging what its tools do. */
@@ -72,7 +72,7 @@ async function storeWith(
 describe('resume from version-2 checkpoints', () => {
   it('goes on in the middle of a step, re-running the idempotent call that had started, and counts no degradation', async () => {
     const v2 = JSON.parse(
-      readFileSync(new URL('./fixtures/run-state-v2.json', import.meta.url), 'utf8'),
+      readFileSync(new URL('./durability/fixtures/run-state-v2.json', import.meta.url), 'utf8'),
     ) as Record<string, Record<string, JsonValue>>;
     const store = new MemoryRunStore();
     await store.createRun({

@@ -1,35 +1,9 @@
 import type { ErrorCode } from '../../errors/codes.js';
 import type { JsonValue } from '../../errors/keel-error.js';
 
-/** How a run ended. */
-export type TerminalStatus = 'completed' | 'failed' | 'interrupted' | 'cancelled';
+export type { StopReason, TerminalStatus } from '../../spec/stop-reason.js';
 
-/**
- * Why a run stopped. `completed` runs stop with `final_answer` or `stop_requested` (a tool's `stopRun`); failed runs
- * name the limit or fault (their `error.code` says more). Interrupted runs stop with `approval_required` (a tool call
- * awaits a human's approval), `decision_required` (a call may or may not have run: execute it again or abandon it?),
- * `store_unavailable` (the run store failed: the run paused), `lease_lost` (another process took the run over) or
- * `paused` (asked to pause, as a worker shutting down does: it stopped at its last checkpoint).
- */
-export type StopReason =
-  | 'final_answer'
-  | 'stop_requested'
-  | 'approval_required'
-  | 'decision_required'
-  | 'store_unavailable'
-  | 'lease_lost'
-  | 'paused'
-  | 'cancelled'
-  | 'max_turns'
-  | 'timeout'
-  | 'token_budget'
-  | 'no_progress'
-  | 'guardrail'
-  | 'output_invalid'
-  | 'max_tokens'
-  | 'model_error'
-  | 'tool_error'
-  | 'internal_error';
+import type { StopReason } from '../../spec/stop-reason.js';
 
 /**
  * How a failed or interrupted run's error maps to its stop reason. Given the error itself (not only its code), a

@@ -1,6 +1,6 @@
-import { KeelError } from '../../errors/keel-error.js';
-import type { JsonSchema } from '../../spec/model.js';
-import type { ValidationIssue, ValidationResult } from '../../spec/tool.js';
+import { KeelError } from '../errors/keel-error.js';
+import type { JsonSchema } from '../spec/model.js';
+import type { ValidationIssue, ValidationResult } from '../spec/tool.js';
 import { formatJsonPath } from './json-path.js';
 import { validateJsonSchema } from './json-schema.js';
 import { checkSchemaPattern } from './schema-pattern.js';

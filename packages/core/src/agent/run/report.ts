@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../../errors/codes.js';
 import type { Usage } from '../../spec/model.js';
-import type { CorrectionEventKind, DependencyKind } from './events.js';
+import type { CorrectionEventKind, DependencyKind } from '../../spec/run-events.js';
 
 /** A breaker's move, as the report lists it. */
 export interface BreakerMove {

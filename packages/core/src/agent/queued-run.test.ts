@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { KeelError } from '../../errors/keel-error.js';
-import type { Lease } from '../../spec/run-store.js';
-import { MemoryRunStore } from '../../store/memory-run-store.js';
-import { FakeClock } from '../../testing/fake-clock.js';
-import { scriptedModel } from '../../testing/scripted-model.js';
-import { agent } from '../agent.js';
+import { KeelError } from '../errors/keel-error.js';
+import type { Lease } from '../spec/run-store.js';
+import { MemoryRunStore } from '../store/memory-run-store.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { scriptedModel } from '../testing/scripted-model.js';
+import { agent } from './agent.js';
 import { queuedRun, readQueuedState } from './queued-run.js';
-import type { RunState } from './run-state.js';
+import type { RunState } from './run/run-state.js';
 
 const SUBMITTED_MS = 1_700_000_000_000;
 const STARTED_MS = SUBMITTED_MS + 90_000;

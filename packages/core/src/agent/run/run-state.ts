@@ -4,10 +4,10 @@ import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../.
 import type { ToolResult } from '../../spec/tool.js';
 import type { CorrectionTrackerState } from '../correction/correction-tracker.js';
 import type { EventJournal } from './event-journal.js';
-import type { ToolStop } from '../loop/directives.js';
-import { createReport, type RunReport } from '../loop/report.js';
-import type { StopReason, TerminalStatus } from '../loop/stop-reason.js';
-import type { SessionRunState } from '../sessions/session-state.js';
+import type { ToolStop } from './directives.js';
+import { createReport, type RunReport } from './report.js';
+import type { StopReason, TerminalStatus } from './stop-reason.js';
+import type { SessionRunState } from './session-state.js';
 import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
 
 /**

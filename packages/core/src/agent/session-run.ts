@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { KeelError } from '../../errors/keel-error.js';
-import type { Message } from '../../spec/model.js';
-import type { SessionConflictData, SessionRecord } from '../../spec/run-store.js';
-import type { AgentRuntime } from '../agent-runtime.js';
-import { startDurableRun } from '../durability/durable-start.js';
-import { createRunState, type RunState } from '../durability/run-state.js';
-import { storeCallsOf, withStoreRetries } from '../durability/store-calls.js';
-import type { RunAbort, RunRegistry } from '../loop/cancellation.js';
-import { checkOptions, invalid, type RunOptions, type RunResult } from '../loop/run.js';
-import { checkSessionStore, type SessionSettings } from './session-options.js';
-import { settleCompletedHolder, settleSession } from './session-settle.js';
-import { isSessionConflict } from './session-state.js';
-import { waitForSession } from './session-waiters.js';
+import { KeelError } from '../errors/keel-error.js';
+import type { Message } from '../spec/model.js';
+import type { SessionConflictData, SessionRecord } from '../spec/run-store.js';
+import type { AgentRuntime } from './run/agent-runtime.js';
+import { startDurableRun } from './durable-start.js';
+import { createRunState, type RunState } from './run/run-state.js';
+import { storeCallsOf, withStoreRetries } from './durability/store-calls.js';
+import type { RunAbort, RunRegistry } from './run/cancellation.js';
+import { checkOptions, invalid, type RunOptions, type RunResult } from './loop/run.js';
+import { checkSessionStore, type SessionSettings } from './run/session-options.js';
+import { settleCompletedHolder, settleSession } from './sessions/session-settle.js';
+import { isSessionConflict } from './run/session-state.js';
+import { waitForSession } from './sessions/session-waiters.js';
 
 /** How often a run waiting for a session held in another process looks again, in milliseconds. */
 const SESSION_POLL_MS = 250;

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { KeelError } from '../../errors/keel-error.js';
-import type { Message } from '../../spec/model.js';
-import type { RunStore } from '../../spec/run-store.js';
-import { MemoryRunStore } from '../../store/memory-run-store.js';
-import { FakeClock } from '../../testing/fake-clock.js';
-import { scriptedModel } from '../../testing/scripted-model.js';
-import { SESSION_START_MS, SessionFixture } from '../../testing/session-fixture.js';
-import { agent } from '../agent.js';
-import { slidingWindow } from '../conversation/sliding-window.js';
-import { SUMMARY_PREFIX, summarizing } from '../conversation/summarizing.js';
-import { tool } from '../tools/tool.js';
+import { KeelError } from '../errors/keel-error.js';
+import type { Message } from '../spec/model.js';
+import type { RunStore } from '../spec/run-store.js';
+import { MemoryRunStore } from '../store/memory-run-store.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { scriptedModel } from '../testing/scripted-model.js';
+import { SESSION_START_MS, SessionFixture } from '../testing/session-fixture.js';
+import { agent } from './agent.js';
+import { slidingWindow } from './conversation/sliding-window.js';
+import { SUMMARY_PREFIX, summarizing } from './conversation/summarizing.js';
+import { tool } from './tools/tool.js';
 
 async function rejection(promise: Promise<unknown>): Promise<KeelError> {
   const error = await promise.then(

@@ -1,7 +1,7 @@
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { ToolCall } from '../../spec/model.js';
 import type { ToolResult } from '../../spec/tool.js';
-import { toolError } from '../tools/tool-result.js';
+import { toolError } from './tool-result.js';
 
 /** A human's answer to a tool call that needs approval. A rejection's `reason` is shown to the model. */
 export type ApprovalAnswer = { approved: true } | { approved: false; reason?: string };

@@ -1,5 +1,5 @@
 import { redactSecrets } from '../../errors/redact.js';
-import type { DependencyKind, RunEvent } from '../loop/events.js';
+import type { DependencyKind, RunEvent } from '../../spec/run-events.js';
 
 /**
  * The most entries a run's journal keeps: past it, the oldest are dropped first (and counted in `dropped`). At most

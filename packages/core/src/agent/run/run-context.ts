@@ -4,12 +4,12 @@ import type { BreakerTransition as PolicyBreakerTransition } from '../../policie
 import type { Clock } from '../../policies/clock.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { RetryBudget } from '../../policies/retry-budget.js';
-import type { AgentRuntime, BreakerWatcher, DurableLink, GuardedSlot, ModelSlot } from '../agent-runtime.js';
+import type { AgentRuntime, BreakerWatcher, DurableLink, GuardedSlot, ModelSlot } from './agent-runtime.js';
 import type { CorrectionTracker } from '../correction/correction-tracker.js';
-import type { RunState, RunTransition } from '../durability/run-state.js';
+import type { RunState, RunTransition } from './run-state.js';
 import type { GuardrailFinding } from '../guardrails/guardrail.js';
 import type { RunAbort } from './cancellation.js';
-import type { RunEventSink } from './events.js';
+import type { RunEventSink } from './event-sink.js';
 import { countError } from './report.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../../spec/tool.js';
+import type { ValidationIssue } from '../spec/tool.js';
 import { appendPath } from './json-path.js';
 import { compilePattern } from './schema-pattern.js';
 import { checkNumber, checkString } from './schema-scalars.js';

@@ -9,7 +9,7 @@ import type { RunResult } from '../loop/run.js';
 import { tool } from '../tools/tool.js';
 import { EVENT_JOURNAL_LIMIT, journal, journalingListener } from './event-journal.js';
 import { createRunState, type RunState } from './run-state.js';
-import { migrateRunState } from './run-state-migrations.js';
+import { migrateRunState } from '../durability/run-state-migrations.js';
 
 const START_MS = 1_700_000_000_000;
 

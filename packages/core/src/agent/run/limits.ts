@@ -1,6 +1,6 @@
 import { KeelError } from '../../errors/keel-error.js';
 import { MAX_DELAY_MS } from '../../policies/delays.js';
-import type { RunState } from '../durability/run-state.js';
+import type { RunState } from './run-state.js';
 
 /** The bounds of one run. Every run has them all: nothing waits or loops forever. */
 export interface RunLimits {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Message } from '../../spec/model.js';
-import type { AgentRuntime } from '../agent-runtime.js';
-import { startDurableRun } from '../durability/durable-start.js';
-import { createRunState } from '../durability/run-state.js';
-import type { RunAbort, RunRegistry } from './cancellation.js';
-import { checkOptions, driveRun, invalid, type RunOptions, type RunResult } from './run.js';
+import type { Message } from '../spec/model.js';
+import type { AgentRuntime } from './run/agent-runtime.js';
+import { startDurableRun } from './durable-start.js';
+import { createRunState } from './run/run-state.js';
+import type { RunAbort, RunRegistry } from './run/cancellation.js';
+import { checkOptions, driveRun, invalid, type RunOptions, type RunResult } from './loop/run.js';
 
 /**
  * Runs the agent once. Invalid arguments throw `config.invalid` before anything starts; from then on every outcome

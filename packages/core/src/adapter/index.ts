@@ -1,0 +1,39 @@
+// `@keel/core/adapter`: what a package that adapts keel to something else needs (a model provider, a tool source, a
+// telemetry sink, a shared store): the agent's failure rules (which failures move a run to the next model, which count
+// against a breaker), policy plumbing (signals and contexts, an event emitter), option checks and redaction. Explicit
+// exports only; `surface/adapter.txt` lists them.
+
+export { isControlSignal } from '../errors/control.js';
+export { isSecretKey, REDACTED } from '../errors/redact.js';
+export { createRedactor, type Redactor } from '../errors/redactor.js';
+export { type SecretValueRedactor, secretValueRedactor } from '../errors/secret-values.js';
+export { deserializeError } from '../errors/serialize.js';
+export type { TimerHandle } from '../policies/clock.js';
+export {
+  CALL_SETTLED_REASON,
+  isAborted,
+  NEVER_ABORTED_SIGNAL,
+  toContext,
+  withAttempt,
+} from '../policies/context.js';
+export { Emitter } from '../policies/events.js';
+export type { Event, PolicyContext } from '../policies/policy.js';
+export { isDependencyFailure } from '../policies/breaker/failures.js';
+export type {
+  JsonSchema,
+  ProviderMetadata,
+  ReasoningPart,
+  ToolChoice,
+  ToolDefinition,
+} from '../spec/model.js';
+export { closestName } from '../policies/closest-name.js';
+export { rejectUnknownOptions, requireOptionsObject } from '../policies/validate.js';
+export { parseJson } from '../schemas/parse-json.js';
+export { resolveSchema } from '../schemas/schema.js';
+export { TOOL_NAME_PATTERN } from '../spec/tool.js';
+export {
+  countsAgainstModel,
+  FALLBACK_CODES,
+  presentableError,
+  underlyingError,
+} from '../agent/run/failure-rules.js';

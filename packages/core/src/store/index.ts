@@ -1,0 +1,63 @@
+// `@keel/core/store`: what a store implementer needs beside the contracts of `@keel/core` (`RunStore`): the run
+// store's write shapes, SQL row mappers, the conflict errors every store raises alike, and the contracts and in-memory
+// versions of the breaker, rate limiter and retry budget stores. The run store contract suite is in
+// `@keel/core/testing`. Explicit exports only; `surface/store.txt` lists them.
+
+export type { RetryBudgetDenial } from '../policies/retry-budget.js';
+export type {
+  RetryBudgetCounts,
+  RetryBudgetLimits,
+  RetryBudgetStore,
+  RetryBudgetStoreFactory,
+  RetryBudgetStoreOptions,
+} from '../policies/retry-budget-store.js';
+export { memoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from '../policies/in-memory-retry-budget-store.js';
+export type {
+  RateLimiterGrant,
+  RateLimiterStore,
+  RateLimiterStoreFactory,
+  RateLimiterStoreOptions,
+} from '../policies/rate-limiter-store.js';
+export { memoryRateLimiterStore } from '../policies/in-memory-rate-limiter-store.js';
+export type {
+  BreakerAdmission,
+  BreakerOutcome,
+  BreakerRejection,
+  BreakerRules,
+  BreakerStore,
+  BreakerStoreFactory,
+  BreakerStoreOptions,
+  BreakerTicket,
+  BreakerTransitionReason,
+  ClosedTicket,
+  ProbeTicket,
+} from '../policies/breaker/breaker-store.js';
+export { MemoryBreakerStore } from '../policies/breaker/in-memory-breaker-store.js';
+export type { BreakerSnapshot, BreakerState } from '../policies/breaker/snapshot.js';
+export type {
+  CheckpointWrite,
+  Lease,
+  NewRun,
+  SessionAppend,
+  SessionClaim,
+  SessionSummary,
+  StartedToolCall,
+  StepCommit,
+} from '../spec/run-store.js';
+export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from '../store/conflicts.js';
+export {
+  ledgerEntryFromRow,
+  type LedgerRow,
+  RUN_SUMMARY_COLUMNS,
+  runRecordFromRow,
+  type RunRow,
+  runSummaryFromRow,
+} from '../store/sql-rows.js';
+export { sessionAppendConflict, sessionClaimConflict, type SessionHead } from '../store/session-conflicts.js';
+export {
+  SESSION_COLUMNS,
+  type SessionRow,
+  sessionSummaryFromRow,
+  sessionTurnFromRow,
+  type SessionTurnRow,
+} from '../store/session-rows.js';
