@@ -263,7 +263,7 @@ export {
 } from './agent/conversation/manager.js';
 export { type SlidingWindowOptions, slidingWindow } from './agent/conversation/sliding-window.js';
 export { SUMMARY_PREFIX, type SummarizingOptions, summarizing } from './agent/conversation/summarizing.js';
-export { closestName, editDistance } from './policies/closest-name.js';
+export { closestName, editDistance } from './options/closest-name.js';
 export { rejectUnknownOptions, requireOptionsObject } from './policies/validate.js';
 export {
   formatIssues,

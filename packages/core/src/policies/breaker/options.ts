@@ -1,10 +1,10 @@
 // Validation of circuitBreaker()'s options: every mistake is a `config.invalid` naming the option, and the
 // defaults documented on CircuitBreakerOptions are applied here.
+import { optionError } from '../../options/option-error.js';
 import type { CircuitBreakerOptions, OpenDurationOptions } from '../circuit-breaker.js';
 import { type Clock, systemClock } from '../clock.js';
 import {
   describe,
-  invalidOption,
   isJsonObject,
   rejectUnknownOptions,
   requireClock,
@@ -115,5 +115,9 @@ function milliseconds(value: unknown, option: string, minimum: number): number {
 }
 
 function invalid(option: string, expected: string, got: unknown): never {
-  throw invalidOption(FACTORY, option, `${option} must be ${expected}, got ${describe(got)}`);
+  throw optionError({
+    where: FACTORY,
+    option: option,
+    message: `${option} must be ${expected}, got ${describe(got)}`,
+  });
 }
