@@ -79,7 +79,7 @@ function invalid(message: string): never {
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   if (typeof options !== 'object' || options === null) invalid('options must be an object');
-  rejectUnknownOptions(options, OPTION_KEYS, 'runChaos()');
+  rejectUnknownOptions(options, OPTION_KEYS, { where: 'runChaos()' });
   const { subjects, task, runs = 50, seed = 1, capMs = 30_000 } = options;
   if (!Array.isArray(subjects) || subjects.length === 0) invalid('subjects must name at least one subject');
   const names = subjects.map((subject) => subject.name);

@@ -57,7 +57,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function checkScenario(value: unknown, where: string): ChaosScenario {
   if (!isObject(value))
     invalid(`${where} must be a scenario object such as { name, title, description, ... }`);
-  rejectUnknownOptions(value, SCENARIO_KEYS, where);
+  rejectUnknownOptions(value, SCENARIO_KEYS, { where: where });
   const { name, title, description, arrivalMs, minimum, goals } = value;
   if (typeof name !== 'string' || !SCENARIO_NAME_PATTERN.test(name)) {
     invalid(
@@ -94,7 +94,7 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
 
 function checkModelFaults(value: unknown, where: string): void {
   if (!isObject(value)) invalid(`${where} must be an object such as { rates: { server_error: 0.1 } }`);
-  rejectUnknownOptions(value, MODEL_KEYS, where);
+  rejectUnknownOptions(value, MODEL_KEYS, { where: where });
   const { outages, ...schedule } = value;
   validateFaultSchedule(schedule as FaultSchedule, where);
   if (outages !== undefined) validateOutages(outages, `${where}.outages`);
@@ -102,7 +102,7 @@ function checkModelFaults(value: unknown, where: string): void {
 
 function checkToolFaults(value: unknown, where: string): void {
   if (!isObject(value)) invalid(`${where} must be an object such as { failRate: 0.3 }`);
-  rejectUnknownOptions(value, TOOL_KEYS, where);
+  rejectUnknownOptions(value, TOOL_KEYS, { where: where });
   let total = 0;
   for (const key of TOOL_KEYS) {
     const rate = value[key];

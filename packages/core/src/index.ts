@@ -263,8 +263,43 @@ export {
 } from './agent/conversation/manager.js';
 export { type SlidingWindowOptions, slidingWindow } from './agent/conversation/sliding-window.js';
 export { SUMMARY_PREFIX, type SummarizingOptions, summarizing } from './agent/conversation/summarizing.js';
+// The option kit, for adapter authors: checks with object arguments whose refusals carry `{ where, option, path }`.
+export {
+  type ClockShape,
+  type FunctionCheck,
+  type IntegerCheck,
+  MAX_TIMER_MS,
+  type NumberCheck,
+  type OptionCheck,
+  requireBoolean,
+  requireClock,
+  requireFunction,
+  requireInteger,
+  requireMilliseconds,
+  requireNumber,
+  requireOneOf,
+  requireString,
+  requireStringArray,
+  type StringArrayCheck,
+  type StringCheck,
+} from './options/checks.js';
 export { closestName, editDistance } from './options/closest-name.js';
-export { rejectUnknownOptions, requireOptionsObject } from './policies/validate.js';
+export {
+  type KnownOptions,
+  type OptionsObjectCheck,
+  rejectUnknownOptions,
+  requireOptionsObject,
+} from './options/known-options.js';
+export {
+  describeValue,
+  type OptionErrorData,
+  type OptionErrorInput,
+  type OptionPath,
+  optionError,
+  optionErrorData,
+  optionPathOf,
+  optionPathText,
+} from './options/option-error.js';
 export {
   formatIssues,
   formatSchema,

@@ -82,8 +82,8 @@ export function isLoopbackHost(host: string): boolean {
 
 /** Validates the dashboard's options, fills in defaults and makes a token when none was given on loopback. */
 export function resolveDashboardOptions(options: DashboardOptions): ResolvedDashboardOptions {
-  requireOptionsObject(options, 'startDashboard', '{ store }');
-  rejectUnknownOptions(options, OPTIONS, 'startDashboard');
+  requireOptionsObject(options, { where: 'startDashboard', example: '{ store }' });
+  rejectUnknownOptions(options, OPTIONS, { where: 'startDashboard' });
   const store = options.store as unknown;
   if (
     typeof store !== 'object' ||

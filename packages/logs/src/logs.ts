@@ -65,8 +65,8 @@ const KNOWN_OPTIONS = ['logger', 'destination', 'traceIdsOf', 'recordContent', '
  *   keelLogs({ traceIdsOf: tracing.traceIdsOf }).observe(assistant);
  */
 export function keelLogs(options: KeelLogsOptions = {}): KeelLogs {
-  requireOptionsObject(options, 'keelLogs');
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'keelLogs');
+  requireOptionsObject(options, { where: 'keelLogs' });
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelLogs' });
   const { destination } = options;
   if (destination !== undefined && typeof destination?.write !== 'function')
     invalid('destination must have a write(line) function');

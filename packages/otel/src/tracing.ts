@@ -111,8 +111,8 @@ const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars', ...LABEL_BO
  *   await assistant.run('Weather in Paris?');
  */
 export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
-  requireOptionsObject(options, 'keelTracing');
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'keelTracing');
+  requireOptionsObject(options, { where: 'keelTracing' });
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelTracing' });
   const tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
   if (typeof tracer?.startSpan !== 'function') invalid('tracer must be an OpenTelemetry Tracer');
   const recordContent = options.recordContent ?? false;

@@ -63,8 +63,8 @@ export interface KeelPrometheus {
  *   const server = await prometheus.serve({ port: 9464 });   // http://127.0.0.1:9464/metrics
  */
 export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometheus {
-  requireOptionsObject(options, 'keelPrometheus');
-  rejectUnknownOptions(options, ['registry', 'processMetrics', ...LABEL_BOUNDS_OPTIONS], 'keelPrometheus');
+  requireOptionsObject(options, { where: 'keelPrometheus' });
+  rejectUnknownOptions(options, ['registry', 'processMetrics', ...LABEL_BOUNDS_OPTIONS], { where: 'keelPrometheus' });
   const registry = options.registry ?? new Registry();
   if (!(registry instanceof Registry)) invalid('registry must be a prom-client Registry');
   if (options.processMetrics !== undefined && typeof options.processMetrics !== 'boolean')

@@ -14,8 +14,8 @@ export function checkOptionsObject(
   factory: string,
   example: string,
 ) {
-  requireOptionsObject(options, factory, example);
-  rejectUnknownOptions(options, known, factory);
+  requireOptionsObject(options, { where: factory, example: example });
+  rejectUnknownOptions(options, known, { where: factory });
 }
 
 /** Throws unless `value` is an integer number of milliseconds from `minimum` to 2^31 - 1 (what a timer can wait). */

@@ -87,7 +87,7 @@ export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault sc
       `${where} must be an object such as { rates: { rate_limit: 0.2 } }, got ${typeof schedule}`,
     );
   }
-  rejectUnknownOptions(schedule, SCHEDULE_KEYS, where);
+  rejectUnknownOptions(schedule, SCHEDULE_KEYS, { where: where });
   const { seed, rates, sequence, retryAfterMs, hangMs } = schedule;
   if (seed !== undefined && !Number.isSafeInteger(seed)) {
     throw invalid(`${where}: seed must be an integer, got ${String(seed)}`);

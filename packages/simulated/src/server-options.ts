@@ -109,7 +109,7 @@ export function toSimulatedFaults(
 export function checkModelOptions(name: string, options: SimulatedModelOptions): FaultSchedule | undefined {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw invalid(`models.${name} must be an object such as { faults: 'reset=0.1' }`);
-  rejectUnknownOptions(options, MODEL_OPTIONS, `models.${name}`);
+  rejectUnknownOptions(options, MODEL_OPTIONS, { where: `models.${name}` });
   checkWindow(options.contextWindowTokens, `models.${name}.contextWindowTokens`);
   if (options.brain !== undefined && typeof options.brain !== 'function') {
     throw invalid(`models.${name}.brain must be a function (request) => reply`);
@@ -132,7 +132,7 @@ export function checkModelOptions(name: string, options: SimulatedModelOptions):
 export function checkServerOptions(options: SimulatedServerOptions): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw invalid("startSimulatedServer(): options must be an object such as { faults: 'demo' }");
-  rejectUnknownOptions(options, SERVER_OPTIONS, 'startSimulatedServer()');
+  rejectUnknownOptions(options, SERVER_OPTIONS, { where: 'startSimulatedServer()' });
   const { port, brain, apiKey, models } = options;
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
     throw invalid(`port must be an integer from 0 to 65535, got ${String(port)}`);

@@ -7,8 +7,8 @@ export function checkOptionsObject(
   where: string,
   example: string,
 ): void {
-  requireOptionsObject(options, where, example);
-  rejectUnknownOptions(options, known, where);
+  requireOptionsObject(options, { where: where, example: example });
+  rejectUnknownOptions(options, known, { where: where });
 }
 
 /** Throws `config.invalid` unless `store` looks like a RunStore. */

@@ -149,8 +149,8 @@ const ERROR_EXCERPT_CHARS = 4_000;
  *   });
  */
 export function commandTool<Input = unknown>(options: CommandToolOptions<Input>): Tool<Input, CommandOutput> {
-  requireOptionsObject(options, 'commandTool', "{ name, description, input, command: ['git', 'status'] }");
-  rejectUnknownOptions(options, OPTION_NAMES, 'commandTool');
+  requireOptionsObject(options, { where: 'commandTool', example: "{ name, description, input, command: ['git', 'status'] }" });
+  rejectUnknownOptions(options, OPTION_NAMES, { where: 'commandTool' });
   const where = `commandTool "${String(options.name)}"`;
   const parsed = parseCommand(options.command, where);
   const root = resolve(options.root ?? options.cwd ?? process.cwd());

@@ -62,8 +62,8 @@ export function limitWrapper(
   exists: (path: string) => boolean = existsSync,
 ): LimitWrapper | undefined {
   if (limits === undefined) return undefined;
-  requireOptionsObject(limits, `${where} limits`, '{ cpuSeconds: 10, maxProcesses: 32 }');
-  rejectUnknownOptions(limits, Object.keys(FLAGS), `${where} limits`);
+  requireOptionsObject(limits, { where: `${where} limits`, example: '{ cpuSeconds: 10, maxProcesses: 32 }' });
+  rejectUnknownOptions(limits, Object.keys(FLAGS), { where: `${where} limits` });
   const values = limits as Record<keyof ResourceLimits, unknown>;
   const argumentsOf: string[] = [];
   for (const key of Object.keys(FLAGS) as (keyof ResourceLimits)[]) {

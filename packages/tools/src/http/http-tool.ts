@@ -173,12 +173,8 @@ const OPTION_NAMES = [
  *   });
  */
 export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool<Input, HttpOutput> {
-  requireOptionsObject(
-    options,
-    'httpTool',
-    "{ name, description, input, url: 'https://api.example.com/items/{id}' }",
-  );
-  rejectUnknownOptions(options, OPTION_NAMES, 'httpTool');
+  requireOptionsObject(options, { where: 'httpTool', example: "{ name, description, input, url: 'https://api.example.com/items/{id}' }" });
+  rejectUnknownOptions(options, OPTION_NAMES, { where: 'httpTool' });
   const where = `httpTool "${String(options.name)}"`;
   const method = options.method ?? 'GET';
   if (!METHODS.includes(method))

@@ -77,7 +77,7 @@ export function reconcileLookup<Input>(
       "reconcile must be an object such as { url: 'https://.../{idempotencyKey}' }",
     );
   }
-  rejectUnknownOptions(options, ['url', 'method', 'query'], where);
+  rejectUnknownOptions(options, ['url', 'method', 'query'], { where: where });
   const { url, method = 'GET', query } = options as HttpReconcileOptions;
   if (method !== 'GET' && method !== 'HEAD')
     throw invalid(parts.where, 'reconcile', 'reconcile.method must be GET or HEAD');
