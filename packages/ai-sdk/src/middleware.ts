@@ -139,7 +139,10 @@ export function keelMiddleware(options: KeelMiddlewareOptions = {}): LanguageMod
   const fail = (message: string): never => {
     throw new KeelError('config.invalid', `keelMiddleware(): ${message}`);
   };
-  requireOptionsObject(options, { where: 'keelMiddleware()', example: '{ fallbacks: [model], timeoutMs: 60_000 }' });
+  requireOptionsObject(options, {
+    where: 'keelMiddleware()',
+    example: '{ fallbacks: [model], timeoutMs: 60_000 }',
+  });
   rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelMiddleware()' });
   const clock = options.clock ?? systemClock;
   const retryOptions = options.retry ?? {};

@@ -220,7 +220,10 @@ const ENV_NAME_PATTERN = /^[^=\0]+$/;
 
 /** Checks `mcpTools` options; anything wrong throws `config.invalid` naming the option and what would be accepted. */
 export function resolveMcpOptions(options: McpToolsOptions): ResolvedMcpOptions {
-  requireOptionsObject(options, { where: FACTORY, example: "{ command: 'node', args: ['server.js'] } or { url: 'http://...' }" });
+  requireOptionsObject(options, {
+    where: FACTORY,
+    example: "{ command: 'node', args: ['server.js'] } or { url: 'http://...' }",
+  });
   const raw = options as unknown as Record<string, unknown>;
   const hasCommand = raw.command !== undefined;
   const hasUrl = raw.url !== undefined;

@@ -151,7 +151,10 @@ export function openai(model: string, options: OpenAIOptions = {}): ModelProvide
  *   const model = openaiCompatible({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', provider: 'ollama' });
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): ModelProvider {
-  requireOptionsObject(options, { where: 'openaiCompatible()', example: "{ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' }" });
+  requireOptionsObject(options, {
+    where: 'openaiCompatible()',
+    example: "{ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' }",
+  });
   rejectUnknownOptions(options, COMPATIBLE_OPTIONS, { where: 'openaiCompatible()' });
   return createProvider({
     ...options,

@@ -64,7 +64,9 @@ export interface KeelPrometheus {
  */
 export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometheus {
   requireOptionsObject(options, { where: 'keelPrometheus' });
-  rejectUnknownOptions(options, ['registry', 'processMetrics', ...LABEL_BOUNDS_OPTIONS], { where: 'keelPrometheus' });
+  rejectUnknownOptions(options, ['registry', 'processMetrics', ...LABEL_BOUNDS_OPTIONS], {
+    where: 'keelPrometheus',
+  });
   const registry = options.registry ?? new Registry();
   if (!(registry instanceof Registry)) invalid('registry must be a prom-client Registry');
   if (options.processMetrics !== undefined && typeof options.processMetrics !== 'boolean')

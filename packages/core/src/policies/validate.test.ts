@@ -140,6 +140,7 @@ describe('every policy factory rejects unknown options', () => {
       ['halfOpenMaxProbes', () => circuitBreaker({ halfOpenMaxProbes: 0 })],
       ['threshold', () => consecutive({ threshold: 0 })],
     ];
-    for (const [option, create] of cases) expect(configError(create).data, option).toMatchObject({ option, path: [option] });
+    for (const [option, create] of cases)
+      expect(configError(create).data, option).toMatchObject({ option, path: [option] });
   });
 });

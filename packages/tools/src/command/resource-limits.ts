@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { KeelError, rejectUnknownOptions, requireOptionsObject } from '@keel/core';
+import { KeelError, rejectUnknownOptions, requireOptionsObject, optionError } from '@keel/core';
 
 /**
  * Kernel resource limits (setrlimit) applied to a command and everything it starts, through `prlimit` from
@@ -70,9 +70,7 @@ export function limitWrapper(
     const value = values[key];
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < MINIMUMS[key]) {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: limits.${key} must be an integer of at least ${MINIMUMS[key]}, got ${String(value)}`,
+      throw optionError({ where: where, option: 'limits.maxProcesses', message: `limits.${key} must be an integer of at least ${MINIMUMS[key]}, got ${String(value)}`,
         { data: { option: `limits.${key}` } },
       );
     }
@@ -82,17 +80,11 @@ export function limitWrapper(
   if (values.maxProcesses !== undefined && runsAsRoot) {
     throw new KeelError(
       'config.invalid',
-      `${where}: limits.maxProcesses does not bind a command running as root (the kernel exempts it); set user: { uid, gid } to a dedicated non-root account, such as nobody (65534)`,
-      { data: { option: 'limits.maxProcesses' } },
-    );
+      `${where}: limits.maxProcesses does not bind a command running as root (the kernel exempts it); set user: { uid, gid } to a dedicated non-root account, such as nobody (65534)` });
   }
   const prlimit = PRLIMIT_PATHS.find((path) => exists(path));
   if (prlimit === undefined) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: limits need prlimit from util-linux, which is not installed (looked in ${PRLIMIT_PATHS.join(', ')}); install util-linux or drop the limits`,
-      { data: { option: 'limits' } },
-    );
+    throw optionError({ where: where, option: 'limits', message: `limits need prlimit from util-linux, which is not installed (looked in ${PRLIMIT_PATHS.join(', ')}); install util-linux or drop the limits` });
   }
   return { prlimit, arguments: argumentsOf };
 }
