@@ -37,7 +37,7 @@ export function validateOutages(outages: unknown, where: string): readonly Outag
     if (typeof window !== 'object' || window === null || Array.isArray(window)) {
       throw invalid(`${at} must be an object such as { startMs: 500, endMs: 2500 }`);
     }
-    rejectUnknownOptions(window as Record<string, unknown>, { where: WINDOW_KEYS });
+    rejectUnknownOptions(window, WINDOW_KEYS, { where: at });
     const { startMs, endMs } = window as OutageWindow;
     const { fault } = window as { fault?: unknown };
     if (!(Number.isFinite(startMs) && startMs >= 0)) {

@@ -27,7 +27,7 @@ export interface OptionsObjectCheck {
 export function requireOptionsObject(
   value: unknown,
   check: OptionsObjectCheck & { example?: string },
-): asserts value is Record<string, unknown> {
+): asserts value is object {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return;
   const path = check.path ?? [];
   const name = path.length === 0 ? 'options' : optionPathText(path);

@@ -70,21 +70,32 @@ export function limitWrapper(
     const value = values[key];
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < MINIMUMS[key]) {
-      throw optionError({ where: where, option: 'limits.maxProcesses', message: `limits.${key} must be an integer of at least ${MINIMUMS[key]}, got ${String(value)}`,
-        { data: { option: `limits.${key}` } },
-      );
+      throw optionError({
+        where,
+        option: 'limits',
+        path: ['limits', key],
+        message: `limits.${key} must be an integer of at least ${MINIMUMS[key]}, got ${String(value)}`,
+      });
     }
     argumentsOf.push(`${FLAGS[key]}=${value}`);
   }
   if (argumentsOf.length === 0) return undefined;
   if (values.maxProcesses !== undefined && runsAsRoot) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: limits.maxProcesses does not bind a command running as root (the kernel exempts it); set user: { uid, gid } to a dedicated non-root account, such as nobody (65534)` });
+    throw optionError({
+      where,
+      option: 'limits',
+      path: ['limits', 'maxProcesses'],
+      message:
+        'limits.maxProcesses does not bind a command running as root (the kernel exempts it); set user: { uid, gid } to a dedicated non-root account, such as nobody (65534)',
+    });
   }
   const prlimit = PRLIMIT_PATHS.find((path) => exists(path));
   if (prlimit === undefined) {
-    throw optionError({ where: where, option: 'limits', message: `limits need prlimit from util-linux, which is not installed (looked in ${PRLIMIT_PATHS.join(', ')}); install util-linux or drop the limits` });
+    throw optionError({
+      where: where,
+      option: 'limits',
+      message: `limits need prlimit from util-linux, which is not installed (looked in ${PRLIMIT_PATHS.join(', ')}); install util-linux or drop the limits`,
+    });
   }
   return { prlimit, arguments: argumentsOf };
 }
