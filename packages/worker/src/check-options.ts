@@ -1,4 +1,10 @@
-import { KeelError, type RunStore, rejectUnknownOptions, requireOptionsObject } from '@keel/core';
+import {
+  KeelError,
+  type RunStore,
+  rejectUnknownOptions,
+  requireOptionsObject,
+  optionError,
+} from '@keel/core';
 
 /** Checks an options object: a plain object with only `known` keys (`config.invalid` names the slip). */
 export function checkOptionsObject(
@@ -20,26 +26,10 @@ export function checkStore(store: unknown, where: string): asserts store is RunS
     candidate === null ||
     methods.some((name) => typeof candidate[name] !== 'function')
   ) {
-    throw invalid(where, 'store must be a RunStore, such as new PostgresRunStore({ connectionString })');
+    throw optionError({
+      where: where,
+      option: 'store',
+      message: 'store must be a RunStore, such as new PostgresRunStore({ connectionString })',
+    });
   }
-}
-
-/** The value of an optional integer option, or its default; `config.invalid` for anything else. */
-export function integerOption(
-  value: unknown,
-  fallback: number,
-  where: string,
-  option: string,
-  minimum: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
-    throw invalid(where, `${option} must be an integer of at least ${minimum}, not ${String(value)}`);
-  }
-  return value;
-}
-
-/** A `config.invalid` error of `where`. */
-export function invalid(where: string, message: string): KeelError {
-  return new KeelError('config.invalid', `${where}: ${message}`, { data: { where } });
 }
