@@ -299,6 +299,7 @@ export {
   optionErrorData,
   optionPathOf,
   optionPathText,
+  throwOptionError,
 } from './options/option-error.js';
 export {
   formatIssues,

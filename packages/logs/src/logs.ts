@@ -7,6 +7,7 @@ import {
   type RunEventListener,
   rejectUnknownOptions,
   requireOptionsObject,
+  throwOptionError,
 } from '@keel/core';
 import type { TraceIdsOf } from '@keel/telemetry';
 import { type Logger, pino } from 'pino';
@@ -69,19 +70,41 @@ export function keelLogs(options: KeelLogsOptions = {}): KeelLogs {
   rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelLogs' });
   const { destination } = options;
   if (destination !== undefined && typeof destination?.write !== 'function')
-    invalid('destination must have a write(line) function');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'destination',
+      message: 'destination must have a write(line) function',
+    });
   if (destination !== undefined && options.logger !== undefined)
-    invalid('give a logger or a destination, not both (a logger writes where it was made to)');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'give',
+      message: 'give a logger or a destination, not both (a logger writes where it was made to)',
+    });
   const parent = options.logger ?? (destination === undefined ? pino() : pino({}, destination));
-  if (typeof parent?.child !== 'function') invalid('logger must be a pino logger');
+  if (typeof parent?.child !== 'function')
+    throwOptionError({ where: 'keelLogs', option: 'logger', message: 'logger must be a pino logger' });
   const traceIdsOf = options.traceIdsOf;
   if (traceIdsOf !== undefined && typeof traceIdsOf !== 'function')
-    invalid('traceIdsOf must be a function, such as tracing.traceIdsOf');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'traceIdsOf',
+      message: 'traceIdsOf must be a function, such as tracing.traceIdsOf',
+    });
   const recordContent = options.recordContent ?? false;
-  if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
+  if (typeof recordContent !== 'boolean')
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'recordContent',
+      message: 'recordContent must be a boolean',
+    });
   const secrets = options.secrets ?? [];
   if (!Array.isArray(secrets) || secrets.some((secret) => secret != null && typeof secret !== 'string'))
-    invalid('secrets must be an array of strings (undefined entries are skipped)');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'secrets',
+      message: 'secrets must be an array of strings (undefined entries are skipped)',
+    });
   const redact = createRedactor(secrets).text;
   const logger = parent.child({ component: 'keel' });
   const write = (level: LogLevel, fields: Record<string, unknown>, message: string): void => {
@@ -111,8 +134,4 @@ export function keelLogs(options: KeelLogsOptions = {}): KeelLogs {
     );
   };
   return { observe: (agent) => agent.onEvent(onEvent), onEvent, write, logger };
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `keelLogs: ${message}`, { data: { where: 'keelLogs' } });
 }

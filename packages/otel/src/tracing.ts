@@ -19,6 +19,7 @@ import {
   type RunEventListener,
   rejectUnknownOptions,
   requireOptionsObject,
+  throwOptionError,
 } from '@keel/core';
 import {
   errorType,
@@ -114,9 +115,19 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   requireOptionsObject(options, { where: 'keelTracing' });
   rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelTracing' });
   const tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
-  if (typeof tracer?.startSpan !== 'function') invalid('tracer must be an OpenTelemetry Tracer');
+  if (typeof tracer?.startSpan !== 'function')
+    throwOptionError({
+      where: 'keelTracing',
+      option: 'tracer',
+      message: 'tracer must be an OpenTelemetry Tracer',
+    });
   const recordContent = options.recordContent ?? false;
-  if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
+  if (typeof recordContent !== 'boolean')
+    throwOptionError({
+      where: 'keelTracing',
+      option: 'recordContent',
+      message: 'recordContent must be a boolean',
+    });
   const maxContentChars = positiveInteger(options.maxContentChars ?? 16_384, 'maxContentChars');
   const bounds = new LabelBounds(options, 'keelTracing');
   const redact = bounds.redactor.text;
@@ -501,10 +512,11 @@ function fail(span: Span, code: string): void {
 }
 
 function positiveInteger(value: unknown, name: string): number {
-  if (!Number.isInteger(value) || (value as number) < 1) invalid(`${name} must be a positive integer`);
+  if (!Number.isInteger(value) || (value as number) < 1)
+    throwOptionError({
+      where: 'keelTracing',
+      option: 'options',
+      message: `${name} must be a positive integer`,
+    });
   return value as number;
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `keelTracing: ${message}`, { data: { where: 'keelTracing' } });
 }

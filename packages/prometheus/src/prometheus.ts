@@ -6,6 +6,7 @@ import {
   type RunEventListener,
   rejectUnknownOptions,
   requireOptionsObject,
+  throwOptionError,
 } from '@keel/core';
 import {
   KEEL_METRICS,
@@ -68,9 +69,18 @@ export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometh
     where: 'keelPrometheus',
   });
   const registry = options.registry ?? new Registry();
-  if (!(registry instanceof Registry)) invalid('registry must be a prom-client Registry');
+  if (!(registry instanceof Registry))
+    throwOptionError({
+      where: 'keelPrometheus',
+      option: 'registry',
+      message: 'registry must be a prom-client Registry',
+    });
   if (options.processMetrics !== undefined && typeof options.processMetrics !== 'boolean')
-    invalid('processMetrics must be a boolean');
+    throwOptionError({
+      where: 'keelPrometheus',
+      option: 'processMetrics',
+      message: 'processMetrics must be a boolean',
+    });
   // Checked before anything joins the registry, so that a mistake leaves it as it was.
   const bounds = new LabelBounds(options, 'keelPrometheus');
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
@@ -134,8 +144,4 @@ function labelsOf(attributes: MetricAttributes): Record<string, string> {
     labelsOfAttributes.set(attributes, labels);
   }
   return labels;
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `keelPrometheus: ${message}`, { data: { where: 'keelPrometheus' } });
 }

@@ -65,6 +65,11 @@ export function optionError(input: OptionErrorInput): KeelError {
   });
 }
 
+/** Throws {@link optionError}: for checks written as statements (`if (bad) throwOptionError({ ... })`). */
+export function throwOptionError(input: OptionErrorInput): never {
+  throw optionError(input);
+}
+
 /** The parts of an option label: `limits.cpuSeconds` -> `['limits', 'cpuSeconds']`, `command[2][3]` -> `['command', 2, 3]`. */
 export function optionPathOf(label: string): OptionPath {
   if (label === 'options' || label === '') return [];

@@ -7,9 +7,10 @@ import {
   type RateLimiterStoreFactory,
   type RateLimiterStoreOptions,
   sleep,
+  optionError,
 } from '@keel/core';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
-import { checkOptionsObject, describe, invalidOption, requireChoice, requireName } from '../validation.js';
+import { checkOptionsObject, describe, requireChoice, requireName } from '../validation.js';
 
 /** Options of `RedisState.rateLimiterStore`. */
 export interface RedisRateLimiterStoreOptions {
@@ -47,11 +48,11 @@ export function redisRateLimiterStore(
       !Number.isFinite(localRatePerSecond) ||
       localRatePerSecond <= 0)
   ) {
-    throw invalidOption(
-      FACTORY,
-      'localRatePerSecond',
-      `localRatePerSecond must be a finite number above 0, got ${describe(localRatePerSecond)}`,
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'localRatePerSecond',
+      message: `localRatePerSecond must be a finite number above 0, got ${describe(localRatePerSecond)}`,
+    });
   }
   return (storeOptions) =>
     new RedisRateLimiterStore(connection, connection.key('rate-limiter', name), rule, storeOptions, {
