@@ -1,4 +1,4 @@
-import { KeelError, rejectUnknownOptions, throwOptionError } from '@keel/core';
+import { rejectUnknownOptions, throwOptionError } from '@keel/core';
 import { type FaultSchedule, validateFaultSchedule, validateOutages } from '@keel/simulated';
 import type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
 

@@ -1,6 +1,5 @@
 import {
   type ApprovalAnswer,
-  KeelError,
   type PendingDecision,
   type StopReason,
   type TerminalStatus,

@@ -2,7 +2,6 @@ import {
   type Agent,
   createRedactor,
   type Disposable,
-  KeelError,
   type RunEvent,
   type RunEventListener,
   rejectUnknownOptions,

@@ -13,7 +13,6 @@ import {
   type Agent,
   type Disposable,
   type FinishReason,
-  KeelError,
   type RunAnnotations,
   type RunEvent,
   type RunEventListener,

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type Disposable,
-  KeelError,
   type RetryBudget,
   type RunEventListener,
   rejectUnknownOptions,

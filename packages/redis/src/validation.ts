@@ -1,6 +1,6 @@
 // Option checks of @keel/redis: every mistake is a `config.invalid` KeelError that names the factory and the option
 // and says what would be accepted, with `data: { option }`, like core's policy factories.
-import { KeelError, rejectUnknownOptions, requireOptionsObject, optionError } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject, optionError } from '@keel/core';
 
 /** Throws unless `options` is a plain object holding only `known` keys (a misspelt key gets a "did you mean"). */
 export function checkOptionsObject(

@@ -1,4 +1,4 @@
-import { KeelError, rejectUnknownOptions, optionError } from '@keel/core';
+import { rejectUnknownOptions, optionError } from '@keel/core';
 import { randomAt } from './prng.js';
 
 /** Every fault kind the simulated server can inject, in the order rates are drawn. */

@@ -1,4 +1,4 @@
-import { KeelError, rejectUnknownOptions, optionError } from '@keel/core';
+import { rejectUnknownOptions, optionError } from '@keel/core';
 import { type FaultKind, isFaultKind } from './faults.js';
 
 /**

@@ -1,4 +1,4 @@
-import { type Clock, KeelError, rejectUnknownOptions, optionError } from '@keel/core';
+import { type Clock, rejectUnknownOptions, optionError } from '@keel/core';
 import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';
 import { type OutageWindow, validateOutages } from './outages.js';

@@ -1,4 +1,4 @@
-import { KeelError, throwOptionError } from '@keel/core';
+import { throwOptionError } from '@keel/core';
 import type pg from 'pg';
 
 /** Options of {@link PostgresRunStore}. */

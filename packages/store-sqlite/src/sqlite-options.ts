@@ -1,4 +1,4 @@
-import { KeelError, throwOptionError } from '@keel/core';
+import { throwOptionError } from '@keel/core';
 
 /** Options of {@link SqliteRunStore}. */
 export interface SqliteRunStoreOptions {

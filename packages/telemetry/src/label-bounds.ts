@@ -1,4 +1,4 @@
-import { createRedactor, KeelError, type Redactor, throwOptionError } from '@keel/core';
+import { createRedactor, type Redactor, throwOptionError } from '@keel/core';
 import { modelParts, nameLabel } from './label-values.js';
 
 /**

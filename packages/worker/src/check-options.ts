@@ -1,10 +1,4 @@
-import {
-  KeelError,
-  type RunStore,
-  rejectUnknownOptions,
-  requireOptionsObject,
-  optionError,
-} from '@keel/core';
+import { type RunStore, rejectUnknownOptions, requireOptionsObject, optionError } from '@keel/core';
 
 /** Checks an options object: a plain object with only `known` keys (`config.invalid` names the slip). */
 export function checkOptionsObject(

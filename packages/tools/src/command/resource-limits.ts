@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { KeelError, rejectUnknownOptions, requireOptionsObject, optionError } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject, optionError } from '@keel/core';
 
 /**
  * Kernel resource limits (setrlimit) applied to a command and everything it starts, through `prlimit` from

@@ -1,5 +1,4 @@
 import { throwOptionError } from '../../options/option-error.js';
-import { KeelError } from '../../errors/keel-error.js';
 import type { SerializedError } from '../../errors/serialize.js';
 import type { Message } from '../../spec/model.js';
 import { pendingDecisionOf } from './pending-decision.js';

@@ -1,6 +1,6 @@
 // Validation of circuitBreaker()'s options: every mistake is a `config.invalid` naming the option, and the
 // defaults documented on CircuitBreakerOptions are applied here.
-import { optionError, throwOptionError } from '../../options/option-error.js';
+import { throwOptionError } from '../../options/option-error.js';
 import type { CircuitBreakerOptions, OpenDurationOptions } from '../circuit-breaker.js';
 import { type Clock, systemClock } from '../clock.js';
 import {
