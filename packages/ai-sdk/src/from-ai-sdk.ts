@@ -71,8 +71,8 @@ export function fromAiSdk(model: LanguageModelV3, options: FromAiSdkOptions = {}
     throw new KeelError('config.invalid', `fromAiSdk(): ${message}`);
   };
   checkLanguageModel(model, 'fromAiSdk(model)');
-  requireOptionsObject(options, 'fromAiSdk()', "{ provider: 'openai' }");
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'fromAiSdk()');
+  requireOptionsObject(options, { where: 'fromAiSdk()', example: "{ provider: 'openai' }" });
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'fromAiSdk()' });
   const provider = options.provider ?? model.provider;
   if (typeof provider !== 'string' || provider.trim() === '') fail('provider must be a non-empty name');
   const window = options.contextWindowTokens;

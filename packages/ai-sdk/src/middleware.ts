@@ -143,12 +143,15 @@ export function keelMiddleware(options: KeelMiddlewareOptions = {}): LanguageMod
   const fail = (message: string): never => {
     throw new KeelError('config.invalid', `keelMiddleware(): ${message}`);
   };
-  requireOptionsObject(options, 'keelMiddleware()', '{ fallbacks: [model], timeoutMs: 60_000 }');
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'keelMiddleware()');
+  requireOptionsObject(options, {
+    where: 'keelMiddleware()',
+    example: '{ fallbacks: [model], timeoutMs: 60_000 }',
+  });
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelMiddleware()' });
   const clock = options.clock ?? systemClock;
   const retryOptions = options.retry ?? {};
-  requireOptionsObject(retryOptions, 'keelMiddleware() retry', '{ maxAttempts: 3 }');
-  rejectUnknownOptions(retryOptions, RETRY_OPTIONS, 'keelMiddleware() retry');
+  requireOptionsObject(retryOptions, { where: 'keelMiddleware() retry', example: '{ maxAttempts: 3 }' });
+  rejectUnknownOptions(retryOptions, RETRY_OPTIONS, { where: 'keelMiddleware() retry' });
   const fallbacks = options.fallbacks ?? [];
   if (!Array.isArray(fallbacks)) fail('fallbacks must be an array of AI SDK language models');
   fallbacks.forEach((model, index) => {

@@ -97,8 +97,11 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   };
   if (typeof model !== 'string' || model.trim() === '')
     fail('model must be a model name such as "claude-haiku-4-5"');
-  requireOptionsObject(options, 'anthropic()', "{ apiKey: '...' } or { env: process.env }");
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'anthropic()');
+  requireOptionsObject(options, {
+    where: 'anthropic()',
+    example: "{ apiKey: '...' } or { env: process.env }",
+  });
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'anthropic()' });
   if (options.env !== undefined && (typeof options.env !== 'object' || options.env === null))
     fail('env must be an object such as process.env');
   const provider = options.provider ?? 'anthropic';

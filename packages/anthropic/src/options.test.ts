@@ -26,7 +26,7 @@ describe('anthropic() options', () => {
     const error = thrownBy(() => anthropic('m', { apiKey: 'k', baseURL: 'http://127.0.0.1:1' } as never));
     expect(error.code).toBe('config.invalid');
     expect(error.message).toMatch(/option baseURL \(known: .*\); did you mean baseUrl\?/);
-    expect(error.data).toEqual({ option: 'baseURL' });
+    expect(error.data).toMatchObject({ option: 'baseURL' });
   });
 
   it('an unknown option is named with the known ones, before the missing key', () => {

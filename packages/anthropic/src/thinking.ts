@@ -36,7 +36,7 @@ export function checkThinking(
   if (thinking === undefined) return undefined;
   if (typeof thinking !== 'object' || thinking === null || Array.isArray(thinking))
     fail('thinking must be an object such as { budgetTokens: 2048 }');
-  rejectUnknownOptions(thinking, THINKING_OPTIONS, 'anthropic() thinking');
+  rejectUnknownOptions(thinking, THINKING_OPTIONS, { where: 'anthropic() thinking' });
   const { budgetTokens } = thinking;
   if (!Number.isInteger(budgetTokens) || budgetTokens < MIN_THINKING_BUDGET_TOKENS) {
     fail(

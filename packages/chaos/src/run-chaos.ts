@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/core';
-import { rejectUnknownOptions } from '@keel/core/adapter';
+import { rejectUnknownOptions, throwOptionError } from '@keel/core/adapter';
 import { calibrate } from './calibrate.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { runScenario } from './run-scenario.js';
@@ -64,10 +64,6 @@ const OPTION_KEYS = Object.keys({
   signal: true,
 } satisfies Record<keyof ChaosOptions, true>);
 
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `runChaos(): ${message}`);
-}
-
 /**
  * Runs each subject through each scenario on the simulated provider and scores it. Each subject is first run once
  * without faults (its calibration: the requests and answer of a run that meets nothing). Scenarios run one after
@@ -79,18 +75,43 @@ function invalid(message: string): never {
  *   console.log(renderTable(report));
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  if (typeof options !== 'object' || options === null) invalid('options must be an object');
-  rejectUnknownOptions(options, OPTION_KEYS, 'runChaos()');
+  if (typeof options !== 'object' || options === null)
+    throwOptionError({ where: 'runChaos()', option: 'options', message: 'options must be an object' });
+  rejectUnknownOptions(options, OPTION_KEYS, { where: 'runChaos()' });
   const { subjects, task, runs = 50, seed = 1, capMs = 30_000 } = options;
-  if (!Array.isArray(subjects) || subjects.length === 0) invalid('subjects must name at least one subject');
+  if (!Array.isArray(subjects) || subjects.length === 0)
+    throwOptionError({
+      where: 'runChaos()',
+      option: 'subjects',
+      message: 'subjects must name at least one subject',
+    });
   const names = subjects.map((subject) => subject.name);
-  if (new Set(names).size !== names.length) invalid(`two subjects share a name (${names.join(', ')})`);
-  if (typeof task !== 'string' || task.trim() === '') invalid('task must be a non-empty string');
+  if (new Set(names).size !== names.length)
+    throwOptionError({
+      where: 'runChaos()',
+      option: 'two',
+      message: `two subjects share a name (${names.join(', ')})`,
+    });
+  if (typeof task !== 'string' || task.trim() === '')
+    throwOptionError({ where: 'runChaos()', option: 'task', message: 'task must be a non-empty string' });
   if (!Number.isInteger(runs) || runs < 1 || runs > 10_000)
-    invalid(`runs must be an integer from 1 to 10000, got ${runs}`);
-  if (!Number.isSafeInteger(seed)) invalid(`seed must be an integer, got ${seed}`);
+    throwOptionError({
+      where: 'runChaos()',
+      option: 'runs',
+      message: `runs must be an integer from 1 to 10000, got ${runs}`,
+    });
+  if (!Number.isSafeInteger(seed))
+    throwOptionError({
+      where: 'runChaos()',
+      option: 'seed',
+      message: `seed must be an integer, got ${seed}`,
+    });
   if (!Number.isInteger(capMs) || capMs < 100)
-    invalid(`capMs must be an integer of at least 100, got ${capMs}`);
+    throwOptionError({
+      where: 'runChaos()',
+      option: 'capMs',
+      message: `capMs must be an integer of at least 100, got ${capMs}`,
+    });
   const scenarios = selectScenarios(
     options.scenarios?.map((entry, index) =>
       typeof entry === 'string' ? entry : checkScenario(entry, `runChaos(): scenarios[${index}]`),
@@ -98,7 +119,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   );
   const scenarioNames = scenarios.map((scenario) => scenario.name);
   if (new Set(scenarioNames).size !== scenarioNames.length)
-    invalid(`two scenarios share a name (${scenarioNames.join(', ')})`);
+    throwOptionError({
+      where: 'runChaos()',
+      option: 'two',
+      message: `two scenarios share a name (${scenarioNames.join(', ')})`,
+    });
   const started = Date.now();
   const calibrations: { name: string; calibration: Calibration }[] = [];
   for (const subject of subjects) {

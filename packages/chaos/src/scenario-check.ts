@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/core';
-import { rejectUnknownOptions } from '@keel/core/adapter';
+import { rejectUnknownOptions, throwOptionError } from '@keel/core/adapter';
 import { type FaultSchedule, validateFaultSchedule, validateOutages } from '@keel/simulated';
 import type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
 
@@ -43,10 +43,6 @@ const GOALS = Object.keys({
 /** What a scenario's name must look like: it is typed in `--scenarios`. */
 export const SCENARIO_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', message);
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -57,35 +53,67 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function checkScenario(value: unknown, where: string): ChaosScenario {
   if (!isObject(value))
-    invalid(`${where} must be a scenario object such as { name, title, description, ... }`);
-  rejectUnknownOptions(value, SCENARIO_KEYS, where);
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${where} must be a scenario object such as { name, title, description, ... }`,
+      prefixWhere: false,
+    });
+  rejectUnknownOptions(value, SCENARIO_KEYS, { where: where });
   const { name, title, description, arrivalMs, minimum, goals } = value;
   if (typeof name !== 'string' || !SCENARIO_NAME_PATTERN.test(name)) {
-    invalid(
-      `${where}.name must be 1 to 64 lower-case letters, digits or "-" (such as "slow-search"), got ${JSON.stringify(name)}`,
-    );
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${where}.name must be 1 to 64 lower-case letters, digits or "-" (such as "slow-search"), got ${JSON.stringify(name)}`,
+      prefixWhere: false,
+    });
   }
   const at = `${where} ("${name}")`;
   for (const [field, text] of [
     ['title', title],
     ['description', description],
   ] as const) {
-    if (typeof text !== 'string' || text.trim() === '') invalid(`${at}: ${field} must be a non-empty string`);
+    if (typeof text !== 'string' || text.trim() === '')
+      throwOptionError({
+        where: 'scenario',
+        option: 'options',
+        message: `${at}: ${field} must be a non-empty string`,
+        prefixWhere: false,
+      });
   }
   for (const field of ['fallbacksOffered', 'tightContextWindow', 'recallFailedCalls', 'crash'] as const) {
     if (value[field] !== undefined && typeof value[field] !== 'boolean')
-      invalid(`${at}: ${field} must be true or false`);
+      throwOptionError({
+        where: 'scenario',
+        option: 'options',
+        message: `${at}: ${field} must be true or false`,
+        prefixWhere: false,
+      });
   }
   if (typeof arrivalMs !== 'number' || !Number.isInteger(arrivalMs) || arrivalMs < 0 || arrivalMs > 60_000) {
-    invalid(
-      `${at}: arrivalMs must be an integer number of milliseconds from 0 to 60000, got ${String(arrivalMs)}`,
-    );
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${at}: arrivalMs must be an integer number of milliseconds from 0 to 60000, got ${String(arrivalMs)}`,
+      prefixWhere: false,
+    });
   }
   if (minimum !== 'clean' && minimum !== 'schedule') {
-    invalid(`${at}: minimum must be 'clean' or 'schedule', got ${JSON.stringify(minimum)}`);
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${at}: minimum must be 'clean' or 'schedule', got ${JSON.stringify(minimum)}`,
+      prefixWhere: false,
+    });
   }
   if (!Array.isArray(goals) || goals.length === 0 || goals.some((goal) => !GOALS.includes(goal as string))) {
-    invalid(`${at}: goals must be a non-empty array of ${GOALS.map((goal) => `'${goal}'`).join(', ')}`);
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${at}: goals must be a non-empty array of ${GOALS.map((goal) => `'${goal}'`).join(', ')}`,
+      prefixWhere: false,
+    });
   }
   if (value.primary !== undefined) checkModelFaults(value.primary, `${at}: primary`);
   if (value.fallbacks !== undefined) checkModelFaults(value.fallbacks, `${at}: fallbacks`);
@@ -94,23 +122,46 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
 }
 
 function checkModelFaults(value: unknown, where: string): void {
-  if (!isObject(value)) invalid(`${where} must be an object such as { rates: { server_error: 0.1 } }`);
-  rejectUnknownOptions(value, MODEL_KEYS, where);
+  if (!isObject(value))
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${where} must be an object such as { rates: { server_error: 0.1 } }`,
+      prefixWhere: false,
+    });
+  rejectUnknownOptions(value, MODEL_KEYS, { where: where });
   const { outages, ...schedule } = value;
   validateFaultSchedule(schedule as FaultSchedule, where);
   if (outages !== undefined) validateOutages(outages, `${where}.outages`);
 }
 
 function checkToolFaults(value: unknown, where: string): void {
-  if (!isObject(value)) invalid(`${where} must be an object such as { failRate: 0.3 }`);
-  rejectUnknownOptions(value, TOOL_KEYS, where);
+  if (!isObject(value))
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${where} must be an object such as { failRate: 0.3 }`,
+      prefixWhere: false,
+    });
+  rejectUnknownOptions(value, TOOL_KEYS, { where: where });
   let total = 0;
   for (const key of TOOL_KEYS) {
     const rate = value[key];
     if (rate === undefined) continue;
     if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1))
-      invalid(`${where}: ${key} must be a number from 0 to 1`);
+      throwOptionError({
+        where: 'scenario',
+        option: 'options',
+        message: `${where}: ${key} must be a number from 0 to 1`,
+        prefixWhere: false,
+      });
     total += rate;
   }
-  if (total > 1 + 1e-9) invalid(`${where}: the rates add up to ${total}, more than 1`);
+  if (total > 1 + 1e-9)
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${where}: the rates add up to ${total}, more than 1`,
+      prefixWhere: false,
+    });
 }

@@ -4,7 +4,6 @@ import { type FieldReader, placeholderHint } from './agent-file-reader.js';
 import { type EnvEntry, environmentOf, readEnvEntries } from './agent-file-secrets.js';
 import {
   type DeclaredTool,
-  placeholderField,
   probe,
   readDeclaredTool,
   readWorkingDirectory,
@@ -110,16 +109,8 @@ export function readCommandEntry(
     map,
     field,
     () => commandTool(commandToolOptions(entry, NO_ENVIRONMENT)),
-    (option, message) => {
-      // `root` is the tool's cwd: path arguments are confined below it.
-      if (option === 'root') return 'cwd';
-      if (option === undefined || (option !== 'command' && !option.startsWith('commandTool')))
-        return undefined;
-      const position = /command\[(\d+)\](?:\[(\d+)\])?/.exec(`${option} ${message}`);
-      if (position !== null)
-        return ['argv', position[1], position[2]].filter((part) => part !== undefined).join('.');
-      return placeholderField(map, ['argv'], message) ?? 'argv';
-    },
+    // `root` is the tool's cwd (path arguments are confined below it); `command` is the file's `argv`.
+    (path) => (path[0] === 'root' ? ['cwd'] : path[0] === 'command' ? ['argv', ...path.slice(1)] : path),
   );
   return entry;
 }

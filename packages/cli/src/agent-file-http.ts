@@ -4,7 +4,6 @@ import { type FieldReader, placeholderHint } from './agent-file-reader.js';
 import { type HeaderValue, headerValuesOf, readHeaders } from './agent-file-secrets.js';
 import {
   type DeclaredTool,
-  placeholderField,
   probe,
   readDeclaredTool,
   type ToolEntryContext,
@@ -99,21 +98,12 @@ export function readHttpEntry(
   if (maxRedirects !== undefined) entry.maxRedirects = maxRedirects;
   const allow = reader.stringList(map, 'allow', `${field}.allow`, 'host names and address ranges');
   if (allow !== undefined) entry.allow = allow;
-  probe(
-    reader,
-    map,
-    field,
-    () =>
-      httpTool(
-        httpToolOptions(entry, PROBE_VALUES, () => {
-          throw new Error('unreachable: every variable has a value while probing');
-        }),
-      ),
-    (option, message) => {
-      if (option === undefined || !option.startsWith('httpTool')) return undefined;
-      const named = / (url|query|headers|body)$/.exec(option)?.[1];
-      return named ?? placeholderField(map, ['url', 'query', 'headers', 'body'], message);
-    },
+  probe(reader, map, field, () =>
+    httpTool(
+      httpToolOptions(entry, PROBE_VALUES, () => {
+        throw new Error('unreachable: every variable has a value while probing');
+      }),
+    ),
   );
   return entry;
 }

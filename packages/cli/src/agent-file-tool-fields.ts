@@ -3,8 +3,8 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type JsonSchemaInput, KeelError } from '@keel/core';
-import { TOOL_NAME_PATTERN } from '@keel/core/adapter';
-import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
+import { optionErrorData, type OptionPath, TOOL_NAME_PATTERN } from '@keel/core/adapter';
+import { isMap, isSeq, type Node, type YAMLMap } from 'yaml';
 import type { FieldReader } from './agent-file-reader.js';
 
 /** What reading a tool entry needs besides its node. */
@@ -91,85 +91,37 @@ export function readDeclaredTool(reader: FieldReader, map: YAMLMap, field: strin
 
 /**
  * Builds the tool once with `build`, so that what its factory refuses is refused here, at the field it names. The
- * factory's `data.option` (`command`, `limits.cpuSeconds`, or a template's own label) and message go through
- * `fieldOf` to a key path in `map` (such as `argv.2`); by default an option that is a key path is used as it is.
+ * refusal's data says where (`{ where, option, path }` from the option kit: `path` is the option's place in the
+ * factory's options, such as `['command', 2]`); `fieldOf` turns that into a key path in `map` (such as
+ * `['argv', 2]`), by default the same path. Messages are never read to find the field.
  */
 export function probe(
   reader: FieldReader,
   map: YAMLMap,
   field: string,
   build: () => unknown,
-  fieldOf: (option: string | undefined, message: string) => string | undefined = () => undefined,
+  fieldOf: (path: OptionPath) => OptionPath = (path) => path,
 ): void {
   try {
     build();
   } catch (error) {
     const keelError = KeelError.isInstance(error) ? error : undefined;
-    const message = (keelError?.message ?? String(error)).replace(
-      /^(commandTool|httpTool|mcpTools)( "[^"]*")?( limits)?: /,
-      '',
-    );
-    const option = typeof keelError?.data.option === 'string' ? keelError.data.option : undefined;
-    const key =
-      fieldOf(option, message) ??
-      (option !== undefined && /^[\w.]+$/.test(option) ? option : undefined) ??
-      (/^tool "[^"]*" input|the JSON Schema/.test(message)
-        ? 'input'
-        : message.startsWith('tool name')
-          ? 'name'
-          : undefined);
+    const data = optionErrorData(error);
+    let message = keelError?.message ?? String(error);
+    if (data !== undefined && message.startsWith(`${data.where}: `))
+      message = message.slice(data.where.length + 2);
     let at: Node = map;
     let located = '';
-    if (key !== undefined) {
-      // A JSON Schema refusal says where in the schema: `$.properties.count.maximum`.
-      const schemaPath =
-        typeof keelError?.data.path === 'string' && key === 'input' ? keelError.data.path : '$';
-      const parts = [
-        ...key.split('.'),
-        ...[...schemaPath.matchAll(/\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)].map(
-          (match) => match[1] ?? match[2] ?? (JSON.parse(match[3]!) as string),
-        ),
-      ];
-      let current: unknown = map;
-      for (const part of parts) {
-        const next =
-          isMap(current) || isSeq(current)
-            ? (current.get(isSeq(current) ? Number(part) : part, true) as Node | undefined)
-            : undefined;
-        if (next === undefined) break;
-        current = next;
-        located += isSeq(at) ? `[${part}]` : `.${part}`;
-        at = next;
-      }
+    for (const part of data === undefined ? [] : fieldOf(data.path)) {
+      const parent: Node = at;
+      const next: Node | undefined =
+        isMap(parent) || isSeq(parent)
+          ? (parent.get(isSeq(parent) ? Number(part) : part, true) as Node | undefined)
+          : undefined;
+      if (next === undefined) break;
+      located += isSeq(parent) ? `[${part}]` : `.${part}`;
+      at = next;
     }
     reader.fail(at, `${field}${located}`, `is refused: ${message}`, keelError?.guidance);
   }
-}
-
-/** The key path (below `map`) of the first template field whose text holds the placeholder `{name`. */
-export function placeholderField(map: YAMLMap, keys: readonly string[], message: string): string | undefined {
-  const name = /placeholder \{([^}:]+)/.exec(message)?.[1];
-  if (name === undefined) return undefined;
-  const search = (node: unknown, path: string): string | undefined => {
-    if (isScalar(node))
-      return typeof node.value === 'string' && node.value.includes(`{${name}`) ? path : undefined;
-    if (isSeq(node)) {
-      for (const [index, item] of node.items.entries()) {
-        const found = search(item, `${path}.${index}`);
-        if (found !== undefined) return found;
-      }
-    }
-    if (isMap(node)) {
-      for (const pair of node.items) {
-        const found = search(pair.value, `${path}.${isScalar(pair.key) ? String(pair.key.value) : ''}`);
-        if (found !== undefined) return found;
-      }
-    }
-    return undefined;
-  };
-  for (const key of keys) {
-    const found = search(map.get(key, true), key);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }

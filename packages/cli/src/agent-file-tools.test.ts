@@ -315,6 +315,20 @@ describe('agent file tools: refusals, located', () => {
       'tools[0].command.argv[3]',
     ],
     [
+      // Located from the refusal's data (its option path), not by searching the file for the placeholder's text:
+      // `{coun` also begins `{count}` one argument earlier.
+      'a placeholder that names no input property, beside one whose name it begins',
+      [
+        '  - command:',
+        '      name: c',
+        '      description: d',
+        COUNT_INPUT,
+        '      argv: [git, "-n{count}", "{coun}"]',
+      ],
+      /:7:32: tools\[0\]\.command\.argv\[2\] is refused: placeholder \{coun\} names no property of the input schema/,
+      'tools[0].command.argv[2]',
+    ],
+    [
       'a placeholder for the program',
       ['  - command:', '      name: c', '      description: d', COUNT_INPUT, '      argv: ["{count}"]'],
       /:7:14: tools\[0\]\.command\.argv\[0\] is refused: command\[0\] must be the program/,

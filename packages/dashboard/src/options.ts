@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIPv4 } from 'node:net';
 import { KeelError, type RunStore } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import { optionError, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import type { ResumeRun } from './resume.js';
 
 /** The host the dashboard binds when none is given: loopback only. */
@@ -83,8 +83,8 @@ export function isLoopbackHost(host: string): boolean {
 
 /** Validates the dashboard's options, fills in defaults and makes a token when none was given on loopback. */
 export function resolveDashboardOptions(options: DashboardOptions): ResolvedDashboardOptions {
-  requireOptionsObject(options, 'startDashboard', '{ store }');
-  rejectUnknownOptions(options, OPTIONS, 'startDashboard');
+  requireOptionsObject(options, { where: 'startDashboard', example: '{ store }' });
+  rejectUnknownOptions(options, OPTIONS, { where: 'startDashboard' });
   const store = options.store as unknown;
   if (
     typeof store !== 'object' ||
@@ -92,26 +92,43 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
     typeof (store as RunStore).listRuns !== 'function' ||
     typeof (store as RunStore).loadRun !== 'function'
   ) {
-    throw invalid('store', 'store must be a RunStore (such as new SqliteRunStore(path))');
+    throw optionError({
+      where: 'startDashboard',
+      option: 'store',
+      message: 'store must be a RunStore (such as new SqliteRunStore(path))',
+    });
   }
   const host = options.host ?? DEFAULT_HOST;
   if (typeof host !== 'string' || host.trim() === '' || /[\s/]/.test(host)) {
-    throw invalid('host', `host must be a host name or IP address, got ${JSON.stringify(host)}`);
+    throw optionError({
+      where: 'startDashboard',
+      option: 'host',
+      message: `host must be a host name or IP address, got ${JSON.stringify(host)}`,
+    });
   }
   const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw invalid('port', `port must be an integer from 0 to 65535, got ${String(port)}`);
+    throw optionError({
+      where: 'startDashboard',
+      option: 'port',
+      message: `port must be an integer from 0 to 65535, got ${String(port)}`,
+    });
   }
   const loopback = isLoopbackHost(host);
   if (options.token !== undefined) {
     if (typeof options.token !== 'string' || options.token.length < MIN_TOKEN_LENGTH) {
-      throw invalid('token', `token must be a string of at least ${MIN_TOKEN_LENGTH} characters`);
+      throw optionError({
+        where: 'startDashboard',
+        option: 'token',
+        message: `token must be a string of at least ${MIN_TOKEN_LENGTH} characters`,
+      });
     }
     if (!/^[A-Za-z0-9._~+/-]+=*$/.test(options.token)) {
-      throw invalid(
-        'token',
-        'token may hold only letters, digits and . _ ~ + / - (it travels as a bearer token)',
-      );
+      throw optionError({
+        where: 'startDashboard',
+        option: 'token',
+        message: 'token may hold only letters, digits and . _ ~ + / - (it travels as a bearer token)',
+      });
     }
   } else if (!loopback) {
     throw new KeelError(
@@ -125,21 +142,41 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
     );
   }
   if (options.resume !== undefined && typeof options.resume !== 'function') {
-    throw invalid('resume', 'resume must be a function (request) => Promise<{ finished }>');
+    throw optionError({
+      where: 'startDashboard',
+      option: 'resume',
+      message: 'resume must be a function (request) => Promise<{ finished }>',
+    });
   }
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 10) {
-    throw invalid('pollIntervalMs', `pollIntervalMs must be an integer >= 10, got ${String(pollIntervalMs)}`);
+    throw optionError({
+      where: 'startDashboard',
+      option: 'pollIntervalMs',
+      message: `pollIntervalMs must be an integer >= 10, got ${String(pollIntervalMs)}`,
+    });
   }
   const listLimit = options.listLimit ?? 200;
   if (!Number.isInteger(listLimit) || listLimit < 1 || listLimit > 10_000) {
-    throw invalid('listLimit', `listLimit must be an integer from 1 to 10000, got ${String(listLimit)}`);
+    throw optionError({
+      where: 'startDashboard',
+      option: 'listLimit',
+      message: `listLimit must be an integer from 1 to 10000, got ${String(listLimit)}`,
+    });
   }
   if (options.now !== undefined && typeof options.now !== 'function') {
-    throw invalid('now', 'now must be a function returning ms since the epoch');
+    throw optionError({
+      where: 'startDashboard',
+      option: 'now',
+      message: 'now must be a function returning ms since the epoch',
+    });
   }
   if (options.redact !== undefined && typeof options.redact !== 'function') {
-    throw invalid('redact', 'redact must be a function (text) => text');
+    throw optionError({
+      where: 'startDashboard',
+      option: 'redact',
+      message: 'redact must be a function (text) => text',
+    });
   }
   return {
     store: options.store,
@@ -156,8 +193,4 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
     now: options.now ?? Date.now,
     redact: options.redact,
   };
-}
-
-function invalid(option: string, message: string): KeelError {
-  return new KeelError('config.invalid', `startDashboard: ${message}`, { data: { option } });
 }

@@ -1,11 +1,11 @@
-import {
-  type ApprovalAnswer,
-  KeelError,
-  type PendingDecision,
-  type StopReason,
-  type TerminalStatus,
-  type ToolCallDecision,
+import type {
+  ApprovalAnswer,
+  PendingDecision,
+  StopReason,
+  TerminalStatus,
+  ToolCallDecision,
 } from '@keel/core';
+import { optionError } from '@keel/core/adapter';
 
 /** A human's answers to the decisions a run waits for, keyed by idempotency key (as `agent.resume` takes them). */
 export interface RunAnswers {
@@ -52,31 +52,64 @@ export const MAX_REASON_CHARS = 2_000;
 export function parseAnswers(body: unknown, pending: readonly PendingDecision[]): RunAnswers {
   const list = isObject(body) ? body.answers : undefined;
   if (!Array.isArray(list) || list.length === 0) {
-    throw invalid(
-      'The body must be { "answers": [{ "idempotencyKey", "answer", "reason"? }] } with one answer at least',
-    );
+    throw optionError({
+      where: 'resume',
+      option: 'The',
+      message:
+        'The body must be { "answers": [{ "idempotencyKey", "answer", "reason"? }] } with one answer at least',
+      prefixWhere: false,
+    });
   }
   const result: RunAnswers = { approvals: {}, decisions: {} };
   for (const item of list) {
     if (!isObject(item) || typeof item.idempotencyKey !== 'string' || typeof item.answer !== 'string') {
-      throw invalid(
-        'Each answer needs an idempotencyKey and an answer (approve, reject, execute or abandon)',
-      );
+      throw optionError({
+        where: 'resume',
+        option: 'Each',
+        message: 'Each answer needs an idempotencyKey and an answer (approve, reject, execute or abandon)',
+        prefixWhere: false,
+      });
     }
     const { idempotencyKey: key, answer, reason } = item;
     if (!ANSWERS.includes(answer as AnswerInput['answer'])) {
-      throw invalid(`Unknown answer ${JSON.stringify(answer)}: use approve, reject, execute or abandon`);
+      throw optionError({
+        where: 'resume',
+        option: 'Unknown',
+        message: `Unknown answer ${JSON.stringify(answer)}: use approve, reject, execute or abandon`,
+        prefixWhere: false,
+      });
     }
     const decision = pending.find((candidate) => candidate.idempotencyKey === key);
     if (decision === undefined) {
-      throw invalid(`The run does not wait for a decision about call ${key}`);
+      throw optionError({
+        where: 'resume',
+        option: 'The',
+        message: `The run does not wait for a decision about call ${key}`,
+        prefixWhere: false,
+      });
     }
-    if (key in result.approvals || key in result.decisions) throw invalid(`Call ${key} is answered twice`);
+    if (key in result.approvals || key in result.decisions)
+      throw optionError({
+        where: 'resume',
+        option: 'Call',
+        message: `Call ${key} is answered twice`,
+        prefixWhere: false,
+      });
     if (reason !== undefined && (answer !== 'reject' || typeof reason !== 'string')) {
-      throw invalid('Only a rejection takes a reason, and it must be text');
+      throw optionError({
+        where: 'resume',
+        option: 'Only',
+        message: 'Only a rejection takes a reason, and it must be text',
+        prefixWhere: false,
+      });
     }
     if (typeof reason === 'string' && reason.length > MAX_REASON_CHARS) {
-      throw invalid(`The reason is longer than ${MAX_REASON_CHARS} characters`);
+      throw optionError({
+        where: 'resume',
+        option: 'The',
+        message: `The reason is longer than ${MAX_REASON_CHARS} characters`,
+        prefixWhere: false,
+      });
     }
     if (decision.kind === 'approval') {
       if (answer === 'approve') result.approvals[key] = { approved: true };
@@ -85,11 +118,22 @@ export function parseAnswers(body: unknown, pending: readonly PendingDecision[])
           typeof reason === 'string' && reason.trim() !== ''
             ? { approved: false, reason: reason.trim() }
             : { approved: false };
-      else throw invalid(`Call ${key} waits for approval: answer approve or reject, not ${answer}`);
+      else
+        throw optionError({
+          where: 'resume',
+          option: 'Call',
+          message: `Call ${key} waits for approval: answer approve or reject, not ${answer}`,
+          prefixWhere: false,
+        });
     } else if (answer === 'execute' || answer === 'abandon') {
       result.decisions[key] = answer;
     } else {
-      throw invalid(`Call ${key} may or may not have run: answer execute or abandon, not ${answer}`);
+      throw optionError({
+        where: 'resume',
+        option: 'Call',
+        message: `Call ${key} may or may not have run: answer execute or abandon, not ${answer}`,
+        prefixWhere: false,
+      });
     }
   }
   return result;
@@ -97,8 +141,4 @@ export function parseAnswers(body: unknown, pending: readonly PendingDecision[])
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', message);
 }

@@ -1,5 +1,10 @@
-import { type Agent, type Disposable, KeelError, type RunEvent, type RunEventListener } from '@keel/core';
-import { createRedactor, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import type { Agent, Disposable, RunEvent, RunEventListener } from '@keel/core';
+import {
+  createRedactor,
+  rejectUnknownOptions,
+  requireOptionsObject,
+  throwOptionError,
+} from '@keel/core/adapter';
 import type { TraceIdsOf } from '@keel/telemetry';
 import { type Logger, pino } from 'pino';
 import { eventLine, type LogLevel } from './event-line.js';
@@ -57,23 +62,45 @@ const KNOWN_OPTIONS = ['logger', 'destination', 'traceIdsOf', 'recordContent', '
  *   keelLogs({ traceIdsOf: tracing.traceIdsOf }).observe(assistant);
  */
 export function keelLogs(options: KeelLogsOptions = {}): KeelLogs {
-  requireOptionsObject(options, 'keelLogs');
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'keelLogs');
+  requireOptionsObject(options, { where: 'keelLogs' });
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelLogs' });
   const { destination } = options;
   if (destination !== undefined && typeof destination?.write !== 'function')
-    invalid('destination must have a write(line) function');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'destination',
+      message: 'destination must have a write(line) function',
+    });
   if (destination !== undefined && options.logger !== undefined)
-    invalid('give a logger or a destination, not both (a logger writes where it was made to)');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'give',
+      message: 'give a logger or a destination, not both (a logger writes where it was made to)',
+    });
   const parent = options.logger ?? (destination === undefined ? pino() : pino({}, destination));
-  if (typeof parent?.child !== 'function') invalid('logger must be a pino logger');
+  if (typeof parent?.child !== 'function')
+    throwOptionError({ where: 'keelLogs', option: 'logger', message: 'logger must be a pino logger' });
   const traceIdsOf = options.traceIdsOf;
   if (traceIdsOf !== undefined && typeof traceIdsOf !== 'function')
-    invalid('traceIdsOf must be a function, such as tracing.traceIdsOf');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'traceIdsOf',
+      message: 'traceIdsOf must be a function, such as tracing.traceIdsOf',
+    });
   const recordContent = options.recordContent ?? false;
-  if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
+  if (typeof recordContent !== 'boolean')
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'recordContent',
+      message: 'recordContent must be a boolean',
+    });
   const secrets = options.secrets ?? [];
   if (!Array.isArray(secrets) || secrets.some((secret) => secret != null && typeof secret !== 'string'))
-    invalid('secrets must be an array of strings (undefined entries are skipped)');
+    throwOptionError({
+      where: 'keelLogs',
+      option: 'secrets',
+      message: 'secrets must be an array of strings (undefined entries are skipped)',
+    });
   const redact = createRedactor(secrets).text;
   const logger = parent.child({ component: 'keel' });
   const write = (level: LogLevel, fields: Record<string, unknown>, message: string): void => {
@@ -103,8 +130,4 @@ export function keelLogs(options: KeelLogsOptions = {}): KeelLogs {
     );
   };
   return { observe: (agent) => agent.onEvent(onEvent), onEvent, write, logger };
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `keelLogs: ${message}`, { data: { where: 'keelLogs' } });
 }

@@ -81,7 +81,7 @@ export function resultError(text: string, site: CallSite, content: JsonValue): K
   const data = { server: site.server, tool: site.mcpToolName, content };
   const invalidParams = /^MCP error -32602:/.test(text);
   if (invalidParams && NOT_FOUND.test(text)) return notFound(message, site, data);
-  if (invalidParams) return invalidInput(message, site, data);
+  if (invalidParams) return toolInputError(message, site, data);
   return new KeelError('tool.failed', message, { provider: site.server, data });
 }
 
@@ -161,7 +161,7 @@ function mcpFailure(error: McpErrorLike, site: CallSite, base: Record<string, Js
       if (RESULT_SCHEMA.test(error.message)) break;
       return NOT_FOUND.test(error.message)
         ? notFound(error.message, site, data, error)
-        : invalidInput(error.message, site, data, error);
+        : toolInputError(error.message, site, data, error);
   }
   const reason = error.code === ErrorCode.InternalError ? 'server' : 'protocol';
   return new KeelError(
@@ -225,7 +225,7 @@ function notFound(
   });
 }
 
-function invalidInput(
+function toolInputError(
   message: string,
   site: CallSite,
   data: Record<string, JsonValue>,

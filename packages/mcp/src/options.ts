@@ -213,7 +213,10 @@ const ENV_NAME_PATTERN = /^[^=\0]+$/;
 
 /** Checks `mcpTools` options; anything wrong throws `config.invalid` naming the option and what would be accepted. */
 export function resolveMcpOptions(options: McpToolsOptions): ResolvedMcpOptions {
-  requireOptionsObject(options, FACTORY, "{ command: 'node', args: ['server.js'] } or { url: 'http://...' }");
+  requireOptionsObject(options, {
+    where: FACTORY,
+    example: "{ command: 'node', args: ['server.js'] } or { url: 'http://...' }",
+  });
   const raw = options as unknown as Record<string, unknown>;
   const hasCommand = raw.command !== undefined;
   const hasUrl = raw.url !== undefined;
@@ -225,7 +228,7 @@ export function resolveMcpOptions(options: McpToolsOptions): ResolvedMcpOptions 
         : 'needs command (a server over stdio, such as { command: "node", args: ["server.js"] }) or url (a server over HTTP)',
     );
   }
-  rejectUnknownOptions(options, hasCommand ? STDIO_OPTIONS : HTTP_OPTIONS, FACTORY);
+  rejectUnknownOptions(options, hasCommand ? STDIO_OPTIONS : HTTP_OPTIONS, { where: FACTORY });
   const target = hasCommand ? stdioTarget(raw) : httpTarget(raw);
 
   const prefix = raw.prefix;

@@ -106,8 +106,8 @@ export function openai(model: string, options: OpenAIOptions = {}): ModelProvide
   if (typeof model !== 'string' || model.trim() === '') {
     throw new KeelError('config.invalid', 'openai(model): model must be a model name such as "gpt-4.1-mini"');
   }
-  requireOptionsObject(options, 'openai()', "{ apiKey: '...' } or { env: process.env }");
-  rejectUnknownOptions(options, OPENAI_OPTIONS, 'openai()');
+  requireOptionsObject(options, { where: 'openai()', example: "{ apiKey: '...' } or { env: process.env }" });
+  rejectUnknownOptions(options, OPENAI_OPTIONS, { where: 'openai()' });
   if (options.env !== undefined && (typeof options.env !== 'object' || options.env === null)) {
     throw new KeelError('config.invalid', 'openai(): env must be an object such as process.env');
   }
@@ -145,12 +145,11 @@ export function openai(model: string, options: OpenAIOptions = {}): ModelProvide
  *   const model = openaiCompatible({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', provider: 'ollama' });
  */
 export function openaiCompatible(options: OpenAICompatibleOptions): ModelProvider {
-  requireOptionsObject(
-    options,
-    'openaiCompatible()',
-    "{ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' }",
-  );
-  rejectUnknownOptions(options, COMPATIBLE_OPTIONS, 'openaiCompatible()');
+  requireOptionsObject(options, {
+    where: 'openaiCompatible()',
+    example: "{ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' }",
+  });
+  rejectUnknownOptions(options, COMPATIBLE_OPTIONS, { where: 'openaiCompatible()' });
   return createProvider({
     ...options,
     provider: options.provider ?? 'openai-compatible',

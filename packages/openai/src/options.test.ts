@@ -29,7 +29,7 @@ describe('openai() and openaiCompatible() options', () => {
     const error = thrownBy(() => openai('m', { apiKey: 'k', baseURL: 'http://127.0.0.1:1/v1' } as never));
     expect(error.code).toBe('config.invalid');
     expect(error.message).toMatch(/option baseURL \(known: .*\); did you mean baseUrl\?/);
-    expect(error.data).toEqual({ option: 'baseURL' });
+    expect(error.data).toMatchObject({ option: 'baseURL' });
     const compatible = thrownBy(() =>
       openaiCompatible({ baseURL: 'http://127.0.0.1:1/v1', model: 'm' } as never),
     );

@@ -48,8 +48,8 @@ export interface KeelMetrics {
  *   keel.observe(assistant);
  */
 export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
-  requireOptionsObject(options, 'keelMetrics');
-  rejectUnknownOptions(options, ['meter', ...LABEL_BOUNDS_OPTIONS], 'keelMetrics');
+  requireOptionsObject(options, { where: 'keelMetrics' });
+  rejectUnknownOptions(options, ['meter', ...LABEL_BOUNDS_OPTIONS], { where: 'keelMetrics' });
   const meter = options.meter ?? metrics.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
   if (typeof meter?.createCounter !== 'function') {
     throw new KeelError('config.invalid', 'keelMetrics: meter must be an OpenTelemetry Meter', {

@@ -9,16 +9,8 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import {
-  type Agent,
-  type Disposable,
-  type FinishReason,
-  KeelError,
-  type RunAnnotations,
-  type RunEvent,
-  type RunEventListener,
-} from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import type { Agent, Disposable, FinishReason, RunAnnotations, RunEvent, RunEventListener } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject, throwOptionError } from '@keel/core/adapter';
 import {
   errorType,
   LABEL_BOUNDS_OPTIONS,
@@ -110,12 +102,22 @@ const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars', ...LABEL_BO
  *   await assistant.run('Weather in Paris?');
  */
 export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
-  requireOptionsObject(options, 'keelTracing');
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'keelTracing');
+  requireOptionsObject(options, { where: 'keelTracing' });
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'keelTracing' });
   const tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
-  if (typeof tracer?.startSpan !== 'function') invalid('tracer must be an OpenTelemetry Tracer');
+  if (typeof tracer?.startSpan !== 'function')
+    throwOptionError({
+      where: 'keelTracing',
+      option: 'tracer',
+      message: 'tracer must be an OpenTelemetry Tracer',
+    });
   const recordContent = options.recordContent ?? false;
-  if (typeof recordContent !== 'boolean') invalid('recordContent must be a boolean');
+  if (typeof recordContent !== 'boolean')
+    throwOptionError({
+      where: 'keelTracing',
+      option: 'recordContent',
+      message: 'recordContent must be a boolean',
+    });
   const maxContentChars = positiveInteger(options.maxContentChars ?? 16_384, 'maxContentChars');
   const bounds = new LabelBounds(options, 'keelTracing');
   const redact = bounds.redactor.text;
@@ -500,10 +502,11 @@ function fail(span: Span, code: string): void {
 }
 
 function positiveInteger(value: unknown, name: string): number {
-  if (!Number.isInteger(value) || (value as number) < 1) invalid(`${name} must be a positive integer`);
+  if (!Number.isInteger(value) || (value as number) < 1)
+    throwOptionError({
+      where: 'keelTracing',
+      option: 'options',
+      message: `${name} must be a positive integer`,
+    });
   return value as number;
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `keelTracing: ${message}`, { data: { where: 'keelTracing' } });
 }

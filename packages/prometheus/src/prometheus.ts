@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Disposable, KeelError, type RetryBudget, type RunEventListener } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import type { Disposable, RetryBudget, RunEventListener } from '@keel/core';
+import { rejectUnknownOptions, requireOptionsObject, throwOptionError } from '@keel/core/adapter';
 import {
   KEEL_METRICS,
   LABEL_BOUNDS_OPTIONS,
@@ -57,12 +57,23 @@ export interface KeelPrometheus {
  *   const server = await prometheus.serve({ port: 9464 });   // http://127.0.0.1:9464/metrics
  */
 export function keelPrometheus(options: KeelPrometheusOptions = {}): KeelPrometheus {
-  requireOptionsObject(options, 'keelPrometheus');
-  rejectUnknownOptions(options, ['registry', 'processMetrics', ...LABEL_BOUNDS_OPTIONS], 'keelPrometheus');
+  requireOptionsObject(options, { where: 'keelPrometheus' });
+  rejectUnknownOptions(options, ['registry', 'processMetrics', ...LABEL_BOUNDS_OPTIONS], {
+    where: 'keelPrometheus',
+  });
   const registry = options.registry ?? new Registry();
-  if (!(registry instanceof Registry)) invalid('registry must be a prom-client Registry');
+  if (!(registry instanceof Registry))
+    throwOptionError({
+      where: 'keelPrometheus',
+      option: 'registry',
+      message: 'registry must be a prom-client Registry',
+    });
   if (options.processMetrics !== undefined && typeof options.processMetrics !== 'boolean')
-    invalid('processMetrics must be a boolean');
+    throwOptionError({
+      where: 'keelPrometheus',
+      option: 'processMetrics',
+      message: 'processMetrics must be a boolean',
+    });
   // Checked before anything joins the registry, so that a mistake leaves it as it was.
   const bounds = new LabelBounds(options, 'keelPrometheus');
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
@@ -126,8 +137,4 @@ function labelsOf(attributes: MetricAttributes): Record<string, string> {
     labelsOfAttributes.set(attributes, labels);
   }
   return labels;
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `keelPrometheus: ${message}`, { data: { where: 'keelPrometheus' } });
 }

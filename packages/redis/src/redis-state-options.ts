@@ -1,10 +1,10 @@
 import { type Clock, systemClock } from '@keel/core';
+import { optionError } from '@keel/core/adapter';
 import type { Redis } from 'ioredis';
 import type { UnavailableRule } from './shared-connection.js';
 import {
   checkOptionsObject,
   describe,
-  invalidOption,
   requireChoice,
   requireMilliseconds,
   requireName,
@@ -114,15 +114,20 @@ export function resolveStateOptions(options: RedisStateOptions): RedisStateSetti
   const { url, client } = options;
   if (client !== undefined) {
     if (typeof (client as { duplicate?: unknown } | null)?.duplicate !== 'function') {
-      throw invalidOption(FACTORY, 'client', `client must be an ioredis client, got ${describe(client)}`);
+      throw optionError({
+        where: FACTORY,
+        option: 'client',
+        message: `client must be an ioredis client, got ${describe(client)}`,
+      });
     }
-    if (url !== undefined) throw invalidOption(FACTORY, 'url', 'give either url or client, not both');
+    if (url !== undefined)
+      throw optionError({ where: FACTORY, option: 'url', message: 'give either url or client, not both' });
   } else if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) {
-    throw invalidOption(
-      FACTORY,
-      'url',
-      `url must be a Redis URL such as redis://127.0.0.1:6379 (or give client), got ${describe(url)}`,
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'url',
+      message: `url must be a Redis URL such as redis://127.0.0.1:6379 (or give client), got ${describe(url)}`,
+    });
   }
   const clock = (options.clock ?? systemClock) as Partial<Clock> | null;
   if (
@@ -130,7 +135,11 @@ export function resolveStateOptions(options: RedisStateOptions): RedisStateSetti
     typeof clock.setTimeout !== 'function' ||
     typeof clock.clearTimeout !== 'function'
   ) {
-    throw invalidOption(FACTORY, 'clock', `clock must be a Clock with now, setTimeout and clearTimeout`);
+    throw optionError({
+      where: FACTORY,
+      option: 'clock',
+      message: `clock must be a Clock with now, setTimeout and clearTimeout`,
+    });
   }
   const operationTimeoutMs = requireMilliseconds(
     options.operationTimeoutMs ?? 100,

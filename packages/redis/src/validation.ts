@@ -1,12 +1,6 @@
 // Option checks of @keel/redis: every mistake is a `config.invalid` KeelError that names the factory and the option
 // and says what would be accepted, with `data: { option }`, like core's policy factories.
-import { KeelError } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
-
-/** A `config.invalid` error about `option` of `factory`. */
-export function invalidOption(factory: string, option: string, message: string): KeelError {
-  return new KeelError('config.invalid', `${factory}: ${message}`, { data: { option } });
-}
+import { optionError, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 
 /** Throws unless `options` is a plain object holding only `known` keys (a misspelt key gets a "did you mean"). */
 export function checkOptionsObject(
@@ -15,18 +9,18 @@ export function checkOptionsObject(
   factory: string,
   example: string,
 ) {
-  requireOptionsObject(options, factory, example);
-  rejectUnknownOptions(options, known, factory);
+  requireOptionsObject(options, { where: factory, example: example });
+  rejectUnknownOptions(options, known, { where: factory });
 }
 
 /** Throws unless `value` is an integer number of milliseconds from `minimum` to 2^31 - 1 (what a timer can wait). */
 export function requireMilliseconds(value: unknown, option: string, factory: string, minimum = 1): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum || value > 2_147_483_647) {
-    throw invalidOption(
-      factory,
-      option,
-      `${option} must be an integer number of milliseconds from ${minimum} to 2147483647, got ${describe(value)}`,
-    );
+    throw optionError({
+      where: factory,
+      option: option,
+      message: `${option} must be an integer number of milliseconds from ${minimum} to 2147483647, got ${describe(value)}`,
+    });
   }
   return value;
 }
@@ -40,7 +34,11 @@ export function requireChoice<T extends string>(
 ): T {
   if (!choices.includes(value as T)) {
     const listed = choices.map((choice) => `'${choice}'`).join(' or ');
-    throw invalidOption(factory, option, `${option} must be ${listed}, got ${describe(value)}`);
+    throw optionError({
+      where: factory,
+      option: option,
+      message: `${option} must be ${listed}, got ${describe(value)}`,
+    });
   }
   return value as T;
 }
@@ -54,11 +52,11 @@ export function requireName(value: unknown, option: string, factory: string, for
     (forbidColon && value.includes(':'))
   ) {
     const colon = forbidColon ? ', colon' : '';
-    throw invalidOption(
-      factory,
-      option,
-      `${option} must be a non-empty string without whitespace${colon} (it is part of Redis keys), got ${describe(value)}`,
-    );
+    throw optionError({
+      where: factory,
+      option: option,
+      message: `${option} must be a non-empty string without whitespace${colon} (it is part of Redis keys), got ${describe(value)}`,
+    });
   }
   return value;
 }

@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/core';
-import { rejectUnknownOptions } from '@keel/core/adapter';
+import { optionError, rejectUnknownOptions } from '@keel/core/adapter';
 import { randomAt } from './prng.js';
 
 /** Every fault kind the simulated server can inject, in the order rates are drawn. */
@@ -74,55 +74,97 @@ export function isFaultKind(value: unknown): value is FaultKind {
   return typeof value === 'string' && (FAULT_KINDS as readonly string[]).includes(value);
 }
 
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', message);
-}
-
 /**
  * Checks a fault schedule and throws a `config.invalid` KeelError that says what to fix: unknown kinds, rates
  * outside [0, 1] or adding up to more than 1, a seed that is not an integer, a negative `retryAfterMs`.
  */
 export function validateFaultSchedule(schedule: FaultSchedule, where = 'fault schedule'): FaultSchedule {
   if (typeof schedule !== 'object' || schedule === null || Array.isArray(schedule)) {
-    throw invalid(
-      `${where} must be an object such as { rates: { rate_limit: 0.2 } }, got ${typeof schedule}`,
-    );
+    throw optionError({
+      where: 'faults',
+      option: 'options',
+      message: `${where} must be an object such as { rates: { rate_limit: 0.2 } }, got ${typeof schedule}`,
+      prefixWhere: false,
+    });
   }
-  rejectUnknownOptions(schedule, SCHEDULE_KEYS, where);
+  rejectUnknownOptions(schedule, SCHEDULE_KEYS, { where: where });
   const { seed, rates, sequence, retryAfterMs, hangMs } = schedule;
   if (seed !== undefined && !Number.isSafeInteger(seed)) {
-    throw invalid(`${where}: seed must be an integer, got ${String(seed)}`);
+    throw optionError({
+      where: 'faults',
+      option: 'options',
+      message: `${where}: seed must be an integer, got ${String(seed)}`,
+      prefixWhere: false,
+    });
   }
   if (retryAfterMs !== undefined && !(Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) {
-    throw invalid(
-      `${where}: retryAfterMs must be a number of milliseconds >= 0, got ${String(retryAfterMs)}`,
-    );
+    throw optionError({
+      where: 'faults',
+      option: 'options',
+      message: `${where}: retryAfterMs must be a number of milliseconds >= 0, got ${String(retryAfterMs)}`,
+      prefixWhere: false,
+    });
   }
   if (hangMs !== undefined && !(Number.isFinite(hangMs) && hangMs >= 0)) {
-    throw invalid(`${where}: hangMs must be a number of milliseconds >= 0, got ${String(hangMs)}`);
+    throw optionError({
+      where: 'faults',
+      option: 'options',
+      message: `${where}: hangMs must be a number of milliseconds >= 0, got ${String(hangMs)}`,
+      prefixWhere: false,
+    });
   }
   if (rates !== undefined) {
-    if (typeof rates !== 'object' || rates === null) throw invalid(`${where}: rates must be an object`);
+    if (typeof rates !== 'object' || rates === null)
+      throw optionError({
+        where: 'faults',
+        option: 'options',
+        message: `${where}: rates must be an object`,
+        prefixWhere: false,
+      });
     let total = 0;
     for (const [kind, rate] of Object.entries(rates)) {
       if (!isFaultKind(kind))
-        throw invalid(`${where}: unknown fault kind "${kind}"; known kinds: ${knownKinds()}`);
+        throw optionError({
+          where: 'faults',
+          option: 'options',
+          message: `${where}: unknown fault kind "${kind}"; known kinds: ${knownKinds()}`,
+          prefixWhere: false,
+        });
       if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) {
-        throw invalid(`${where}: the rate of ${kind} must be a number from 0 to 1, got ${String(rate)}`);
+        throw optionError({
+          where: 'faults',
+          option: 'options',
+          message: `${where}: the rate of ${kind} must be a number from 0 to 1, got ${String(rate)}`,
+          prefixWhere: false,
+        });
       }
       if (kind !== 'none') total += rate;
     }
     if (total > 1 + 1e-9) {
-      throw invalid(`${where}: fault rates add up to ${round(total)}, more than 1; lower some of them`);
+      throw optionError({
+        where: 'faults',
+        option: 'options',
+        message: `${where}: fault rates add up to ${round(total)}, more than 1; lower some of them`,
+        prefixWhere: false,
+      });
     }
   }
   if (sequence !== undefined) {
-    if (!Array.isArray(sequence)) throw invalid(`${where}: sequence must be an array of fault kinds`);
+    if (!Array.isArray(sequence))
+      throw optionError({
+        where: 'faults',
+        option: 'options',
+        message: `${where}: sequence must be an array of fault kinds`,
+        prefixWhere: false,
+      });
     sequence.forEach((kind, index) => {
       if (!isFaultKind(kind)) {
-        throw invalid(
-          `${where}: sequence[${index}] is "${String(kind)}", not a fault kind; known kinds: ${knownKinds()}`,
-        );
+        throw optionError({
+          where: 'faults',
+          option: 'options',
+          message: `${where}: sequence[${index}] is "${String(kind)}", not a fault kind; known kinds: ${knownKinds()}`,
+          prefixWhere: false,
+        });
       }
     });
   }

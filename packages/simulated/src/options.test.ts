@@ -41,7 +41,7 @@ describe('simulated options', () => {
   it('simulated() names an unknown option and the closest known one', () => {
     const error = thrownBy(() => simulated({ fault: 'demo' } as never));
     expect(error.code).toBe('config.invalid');
-    expect(error.data).toEqual({ option: 'fault' });
+    expect(error.data).toMatchObject({ option: 'fault' });
     expect(error.message).toBe(
       'Unknown simulated() option fault (known: model, faults, brain, onRequest, contextWindowTokens, server); did you mean faults?',
     );

@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/core';
-import { rejectUnknownOptions } from '@keel/core/adapter';
+import { optionError, rejectUnknownOptions } from '@keel/core/adapter';
 import { type FaultKind, isFaultKind } from './faults.js';
 
 /**
@@ -24,33 +24,52 @@ const WINDOW_KEYS = Object.keys({
   fault: true,
 } satisfies Record<keyof OutageWindow, true>);
 
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', message);
-}
-
 /** Checks outage windows and throws a `config.invalid` KeelError naming the bad one. */
 export function validateOutages(outages: unknown, where: string): readonly OutageWindow[] {
   if (!Array.isArray(outages)) {
-    throw invalid(`${where} must be an array of windows such as [{ startMs: 500, endMs: 2500 }]`);
+    throw optionError({
+      where: 'outages',
+      option: 'options',
+      message: `${where} must be an array of windows such as [{ startMs: 500, endMs: 2500 }]`,
+      prefixWhere: false,
+    });
   }
   outages.forEach((window: unknown, index) => {
     const at = `${where}[${index}]`;
     if (typeof window !== 'object' || window === null || Array.isArray(window)) {
-      throw invalid(`${at} must be an object such as { startMs: 500, endMs: 2500 }`);
+      throw optionError({
+        where: 'outages',
+        option: 'options',
+        message: `${at} must be an object such as { startMs: 500, endMs: 2500 }`,
+        prefixWhere: false,
+      });
     }
-    rejectUnknownOptions(window as Record<string, unknown>, WINDOW_KEYS, at);
+    rejectUnknownOptions(window, WINDOW_KEYS, { where: at });
     const { startMs, endMs } = window as OutageWindow;
     const { fault } = window as { fault?: unknown };
     if (!(Number.isFinite(startMs) && startMs >= 0)) {
-      throw invalid(`${at}.startMs must be a number of milliseconds >= 0, got ${String(startMs)}`);
+      throw optionError({
+        where: 'outages',
+        option: 'options',
+        message: `${at}.startMs must be a number of milliseconds >= 0, got ${String(startMs)}`,
+        prefixWhere: false,
+      });
     }
     if (!(Number.isFinite(endMs) && endMs > startMs)) {
-      throw invalid(
-        `${at}.endMs must be a number of milliseconds after startMs (${startMs}), got ${String(endMs)}`,
-      );
+      throw optionError({
+        where: 'outages',
+        option: 'options',
+        message: `${at}.endMs must be a number of milliseconds after startMs (${startMs}), got ${String(endMs)}`,
+        prefixWhere: false,
+      });
     }
     if (fault !== undefined && (!isFaultKind(fault) || fault === 'none')) {
-      throw invalid(`${at}.fault must be a fault kind other than none, got ${String(fault)}`);
+      throw optionError({
+        where: 'outages',
+        option: 'options',
+        message: `${at}.fault must be a fault kind other than none, got ${String(fault)}`,
+        prefixWhere: false,
+      });
     }
   });
   return outages as readonly OutageWindow[];

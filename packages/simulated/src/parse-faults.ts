@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { optionError } from '@keel/core/adapter';
 import {
   FAULT_KINDS,
   type FaultKind,
@@ -84,8 +85,12 @@ export type FaultPresetName = keyof typeof FAULT_PRESETS;
 
 const SETTINGS = 'seed, retry_after_ms, hang_ms, sequence';
 
-function invalid(text: string, entry: string, problem: string): KeelError {
-  return new KeelError('config.invalid', `Invalid fault schedule "${text}": ${problem} (in "${entry}")`, {
+function faultScheduleError(text: string, entry: string, problem: string): KeelError {
+  return optionError({
+    where: 'parseFaults',
+    option: 'faults',
+    message: `Invalid fault schedule "${text}": ${problem} (in "${entry}")`,
+    prefixWhere: false,
     data: { faults: text, entry },
     guidance:
       'Write comma-separated entries: a preset (none, demo, flaky, chaos), KIND=RATE with a rate from 0 to 1 ' +
@@ -111,9 +116,9 @@ export function parseFaults(text: string): SimulatedFaults {
   }
   const result: SimulatedFaults = { default: {}, models: {} };
   const entries = text.split(',').map((entry) => entry.trim());
-  if (entries.every((entry) => entry === '')) throw invalid(text, text, 'it is empty');
+  if (entries.every((entry) => entry === '')) throw faultScheduleError(text, text, 'it is empty');
   for (const entry of entries) {
-    if (entry === '') throw invalid(text, entry, 'an entry is empty (two commas in a row?)');
+    if (entry === '') throw faultScheduleError(text, entry, 'an entry is empty (two commas in a row?)');
     const equals = entry.indexOf('=');
     if (equals === -1) {
       applyPreset(result, text, entry);
@@ -124,7 +129,7 @@ export function parseFaults(text: string): SimulatedFaults {
     const colon = target.lastIndexOf(':');
     const model = colon === -1 ? undefined : target.slice(0, colon).trim();
     const key = (colon === -1 ? target : target.slice(colon + 1)).trim();
-    if (model === '') throw invalid(text, entry, 'the model name before ":" is empty');
+    if (model === '') throw faultScheduleError(text, entry, 'the model name before ":" is empty');
     if (model !== undefined) result.models[model] ??= {};
     const schedule = model === undefined ? result.default : result.models[model]!;
     applySetting(schedule, key, value, text, entry);
@@ -139,7 +144,11 @@ export function parseFaults(text: string): SimulatedFaults {
 function applyPreset(result: SimulatedFaults, text: string, name: string): void {
   if (!Object.hasOwn(FAULT_PRESETS, name)) {
     const hint = isFaultKind(name) ? `; did you mean ${name}=RATE?` : '';
-    throw invalid(text, name, `"${name}" is not a preset (${Object.keys(FAULT_PRESETS).join(', ')})${hint}`);
+    throw faultScheduleError(
+      text,
+      name,
+      `"${name}" is not a preset (${Object.keys(FAULT_PRESETS).join(', ')})${hint}`,
+    );
   }
   const preset: SimulatedFaults = FAULT_PRESETS[name as FaultPresetName];
   Object.assign(result.default, structuredClone(preset.default));
@@ -155,17 +164,17 @@ function applySetting(
   text: string,
   entry: string,
 ): void {
-  if (value === '') throw invalid(text, entry, `${key} has no value`);
+  if (value === '') throw faultScheduleError(text, entry, `${key} has no value`);
   if (key === 'seed') {
     const seed = Number(value);
     if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(seed)) {
-      throw invalid(text, entry, `seed must be an integer, got "${value}"`);
+      throw faultScheduleError(text, entry, `seed must be an integer, got "${value}"`);
     }
     schedule.seed = seed;
   } else if (key === 'retry_after_ms' || key === 'hang_ms') {
     const milliseconds = Number(value);
     if (!/^\d+(\.\d+)?$/.test(value)) {
-      throw invalid(text, entry, `${key} must be a number of milliseconds >= 0, got "${value}"`);
+      throw faultScheduleError(text, entry, `${key} must be a number of milliseconds >= 0, got "${value}"`);
     }
     if (key === 'hang_ms') schedule.hangMs = milliseconds;
     else schedule.retryAfterMs = milliseconds;
@@ -173,13 +182,17 @@ function applySetting(
     const kinds = value.split('>').map((kind) => kind.trim());
     const unknown = kinds.find((kind) => !isFaultKind(kind));
     if (unknown !== undefined) {
-      throw invalid(text, entry, `"${unknown}" in the sequence is not a fault kind (${kindList()})`);
+      throw faultScheduleError(
+        text,
+        entry,
+        `"${unknown}" in the sequence is not a fault kind (${kindList()})`,
+      );
     }
     schedule.sequence = kinds as FaultKind[];
   } else if (isFaultKind(key)) {
     schedule.rates = { ...schedule.rates, [key]: parseRate(value, text, entry, key) };
   } else {
-    throw invalid(
+    throw faultScheduleError(
       text,
       entry,
       `"${key}" is neither a fault kind (${kindList()}) nor a setting (${SETTINGS})`,
@@ -192,7 +205,11 @@ function parseRate(value: string, text: string, entry: string, kind: string): nu
   const digits = percent ? value.slice(0, -1).trim() : value;
   const rate = /^\d+(\.\d+)?$|^\.\d+$/.test(digits) ? Number(digits) / (percent ? 100 : 1) : Number.NaN;
   if (!(rate >= 0 && rate <= 1)) {
-    throw invalid(text, entry, `the rate of ${kind} must be from 0 to 1 (or 0% to 100%), got "${value}"`);
+    throw faultScheduleError(
+      text,
+      entry,
+      `the rate of ${kind} must be from 0 to 1 (or 0% to 100%), got "${value}"`,
+    );
   }
   return rate;
 }

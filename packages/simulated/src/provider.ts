@@ -77,7 +77,7 @@ export function simulated(options: SimulatedOptions = {}): SimulatedProvider {
       "simulated(): options must be an object such as { faults: 'demo' }",
     );
   }
-  rejectUnknownOptions(options, KNOWN_OPTIONS, 'simulated()');
+  rejectUnknownOptions(options, KNOWN_OPTIONS, { where: 'simulated()' });
   if (options.onRequest !== undefined && typeof options.onRequest !== 'function') {
     throw new KeelError(
       'config.invalid',

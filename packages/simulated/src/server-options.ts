@@ -1,5 +1,5 @@
 import { type Clock, KeelError } from '@keel/core';
-import { rejectUnknownOptions } from '@keel/core/adapter';
+import { optionError, rejectUnknownOptions } from '@keel/core/adapter';
 import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';
 import { type OutageWindow, validateOutages } from './outages.js';
@@ -85,10 +85,6 @@ const SERVER_OPTIONS = Object.keys({
   keepProcessAlive: true,
 } satisfies Record<keyof SimulatedServerOptions, true>);
 
-function invalid(message: string): KeelError {
-  return new KeelError('config.invalid', message);
-}
-
 /** Reads `faults` (any accepted form) into per-model schedules. */
 export function toSimulatedFaults(
   faults: FaultSchedule | SimulatedFaults | string | undefined,
@@ -96,7 +92,12 @@ export function toSimulatedFaults(
   if (faults === undefined) return { default: {}, models: {} };
   if (typeof faults === 'string') return parseFaults(faults);
   if (typeof faults !== 'object' || faults === null)
-    throw invalid('faults must be a string, a schedule or parseFaults output');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'faults',
+      message: 'faults must be a string, a schedule or parseFaults output',
+      prefixWhere: false,
+    });
   if ('default' in faults && 'models' in faults) {
     validateFaultSchedule(faults.default, 'faults.default');
     for (const [model, schedule] of Object.entries(faults.models))
@@ -109,20 +110,33 @@ export function toSimulatedFaults(
 /** Checks one model's options, returning its schedule (when it has one). */
 export function checkModelOptions(name: string, options: SimulatedModelOptions): FaultSchedule | undefined {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw invalid(`models.${name} must be an object such as { faults: 'reset=0.1' }`);
-  rejectUnknownOptions(options, MODEL_OPTIONS, `models.${name}`);
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'models',
+      message: `models.${name} must be an object such as { faults: 'reset=0.1' }`,
+      prefixWhere: false,
+    });
+  rejectUnknownOptions(options, MODEL_OPTIONS, { where: `models.${name}` });
   checkWindow(options.contextWindowTokens, `models.${name}.contextWindowTokens`);
   if (options.brain !== undefined && typeof options.brain !== 'function') {
-    throw invalid(`models.${name}.brain must be a function (request) => reply`);
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'models',
+      message: `models.${name}.brain must be a function (request) => reply`,
+      prefixWhere: false,
+    });
   }
   if (options.outages !== undefined) validateOutages(options.outages, `models.${name}.outages`);
   if (options.faults === undefined) return undefined;
   if (typeof options.faults === 'string') {
     const parsed = parseFaults(options.faults);
     if (Object.keys(parsed.models).length > 0) {
-      throw invalid(
-        `models.${name}.faults applies to ${name} only; remove the MODEL: prefixes from "${options.faults}"`,
-      );
+      throw optionError({
+        where: 'simulatedServer',
+        option: 'models',
+        message: `models.${name}.faults applies to ${name} only; remove the MODEL: prefixes from "${options.faults}"`,
+        prefixWhere: false,
+      });
     }
     return parsed.default;
   }
@@ -132,37 +146,87 @@ export function checkModelOptions(name: string, options: SimulatedModelOptions):
 /** Checks the server's options and throws a `config.invalid` KeelError naming the bad one. */
 export function checkServerOptions(options: SimulatedServerOptions): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw invalid("startSimulatedServer(): options must be an object such as { faults: 'demo' }");
-  rejectUnknownOptions(options, SERVER_OPTIONS, 'startSimulatedServer()');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'startSimulatedServer',
+      message: "startSimulatedServer(): options must be an object such as { faults: 'demo' }",
+      prefixWhere: false,
+    });
+  rejectUnknownOptions(options, SERVER_OPTIONS, { where: 'startSimulatedServer()' });
   const { port, brain, apiKey, models } = options;
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
-    throw invalid(`port must be an integer from 0 to 65535, got ${String(port)}`);
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'port',
+      message: `port must be an integer from 0 to 65535, got ${String(port)}`,
+      prefixWhere: false,
+    });
   }
   if (brain !== undefined && typeof brain !== 'function')
-    throw invalid('brain must be a function (request) => reply');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'brain',
+      message: 'brain must be a function (request) => reply',
+      prefixWhere: false,
+    });
   if (options.onRequest !== undefined && typeof options.onRequest !== 'function') {
-    throw invalid('onRequest must be a function (record) => void');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'onRequest',
+      message: 'onRequest must be a function (record) => void',
+      prefixWhere: false,
+    });
   }
   if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === ''))
-    throw invalid('apiKey must be a non-empty string');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'apiKey',
+      message: 'apiKey must be a non-empty string',
+      prefixWhere: false,
+    });
   checkWindow(options.contextWindowTokens, 'contextWindowTokens');
   const { clock, epochMs } = options;
   if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')) {
-    throw invalid('clock must be a Clock ({ now, setTimeout, clearTimeout }), such as a FakeClock in tests');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'clock',
+      message: 'clock must be a Clock ({ now, setTimeout, clearTimeout }), such as a FakeClock in tests',
+      prefixWhere: false,
+    });
   }
   if (epochMs !== undefined && !Number.isFinite(epochMs)) {
-    throw invalid(`epochMs must be a number of milliseconds since the epoch, got ${String(epochMs)}`);
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'epochMs',
+      message: `epochMs must be a number of milliseconds since the epoch, got ${String(epochMs)}`,
+      prefixWhere: false,
+    });
   }
   if (options.keepProcessAlive !== undefined && typeof options.keepProcessAlive !== 'boolean')
-    throw invalid('keepProcessAlive must be true or false');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'keepProcessAlive',
+      message: 'keepProcessAlive must be true or false',
+      prefixWhere: false,
+    });
   if (models !== undefined && (typeof models !== 'object' || models === null || Array.isArray(models))) {
-    throw invalid('models must be an object keyed by model name');
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'models',
+      message: 'models must be an object keyed by model name',
+      prefixWhere: false,
+    });
   }
 }
 
 function checkWindow(value: number | undefined, name: string): void {
   if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
-    throw invalid(`${name} must be a positive integer number of tokens, got ${String(value)}`);
+    throw optionError({
+      where: 'simulatedServer',
+      option: 'options',
+      message: `${name} must be a positive integer number of tokens, got ${String(value)}`,
+      prefixWhere: false,
+    });
   }
 }
 

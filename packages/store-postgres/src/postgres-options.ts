@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/core';
+import { throwOptionError } from '@keel/core/adapter';
 import type pg from 'pg';
 
 /** Options of {@link PostgresRunStore}. */
@@ -20,33 +20,46 @@ const OPTION_NAMES = ['connectionString', 'pool', 'maxConnections', 'connectTime
 /** Checks the constructor's options: `config.invalid` names the option at fault and the known ones. */
 export function checkOptions(options: PostgresRunStoreOptions): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    invalid(
-      `options must be an object such as { connectionString: 'postgres://user@host/db' }; known options: ${OPTION_NAMES.join(', ')}`,
-    );
+    throwOptionError({
+      where: 'PostgresRunStore',
+      option: 'options',
+      message: `options must be an object such as { connectionString: 'postgres://user@host/db' }; known options: ${OPTION_NAMES.join(', ')}`,
+    });
   }
   for (const key of Object.keys(options)) {
     if (!OPTION_NAMES.includes(key))
-      invalid(`unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`);
+      throwOptionError({
+        where: 'PostgresRunStore',
+        option: 'unknown',
+        message: `unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`,
+      });
   }
   const { pool, connectionString } = options;
   if (pool !== undefined) {
     if (typeof (pool as { query?: unknown } | null)?.query !== 'function') {
-      invalid('pool must be a pg.Pool');
+      throwOptionError({ where: 'PostgresRunStore', option: 'pool', message: 'pool must be a pg.Pool' });
     }
-    if (connectionString !== undefined) invalid('pass either connectionString or pool, not both');
+    if (connectionString !== undefined)
+      throwOptionError({
+        where: 'PostgresRunStore',
+        option: 'pass',
+        message: 'pass either connectionString or pool, not both',
+      });
   } else if (typeof connectionString !== 'string' || connectionString === '') {
-    invalid('connectionString must be a connection string such as postgres://user@host/db (or pass pool)');
+    throwOptionError({
+      where: 'PostgresRunStore',
+      option: 'connectionString',
+      message: 'connectionString must be a connection string such as postgres://user@host/db (or pass pool)',
+    });
   }
   for (const key of ['maxConnections', 'connectTimeoutMs', 'statementTimeoutMs'] as const) {
     const value = options[key];
     if (value !== undefined && (!Number.isInteger(value) || value <= 0 || value > 2_147_483_647)) {
-      invalid(`${key} must be a positive integer, not ${String(value)}`);
+      throwOptionError({
+        where: 'PostgresRunStore',
+        option: key,
+        message: `${key} must be a positive integer, not ${String(value)}`,
+      });
     }
   }
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `PostgresRunStore: ${message}`, {
-    data: { where: 'PostgresRunStore' },
-  });
 }

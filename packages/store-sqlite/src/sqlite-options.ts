@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/core';
+import { throwOptionError } from '@keel/core/adapter';
 
 /** Options of {@link SqliteRunStore}. */
 export interface SqliteRunStoreOptions {
@@ -30,30 +30,42 @@ export function checkOptions(options: SqliteRunStoreOptions): {
   readOnly: boolean;
 } {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    invalid(
-      `options must be an object such as { busyTimeoutMs: 5000 }; known options: ${OPTION_NAMES.join(', ')}`,
-    );
+    throwOptionError({
+      where: 'SqliteRunStore',
+      option: 'options',
+      message: `options must be an object such as { busyTimeoutMs: 5000 }; known options: ${OPTION_NAMES.join(', ')}`,
+    });
   }
   for (const key of Object.keys(options)) {
     if (!OPTION_NAMES.includes(key))
-      invalid(`unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`);
+      throwOptionError({
+        where: 'SqliteRunStore',
+        option: 'unknown',
+        message: `unknown option "${key}"; known options: ${OPTION_NAMES.join(', ')}`,
+      });
   }
   const synchronous = options.synchronous ?? 'normal';
   if (synchronous !== 'normal' && synchronous !== 'full') {
-    invalid(`synchronous must be "normal" or "full", not ${JSON.stringify(synchronous)}`);
+    throwOptionError({
+      where: 'SqliteRunStore',
+      option: 'synchronous',
+      message: `synchronous must be "normal" or "full", not ${JSON.stringify(synchronous)}`,
+    });
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2_147_483_647) {
-    invalid(
-      `busyTimeoutMs must be an integer from 0 to 2_147_483_647 (milliseconds), not ${String(busyTimeoutMs)}`,
-    );
+    throwOptionError({
+      where: 'SqliteRunStore',
+      option: 'busyTimeoutMs',
+      message: `busyTimeoutMs must be an integer from 0 to 2_147_483_647 (milliseconds), not ${String(busyTimeoutMs)}`,
+    });
   }
   const readOnly = options.readOnly ?? false;
   if (typeof readOnly !== 'boolean')
-    invalid(`readOnly must be true or false, not ${JSON.stringify(readOnly)}`);
+    throwOptionError({
+      where: 'SqliteRunStore',
+      option: 'readOnly',
+      message: `readOnly must be true or false, not ${JSON.stringify(readOnly)}`,
+    });
   return { synchronous, busyTimeoutMs, readOnly };
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `SqliteRunStore: ${message}`, { data: { where: 'SqliteRunStore' } });
 }

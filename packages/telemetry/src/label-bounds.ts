@@ -1,5 +1,4 @@
-import { KeelError } from '@keel/core';
-import { createRedactor, type Redactor } from '@keel/core/adapter';
+import { createRedactor, type Redactor, throwOptionError } from '@keel/core/adapter';
 import { modelParts, nameLabel } from './label-values.js';
 
 /**
@@ -60,7 +59,11 @@ export class LabelBounds {
   constructor(options: LabelBoundsOptions = {}, where = 'telemetry') {
     const { secrets = [], maxResponseModels, maxToolNames } = options;
     if (!Array.isArray(secrets) || secrets.some((secret) => !isOptionalString(secret)))
-      invalid(where, 'secrets', 'secrets must be an array of strings (undefined entries are skipped)');
+      throwOptionError({
+        where: where,
+        option: 'secrets',
+        message: 'secrets must be an array of strings (undefined entries are skipped)',
+      });
     this.redactor = createRedactor(secrets);
     this.maxResponseModels = count(
       where,
@@ -137,10 +140,10 @@ function isOptionalString(value: unknown): boolean {
 function count(where: string, option: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || (value as number) < 0)
-    invalid(where, option, `${option} must be a whole number of at least 0`);
+    throwOptionError({
+      where: where,
+      option: option,
+      message: `${option} must be a whole number of at least 0`,
+    });
   return value as number;
-}
-
-function invalid(where: string, option: string, message: string): never {
-  throw new KeelError('config.invalid', `${where}: ${message}`, { data: { where, option } });
 }

@@ -1,10 +1,19 @@
 import { KeelError } from '@keel/core';
+import { optionError, type OptionPath, optionPathText } from '@keel/core/adapter';
 
 /** A `{name}` or `{name:kind}` slot in a template, filled from the tool's input property `name`. */
 export interface Placeholder {
   readonly name: string;
   /** What follows the colon, such as `path`; undefined for a plain `{name}`. */
   readonly kind: string | undefined;
+  /** Where the template holding it sits in the tool's options (`['command', 2]`, `['headers', 'authorization']`). */
+  readonly path?: OptionPath;
+}
+
+/** Where a template sits: the factory (`commandTool "git_log"`) and the template's path in its options. */
+export interface TemplateSite {
+  readonly where: string;
+  readonly path: OptionPath;
 }
 
 /** A parsed template: literal text and placeholders, in order. */
@@ -17,7 +26,11 @@ const PLACEHOLDER = /^\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z][a-z-]*))?\}/;
  * `{{` and `}}` are literal braces, and so is any other brace (a shell function body or an awk program keeps its
  * braces, as long as none of them reads like a placeholder). Kinds other than `kinds` are a `config.invalid` error.
  */
-export function parseTemplate(text: string, where: string, kinds: readonly string[] = []): TemplatePart[] {
+export function parseTemplate(
+  text: string,
+  site: TemplateSite,
+  kinds: readonly string[] = [],
+): TemplatePart[] {
   const parts: TemplatePart[] = [];
   let literal = '';
   let index = 0;
@@ -37,15 +50,17 @@ export function parseTemplate(text: string, where: string, kinds: readonly strin
     const kind = match[2];
     if (kind !== undefined && !kinds.includes(kind)) {
       const known = kinds.length === 0 ? 'none are accepted here' : `known: ${kinds.join(', ')}`;
-      throw new KeelError(
-        'config.invalid',
-        `${where}: unknown placeholder kind "${kind}" in ${JSON.stringify(text)} (${known})`,
-        { data: { option: where } },
-      );
+      throw optionError({
+        where: site.where,
+        option: String(site.path[0]),
+        path: site.path,
+        message: `${site.where} ${optionPathText(site.path)}: unknown placeholder kind "${kind}" in ${JSON.stringify(text)} (${known})`,
+        prefixWhere: false,
+      });
     }
     if (literal !== '') parts.push(literal);
     literal = '';
-    parts.push({ name: match[1]!, kind });
+    parts.push({ name: match[1]!, kind, path: site.path });
     index += match[0].length;
   }
   if (literal !== '' || parts.length === 0) parts.push(literal);
@@ -69,13 +84,14 @@ export function checkPlaceholderNames(
 ): void {
   const properties = inputSchema.properties;
   if (typeof properties !== 'object' || properties === null) return;
-  for (const { name } of placeholders) {
+  for (const { name, path } of placeholders) {
     if (!Object.hasOwn(properties, name)) {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: placeholder {${name}} names no property of the input schema (properties: ${Object.keys(properties).join(', ') || 'none'})`,
-        { data: { option: where } },
-      );
+      throw optionError({
+        where,
+        option: path === undefined ? 'input' : String(path[0]),
+        path: path ?? ['input'],
+        message: `placeholder {${name}} names no property of the input schema (properties: ${Object.keys(properties).join(', ') || 'none'})`,
+      });
     }
   }
 }

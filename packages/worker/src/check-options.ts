@@ -1,5 +1,5 @@
-import { KeelError, type RunStore } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import type { RunStore } from '@keel/core';
+import { optionError, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 
 /** Checks an options object: a plain object with only `known` keys (`config.invalid` names the slip). */
 export function checkOptionsObject(
@@ -8,8 +8,8 @@ export function checkOptionsObject(
   where: string,
   example: string,
 ): void {
-  requireOptionsObject(options, where, example);
-  rejectUnknownOptions(options, known, where);
+  requireOptionsObject(options, { where: where, example: example });
+  rejectUnknownOptions(options, known, { where: where });
 }
 
 /** Throws `config.invalid` unless `store` looks like a RunStore. */
@@ -21,26 +21,10 @@ export function checkStore(store: unknown, where: string): asserts store is RunS
     candidate === null ||
     methods.some((name) => typeof candidate[name] !== 'function')
   ) {
-    throw invalid(where, 'store must be a RunStore, such as new PostgresRunStore({ connectionString })');
+    throw optionError({
+      where: where,
+      option: 'store',
+      message: 'store must be a RunStore, such as new PostgresRunStore({ connectionString })',
+    });
   }
-}
-
-/** The value of an optional integer option, or its default; `config.invalid` for anything else. */
-export function integerOption(
-  value: unknown,
-  fallback: number,
-  where: string,
-  option: string,
-  minimum: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
-    throw invalid(where, `${option} must be an integer of at least ${minimum}, not ${String(value)}`);
-  }
-  return value;
-}
-
-/** A `config.invalid` error of `where`. */
-export function invalid(where: string, message: string): KeelError {
-  return new KeelError('config.invalid', `${where}: ${message}`, { data: { where } });
 }

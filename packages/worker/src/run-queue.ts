@@ -11,9 +11,10 @@ import {
   systemClock,
   type ToolCallDecision,
 } from '@keel/core';
+import { optionError, requireInteger } from '@keel/core/adapter';
 import { Queue } from 'bullmq';
 import { settlesBy } from './bounded.js';
-import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
+import { checkOptionsObject, checkStore } from './check-options.js';
 import {
   type CancellationMessage,
   cancelChannelOf,
@@ -115,12 +116,22 @@ export function runQueue(options: RunQueueOptions): RunQueue {
   checkStore(options.store, WHERE);
   const { store } = options;
   const prefix = prefixOf(options.prefix, WHERE);
-  const enqueueTimeoutMs = integerOption(options.enqueueTimeoutMs, 5_000, WHERE, 'enqueueTimeoutMs', 1);
-  const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
+  const enqueueTimeoutMs = requireInteger(options.enqueueTimeoutMs, {
+    where: WHERE,
+    option: 'enqueueTimeoutMs',
+    min: 1,
+    default: 5_000,
+  });
+  const closeTimeoutMs = requireInteger(options.closeTimeoutMs, {
+    where: WHERE,
+    option: 'closeTimeoutMs',
+    min: 0,
+    default: 5_000,
+  });
   const clock = options.clock ?? systemClock;
   const { onError } = options;
   if (onError !== undefined && typeof onError !== 'function')
-    throw invalid(WHERE, 'onError must be a function');
+    throw optionError({ where: WHERE, option: 'onError', message: 'onError must be a function' });
   const redis = openRedis(options.redis, WHERE, false);
   // Without a listener ioredis prints every failed reconnection; a caller's client is left to its owner.
   if (redis.owned) {
@@ -189,10 +200,11 @@ export function runQueue(options: RunQueueOptions): RunQueue {
         await store.createRun(run);
       } catch (error) {
         if (KeelError.isInstance(error) && error.code === 'store.conflict') {
-          throw invalid(
-            'submit',
-            `a run with id "${runId}" already exists in the store; pass a unique runId`,
-          );
+          throw optionError({
+            where: 'submit',
+            option: 'runId',
+            message: `a run with id "${runId}" already exists in the store; pass a unique runId`,
+          });
         }
         throw error;
       }
@@ -201,7 +213,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
 
     async cancel(runId, reason = 'cancelled') {
       if (typeof runId !== 'string' || runId === '')
-        throw invalid('cancel', 'runId must be a non-empty string');
+        throw optionError({ where: 'cancel', option: 'runId', message: 'runId must be a non-empty string' });
       const status = await store.requestCancellation(runId, reason, clock.now());
       if (status === 'running') {
         const message: CancellationMessage = { runId, reason };
@@ -224,7 +236,11 @@ export function runQueue(options: RunQueueOptions): RunQueue {
         throw new KeelError('store.not_found', `Run ${runId} is not in the store`, { data: { runId } });
       }
       if (record.status !== 'interrupted') {
-        throw invalid('answer', `run ${runId} is ${record.status}, not interrupted: it waits for no answer`);
+        throw optionError({
+          where: 'answer',
+          option: 'runId',
+          message: `run ${runId} is ${record.status}, not interrupted: it waits for no answer`,
+        });
       }
       const pending = migrateRunState(record.state, runId).pendingDecisions;
       const waiting = (kind: string) =>
@@ -257,7 +273,11 @@ export function runQueue(options: RunQueueOptions): RunQueue {
 export function prefixOf(value: unknown, where: string): string {
   if (value === undefined) return DEFAULT_PREFIX;
   if (typeof value !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(value)) {
-    throw invalid(where, 'prefix must be 1 to 64 letters, digits, ".", "-" or "_"');
+    throw optionError({
+      where: where,
+      option: 'prefix',
+      message: 'prefix must be 1 to 64 letters, digits, ".", "-" or "_"',
+    });
   }
   return value;
 }
@@ -265,15 +285,20 @@ export function prefixOf(value: unknown, where: string): string {
 function checkKeys(runId: string, option: string, given: unknown, waiting: readonly string[]): void {
   if (given === undefined) return;
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw invalid('answer', `${option} must be an object keyed by idempotency key`);
+    throw optionError({
+      where: 'answer',
+      option: option,
+      message: `${option} must be an object keyed by idempotency key`,
+    });
   }
   for (const [key, value] of Object.entries(given)) {
     if (!waiting.includes(key)) {
       const known = waiting.length === 0 ? 'nothing of that kind' : waiting.join(', ');
-      throw invalid(
-        'answer',
-        `${option} names "${key}", which run ${runId} does not wait for (pending: ${known})`,
-      );
+      throw optionError({
+        where: 'answer',
+        option: option,
+        message: `${option} names "${key}", which run ${runId} does not wait for (pending: ${known})`,
+      });
     }
     const valid =
       option === 'approvals'
@@ -284,7 +309,11 @@ function checkKeys(runId: string, option: string, given: unknown, waiting: reado
         option === 'approvals'
           ? '{ approved: true } or { approved: false, reason }'
           : "'execute' or 'abandon'";
-      throw invalid('answer', `${option}["${key}"] must be ${expected}`);
+      throw optionError({
+        where: 'answer',
+        option: option,
+        message: `${option}["${key}"] must be ${expected}`,
+      });
     }
   }
 }

@@ -354,7 +354,7 @@ describe('runWorker', () => {
     const elsewhere = oneCallAgent('elsewhere', new MemoryRunStore(), new Effects().tool('x'));
     expect(make({ agents: [elsewhere] })).toThrow(/agent "elsewhere" is durable on another store/);
     expect(make({ agents: [desk, desk] })).toThrow(/two agents are named "desk"/);
-    expect(make({ concurrency: 0 })).toThrow(/concurrency must be an integer of at least 1/);
+    expect(make({ concurrency: 0 })).toThrow(/concurrency must be an integer >= 1, got 0/);
     expect(make({ concurency: 2 })).toThrow(/did you mean concurrency/);
     expect(make({ redis: 'localhost:6379' })).toThrow(/redis must be a redis:\/\/ URL/);
   });

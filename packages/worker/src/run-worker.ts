@@ -1,9 +1,10 @@
 import { type Agent, KeelError, type RunStore } from '@keel/core';
+import { optionError, requireInteger } from '@keel/core/adapter';
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { settlesBy } from './bounded.js';
 import { failRun, jobFailure } from './fail-run.js';
-import { checkOptionsObject, checkStore, integerOption, invalid } from './check-options.js';
+import { checkOptionsObject, checkStore } from './check-options.js';
 import { type CancellationMessage, cancelChannelOf, queueNameOf, type RunJobData } from './fleet-names.js';
 import { processRunJob, type RunJobResult } from './process-job.js';
 import { closeRedis, type OpenedRedis, openRedis, type RedisConnection } from './redis-connection.js';
@@ -96,16 +97,51 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
   const { store } = options;
   const agents = agentsByName(options.agents, store);
   const prefix = prefixOf(options.prefix, WHERE);
-  const concurrency = integerOption(options.concurrency, 1, WHERE, 'concurrency', 1);
-  const lockDurationMs = integerOption(options.lockDurationMs, 30_000, WHERE, 'lockDurationMs', 100);
-  const stalledIntervalMs = integerOption(options.stalledIntervalMs, 30_000, WHERE, 'stalledIntervalMs', 100);
-  const maxStalls = integerOption(options.maxStalls, 10, WHERE, 'maxStalls', 1);
-  const sweepIntervalMs = integerOption(options.sweepIntervalMs, 60_000, WHERE, 'sweepIntervalMs', 0);
-  const retryDelayMs = integerOption(options.retryDelayMs, 5_000, WHERE, 'retryDelayMs', 0);
-  const closeTimeoutMs = integerOption(options.closeTimeoutMs, 5_000, WHERE, 'closeTimeoutMs', 0);
+  const concurrency = requireInteger(options.concurrency, {
+    where: WHERE,
+    option: 'concurrency',
+    min: 1,
+    default: 1,
+  });
+  const lockDurationMs = requireInteger(options.lockDurationMs, {
+    where: WHERE,
+    option: 'lockDurationMs',
+    min: 100,
+    default: 30_000,
+  });
+  const stalledIntervalMs = requireInteger(options.stalledIntervalMs, {
+    where: WHERE,
+    option: 'stalledIntervalMs',
+    min: 100,
+    default: 30_000,
+  });
+  const maxStalls = requireInteger(options.maxStalls, {
+    where: WHERE,
+    option: 'maxStalls',
+    min: 1,
+    default: 10,
+  });
+  const sweepIntervalMs = requireInteger(options.sweepIntervalMs, {
+    where: WHERE,
+    option: 'sweepIntervalMs',
+    min: 0,
+    default: 60_000,
+  });
+  const retryDelayMs = requireInteger(options.retryDelayMs, {
+    where: WHERE,
+    option: 'retryDelayMs',
+    min: 0,
+    default: 5_000,
+  });
+  const closeTimeoutMs = requireInteger(options.closeTimeoutMs, {
+    where: WHERE,
+    option: 'closeTimeoutMs',
+    min: 0,
+    default: 5_000,
+  });
   const listener = options.onEvent;
   if (listener !== undefined && typeof listener !== 'function')
-    throw invalid(WHERE, 'onEvent must be a function');
+    throw optionError({ where: WHERE, option: 'onEvent', message: 'onEvent must be a function' });
   const emit = (event: WorkerEvent): void => {
     if (listener === undefined) return;
     try {
@@ -301,33 +337,41 @@ async function stopStalledChecker(worker: Worker<RunJobData, RunJobResult>): Pro
  */
 function agentsByName(agents: unknown, store: RunStore): Map<string, Agent<unknown>> {
   if (!Array.isArray(agents) || agents.length === 0) {
-    throw invalid(
-      WHERE,
-      'agents must be a non-empty array of agents, such as [agent({ name, model, store })]',
-    );
+    throw optionError({
+      where: WHERE,
+      option: 'agents',
+      message: 'agents must be a non-empty array of agents, such as [agent({ name, model, store })]',
+    });
   }
   const byName = new Map<string, Agent<unknown>>();
   for (const candidate of agents as Agent<unknown>[]) {
     if (typeof candidate?.resume !== 'function' || typeof candidate.name !== 'string') {
-      throw invalid(WHERE, 'every entry of agents must be an agent made by agent()');
+      throw optionError({
+        where: WHERE,
+        option: 'agents',
+        message: 'every entry of agents must be an agent made by agent()',
+      });
     }
     if (candidate.store === undefined) {
-      throw invalid(
-        WHERE,
-        `agent "${candidate.name}" has no store: give it the worker's store, agent({ name, model, store })`,
-      );
+      throw optionError({
+        where: WHERE,
+        option: 'agents',
+        message: `agent "${candidate.name}" has no store: give it the worker's store, agent({ name, model, store })`,
+      });
     }
     if (candidate.store !== store) {
-      throw invalid(
-        WHERE,
-        `agent "${candidate.name}" is durable on another store than the worker's: give both the same store`,
-      );
+      throw optionError({
+        where: WHERE,
+        option: 'agents',
+        message: `agent "${candidate.name}" is durable on another store than the worker's: give both the same store`,
+      });
     }
     if (byName.has(candidate.name)) {
-      throw invalid(
-        WHERE,
-        `two agents are named "${candidate.name}": a job names its agent, so names must differ`,
-      );
+      throw optionError({
+        where: WHERE,
+        option: 'agents',
+        message: `two agents are named "${candidate.name}": a job names its agent, so names must differ`,
+      });
     }
     byName.set(candidate.name, candidate);
   }

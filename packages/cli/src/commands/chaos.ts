@@ -12,6 +12,7 @@ import {
   SCENARIOS,
   selectScenarios,
 } from '@keel/chaos';
+import { optionError } from '@keel/core/adapter';
 import { loadAgentFile } from '../agent-file.js';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools.js';
 import { agentFileSubject, defaultChaosTask } from '../chaos-subject.js';
@@ -77,9 +78,12 @@ export async function chaosCommand(argv: readonly string[], context: ChaosComman
       ? []
       : await loadScenarios(values['scenarios-file'], context.workingDirectory);
   const scenarios = scenarioList(values.scenarios, defined);
-  const runs = values.runs === undefined ? 50 : integerOption('--runs', values.runs, 1, 10_000);
+  const runs =
+    values.runs === undefined ? 50 : integerFlag(values.runs, { flag: '--runs', min: 1, max: 10_000 });
   const seed =
-    values.seed === undefined ? 1 : integerOption('--seed', values.seed, 0, Number.MAX_SAFE_INTEGER);
+    values.seed === undefined
+      ? 1
+      : integerFlag(values.seed, { flag: '--seed', min: 0, max: Number.MAX_SAFE_INTEGER });
   const agentFile = resolve(context.workingDirectory, file);
   const trust = trustFlagsOf(values);
   const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
@@ -160,13 +164,16 @@ function parse(argv: readonly string[]) {
   );
 }
 
-function integerOption(name: string, value: string, minimum: number, maximum: number): number {
+/** A flag's text as a whole number from `min` to `max`; `config.invalid` (option: the flag) otherwise. */
+function integerFlag(value: string, flag: { flag: string; min: number; max: number }): number {
   const parsed = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < minimum || parsed > maximum) {
-    throw new KeelError(
-      'config.invalid',
-      `${name} must be an integer from ${minimum} to ${maximum}, not "${value}"`,
-    );
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < flag.min || parsed > flag.max) {
+    throw optionError({
+      where: 'keel chaos',
+      option: flag.flag,
+      message: `${flag.flag} must be an integer from ${flag.min} to ${flag.max}, not "${value}"`,
+      prefixWhere: false,
+    });
   }
   return parsed;
 }

@@ -26,8 +26,44 @@ export type {
   ToolChoice,
   ToolDefinition,
 } from '../spec/model.js';
-export { closestName } from '../policies/closest-name.js';
-export { rejectUnknownOptions, requireOptionsObject } from '../policies/validate.js';
+// The option kit: checks with object arguments whose refusals carry `{ where, option, path }`.
+export {
+  type ClockShape,
+  type FunctionCheck,
+  type IntegerCheck,
+  MAX_TIMER_MS,
+  type NumberCheck,
+  type OptionCheck,
+  requireBoolean,
+  requireClock,
+  requireFunction,
+  requireInteger,
+  requireMilliseconds,
+  requireNumber,
+  requireOneOf,
+  requireString,
+  requireStringArray,
+  type StringArrayCheck,
+  type StringCheck,
+} from '../options/checks.js';
+export { closestName } from '../options/closest-name.js';
+export {
+  type KnownOptions,
+  type OptionsObjectCheck,
+  rejectUnknownOptions,
+  requireOptionsObject,
+} from '../options/known-options.js';
+export {
+  describeValue,
+  type OptionErrorData,
+  type OptionErrorInput,
+  type OptionPath,
+  optionError,
+  optionErrorData,
+  optionPathOf,
+  optionPathText,
+  throwOptionError,
+} from '../options/option-error.js';
 export { parseJson } from '../schemas/parse-json.js';
 export { resolveSchema } from '../schemas/schema.js';
 export { TOOL_NAME_PATTERN } from '../spec/tool.js';

@@ -1,4 +1,5 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import { throwOptionError } from '../options/option-error.js';
 import type { Message } from '../spec/model.js';
 import type { NewRun } from '../spec/run-store.js';
 import { initialMessages } from './start-run.js';
@@ -40,19 +41,41 @@ export interface QueuedRunOptions {
 export function queuedRun(options: QueuedRunOptions): NewRun {
   const { runId, agentName, input, nowMs } = options;
   if (typeof runId !== 'string' || runId.trim() === '' || runId.length > 200) {
-    invalid('runId must be a non-empty string of at most 200 characters');
+    throwOptionError({
+      where: 'queuedRun',
+      option: 'runId',
+      message: 'runId must be a non-empty string of at most 200 characters',
+    });
   }
   if (typeof agentName !== 'string' || agentName.trim() === '')
-    invalid('agentName must be a non-empty string');
-  if (!Number.isFinite(nowMs)) invalid('nowMs must be a time in ms since the epoch');
+    throwOptionError({
+      where: 'queuedRun',
+      option: 'agentName',
+      message: 'agentName must be a non-empty string',
+    });
+  if (!Number.isFinite(nowMs))
+    throwOptionError({
+      where: 'queuedRun',
+      option: 'nowMs',
+      message: 'nowMs must be a time in ms since the epoch',
+    });
   try {
     initialMessages({ instructions: undefined }, input);
   } catch (error) {
-    if (KeelError.isInstance(error)) invalid(error.message.replace(/^run: /, ''));
+    if (KeelError.isInstance(error))
+      throwOptionError({
+        where: 'queuedRun',
+        option: 'options',
+        message: error.message.replace(/^run: /, ''),
+      });
     throw error;
   }
   if (typeof input === 'string' && input.trim() === '')
-    invalid('input is empty: say what the agent should do');
+    throwOptionError({
+      where: 'queuedRun',
+      option: 'input',
+      message: 'input is empty: say what the agent should do',
+    });
   const state: QueuedRunState = {
     queued: true,
     input: typeof input === 'string' ? input : input.map((message) => ({ ...message })),
@@ -72,8 +95,4 @@ export function queuedRun(options: QueuedRunOptions): NewRun {
 export function readQueuedState(state: JsonValue): QueuedRunState | undefined {
   if (typeof state !== 'object' || state === null || Array.isArray(state)) return undefined;
   return state.queued === true ? (state as unknown as QueuedRunState) : undefined;
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `queuedRun: ${message}`, { data: { where: 'queuedRun' } });
 }

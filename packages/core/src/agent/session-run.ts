@@ -7,7 +7,7 @@ import { startDurableRun } from './durable-start.js';
 import { createRunState, type RunState } from './run/run-state.js';
 import { storeCallsOf, withStoreRetries } from './durability/store-calls.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
-import { checkOptions, invalid, type RunOptions, type RunResult } from './loop/run.js';
+import { checkOptions, refuseRunOption, type RunOptions, type RunResult } from './loop/run.js';
 import { checkSessionStore, type SessionSettings } from './run/session-options.js';
 import { settleCompletedHolder, settleSession } from './sessions/session-settle.js';
 import { isSessionConflict } from './run/session-state.js';
@@ -131,12 +131,12 @@ function sessionRunState(
 function sessionInputOf(input: string | readonly Message[]): Message[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   if (!Array.isArray(input) || input.length === 0) {
-    invalid('input must be a string, or a non-empty array of messages ({ role, content })');
+    refuseRunOption('input must be a string, or a non-empty array of messages ({ role, content })');
   }
   input.forEach((message, index) => {
     const role = (message as { role?: unknown })?.role;
     if (!['user', 'assistant', 'tool'].includes(role as string) || typeof message?.content !== 'string') {
-      invalid(
+      refuseRunOption(
         `input[${index}] must be a message with role user, assistant or tool (a session run's system message is the agent's instructions), and string content`,
       );
     }

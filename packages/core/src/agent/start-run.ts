@@ -4,7 +4,7 @@ import type { AgentRuntime } from './run/agent-runtime.js';
 import { startDurableRun } from './durable-start.js';
 import { createRunState } from './run/run-state.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
-import { checkOptions, driveRun, invalid, type RunOptions, type RunResult } from './loop/run.js';
+import { checkOptions, driveRun, refuseRunOption, type RunOptions, type RunResult } from './loop/run.js';
 
 /**
  * Runs the agent once. Invalid arguments throw `config.invalid` before anything starts; from then on every outcome
@@ -50,7 +50,7 @@ export function initialMessages(
     return messages;
   }
   if (!Array.isArray(input) || input.length === 0) {
-    invalid('input must be a string, or a non-empty array of messages ({ role, content })');
+    refuseRunOption('input must be a string, or a non-empty array of messages ({ role, content })');
   }
   input.forEach((message, index) => {
     const role = (message as { role?: unknown })?.role;
@@ -58,7 +58,7 @@ export function initialMessages(
       !['system', 'user', 'assistant', 'tool'].includes(role as string) ||
       typeof message.content !== 'string'
     ) {
-      invalid(
+      refuseRunOption(
         `input[${index}] must be a message with role system, user, assistant or tool, and string content`,
       );
     }

@@ -1,4 +1,5 @@
 import { KeelError } from '../errors/keel-error.js';
+import { optionError } from '../options/option-error.js';
 
 /**
  * The default cap on a successful response body, in bytes: 64 MiB. A Chat Completions or Messages answer is a few
@@ -34,11 +35,11 @@ export function checkMaxResponseBytes(value: unknown, where: string): number {
   if (value === Number.POSITIVE_INFINITY || (Number.isSafeInteger(value) && (value as number) > 0)) {
     return value as number;
   }
-  throw new KeelError(
-    'config.invalid',
-    `${where}: maxResponseBytes must be a positive whole number of bytes (or Infinity), got ${String(value)}`,
-    { data: { option: 'maxResponseBytes' } },
-  );
+  throw optionError({
+    where: where,
+    option: 'maxResponseBytes',
+    message: `maxResponseBytes must be a positive whole number of bytes (or Infinity), got ${String(value)}`,
+  });
 }
 
 /**

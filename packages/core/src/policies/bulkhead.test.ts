@@ -57,7 +57,7 @@ describe('bulkhead', () => {
     expect((caught as KeelError).message).toBe(
       'Unknown bulkhead option maxQueue (known: maxConcurrent, maxQueued); did you mean maxQueued?',
     );
-    expect((caught as KeelError).data).toEqual({ option: 'maxQueue' });
+    expect((caught as KeelError).data).toMatchObject({ option: 'maxQueue' });
   });
 
   it('runs up to maxConcurrent calls and rejects the next with policy.bulkhead_full', async () => {

@@ -1,9 +1,5 @@
-import {
-  invalidOption,
-  rejectUnknownOptions,
-  requireNonNegativeNumber,
-  requireOptionsObject,
-} from './validate.js';
+import { optionError } from '../options/option-error.js';
+import { rejectUnknownOptions, requireNonNegativeNumber, requireOptionsObject } from './validate.js';
 
 /**
  * The longest delay any keel delay yields: 2^31 - 1 ms (about 24.8 days). Node's `setTimeout` fires at once for
@@ -79,11 +75,11 @@ export function exponential(options: ExponentialOptions = {}): Delay {
   const factor = options.factor ?? 2;
   checkMs('exponential', 'initialMs', initialMs, 0);
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
-    throw invalidOption(
-      'exponential',
-      'factor',
-      `factor must be a finite number >= 1, got ${String(factor)}`,
-    );
+    throw optionError({
+      where: 'exponential',
+      option: 'factor',
+      message: `factor must be a finite number >= 1, got ${String(factor)}`,
+    });
   }
   const maxMs = options.maxMs ?? Math.max(30_000, initialMs);
   checkMs('exponential', 'maxMs', maxMs, initialMs);
@@ -178,10 +174,10 @@ function checkMs(factoryName: string, option: string, value: unknown, minimum: n
 
 function checkDelay(where: string, delay: unknown): void {
   if (typeof delay !== 'object' || delay === null || typeof (delay as Delay).next !== 'function') {
-    throw invalidOption(
-      where,
-      'delay',
-      'expected a Delay (an object with a next(input) method), such as exponential()',
-    );
+    throw optionError({
+      where: where,
+      option: 'delay',
+      message: 'expected a Delay (an object with a next(input) method), such as exponential()',
+    });
   }
 }

@@ -1,10 +1,11 @@
+import { optionError } from '../options/option-error.js';
 import { classify } from '../errors/classify.js';
 import { isControlSignal } from '../errors/control.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import { toContext } from './context.js';
 import { Emitter } from './events.js';
 import type { Event, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
-import { invalidOption, rejectUnknownOptions, requireOptionsObject } from './validate.js';
+import { rejectUnknownOptions, requireOptionsObject } from './validate.js';
 
 /** One alternative of a {@link fallback}: tried, in order, when the previous attempt failed and `when` matches. */
 export interface FallbackAlternative<Result> {
@@ -164,36 +165,56 @@ function validate<Alternative>(
   options: FallbackOptions,
 ): { steps: Step<Alternative>[]; classifyError: (error: unknown) => KeelError } {
   if (!Array.isArray(alternatives) || alternatives.length === 0) {
-    throw invalidOption(
-      FACTORY,
-      'alternatives',
-      'alternatives must be a non-empty array of { name?, when?, run } or functions',
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'alternatives',
+      message: 'alternatives must be a non-empty array of { name?, when?, run } or functions',
+    });
   }
   requireOptionsObject(options, FACTORY, '{ when: (error) => error.retryable }');
   rejectUnknownOptions(options, ['when', 'classify'], FACTORY);
   const defaultWhen = options.when ?? everyError;
   if (typeof defaultWhen !== 'function') {
-    throw invalidOption(FACTORY, 'when', 'options.when must be a function (error) => boolean');
+    throw optionError({
+      where: FACTORY,
+      option: 'when',
+      message: 'options.when must be a function (error) => boolean',
+    });
   }
   const classifier = options.classify ?? defaultClassify;
   if (typeof classifier !== 'function') {
-    throw invalidOption(FACTORY, 'classify', 'options.classify must be a function (error) => KeelError');
+    throw optionError({
+      where: FACTORY,
+      option: 'classify',
+      message: 'options.classify must be a function (error) => KeelError',
+    });
   }
   const steps = alternatives.map((alternative, index): Step<Alternative> => {
     const fallbackName = `fallback ${index + 1}`;
     const option = `alternatives[${index}]`;
     if (typeof alternative === 'function') return { name: fallbackName, when: defaultWhen, run: alternative };
     if (typeof alternative !== 'object' || alternative === null || typeof alternative.run !== 'function') {
-      throw invalidOption(FACTORY, option, `${option} must be a function or an object with a run function`);
+      throw optionError({
+        where: FACTORY,
+        option: option,
+        message: `${option} must be a function or an object with a run function`,
+      });
     }
     rejectUnknownOptions(alternative, ['name', 'when', 'run'], `${FACTORY} ${option}`);
     const { name = fallbackName, when = defaultWhen, run } = alternative;
     if (typeof name !== 'string' || name === '') {
-      throw invalidOption(FACTORY, `${option}.name`, `${option}.name must be a non-empty string`);
+      throw optionError({
+        where: FACTORY,
+        option: `${option}.name`,
+        message: `${option}.name must be a non-empty string`,
+      });
     }
     if (typeof when !== 'function') {
-      throw invalidOption(FACTORY, `${option}.when`, `${option}.when must be a function (error) => boolean`);
+      throw optionError({
+        where: FACTORY,
+        option: `${option}.when`,
+        message: `${option}.when must be a function (error) => boolean`,
+      });
     }
     return { name, when, run };
   });

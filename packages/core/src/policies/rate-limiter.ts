@@ -1,3 +1,4 @@
+import { optionError } from '../options/option-error.js';
 import { type Clock, systemClock } from './clock.js';
 import { runInContext, toContext } from './context.js';
 import { Emitter } from './events.js';
@@ -11,7 +12,6 @@ import type {
 } from './rate-limiter-store.js';
 import { rejectionError } from './rejection.js';
 import {
-  invalidOption,
   rejectUnknownOptions,
   requireClock,
   requireFunction,
@@ -144,11 +144,11 @@ function validate(options: RateLimiterOptions): ValidOptions {
   rejectUnknownOptions(options, KNOWN_OPTIONS, FACTORY);
   const { ratePerSecond, tokensPerInterval, mode = 'reject' } = options;
   if ((ratePerSecond === undefined) === (tokensPerInterval === undefined)) {
-    throw invalidOption(
-      FACTORY,
-      'ratePerSecond',
-      'give exactly one of ratePerSecond or tokensPerInterval (with intervalMs)',
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'ratePerSecond',
+      message: 'give exactly one of ratePerSecond or tokensPerInterval (with intervalMs)',
+    });
   }
   const positive = { minimum: Number.MIN_VALUE, finite: true };
   if (ratePerSecond !== undefined)
@@ -165,7 +165,11 @@ function validate(options: RateLimiterOptions): ValidOptions {
     { minimum: 1, finite: true },
   );
   if (mode !== 'reject' && mode !== 'wait') {
-    throw invalidOption(FACTORY, 'mode', `mode must be 'reject' or 'wait', got ${String(mode)}`);
+    throw optionError({
+      where: FACTORY,
+      option: 'mode',
+      message: `mode must be 'reject' or 'wait', got ${String(mode)}`,
+    });
   }
   // Infinity means no cap: maxWaitMs is only ever compared with a computed wait, never armed as a timer.
   const maxWaitMs = requireNonNegativeNumber(options.maxWaitMs ?? 30_000, 'maxWaitMs', FACTORY);

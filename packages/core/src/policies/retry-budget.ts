@@ -1,10 +1,10 @@
+import { optionError } from '../options/option-error.js';
 import { type Clock, systemClock } from './clock.js';
 import { Emitter } from './events.js';
 import { memoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from './in-memory-retry-budget-store.js';
 import type { Event } from './policy.js';
 import type { RetryBudgetLimits, RetryBudgetStoreFactory } from './retry-budget-store.js';
 import {
-  invalidOption,
   rejectUnknownOptions,
   requireClock,
   requireFunction,
@@ -188,11 +188,11 @@ function validate(options: RetryBudgetOptions): Settings {
   const ratio = options.ratio ?? 0.2;
   if (ratio !== false) requireNonNegativeNumber(ratio, 'ratio', FACTORY, { finite: true });
   if (ratio === false && maxRetries === Number.POSITIVE_INFINITY) {
-    throw invalidOption(
-      FACTORY,
-      'ratio',
-      'with ratio: false, set maxRetries: a budget with neither limit would allow every retry',
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'ratio',
+      message: 'with ratio: false, set maxRetries: a budget with neither limit would allow every retry',
+    });
   }
   const minRetriesPerSecond = requireNonNegativeNumber(
     options.minRetriesPerSecond ?? 1,

@@ -1,3 +1,4 @@
+import { optionError } from '../options/option-error.js';
 import { classify } from '../errors/classify.js';
 import { isControlSignal } from '../errors/control.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
@@ -9,7 +10,6 @@ import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
 import type { RetryBudget } from './retry-budget.js';
 import { sleep } from './sleep.js';
 import {
-  invalidOption,
   rejectUnknownOptions,
   requireClock,
   requireFunction,
@@ -275,7 +275,11 @@ function validate(options: RetryOptions): Settings {
   rejectUnknownOptions(options, KNOWN_OPTIONS, FACTORY);
   const delay = options.delay ?? fullJitter(exponential({ initialMs: 500, factor: 2, maxMs: 30_000 }));
   if (typeof delay?.next !== 'function') {
-    throw invalidOption(FACTORY, 'delay', 'delay must be a Delay, such as fullJitter(exponential())');
+    throw optionError({
+      where: FACTORY,
+      option: 'delay',
+      message: 'delay must be a Delay, such as fullJitter(exponential())',
+    });
   }
   const budget = options.budget;
   if (
@@ -284,7 +288,11 @@ function validate(options: RetryOptions): Settings {
       typeof budget.recordRequest !== 'function' ||
       (budget.releaseRetry !== undefined && typeof budget.releaseRetry !== 'function'))
   ) {
-    throw invalidOption(FACTORY, 'budget', 'budget must be a RetryBudget, such as retryBudget()');
+    throw optionError({
+      where: FACTORY,
+      option: 'budget',
+      message: 'budget must be a RetryBudget, such as retryBudget()',
+    });
   }
   return {
     // The first call counts: 1 means no retry at all.

@@ -1,3 +1,4 @@
+import { optionError } from '../options/option-error.js';
 import { type ErrorCode, isErrorCode } from '../errors/codes.js';
 import { type Clock, systemClock } from './clock.js';
 import { toContext } from './context.js';
@@ -8,7 +9,6 @@ import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
 import { ignoreRejection, isPromiseLike } from './promise.js';
 import { TimeoutCall, type TimeoutSettings } from './timeout-call.js';
 import {
-  invalidOption,
   rejectUnknownOptions,
   requireClock,
   requireNonNegativeNumber,
@@ -150,19 +150,19 @@ function validate(
   rejectUnknownOptions(options, ['strategy', 'code', 'clock'], FACTORY);
   const strategy = options.strategy ?? 'cooperative';
   if (strategy !== 'cooperative' && strategy !== 'forced') {
-    throw invalidOption(
-      FACTORY,
-      'strategy',
-      `strategy must be 'cooperative' or 'forced', got ${String(strategy)}`,
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'strategy',
+      message: `strategy must be 'cooperative' or 'forced', got ${String(strategy)}`,
+    });
   }
   const code = options.code ?? 'policy.timeout';
   if (!isErrorCode(code)) {
-    throw invalidOption(
-      FACTORY,
-      'code',
-      `code must be a keel error code such as 'tool.timeout', got ${String(code)}`,
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'code',
+      message: `code must be a keel error code such as 'tool.timeout', got ${String(code)}`,
+    });
   }
   const clock: Clock = requireClock(options.clock ?? systemClock, FACTORY);
   const queue = strategy === 'forced' ? new DeadlineQueue(clock) : undefined;

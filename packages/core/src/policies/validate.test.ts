@@ -39,7 +39,7 @@ describe('option helpers', () => {
     for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '3', undefined]) {
       const error = configError(() => requirePositiveInteger(bad, 'size', 'thing'));
       expect(error.message).toMatch(/^thing: size must be an integer >= 1, got /);
-      expect(error.data).toEqual({ option: 'size' });
+      expect(error.data).toMatchObject({ option: 'size' });
     }
   });
 
@@ -81,7 +81,7 @@ describe('option helpers', () => {
       expect(error.message).toMatch(
         /^thing: clock must be a Clock with now\(\), setTimeout\(\) and clearTimeout\(\)/,
       );
-      expect(error.data).toEqual({ option: 'clock' });
+      expect(error.data).toMatchObject({ option: 'clock' });
     }
   });
 
@@ -89,7 +89,7 @@ describe('option helpers', () => {
     expect(() => rejectUnknownOptions({ size: 1 }, ['size'], 'thing')).not.toThrow();
     const error = configError(() => rejectUnknownOptions({ size: 1, sise: 2 }, ['size', 'rate'], 'thing'));
     expect(error.message).toBe('Unknown thing option sise (known: size, rate); did you mean size?');
-    expect(error.data).toEqual({ option: 'sise' });
+    expect(error.data).toMatchObject({ option: 'sise' });
   });
 
   it('requireOptionsObject refuses what is not a plain object', () => {
@@ -123,7 +123,7 @@ describe('every policy factory rejects unknown options', () => {
     expect(error.message).toMatch(
       new RegExp(`^Unknown ${factoryName.replace(/[[\]]/g, '\\$&')} option ${option} \\(known: `),
     );
-    expect(error.data).toEqual({ option });
+    expect(error.data).toMatchObject({ option });
   });
 
   it('every factory names the option in data for an invalid value too', () => {
@@ -140,6 +140,7 @@ describe('every policy factory rejects unknown options', () => {
       ['halfOpenMaxProbes', () => circuitBreaker({ halfOpenMaxProbes: 0 })],
       ['threshold', () => consecutive({ threshold: 0 })],
     ];
-    for (const [option, create] of cases) expect(configError(create).data, option).toEqual({ option });
+    for (const [option, create] of cases)
+      expect(configError(create).data, option).toMatchObject({ option, path: [option] });
   });
 });

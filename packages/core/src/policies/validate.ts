@@ -1,13 +1,18 @@
-// Option checks shared by every policy factory. Each failure is a `config.invalid` KeelError whose message names the
-// factory and the option and says what would be accepted, with `data: { option }`.
-import { type JsonValue, KeelError } from '../errors/keel-error.js';
+// The policy factories' option checks, in the shape they call them (value, option, factory name); each one is the
+// option kit's check (`../options/`), so every failure is its `config.invalid` with data `{ where, option, path }`.
+import type { JsonValue } from '../errors/keel-error.js';
+import {
+  requireClock as requireClockOption,
+  requireFunction as requireFunctionOption,
+  requireInteger as requireIntegerOption,
+  requireNumber,
+} from '../options/checks.js';
+import {
+  rejectUnknownOptions as rejectUnknownKeys,
+  requireOptionsObject as requireObject,
+} from '../options/known-options.js';
+import { describeValue, optionError } from '../options/option-error.js';
 import type { Clock } from './clock.js';
-import { closestName } from './closest-name.js';
-
-/** A `config.invalid` error about `option` of `factoryName`. */
-export function invalidOption(factoryName: string, option: string, message: string): KeelError {
-  return new KeelError('config.invalid', `${factoryName}: ${message}`, { data: { option } });
-}
 
 /** Throws unless `value` is a plain object; `example` (such as `{ maxConcurrent: 4 }`) is shown in the message. */
 export function requireOptionsObject(
@@ -15,29 +20,12 @@ export function requireOptionsObject(
   factoryName: string,
   example?: string,
 ): asserts value is object {
-  if (!isJsonObject(value)) {
-    const such = example === undefined ? '' : ` such as ${example}`;
-    throw invalidOption(factoryName, 'options', `options must be an object${such}, got ${describe(value)}`);
-  }
+  requireObject(value, { where: factoryName, ...(example === undefined ? {} : { example }) });
 }
 
-/**
- * Throws `config.invalid` naming the first key of `options` that is not in `allowed`, and the closest allowed one when
- * it looks like a slip (`baseURL` for `baseUrl`), so that a misspelt option is never ignored silently.
- */
+/** Throws `config.invalid` naming the first key of `options` not in `allowed`, with a "did you mean". */
 export function rejectUnknownOptions(options: object, allowed: readonly string[], factoryName: string): void {
-  for (const key of Object.keys(options)) {
-    if (allowed.includes(key)) continue;
-    const near = closestName(key, allowed);
-    const hint = near === undefined ? '' : `; did you mean ${near}?`;
-    throw new KeelError(
-      'config.invalid',
-      `Unknown ${factoryName} option ${key} (known: ${allowed.join(', ')})${hint}`,
-      {
-        data: { option: key },
-      },
-    );
-  }
+  rejectUnknownKeys(options, allowed, { where: factoryName });
 }
 
 /** Throws unless `value` is an integer of at least `minimum`; `Infinity` passes too when `allowInfinity` is set. */
@@ -47,16 +35,13 @@ export function requireInteger(
   factoryName: string,
   { minimum, allowInfinity = false }: { minimum: number; allowInfinity?: boolean },
 ): number {
-  const whole = Number.isInteger(value) || (allowInfinity && value === Number.POSITIVE_INFINITY);
-  if (typeof value !== 'number' || !whole || value < minimum) {
-    const orInfinity = allowInfinity ? ' (or Infinity)' : '';
-    throw invalidOption(
-      factoryName,
-      option,
-      `${option} must be an integer >= ${minimum}${orInfinity}, got ${describe(value)}`,
-    );
-  }
-  return value;
+  return requireIntegerOption(value, {
+    where: factoryName,
+    option,
+    min: minimum,
+    allowInfinity,
+    unit: false,
+  });
 }
 
 /** Throws unless `value` is an integer of at least 1 (or Infinity, when `allowInfinity` is set). */
@@ -94,76 +79,39 @@ export function requireNonNegativeNumber(
     finite = false,
   }: { minimum?: number; maximum?: number; finite?: boolean } = {},
 ): number {
-  if (
-    typeof value !== 'number' ||
-    !(value >= minimum && value <= maximum) ||
-    (finite && !Number.isFinite(value))
-  ) {
-    const kind = `${finite && maximum === Number.POSITIVE_INFINITY ? 'finite ' : ''}number${option.endsWith('Ms') ? ' of milliseconds' : ''}`;
-    const range =
-      maximum === Number.POSITIVE_INFINITY
-        ? minimum === Number.MIN_VALUE
-          ? 'above 0'
-          : `>= ${minimum}`
-        : minimum === Number.MIN_VALUE
-          ? `above 0 and at most ${maximum}`
-          : `from ${minimum} to ${maximum}`;
-    throw invalidOption(factoryName, option, `${option} must be a ${kind} ${range}, got ${describe(value)}`);
-  }
-  return value;
+  return requireNumber(value, {
+    where: factoryName,
+    option,
+    min: minimum,
+    ...(maximum === Number.POSITIVE_INFINITY ? {} : { max: maximum }),
+    finite,
+  });
 }
 
 /** Throws unless `value` is a rate in (0, 1]. */
 export function requireRate(value: unknown, option: string, factoryName: string): number {
   if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
-    throw invalidOption(
-      factoryName,
+    throw optionError({
+      where: factoryName,
       option,
-      `${option} must be a number in (0, 1] such as 0.5 for 50 %, got ${describe(value)}`,
-    );
+      message: `${option} must be a number in (0, 1] such as 0.5 for 50 %, got ${describe(value)}`,
+    });
   }
   return value;
 }
 
 /** Throws unless `value` is a function. `signature` (such as `(error) => boolean`) is shown in the message. */
 export function requireFunction<F>(value: F, option: string, factoryName: string, signature: string): F {
-  if (typeof value !== 'function') {
-    throw invalidOption(
-      factoryName,
-      option,
-      `${option} must be a function ${signature}, got ${describe(value)}`,
-    );
-  }
-  return value;
+  return requireFunctionOption<F>(value, { where: factoryName, option, signature });
 }
 
 /** Throws unless `value` is a {@link Clock}: `now`, `setTimeout` and `clearTimeout` must all be functions. */
 export function requireClock(value: unknown, factoryName: string, option = 'clock'): Clock {
-  const clock = value as Partial<Clock> | null | undefined;
-  if (
-    typeof clock !== 'object' ||
-    clock === null ||
-    typeof clock.now !== 'function' ||
-    typeof clock.setTimeout !== 'function' ||
-    typeof clock.clearTimeout !== 'function'
-  ) {
-    throw invalidOption(
-      factoryName,
-      option,
-      `${option} must be a Clock with now(), setTimeout() and clearTimeout() methods, got ${describe(value)}`,
-    );
-  }
-  return clock as Clock;
+  return requireClockOption<Clock>(value, { where: factoryName, option });
 }
 
 /** A short description of a bad value for an error message. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) {
-    return String(value);
-  }
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-}
+export const describe = describeValue;
 
 /** True when `value` is a plain JSON object (not null, not an array). */
 export function isJsonObject(value: unknown): value is Record<string, JsonValue> {

@@ -169,8 +169,9 @@ function copyJson(
 ): JsonSchema[string] {
   const invalid = (why: string) => {
     const where = formatJsonPath(path);
+    // `schemaPath` is the place as data (keys and indexes), for callers that locate it in a file.
     return new KeelError('config.invalid', `${label}: the JSON Schema ${why} at ${where}`, {
-      data: { path: where },
+      data: { schemaPath: path.map((part) => (typeof part === 'number' ? part : String(part))) },
     });
   };
   if (depth > MAX_SCHEMA_DEPTH) throw invalid(`is nested deeper than ${MAX_SCHEMA_DEPTH} levels`);

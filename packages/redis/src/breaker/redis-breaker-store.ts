@@ -1,5 +1,5 @@
 import { type BreakerTransition, type Clock, type SerializedError, serializeError } from '@keel/core';
-import { deserializeError, type TimerHandle } from '@keel/core/adapter';
+import { deserializeError, optionError, type TimerHandle } from '@keel/core/adapter';
 import {
   type BreakerAdmission,
   type BreakerOutcome,
@@ -16,7 +16,7 @@ import {
   type ProbeTicket,
 } from '@keel/core/store';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
-import { checkOptionsObject, invalidOption, requireChoice } from '../validation.js';
+import { checkOptionsObject, requireChoice } from '../validation.js';
 import { type BreakerUpdate, parseBreakerUpdate } from './breaker-update.js';
 
 /** Options of `RedisState.breakerStore`. */
@@ -110,20 +110,22 @@ class RedisBreakerStore implements BreakerStore, Participant {
     this.onTransition = options.onTransition;
     const { strategy, openDuration, probeTimeoutMs } = options.rules;
     if (!SCRIPTED_STRATEGIES.includes(strategy.kind)) {
-      throw invalidOption(
-        FACTORY,
-        'strategy',
-        `the Redis breaker store runs the consecutive, countWindow and timeWindow strategies; "${strategy.kind}" ` +
+      throw optionError({
+        where: FACTORY,
+        option: 'strategy',
+        message:
+          `the Redis breaker store runs the consecutive, countWindow and timeWindow strategies; "${strategy.kind}" ` +
           'has no Lua counterpart',
-      );
+      });
     }
     if (connection.ttlMs < openDuration.maxMs + probeTimeoutMs) {
-      throw invalidOption(
-        FACTORY,
-        'ttlMs',
-        `the state's ttlMs (${connection.ttlMs}) must outlast breaker "${this.name}"'s longest open period and ` +
+      throw optionError({
+        where: FACTORY,
+        option: 'ttlMs',
+        message:
+          `the state's ttlMs (${connection.ttlMs}) must outlast breaker "${this.name}"'s longest open period and ` +
           `probe (${openDuration.maxMs + probeTimeoutMs} ms), or an open breaker could expire into a closed one`,
-      );
+      });
     }
     this.key = connection.key('breaker', this.name);
     this.rulesJson = JSON.stringify({

@@ -7,8 +7,9 @@ import {
   type RateLimiterStoreFactory,
   type RateLimiterStoreOptions,
 } from '@keel/core/store';
+import { optionError } from '@keel/core/adapter';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
-import { checkOptionsObject, describe, invalidOption, requireChoice, requireName } from '../validation.js';
+import { checkOptionsObject, describe, requireChoice, requireName } from '../validation.js';
 
 /** Options of `RedisState.rateLimiterStore`. */
 export interface RedisRateLimiterStoreOptions {
@@ -46,11 +47,11 @@ export function redisRateLimiterStore(
       !Number.isFinite(localRatePerSecond) ||
       localRatePerSecond <= 0)
   ) {
-    throw invalidOption(
-      FACTORY,
-      'localRatePerSecond',
-      `localRatePerSecond must be a finite number above 0, got ${describe(localRatePerSecond)}`,
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'localRatePerSecond',
+      message: `localRatePerSecond must be a finite number above 0, got ${describe(localRatePerSecond)}`,
+    });
   }
   return (storeOptions) =>
     new RedisRateLimiterStore(connection, connection.key('rate-limiter', name), rule, storeOptions, {

@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { optionError, type OptionPath, optionPathText } from '@keel/core/adapter';
 import { type Placeholder, parseTemplate, placeholderText, type TemplatePart } from '../template.js';
 
 /**
@@ -35,48 +36,52 @@ export type PathResolver = (value: string, field: string) => Promise<string>;
 /** Parses and checks a command template; `config.invalid` says what is wrong with it. */
 export function parseCommand(command: unknown, where: string): ParsedCommand {
   if (!Array.isArray(command) || command.length === 0) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: command must be a non-empty array such as ['git', 'log', '-n', '{count}']`,
-      { data: { option: 'command' } },
-    );
+    throw optionError({
+      where,
+      option: 'command',
+      path: ['command'],
+      message: `command must be a non-empty array such as ['git', 'log', '-n', '{count}']`,
+    });
   }
   const [program, ...rest] = command as unknown[];
   if (typeof program !== 'string' || program === '' || /[{}\0]/.test(program)) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: command[0] must be the program as a fixed, non-empty string (the model never chooses the program), got ${JSON.stringify(program)}`,
-      { data: { option: 'command' } },
-    );
+    throw optionError({
+      where,
+      option: 'command',
+      path: ['command', 0],
+      message: `command[0] must be the program as a fixed, non-empty string (the model never chooses the program), got ${JSON.stringify(program)}`,
+    });
   }
   const placeholders: Placeholder[] = [];
   let afterEndOfOptions = false;
-  const parseArgument = (value: unknown, position: string): ArgumentTemplate => {
+  const parseArgument = (value: unknown, position: OptionPath): ArgumentTemplate => {
     if (typeof value !== 'string' || value.includes('\0')) {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: ${position} must be a string without NUL bytes, got ${JSON.stringify(value) ?? String(value)}`,
-        { data: { option: 'command' } },
-      );
+      throw optionError({
+        where,
+        option: 'command',
+        path: position,
+        message: `${optionPathText(position)} must be a string without NUL bytes, got ${JSON.stringify(value) ?? String(value)}`,
+      });
     }
-    const parts = parseTemplate(value, `${where} ${position}`, ARGUMENT_KINDS);
+    const parts = parseTemplate(value, { where, path: position }, ARGUMENT_KINDS);
     for (const part of parts) if (typeof part !== 'string') placeholders.push(part);
     return { parts, afterEndOfOptions };
   };
   const elements: Element[] = rest.map((value, index): Element => {
-    const position = `command[${index + 1}]`;
+    const position: OptionPath = ['command', index + 1];
     if (!Array.isArray(value)) {
       const argument = parseArgument(value, position);
       if (value === '--') afterEndOfOptions = true;
       return { kind: 'argument', argument };
     }
-    const group = value.map((item, inner) => parseArgument(item, `${position}[${inner}]`));
+    const group = value.map((item, inner) => parseArgument(item, [...position, inner]));
     if (!group.some((argument) => argument.parts.some((part) => typeof part !== 'string'))) {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: ${position} is an optional group without a placeholder, so it would always be kept; write its arguments inline`,
-        { data: { option: 'command' } },
-      );
+      throw optionError({
+        where,
+        option: 'command',
+        path: position,
+        message: `${optionPathText(position)} is an optional group without a placeholder, so it would always be kept; write its arguments inline`,
+      });
     }
     return { kind: 'group', arguments: group };
   });

@@ -8,20 +8,21 @@ import {
   type SchemaLike,
   systemClock,
   type Tool,
+  tool,
   type ToolContext,
   type ToolFallback,
-  tool,
 } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
-import { checkPlaceholderNames } from '../template.js';
 import {
-  booleanOption,
-  clockOption,
-  integerOption,
-  invalid,
   MAX_TIMER_MS,
-  stringRecordOption,
-} from '../validate.js';
+  optionError,
+  rejectUnknownOptions,
+  requireBoolean,
+  requireClock,
+  requireInteger,
+  requireOptionsObject,
+} from '@keel/core/adapter';
+import { checkPlaceholderNames } from '../template.js';
+import { stringRecordOption } from '../validate.js';
 import { buildArguments, type CommandTemplate, parseCommand } from './argv.js';
 import { confinePath, resolveDirectories } from './confine-path.js';
 import { commandEnvironment, DEFAULT_INHERITED_ENV, isVariableName } from './environment.js';
@@ -148,25 +149,49 @@ const ERROR_EXCERPT_CHARS = 4_000;
  *   });
  */
 export function commandTool<Input = unknown>(options: CommandToolOptions<Input>): Tool<Input, CommandOutput> {
-  requireOptionsObject(options, 'commandTool', "{ name, description, input, command: ['git', 'status'] }");
-  rejectUnknownOptions(options, OPTION_NAMES, 'commandTool');
+  requireOptionsObject(options, {
+    where: 'commandTool',
+    example: "{ name, description, input, command: ['git', 'status'] }",
+  });
+  rejectUnknownOptions(options, OPTION_NAMES, { where: 'commandTool' });
   const where = `commandTool "${String(options.name)}"`;
   const parsed = parseCommand(options.command, where);
   const root = resolve(options.root ?? options.cwd ?? process.cwd());
   const cwd = resolve(root, options.cwd ?? '.');
   requireDirectory(root, 'root', where);
   requireDirectory(cwd, 'cwd', where);
-  const set = stringRecordOption(options.env, 'env', where, isVariableName);
+  const set = stringRecordOption(options.env, { where, option: 'env', checkKey: isVariableName });
   const inherit = inheritOption(options.inheritEnv, where);
-  const timeoutMs = integerOption(options.timeoutMs, 30_000, 'timeoutMs', where, 1, MAX_TIMER_MS);
-  const killGraceMs = integerOption(options.killGraceMs, 2_000, 'killGraceMs', where, 0, MAX_TIMER_MS);
-  const maxOutputBytes = integerOption(options.maxOutputBytes, 65_536, 'maxOutputBytes', where, 1);
+  const timeoutMs = requireInteger(options.timeoutMs, {
+    where: where,
+    option: 'timeoutMs',
+    min: 1,
+    max: MAX_TIMER_MS,
+    default: 30_000,
+  });
+  const killGraceMs = requireInteger(options.killGraceMs, {
+    where: where,
+    option: 'killGraceMs',
+    min: 0,
+    max: MAX_TIMER_MS,
+    default: 2_000,
+  });
+  const maxOutputBytes = requireInteger(options.maxOutputBytes, {
+    where: where,
+    option: 'maxOutputBytes',
+    min: 1,
+    default: 65_536,
+  });
   const successExitCodes = exitCodesOption(options.successExitCodes, where);
   const user = userOption(options.user, where);
   const runsAsRoot = (user?.uid ?? process.getuid?.() ?? -1) === 0;
   const wrapper = limitWrapper(options.limits, where, runsAsRoot);
-  const idempotent = booleanOption(options.idempotent, false, 'idempotent', where);
-  const clock = clockOption(options.clock, systemClock, where);
+  const idempotent = requireBoolean(options.idempotent, {
+    where: where,
+    option: 'idempotent',
+    default: false,
+  });
+  const clock = requireClock(options.clock, { where: where, option: 'clock', default: systemClock });
   const programName = parsed.program;
 
   const execute = async (input: Input, context: ToolContext): Promise<CommandOutput> => {
@@ -291,17 +316,22 @@ function requireDirectory(path: string, option: string, where: string): void {
   } catch {
     directory = false;
   }
-  if (!directory) throw invalid(where, option, `${option} ${path} is not an existing directory`);
+  if (!directory)
+    throw optionError({
+      where: where,
+      option: option,
+      message: `${option} ${path} is not an existing directory`,
+    });
 }
 
 function inheritOption(value: unknown, where: string): readonly string[] {
   if (value === undefined) return DEFAULT_INHERITED_ENV;
   if (!Array.isArray(value) || !value.every((name) => typeof name === 'string' && isVariableName(name))) {
-    throw invalid(
-      where,
-      'inheritEnv',
-      "inheritEnv must be an array of variable names such as ['PATH', 'HOME']",
-    );
+    throw optionError({
+      where: where,
+      option: 'inheritEnv',
+      message: "inheritEnv must be an array of variable names such as ['PATH', 'HOME']",
+    });
   }
   return [...value];
 }
@@ -313,11 +343,11 @@ function exitCodesOption(value: unknown, where: string): readonly number[] {
     value.length === 0 ||
     !value.every((code) => Number.isInteger(code) && code >= 0 && code <= 255)
   ) {
-    throw invalid(
-      where,
-      'successExitCodes',
-      'successExitCodes must be a non-empty array of exit codes from 0 to 255',
-    );
+    throw optionError({
+      where: where,
+      option: 'successExitCodes',
+      message: 'successExitCodes must be a non-empty array of exit codes from 0 to 255',
+    });
   }
   return [...value];
 }
@@ -327,11 +357,11 @@ function userOption(value: unknown, where: string): CommandUser | undefined {
   const user = value as Partial<CommandUser> | null;
   const isId = (id: unknown) => typeof id === 'number' && Number.isInteger(id) && id >= 0;
   if (typeof user !== 'object' || user === null || !isId(user.uid) || !isId(user.gid)) {
-    throw invalid(
-      where,
-      'user',
-      'user must be { uid, gid } with non-negative integer IDs, such as { uid: 65534, gid: 65534 }',
-    );
+    throw optionError({
+      where: where,
+      option: 'user',
+      message: 'user must be { uid, gid } with non-negative integer IDs, such as { uid: 65534, gid: 65534 }',
+    });
   }
   return { uid: user.uid!, gid: user.gid! };
 }

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { KeelError } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import { optionError, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 
 /**
  * Kernel resource limits (setrlimit) applied to a command and everything it starts, through `prlimit` from
@@ -63,37 +62,40 @@ export function limitWrapper(
   exists: (path: string) => boolean = existsSync,
 ): LimitWrapper | undefined {
   if (limits === undefined) return undefined;
-  requireOptionsObject(limits, `${where} limits`, '{ cpuSeconds: 10, maxProcesses: 32 }');
-  rejectUnknownOptions(limits, Object.keys(FLAGS), `${where} limits`);
+  requireOptionsObject(limits, { where: `${where} limits`, example: '{ cpuSeconds: 10, maxProcesses: 32 }' });
+  rejectUnknownOptions(limits, Object.keys(FLAGS), { where: `${where} limits` });
   const values = limits as Record<keyof ResourceLimits, unknown>;
   const argumentsOf: string[] = [];
   for (const key of Object.keys(FLAGS) as (keyof ResourceLimits)[]) {
     const value = values[key];
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < MINIMUMS[key]) {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: limits.${key} must be an integer of at least ${MINIMUMS[key]}, got ${String(value)}`,
-        { data: { option: `limits.${key}` } },
-      );
+      throw optionError({
+        where,
+        option: 'limits',
+        path: ['limits', key],
+        message: `limits.${key} must be an integer of at least ${MINIMUMS[key]}, got ${String(value)}`,
+      });
     }
     argumentsOf.push(`${FLAGS[key]}=${value}`);
   }
   if (argumentsOf.length === 0) return undefined;
   if (values.maxProcesses !== undefined && runsAsRoot) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: limits.maxProcesses does not bind a command running as root (the kernel exempts it); set user: { uid, gid } to a dedicated non-root account, such as nobody (65534)`,
-      { data: { option: 'limits.maxProcesses' } },
-    );
+    throw optionError({
+      where,
+      option: 'limits',
+      path: ['limits', 'maxProcesses'],
+      message:
+        'limits.maxProcesses does not bind a command running as root (the kernel exempts it); set user: { uid, gid } to a dedicated non-root account, such as nobody (65534)',
+    });
   }
   const prlimit = PRLIMIT_PATHS.find((path) => exists(path));
   if (prlimit === undefined) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: limits need prlimit from util-linux, which is not installed (looked in ${PRLIMIT_PATHS.join(', ')}); install util-linux or drop the limits`,
-      { data: { option: 'limits' } },
-    );
+    throw optionError({
+      where: where,
+      option: 'limits',
+      message: `limits need prlimit from util-linux, which is not installed (looked in ${PRLIMIT_PATHS.join(', ')}); install util-linux or drop the limits`,
+    });
   }
   return { prlimit, arguments: argumentsOf };
 }

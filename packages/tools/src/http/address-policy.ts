@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { optionError } from '@keel/core/adapter';
 import {
   type AddressBytes,
   type AddressRange,
@@ -87,8 +88,10 @@ export interface AddressPolicy {
  */
 export function addressPolicy(allow: unknown, where: string): AddressPolicy {
   if (allow !== undefined && !Array.isArray(allow)) {
-    throw new KeelError('config.invalid', `${where}: allow must be an array of host names and CIDR ranges`, {
-      data: { option: 'allow' },
+    throw optionError({
+      where: where,
+      option: 'allow',
+      message: `allow must be an array of host names and CIDR ranges`,
     });
   }
   const ranges: AddressRange[] = [];
@@ -104,11 +107,11 @@ export function addressPolicy(allow: unknown, where: string): AddressPolicy {
       typeof entry !== 'string' ||
       !/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(entry)
     ) {
-      throw new KeelError(
-        'config.invalid',
-        `${where}: allow entry ${JSON.stringify(entry)} is neither a host name (such as "api.internal" or "*.corp.example") nor a CIDR range (such as "10.0.0.0/8" or "127.0.0.1")`,
-        { data: { option: 'allow' } },
-      );
+      throw optionError({
+        where: where,
+        option: 'allow',
+        message: `allow entry ${JSON.stringify(entry)} is neither a host name (such as "api.internal" or "*.corp.example") nor a CIDR range (such as "10.0.0.0/8" or "127.0.0.1")`,
+      });
     }
     const name = normaliseHost(entry);
     if (name.startsWith('*.')) suffixes.push(name.slice(1));

@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { optionError, type OptionPath, optionPathText } from '@keel/core/adapter';
 import { type Placeholder, parseTemplate, placeholderText, type TemplatePart } from '../template.js';
 
 /** Builds a request body from the validated input. */
@@ -16,9 +17,9 @@ export function compileBody(
 ): { build: BodyBuilder; placeholders: readonly Placeholder[] } {
   if (typeof body === 'function') return { build: (input) => body(input), placeholders: [] };
   const placeholders: Placeholder[] = [];
-  const compile = (value: unknown, path: string): BodyBuilder => {
+  const compile = (value: unknown, path: OptionPath): BodyBuilder => {
     if (typeof value === 'string') {
-      const parts = parseTemplate(value, `${where} body${path}`);
+      const parts = parseTemplate(value, { where, path });
       const found = parts.filter((part): part is Placeholder => typeof part !== 'string');
       placeholders.push(...found);
       if (found.length === 0) return () => value;
@@ -30,12 +31,12 @@ export function compileBody(
     }
     if (value === null || typeof value === 'number' || typeof value === 'boolean') return () => value;
     if (Array.isArray(value)) {
-      const items = value.map((item, index) => compile(item, `${path}[${index}]`));
+      const items = value.map((item, index) => compile(item, [...path, index]));
       return (input) => items.map((item) => item(input) ?? null);
     }
     if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
       const entries = Object.entries(value).map(
-        ([key, item]) => [key, compile(item, `${path}.${key}`)] as const,
+        ([key, item]) => [key, compile(item, [...path, key])] as const,
       );
       return (input) => {
         const result: Record<string, unknown> = {};
@@ -46,13 +47,14 @@ export function compileBody(
         return result;
       };
     }
-    throw new KeelError(
-      'config.invalid',
-      `${where}: body${path} must be JSON (an object, array, string, number, boolean or null) or a function of the input`,
-      { data: { option: 'body' } },
-    );
+    throw optionError({
+      where,
+      option: 'body',
+      path,
+      message: `${optionPathText(path)} must be JSON (an object, array, string, number, boolean or null) or a function of the input`,
+    });
   };
-  return { build: compile(body, ''), placeholders };
+  return { build: compile(body, ['body']), placeholders };
 }
 
 function interpolate(parts: readonly TemplatePart[], input: unknown): string {

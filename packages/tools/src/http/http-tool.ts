@@ -8,13 +8,21 @@ import {
   type SchemaLike,
   systemClock,
   type Tool,
+  tool,
   type ToolContext,
   type ToolFallback,
-  tool,
 } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject, secretValueRedactor } from '@keel/core/adapter';
+import {
+  MAX_TIMER_MS,
+  optionError,
+  rejectUnknownOptions,
+  requireBoolean,
+  requireClock,
+  requireInteger,
+  requireOptionsObject,
+  secretValueRedactor,
+} from '@keel/core/adapter';
 import { checkPlaceholderNames } from '../template.js';
-import { booleanOption, clockOption, integerOption, invalid, MAX_TIMER_MS } from '../validate.js';
 import { addressPolicy } from './address-policy.js';
 import { compileBody } from './body-template.js';
 import { exchange } from './exchange.js';
@@ -171,37 +179,61 @@ const OPTION_NAMES = [
  *   });
  */
 export function httpTool<Input = unknown>(options: HttpToolOptions<Input>): Tool<Input, HttpOutput> {
-  requireOptionsObject(
-    options,
-    'httpTool',
-    "{ name, description, input, url: 'https://api.example.com/items/{id}' }",
-  );
-  rejectUnknownOptions(options, OPTION_NAMES, 'httpTool');
+  requireOptionsObject(options, {
+    where: 'httpTool',
+    example: "{ name, description, input, url: 'https://api.example.com/items/{id}' }",
+  });
+  rejectUnknownOptions(options, OPTION_NAMES, { where: 'httpTool' });
   const where = `httpTool "${String(options.name)}"`;
   const method = options.method ?? 'GET';
   if (!METHODS.includes(method))
-    throw invalid(where, 'method', `method must be one of ${METHODS.join(', ')}`);
+    throw optionError({
+      where: where,
+      option: 'method',
+      message: `method must be one of ${METHODS.join(', ')}`,
+    });
   const safe = SAFE_METHODS.includes(method);
   const template = parseUrlTemplate(options.url, options.query, where);
   const headers = headerTemplates(options.headers, where);
   if (options.body !== undefined && safe)
-    throw invalid(where, 'body', `a ${method} request cannot have a body`);
+    throw optionError({ where: where, option: 'body', message: `a ${method} request cannot have a body` });
   const body = options.body === undefined ? undefined : compileBody(options.body, where);
-  const timeoutMs = integerOption(options.timeoutMs, 30_000, 'timeoutMs', where, 1, MAX_TIMER_MS);
-  const maxResponseBytes = integerOption(options.maxResponseBytes, 1_048_576, 'maxResponseBytes', where, 1);
-  const maxRedirects = integerOption(options.maxRedirects, 5, 'maxRedirects', where, 0, 20);
+  const timeoutMs = requireInteger(options.timeoutMs, {
+    where: where,
+    option: 'timeoutMs',
+    min: 1,
+    max: MAX_TIMER_MS,
+    default: 30_000,
+  });
+  const maxResponseBytes = requireInteger(options.maxResponseBytes, {
+    where: where,
+    option: 'maxResponseBytes',
+    min: 1,
+    default: 1_048_576,
+  });
+  const maxRedirects = requireInteger(options.maxRedirects, {
+    where: where,
+    option: 'maxRedirects',
+    min: 0,
+    max: 20,
+    default: 5,
+  });
   const policy = addressPolicy(options.allow, where);
   if (options.resolveHost !== undefined && typeof options.resolveHost !== 'function') {
-    throw invalid(
-      where,
-      'resolveHost',
-      'resolveHost must be a function (hostname) => Promise<{ address, family }[]>',
-    );
+    throw optionError({
+      where: where,
+      option: 'resolveHost',
+      message: 'resolveHost must be a function (hostname) => Promise<{ address, family }[]>',
+    });
   }
   const lookup = guardedLookup(policy, options.resolveHost ?? systemResolver);
-  const idempotent = booleanOption(options.idempotent, safe, 'idempotent', where);
+  const idempotent = requireBoolean(options.idempotent, {
+    where: where,
+    option: 'idempotent',
+    default: safe,
+  });
   const idempotencyHeader = idempotencyHeaderOption(options.idempotencyHeader, where);
-  const clock = clockOption(options.clock, systemClock, where);
+  const clock = requireClock(options.clock, { where: where, option: 'clock', default: systemClock });
   const agents = {
     http: new HttpAgent({ keepAlive: true, lookup }),
     https: new HttpsAgent({ keepAlive: true, lookup }),
@@ -322,5 +354,9 @@ function outputOf(status: number, contentType: string | undefined, decoded: Deco
 function idempotencyHeaderOption(value: unknown, where: string): string | false {
   if (value === undefined) return 'Idempotency-Key';
   if (value === false || (typeof value === 'string' && HEADER_NAME.test(value))) return value;
-  throw invalid(where, 'idempotencyHeader', 'idempotencyHeader must be a header name or false');
+  throw optionError({
+    where: where,
+    option: 'idempotencyHeader',
+    message: 'idempotencyHeader must be a header name or false',
+  });
 }

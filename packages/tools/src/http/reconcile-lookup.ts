@@ -8,9 +8,8 @@ import {
   type ReconcileResult,
   type ToolContext,
 } from '@keel/core';
-import { rejectUnknownOptions } from '@keel/core/adapter';
+import { optionError, rejectUnknownOptions } from '@keel/core/adapter';
 import { checkPlaceholderNames } from '../template.js';
-import { invalid } from '../validate.js';
 import type { AddressPolicy } from './address-policy.js';
 import { exchange } from './exchange.js';
 import { buildHeaders, type HeaderTemplates } from './request-headers.js';
@@ -71,16 +70,20 @@ export function reconcileLookup<Input>(
 ): (input: Input, context: ReconcileContext) => Promise<ReconcileResult<LookupOutput>> {
   const where = `${parts.where} reconcile`;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw invalid(
-      parts.where,
-      'reconcile',
-      "reconcile must be an object such as { url: 'https://.../{idempotencyKey}' }",
-    );
+    throw optionError({
+      where: parts.where,
+      option: 'reconcile',
+      message: "reconcile must be an object such as { url: 'https://.../{idempotencyKey}' }",
+    });
   }
-  rejectUnknownOptions(options, ['url', 'method', 'query'], where);
+  rejectUnknownOptions(options, ['url', 'method', 'query'], { where: where });
   const { url, method = 'GET', query } = options as HttpReconcileOptions;
   if (method !== 'GET' && method !== 'HEAD')
-    throw invalid(parts.where, 'reconcile', 'reconcile.method must be GET or HEAD');
+    throw optionError({
+      where: parts.where,
+      option: 'reconcile',
+      message: 'reconcile.method must be GET or HEAD',
+    });
   const template = parseUrlTemplate(url, query, where);
   checkPlaceholderNames(
     template.placeholders.filter((placeholder) => placeholder.name !== KEY_PLACEHOLDER),

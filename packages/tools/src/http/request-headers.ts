@@ -17,10 +17,14 @@ export type HeaderTemplates<Input> = HeadersHook<Input> | (readonly [string, rea
 /** Parses the `headers` option; `config.invalid` for a name that is not a header name or a value that is not text. */
 export function headerTemplates<Input>(value: unknown, where: string): HeaderTemplates<Input> {
   if (typeof value === 'function') return value as HeadersHook<Input>;
-  const record = stringRecordOption(value, 'headers', where, (name) => HEADER_NAME.test(name));
+  const record = stringRecordOption(value, {
+    where,
+    option: 'headers',
+    checkKey: (name) => HEADER_NAME.test(name),
+  });
   return Object.entries(record).map(([name, text]) => [
     name.toLowerCase(),
-    parseTemplate(text, `${where} headers.${name}`),
+    parseTemplate(text, { where, path: ['headers', name] }),
   ]);
 }
 

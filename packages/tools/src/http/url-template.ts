@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { optionError } from '@keel/core/adapter';
 import { type Placeholder, parseTemplate, placeholderText, type TemplatePart } from '../template.js';
 
 /** A URL template checked once, when the tool is made. */
@@ -20,48 +21,49 @@ export interface UrlTemplate {
 export function parseUrlTemplate(url: unknown, query: unknown, where: string): UrlTemplate {
   const match = typeof url === 'string' ? /^(https?):\/\/([^/?#]+)([^#]*)$/i.exec(url) : null;
   if (match === null) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: url must be an absolute http: or https: URL without a fragment, such as 'https://api.example.com/items/{id}', got ${JSON.stringify(url)}`,
-      { data: { option: 'url' } },
-    );
+    throw optionError({
+      where,
+      option: 'url',
+      message: `url must be an absolute http: or https: URL without a fragment, such as 'https://api.example.com/items/{id}', got ${JSON.stringify(url)}`,
+    });
   }
   const [, scheme, authority, rest] = match as unknown as [string, string, string, string];
   if (/[{}@]/.test(authority)) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: the URL's host and port must be fixed (no placeholder) and carry no credentials (pass them in headers)`,
-      { data: { option: 'url' } },
-    );
+    throw optionError({
+      where,
+      option: 'url',
+      message: `the URL's host and port must be fixed (no placeholder) and carry no credentials (pass them in headers)`,
+    });
   }
   const origin = new URL(`${scheme}://${authority}`).origin;
-  const parsedRest = parseTemplate(rest === '' ? '/' : rest, `${where} url`);
+  const parsedRest = parseTemplate(rest === '' ? '/' : rest, { where, path: ['url'] });
   // A placeholder is filled with unreserved characters: the literal text must parse to itself for the check on
   // filled paths (no dot segment, nothing normalised) to hold.
   const sample = fill(parsedRest, () => 'x');
   if (`${new URL(origin + sample).pathname}${new URL(origin + sample).search}` !== sample) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: the URL's path and query must be written in their encoded form (percent-encode spaces and non-ASCII characters, no "." or ".." segments)`,
-      { data: { option: 'url' } },
-    );
+    throw optionError({
+      where,
+      option: 'url',
+      message: `the URL's path and query must be written in their encoded form (percent-encode spaces and non-ASCII characters, no "." or ".." segments)`,
+    });
   }
   if (query !== undefined && (typeof query !== 'object' || query === null || Array.isArray(query))) {
-    throw new KeelError(
-      'config.invalid',
-      `${where}: query must be an object such as { q: '{query}', limit: '10' }`,
-      {
-        data: { option: 'query' },
-      },
-    );
+    throw optionError({
+      where,
+      option: 'query',
+      message: `query must be an object such as { q: '{query}', limit: '10' }`,
+    });
   }
   const parsedQuery = Object.entries((query ?? {}) as Record<string, unknown>).map(([name, value]) => {
     if (typeof value !== 'string') {
-      throw new KeelError('config.invalid', `${where}: query.${name} must be a string template`, {
-        data: { option: 'query' },
+      throw optionError({
+        where,
+        option: 'query',
+        path: ['query', name],
+        message: `query.${name} must be a string template`,
       });
     }
-    return [name, parseTemplate(value, `${where} query.${name}`)] as const;
+    return [name, parseTemplate(value, { where, path: ['query', name] })] as const;
   });
   const placeholders = [...parsedRest, ...parsedQuery.flatMap(([, parts]) => parts)].filter(
     (part): part is Placeholder => typeof part !== 'string',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../../errors/keel-error.js';
-import { closestName, editDistance } from '../../policies/closest-name.js';
+import { closestName, editDistance } from '../../options/closest-name.js';
 import {
   invalidArgumentsError,
   malformedArgumentsError,

@@ -1,5 +1,5 @@
 import { KeelError } from '../../errors/keel-error.js';
-import { closestName } from '../../policies/closest-name.js';
+import { closestName } from '../../options/closest-name.js';
 import type { JsonSchema } from '../../spec/model.js';
 import type { ValidationIssue } from '../../spec/tool.js';
 import type { JsonSyntaxError } from '../../schemas/parse-json.js';

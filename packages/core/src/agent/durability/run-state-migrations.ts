@@ -1,4 +1,4 @@
-import { KeelError } from '../../errors/keel-error.js';
+import { throwOptionError } from '../../options/option-error.js';
 import type { SerializedError } from '../../errors/serialize.js';
 import type { Message } from '../../spec/model.js';
 import { pendingDecisionOf } from '../run/pending-decision.js';
@@ -32,17 +32,28 @@ const STATUSES: readonly string[] = ['running', 'completed', 'failed', 'interrup
 export function migrateRunState(stored: unknown, runId?: string): RunState {
   const where = runId === undefined ? 'the stored run state' : `the stored state of run ${runId}`;
   if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) {
-    invalid(`${where} is not an object: the store does not hold a keel run state`);
+    throwOptionError({
+      where: 'resume',
+      option: 'options',
+      message: `${where} is not an object: the store does not hold a keel run state`,
+    });
   }
   const version = (stored as StoredState).schemaVersion;
   if (!Number.isInteger(version) || (version as number) < 1) {
-    invalid(`${where} has no valid schemaVersion: the store does not hold a keel run state`);
+    throwOptionError({
+      where: 'resume',
+      option: 'options',
+      message: `${where} has no valid schemaVersion: the store does not hold a keel run state`,
+    });
   }
   if ((version as number) > RUN_STATE_SCHEMA_VERSION) {
-    invalid(
-      `${where} has schema version ${version}, newer than this keel understands (${RUN_STATE_SCHEMA_VERSION}): ` +
+    throwOptionError({
+      where: 'resume',
+      option: 'options',
+      message:
+        `${where} has schema version ${version}, newer than this keel understands (${RUN_STATE_SCHEMA_VERSION}): ` +
         'upgrade keel (@keel/core) to resume it',
-    );
+    });
   }
   let state = structuredClone(stored) as StoredState;
   for (let from = version as number; from < RUN_STATE_SCHEMA_VERSION; from++)
@@ -126,12 +137,17 @@ function checkShape(state: StoredState, where: string, runId: string | undefined
   if (typeof state.usage !== 'object' || state.usage === null) problems.push('usage');
   if (!Number.isFinite(state.startedAtMs) || !Number.isFinite(state.deadlineAtMs))
     problems.push('startedAtMs');
-  if (problems.length > 0) invalid(`${where} is not a valid keel run state (bad ${problems.join(', ')})`);
+  if (problems.length > 0)
+    throwOptionError({
+      where: 'resume',
+      option: 'options',
+      message: `${where} is not a valid keel run state (bad ${problems.join(', ')})`,
+    });
   if (runId !== undefined && state.runId !== runId) {
-    invalid(`${where} belongs to run ${String(state.runId)}: the store is inconsistent`);
+    throwOptionError({
+      where: 'resume',
+      option: 'options',
+      message: `${where} belongs to run ${String(state.runId)}: the store is inconsistent`,
+    });
   }
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `resume: ${message}`, { data: { where: 'resume' } });
 }

@@ -180,7 +180,7 @@ async function runStage<G extends Guardrail>(
         findings,
       };
     }
-    const problem = invalidResult(result);
+    const problem = resultProblem(result);
     if (problem !== undefined) {
       const finding: GuardrailFinding = {
         guardrail: entry.name,
@@ -211,7 +211,7 @@ async function runStage<G extends Guardrail>(
   return { action: 'allow', text: current, findings };
 }
 
-function invalidResult(result: unknown): string | undefined {
+function resultProblem(result: unknown): string | undefined {
   if (typeof result !== 'object' || result === null)
     return 'no result (expected { action: "allow" | "block" | "redact" })';
   const { action, trigger, message, text } = result as Record<string, unknown>;

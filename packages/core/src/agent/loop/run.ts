@@ -1,4 +1,5 @@
-import { KeelError } from '../../errors/keel-error.js';
+import type { KeelError } from '../../errors/keel-error.js';
+import { optionError } from '../../options/option-error.js';
 import type { Message, Usage } from '../../spec/model.js';
 import type { AgentRuntime } from '../run/agent-runtime.js';
 import type { DurableRun } from '../durability/durable-run.js';
@@ -160,7 +161,7 @@ export function checkOptions(
   known: readonly string[] = RUN_OPTIONS,
   where = 'run',
 ): void {
-  const fail = (message: string) => invalid(message, where);
+  const fail = (message: string) => refuseRunOption(message, where);
   if (typeof options !== 'object' || options === null) fail('options must be an object such as { signal }');
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) fail(`unknown option "${key}"; known options: ${known.join(', ')}`);
@@ -175,11 +176,17 @@ export function checkOptions(
 /** A run id must be a non-empty string of at most 200 characters. */
 export function checkRunId(runId: unknown, where = 'run'): void {
   if (typeof runId !== 'string' || runId.trim() === '' || runId.length > 200) {
-    invalid('runId must be a non-empty string of at most 200 characters', where);
+    refuseRunOption('runId must be a non-empty string of at most 200 characters', where);
   }
 }
 
 /** Throws `config.invalid` for a bad argument of `where` (`run` or `resume`). */
-export function invalid(message: string, where = 'run'): never {
-  throw new KeelError('config.invalid', `${where}: ${message}`, { data: { where } });
+export function refuseRunOption(message: string, where = 'run', option = optionNamed(message)): never {
+  throw optionError({ where, option, message });
+}
+
+/** The option a refusal message of this file starts with (`input must be ...` is about `input`). */
+function optionNamed(message: string): string {
+  const first = message.split(' ', 1)[0] ?? '';
+  return /^[A-Za-z]\w*$/.test(first) ? first : 'options';
 }

@@ -1,3 +1,4 @@
+import { throwOptionError } from '../../options/option-error.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { RunStore } from '../../spec/run-store.js';
 
@@ -41,19 +42,31 @@ export function sessionSettingsOf(options: unknown): SessionSettings | undefined
   const { sessionId, sessionBusy, sessionWaitMs } = options as Record<string, unknown>;
   if (sessionId === undefined) {
     if (sessionBusy !== undefined || sessionWaitMs !== undefined)
-      invalid('sessionBusy and sessionWaitMs need a sessionId');
+      throwOptionError({
+        where: 'run',
+        option: 'sessionBusy',
+        message: 'sessionBusy and sessionWaitMs need a sessionId',
+      });
     return undefined;
   }
   checkSessionId(sessionId);
   if (sessionBusy !== undefined && sessionBusy !== 'wait' && sessionBusy !== 'fail')
-    invalid(`sessionBusy must be "wait" or "fail", not ${JSON.stringify(sessionBusy)}`);
+    throwOptionError({
+      where: 'run',
+      option: 'sessionBusy',
+      message: `sessionBusy must be "wait" or "fail", not ${JSON.stringify(sessionBusy)}`,
+    });
   if (
     sessionWaitMs !== undefined &&
     (!Number.isInteger(sessionWaitMs) ||
       (sessionWaitMs as number) < 0 ||
       (sessionWaitMs as number) > MAX_SESSION_WAIT_MS)
   )
-    invalid(`sessionWaitMs must be an integer from 0 to ${MAX_SESSION_WAIT_MS} (milliseconds)`);
+    throwOptionError({
+      where: 'run',
+      option: 'sessionWaitMs',
+      message: `sessionWaitMs must be an integer from 0 to ${MAX_SESSION_WAIT_MS} (milliseconds)`,
+    });
   return {
     sessionId,
     busy: (sessionBusy as SessionBusy | undefined) ?? 'wait',
@@ -66,16 +79,18 @@ const SESSION_METHODS = ['loadSession', 'appendSessionTurn', 'releaseSession'] a
 /** Checks that a store keeps sessions: `config.invalid` naming what it lacks. */
 export function checkSessionStore(store: RunStore | undefined): RunStore {
   if (store === undefined)
-    invalid('a run on a session needs a store: pass store to agent(), such as new SqliteRunStore(path)');
+    throwOptionError({
+      where: 'run',
+      option: 'a',
+      message: 'a run on a session needs a store: pass store to agent(), such as new SqliteRunStore(path)',
+    });
   const candidate = store as unknown as Record<string, unknown>;
   const missing = SESSION_METHODS.filter((method) => typeof candidate[method] !== 'function');
   if (missing.length > 0)
-    invalid(
-      `the agent's store does not keep sessions (missing: ${missing.join(', ')}); use a keel store of this version`,
-    );
+    throwOptionError({
+      where: 'run',
+      option: 'the',
+      message: `the agent's store does not keep sessions (missing: ${missing.join(', ')}); use a keel store of this version`,
+    });
   return store;
-}
-
-function invalid(message: string): never {
-  throw new KeelError('config.invalid', `run: ${message}`, { data: { where: 'run' } });
 }

@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCategory, isErrorCode } from '../../errors/codes.js';
-import { KeelError } from '../../errors/keel-error.js';
+import type { KeelError } from '../../errors/keel-error.js';
+import { optionError } from '../../options/option-error.js';
 import { rejectUnknownOptions } from '../../policies/validate.js';
 import type { ToolFallback, ToolFallbackCondition } from '../../spec/tool.js';
 
@@ -38,16 +39,28 @@ export function checkFallbacks(
 ): readonly ToolFallback[] | undefined {
   if (fallbacks === undefined) return undefined;
   if (!Array.isArray(fallbacks)) {
-    throw invalid(label, 'fallbacks must be an array such as [{ tool: replica }, { value: () => cached }]');
+    throw optionError({
+      where: label,
+      option: 'fallbacks',
+      message: 'fallbacks must be an array such as [{ tool: replica }, { value: () => cached }]',
+    });
   }
   return fallbacks.map((entry: unknown, index): ToolFallback => {
     const where = `fallbacks[${index}]`;
     if (typeof entry !== 'object' || entry === null)
-      throw invalid(label, `${where} must be { tool } or { value }`);
+      throw optionError({
+        where: label,
+        option: 'fallbacks',
+        message: `${where} must be { tool } or { value }`,
+      });
     rejectUnknownOptions(entry, ['on', 'reason', 'tool', 'value', 'name'], `${label} ${where}`);
     const { on, reason, tool, value, name } = entry as Record<string, unknown>;
     if ((tool === undefined) === (value === undefined)) {
-      throw invalid(label, `${where} needs exactly one of tool (another tool) and value (a function)`);
+      throw optionError({
+        where: label,
+        option: 'fallbacks',
+        message: `${where} needs exactly one of tool (another tool) and value (a function)`,
+      });
     }
     if (tool !== undefined) {
       const candidate = tool as {
@@ -57,25 +70,47 @@ export function checkFallbacks(
         needsApproval?: unknown;
       };
       if (typeof candidate !== 'object' || candidate === null || typeof candidate.execute !== 'function') {
-        throw invalid(label, `${where}.tool is not a tool: build it with tool({...})`);
+        throw optionError({
+          where: label,
+          option: 'fallbacks',
+          message: `${where}.tool is not a tool: build it with tool({...})`,
+        });
       }
-      if (candidate.name === toolName) throw invalid(label, `${where}.tool is the tool itself`);
+      if (candidate.name === toolName)
+        throw optionError({ where: label, option: 'fallbacks', message: `${where}.tool is the tool itself` });
       if (candidate.needsApproval !== undefined && candidate.needsApproval !== false) {
-        throw invalid(
-          label,
-          `${where}.tool "${String(candidate.name)}" needs approval; a fallback runs without asking`,
-        );
+        throw optionError({
+          where: label,
+          option: 'fallbacks',
+          message: `${where}.tool "${String(candidate.name)}" needs approval; a fallback runs without asking`,
+        });
       }
       if (name !== undefined)
-        throw invalid(label, `${where}.name is for value fallbacks; a tool goes by its own name`);
+        throw optionError({
+          where: label,
+          option: 'fallbacks',
+          message: `${where}.name is for value fallbacks; a tool goes by its own name`,
+        });
     } else if (typeof value !== 'function') {
-      throw invalid(label, `${where}.value must be a function (input, context) => value`);
+      throw optionError({
+        where: label,
+        option: 'fallbacks',
+        message: `${where}.value must be a function (input, context) => value`,
+      });
     }
     if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) {
-      throw invalid(label, `${where}.name must be a non-empty string`);
+      throw optionError({
+        where: label,
+        option: 'fallbacks',
+        message: `${where}.name must be a non-empty string`,
+      });
     }
     if (reason !== undefined && (typeof reason !== 'string' || reason.trim() === '')) {
-      throw invalid(label, `${where}.reason must be a non-empty string`);
+      throw optionError({
+        where: label,
+        option: 'fallbacks',
+        message: `${where}.reason must be a non-empty string`,
+      });
     }
     checkCondition(on, label, where);
     return Object.freeze({ ...(entry as ToolFallback) });
@@ -89,21 +124,19 @@ function checkCondition(
 ): asserts on is ToolFallbackCondition | undefined {
   if (on === undefined || typeof on === 'function') return;
   if (!Array.isArray(on) || on.length === 0) {
-    throw invalid(
-      label,
-      `${where}.on must be a non-empty array of error codes and categories, or a function`,
-    );
+    throw optionError({
+      where: label,
+      option: 'fallbacks',
+      message: `${where}.on must be a non-empty array of error codes and categories, or a function`,
+    });
   }
   for (const entry of on) {
     if (typeof entry !== 'string' || !(isErrorCode(entry) || CATEGORIES.has(entry))) {
-      throw invalid(
-        label,
-        `${where}.on: ${JSON.stringify(entry)} is neither an error code (such as 'tool.timeout') nor a category (such as 'network')`,
-      );
+      throw optionError({
+        where: label,
+        option: 'fallbacks',
+        message: `${where}.on: ${JSON.stringify(entry)} is neither an error code (such as 'tool.timeout') nor a category (such as 'network')`,
+      });
     }
   }
-}
-
-function invalid(label: string, message: string): KeelError {
-  return new KeelError('config.invalid', `${label}: ${message}`, { data: { option: 'fallbacks' } });
 }

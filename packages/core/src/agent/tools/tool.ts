@@ -1,4 +1,5 @@
 import { KeelError } from '../../errors/keel-error.js';
+import { optionError } from '../../options/option-error.js';
 import type { ToolDefinition } from '../../spec/model.js';
 import {
   TOOL_NAME_PATTERN,
@@ -111,10 +112,12 @@ export function tool<Input = unknown, Output = unknown>(
     reconcile,
   } = options;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
-    throw new KeelError(
-      'config.invalid',
-      `tool name ${JSON.stringify(name)} is invalid: use 1 to 64 letters, digits, "_" or "-" (such as "get_weather")`,
-    );
+    throw optionError({
+      where: 'tool()',
+      option: 'name',
+      message: `tool name ${JSON.stringify(name)} is invalid: use 1 to 64 letters, digits, "_" or "-" (such as "get_weather")`,
+      prefixWhere: false,
+    });
   }
   const label = `tool "${name}"`;
   if (typeof description !== 'string' || description.trim() === '') {
@@ -146,12 +149,15 @@ export function tool<Input = unknown, Output = unknown>(
       `${label} needs an input schema (a zod 4 schema or a JSON Schema object)`,
     );
   }
-  const resolved = resolveSchema(input, `${label} input`, inputJsonSchema);
+  const resolved = resolveInput(input, label, inputJsonSchema);
   if (resolved.jsonSchema.type !== 'object') {
-    throw new KeelError(
-      'config.invalid',
-      `${label} input must be an object schema (JSON Schema type "object", such as z.object({...})): providers accept no other tool input`,
-    );
+    throw optionError({
+      where: label,
+      option: 'input',
+      path: ['input', 'type'],
+      message: `${label} input must be an object schema (JSON Schema type "object", such as z.object({...})): providers accept no other tool input`,
+      prefixWhere: false,
+    });
   }
   if (reconcile !== undefined && typeof reconcile !== 'function')
     throw new KeelError(
@@ -208,4 +214,29 @@ export function indexTools<T extends Pick<Tool, 'name' | 'execute'>>(
     byName.set(entry.name, entry);
   });
   return byName;
+}
+
+/** The input schema resolved; a refusal names the place in the schema as its option path (`['input', 'properties', 'count']`). */
+function resolveInput<Input>(
+  input: SchemaLike<Input>,
+  label: string,
+  inputJsonSchema: JsonSchemaInput | undefined,
+): ReturnType<typeof resolveSchema<Input>> {
+  try {
+    return resolveSchema(input, `${label} input`, inputJsonSchema);
+  } catch (error) {
+    if (!KeelError.isInstance(error) || error.code !== 'config.invalid') throw error;
+    const schemaPath = Array.isArray(error.data.schemaPath)
+      ? (error.data.schemaPath as (string | number)[])
+      : [];
+    throw optionError({
+      where: label,
+      option: 'input',
+      path: ['input', ...schemaPath],
+      message: error.message,
+      prefixWhere: false,
+      ...(error.guidance === undefined ? {} : { guidance: error.guidance }),
+      cause: error.cause,
+    });
+  }
 }

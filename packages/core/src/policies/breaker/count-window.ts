@@ -1,6 +1,6 @@
+import { optionError } from '../../options/option-error.js';
 import type { JsonValue } from '../../errors/keel-error.js';
 import {
-  invalidOption,
   isJsonObject,
   rejectUnknownOptions,
   requireOptionsObject,
@@ -42,11 +42,11 @@ export function countWindow(options: CountWindowOptions = {}): BreakerStrategy {
   );
   const minimumCalls = requirePositiveInteger(options.minimumCalls ?? size, 'minimumCalls', FACTORY);
   if (minimumCalls > size) {
-    throw invalidOption(
-      FACTORY,
-      'minimumCalls',
-      `minimumCalls (${minimumCalls}) cannot exceed size (${size}): the window never holds more calls`,
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'minimumCalls',
+      message: `minimumCalls (${minimumCalls}) cannot exceed size (${size}): the window never holds more calls`,
+    });
   }
   return {
     kind: 'count-window',

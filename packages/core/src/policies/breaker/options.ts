@@ -1,10 +1,10 @@
 // Validation of circuitBreaker()'s options: every mistake is a `config.invalid` naming the option, and the
 // defaults documented on CircuitBreakerOptions are applied here.
+import { throwOptionError } from '../../options/option-error.js';
 import type { CircuitBreakerOptions, OpenDurationOptions } from '../circuit-breaker.js';
 import { type Clock, systemClock } from '../clock.js';
 import {
   describe,
-  invalidOption,
   isJsonObject,
   rejectUnknownOptions,
   requireClock,
@@ -50,10 +50,19 @@ export function resolveBreakerOptions(options: CircuitBreakerOptions): BreakerSe
   requireOptionsObject(options, FACTORY);
   rejectUnknownOptions(options, KNOWN_OPTIONS, FACTORY);
   const name = options.name ?? 'circuit-breaker';
-  if (typeof name !== 'string' || name.length === 0) invalid('name', 'a non-empty string', name);
+  if (typeof name !== 'string' || name.length === 0)
+    throwOptionError({
+      where: FACTORY,
+      option: 'name',
+      message: `name must be a non-empty string, got ${describe(name)}`,
+    });
   const strategy = options.strategy ?? consecutive();
   if (typeof strategy !== 'object' || strategy === null || typeof strategy.createWindow !== 'function') {
-    invalid('strategy', 'a strategy such as consecutive(), countWindow() or timeWindow()', strategy);
+    throwOptionError({
+      where: FACTORY,
+      option: 'strategy',
+      message: `strategy must be a strategy such as consecutive(), countWindow() or timeWindow(), got ${describe(strategy)}`,
+    });
   }
   const openDuration = validateOpenDuration(options.halfOpenAfterMs ?? 30_000);
   const halfOpenMaxProbes = requirePositiveInteger(
@@ -74,9 +83,19 @@ export function resolveBreakerOptions(options: CircuitBreakerOptions): BreakerSe
   const slowCallMs =
     options.slowCallMs === undefined ? undefined : milliseconds(options.slowCallMs, 'slowCallMs', 0);
   const isFailure = options.isFailure ?? isDependencyFailure;
-  if (typeof isFailure !== 'function') invalid('isFailure', 'a function (error) => boolean', isFailure);
+  if (typeof isFailure !== 'function')
+    throwOptionError({
+      where: FACTORY,
+      option: 'isFailure',
+      message: `isFailure must be a function (error) => boolean, got ${describe(isFailure)}`,
+    });
   const store = options.store ?? memoryBreakerStore;
-  if (typeof store !== 'function') invalid('store', 'a store factory such as memoryBreakerStore', store);
+  if (typeof store !== 'function')
+    throwOptionError({
+      where: FACTORY,
+      option: 'store',
+      message: `store must be a store factory such as memoryBreakerStore, got ${describe(store)}`,
+    });
   const clock = requireClock(options.clock ?? systemClock, FACTORY);
   const initialState =
     options.initialState === undefined ? undefined : parseBreakerSnapshot(options.initialState);
@@ -97,13 +116,21 @@ function validateOpenDuration(value: number | OpenDurationOptions): OpenDuration
     return { initialMs, factor: 1, maxMs: initialMs };
   }
   if (!isJsonObject(value)) {
-    return invalid('halfOpenAfterMs', 'milliseconds or { initialMs, factor, maxMs }', value);
+    return throwOptionError({
+      where: FACTORY,
+      option: 'halfOpenAfterMs',
+      message: `halfOpenAfterMs must be milliseconds or { initialMs, factor, maxMs }, got ${describe(value)}`,
+    });
   }
   rejectUnknownOptions(value, ['initialMs', 'factor', 'maxMs'], `${FACTORY} halfOpenAfterMs`);
   const initialMs = milliseconds(value.initialMs, 'halfOpenAfterMs.initialMs', 0);
   const factor = value.factor ?? 2;
   if (typeof factor !== 'number' || !Number.isFinite(factor) || factor < 1) {
-    invalid('halfOpenAfterMs.factor', 'a finite number >= 1', factor);
+    throwOptionError({
+      where: FACTORY,
+      option: 'halfOpenAfterMs.factor',
+      message: `halfOpenAfterMs.factor must be a finite number >= 1, got ${describe(factor)}`,
+    });
   }
   const maxMs = milliseconds(value.maxMs ?? Math.max(initialMs, 300_000), 'halfOpenAfterMs.maxMs', initialMs);
   return { initialMs, factor, maxMs };
@@ -112,8 +139,4 @@ function validateOpenDuration(value: number | OpenDurationOptions): OpenDuration
 /** Open periods and probe deadlines are compared with the clock, never armed as timers: any finite span will do. */
 function milliseconds(value: unknown, option: string, minimum: number): number {
   return requireNonNegativeNumber(value, option, FACTORY, { minimum, finite: true });
-}
-
-function invalid(option: string, expected: string, got: unknown): never {
-  throw invalidOption(FACTORY, option, `${option} must be ${expected}, got ${describe(got)}`);
 }

@@ -1,7 +1,7 @@
+import { optionError } from '../../options/option-error.js';
 import type { JsonValue } from '../../errors/keel-error.js';
 import type { Clock } from '../clock.js';
 import {
-  invalidOption,
   isCount,
   isJsonObject,
   rejectUnknownOptions,
@@ -40,11 +40,11 @@ export function timeWindow(options: TimeWindowOptions = {}): BreakerStrategy {
   // At least 1 ms per bucket, so that a bucket is never shorter than the clock's resolution.
   const windowMs = requirePositiveInteger(options.windowMs ?? 60_000, 'windowMs', FACTORY);
   if (windowMs < buckets) {
-    throw invalidOption(
-      FACTORY,
-      'windowMs',
-      `windowMs must be at least buckets (${buckets}), got ${windowMs}`,
-    );
+    throw optionError({
+      where: FACTORY,
+      option: 'windowMs',
+      message: `windowMs must be at least buckets (${buckets}), got ${windowMs}`,
+    });
   }
   const failureRateThreshold = requireRate(
     options.failureRateThreshold ?? 0.5,
