@@ -1,15 +1,13 @@
-// What a newcomer sees from the `keel` binary: the start line's faults, a reader that leaves early, a failed run
-// shown, a resume of an unknown run, a run that waits, an unreadable store. The built binary runs as a child
+// What a newcomer sees from the `keel` KEEL_BINARY: the start line's faults, a reader that leaves early, a failed run
+// shown, a resume of an unknown run, a run that waits, an unreadable store. The built KEEL_BINARY runs as a child
 // process in a scratch directory with its own SQLite store; agent files turn retries' waits off.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type KeelOutcome, keelBinary, KEEL_BINARY } from '../test-support/keel-cli.js';
 
-const binary = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-cli-output-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -56,33 +54,20 @@ writeFileSync(
   ['name: lease', 'model: simulated:sim-primary', 'retry: { maxAttempts: 1 }'].join('\n'),
 );
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Outcome = KeelOutcome;
 
 async function keel(...args: string[]): Promise<Outcome> {
   return keelIn(directory, ...args);
 }
 
 async function keelIn(cwd: string, ...args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
+  return keelBinary({ cwd }, ...args);
 }
 
 /** Runs `keel` with its stdout closed by the reader before anything is written (`| head -0`): exit code and stderr. */
 function keelWithClosedStdout(...args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [binary, ...args], {
+    const child = spawn(process.execPath, [KEEL_BINARY, ...args], {
       cwd: directory,
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -202,21 +187,8 @@ describe('a run that waits for approval', () => {
   });
 });
 
-/** Root reads any file whatever its mode: the unreadable store is then read by an unprivileged user (nobody). */
-const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : {};
-
 async function keelAs(options: { cwd: string; unprivileged: boolean }, ...args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
-      cwd: options.cwd,
-      env: { ...process.env, NO_COLOR: '1' },
-      ...(options.unprivileged ? UNPRIVILEGED : {}),
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
+  return keelBinary(options, ...args);
 }
 
 describe('a store that cannot be read', () => {
@@ -252,7 +224,7 @@ describe('a store that cannot be read', () => {
 
 describe('keel resume after the process that held the run was killed', () => {
   it('takes over at once a lease whose holder, a process of this host, is gone (SIGKILL)', async () => {
-    const child = spawn(process.execPath, [binary, 'run', 'hang.yaml', 'Say hello'], {
+    const child = spawn(process.execPath, [KEEL_BINARY, 'run', 'hang.yaml', 'Say hello'], {
       cwd: directory,
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

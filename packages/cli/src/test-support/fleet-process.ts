@@ -1,30 +1,9 @@
 // One `keel worker` child process of the fleet test: spawned from the built CLI with `--json`, its event lines read
-// as they come, killed with SIGKILL or stopped with SIGTERM, and started again. A test fixture compiled with the
-// package, not part of its API.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+// as they come, killed with SIGKILL or stopped with SIGTERM, and started again. A test helper, not
+// published.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-
-/** The built CLI's entry. */
-export const KEEL_BINARY = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
-
-/** Runs the built CLI once in `directory`, without colours; resolves with its exit code and what it printed. */
-export async function runKeel(
-  directory: string,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [KEEL_BINARY, ...args], {
-      cwd: directory,
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
-}
+import { KEEL_BINARY } from './keel-cli.js';
 
 /** Resolves once `done()` holds, looking every 20 ms at what the process printed; rejects if it exits first. */
 export async function waitForLines(worker: FleetProcess, done: () => boolean): Promise<void> {

@@ -1,39 +1,25 @@
-// `keel chaos` as users run it: the built binary in a child process, on the example agent file, offline. The crash
-// scenario kills a real worker process with SIGKILL and resumes its runs from the SQLite store in another.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentOptionsFromFile } from '../../build/agent-options.js';
 import { parseAgentFile } from '@keel/agent-file';
 import { defaultChaosTask } from './chaos-subject.js';
+import { type KeelOutcome, keelBinary, KEEL_BINARY } from '../../test-support/keel-cli.js';
 
-const binary = fileURLToPath(new URL('../../../bin/keel.js', import.meta.url));
 const example = fileURLToPath(new URL('../../../../../examples/weather.yaml', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-chaos-cli-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-async function keel(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
-      cwd: directory,
-      env: { ...process.env, NO_COLOR: '1' },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
+async function keel(...args: string[]): Promise<KeelOutcome> {
+  return keelBinary({ cwd: directory, maxBufferBytes: 16 * 1024 * 1024 }, ...args);
 }
 
-describe('keel chaos (the binary)', () => {
+describe('keel chaos (the KEEL_BINARY)', () => {
   it('scores examples/weather.yaml: progress on stderr, the table on stdout, an HTML report; a worker killed and resumed', async () => {
     expect(
-      existsSync(binary.replace('bin/keel.js', 'dist/main.js')),
+      existsSync(KEEL_BINARY.replace('bin/keel.js', 'dist/main.js')),
       'build first: npx tsc -b tsconfig.build.json',
     ).toBe(true);
     const outcome = await keel(

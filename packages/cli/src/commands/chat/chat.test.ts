@@ -1,15 +1,13 @@
-// `keel chat` driven in a real terminal: the built binary runs in a tmux pane (its own tmux server), keys are sent
+// `keel chat` driven in a real terminal: the built KEEL_BINARY runs in a tmux pane (its own tmux server), keys are sent
 // with send-keys and the screen is read with capture-pane, polled until what is awaited shows (bounded, no fixed
 // sleeps). Each test has a scratch directory with its own SQLite store; agent files turn retries' waits off.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type KeelOutcome, runKeel, KEEL_BINARY } from '../../test-support/keel-cli.js';
 
-const binary = fileURLToPath(new URL('../../../bin/keel.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-chat-'));
 // A tmux server per test: a server being killed after one test never meets the next test's first command.
 let servers = 0;
@@ -132,17 +130,8 @@ function tmux(...args: string[]): string {
 }
 
 /** `keel ...` as a child process in the scratch directory: its exit code and output. */
-async function keel(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
-      cwd: directory,
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
+async function keel(...args: string[]): Promise<KeelOutcome> {
+  return runKeel(directory, ...args);
 }
 
 /** A session's turns, as `keel sessions show --json` prints them. */
@@ -155,7 +144,7 @@ async function turnsOf(
 }
 
 const PROMPT = /^you ›/gm;
-const chat = (file: string, sessionId: string) => `node ${binary} chat ${file} --session ${sessionId}`;
+const chat = (file: string, sessionId: string) => `node ${KEEL_BINARY} chat ${file} --session ${sessionId}`;
 
 describe('keel chat in a terminal', () => {
   it('holds a two-turn conversation with tool calls, retries and fallbacks inline, then resumes it in a new process', async () => {

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FleetProcess, runKeel, type WorkerLine, waitForLines } from '../../test-support/fleet-process.js';
+import { FleetProcess, type WorkerLine, waitForLines } from '../../test-support/fleet-process.js';
+import { runKeel } from '../../test-support/keel-cli.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
 if (redisUrl === undefined)

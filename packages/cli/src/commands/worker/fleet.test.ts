@@ -21,7 +21,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type RedisInstance } from '../../../../../scripts/redis.js';
 import { freeLoopbackPort } from '../../../../../scripts/test-services.js';
 import { fleetSettings, fleetTask, seededRandom } from '../../test-support/fleet-plan.js';
-import { FleetProcess, KEEL_BINARY, type WorkerLine } from '../../test-support/fleet-process.js';
+import { FleetProcess, type WorkerLine } from '../../test-support/fleet-process.js';
+import { KEEL_BINARY } from '../../test-support/keel-cli.js';
 
 const postgresUrl = process.env.KEEL_TEST_POSTGRES_URL;
 if (postgresUrl === undefined)
