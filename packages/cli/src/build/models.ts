@@ -112,7 +112,7 @@ export function faultsSummary(file: AgentFile, cliFaults: string | undefined): s
 }
 
 /**
- * The API key sent with `entry`'s requests (see key-hosts.ts for which variable, and to which host), or undefined
+ * The API key sent with `entry`'s requests (see @keel/agent-file's key-hosts.ts for which variable, and to which host), or undefined
  * when none is sent. A variable that must hold a key and is unset is refused at the field that names it.
  */
 function apiKeyOf(

@@ -3,7 +3,7 @@
 // the simulated provider with faults, workers SIGKILLed at seeded moments and started again, a few runs cancelled.
 // An operator decides calls that may have run as the crash test does (the outbox says whether the effect happened).
 // Every run must end in a typed state, no effect may happen twice, and no completed step may be lost.
-// Larger runs: KEEL_FLEET_RUNS=1000 KEEL_FLEET_KILLS=30 npx vitest run packages/cli/src/fleet/fleet.test.ts
+// Larger runs: KEEL_FLEET_RUNS=1000 KEEL_FLEET_KILLS=30 npx vitest run packages/cli/src/commands/worker/fleet.test.ts
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
