@@ -5,7 +5,6 @@ import {
   COMMANDS,
   type CommandContext,
   parseCommandArguments,
-  parsesItself,
 } from './commands/command-table.js';
 import { TRUST_USAGE } from './commands/trust-options.js';
 import { endQuietlyWhenClosed, type Output, paint, processOutput } from './output/output.js';
@@ -154,7 +153,6 @@ async function dispatch(argv: readonly string[], context: CommandContext): Promi
   const entry = COMMANDS.find((candidate) => candidate.name === name);
   if (entry === undefined)
     throw new KeelError('config.invalid', `Unknown command "${first}"; run keel --help for the commands`);
-  if (parsesItself(entry)) return entry.run({ values: {}, positionals: [], argv: rest }, context);
   const { values, positionals } = parseCommandArguments(name, entry.options, rest);
   if (values.help === true) {
     output.out(entry.usage);

@@ -19,14 +19,23 @@ describe('the command table', () => {
     const general = await keelInProcess(['--help'], { cwd });
     for (const [name, help] of helps) expect(help, name).not.toBe(general.stdout);
     expect([...helps.keys()]).toEqual(
-      expect.arrayContaining(['runs list', 'runs show', 'sessions list', 'sessions show', 'sessions delete', 'cancel']),
+      expect.arrayContaining([
+        'runs list',
+        'runs show',
+        'sessions list',
+        'sessions show',
+        'sessions delete',
+        'cancel',
+      ]),
     );
   });
 
   it('refuses the options a command does not take, naming them all (exit 2)', async () => {
     const outcome = await keelInProcess(['runs', 'list', '--approve', 'x', '--faults', 'y'], { cwd });
     expect(outcome.code).toBe(2);
-    expect(outcome.stderr).toMatch(/config\.invalid: Unknown options '--approve', '--faults' for keel runs list/);
+    expect(outcome.stderr).toMatch(
+      /config\.invalid: Unknown options '--approve', '--faults' for keel runs list/,
+    );
     expect(outcome.stderr).toContain('keel runs list --help');
     const cancel = await keelInProcess(['cancel', 'run-1', '--approve=k'], { cwd });
     expect(cancel.code).toBe(2);

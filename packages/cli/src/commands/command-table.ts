@@ -1,13 +1,15 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Clock, KeelError } from '@keel/core';
 import type { Output } from '../output/output.js';
-import { chaosCommand } from './chaos/chaos.js';
-import { chatCommand } from './chat/chat.js';
-import { dashboardCommand } from './dashboard/dashboard.js';
+import { CHAOS_OPTIONS, CHAOS_USAGE, chaosCommand } from './chaos/chaos.js';
+import { CHAT_OPTIONS, CHAT_USAGE, chatCommand } from './chat/chat.js';
+import { DASHBOARD_OPTIONS, DASHBOARD_USAGE, dashboardCommand } from './dashboard/dashboard.js';
 import { cancelCli } from './cancel/cancel-cli.js';
 import { resumeCli } from './resume/resume-cli.js';
 import { runCli } from './run/run-cli.js';
 import { runsListCli, runsShowCli } from './runs/runs-cli.js';
+import { SUBMIT_OPTIONS, SUBMIT_USAGE } from './submit/submit-options.js';
+import { WORKER_OPTIONS, WORKER_USAGE } from './worker/worker-options.js';
 import { sessionsDeleteCli, sessionsListCli, sessionsShowCli } from './sessions/sessions-cli.js';
 
 /** The options a command takes, for `parseArgs`. */
@@ -31,7 +33,7 @@ export interface ParsedCommand {
   values: ParsedValues;
   /** The arguments that are not options, after the command's name. */
   positionals: string[];
-  /** Everything after the command's name, as given (for the commands that parse it themselves). */
+  /** Everything after the command's name, as given (chat, chaos, submit, worker and dashboard read it again). */
   argv: readonly string[];
 }
 
@@ -115,20 +117,14 @@ export function parseCommandArguments(
   }
 }
 
-/**
- * The commands that parse and explain their own arguments (their `--help` and unknown-option refusal are theirs):
- * the table gives them everything after their name.
- */
-const SELF_PARSED: ParseArgsOptionsConfig = {};
-
 /** Every command of `keel`, in the order `keel --help` lists them. */
 export const COMMANDS: readonly CommandEntry[] = [
   runCli,
   {
     name: 'chat',
     summary: 'talk with an agent file, one turn per run, kept in a session',
-    usage: '',
-    options: SELF_PARSED,
+    usage: CHAT_USAGE,
+    options: CHAT_OPTIONS,
     run: ({ argv }, { environment, output, workingDirectory, signal }) =>
       chatCommand(argv, { environment, output, workingDirectory, signal }),
   },
@@ -142,16 +138,16 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'chaos',
     summary: 'score an agent file in seeded failure scenarios',
-    usage: '',
-    options: SELF_PARSED,
+    usage: CHAOS_USAGE,
+    options: CHAOS_OPTIONS,
     run: ({ argv }, { output, workingDirectory, signal }) =>
       chaosCommand(argv, { output, workingDirectory, signal }),
   },
   {
     name: 'submit',
     summary: 'queue a run for a fleet of workers',
-    usage: '',
-    options: SELF_PARSED,
+    usage: SUBMIT_USAGE,
+    options: SUBMIT_OPTIONS,
     // The fleet commands load BullMQ and the Redis client only when they run, so other commands start as fast.
     run: async ({ argv }, { output, workingDirectory, environment, clock }) => {
       const { submitCli } = await import('./submit/submit.js');
@@ -161,8 +157,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'worker',
     summary: 'run the queued runs of agent files, as one worker of a fleet',
-    usage: '',
-    options: SELF_PARSED,
+    usage: WORKER_USAGE,
+    options: WORKER_OPTIONS,
     run: async ({ argv }, { output, workingDirectory, environment, signal, clock }) => {
       const { workerCli } = await import('./worker/worker.js');
       return workerCli(argv, { output, workingDirectory, environment, signal, clock });
@@ -171,14 +167,9 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'dashboard',
     summary: 'serve a web page over the run store',
-    usage: '',
-    options: SELF_PARSED,
+    usage: DASHBOARD_USAGE,
+    options: DASHBOARD_OPTIONS,
     run: ({ argv }, { environment, output, workingDirectory, signal }) =>
       dashboardCommand(argv, { environment, output, workingDirectory, signal }),
   },
 ];
-
-/** Whether `entry` parses its own arguments (chat, chaos, submit, worker, dashboard). */
-export function parsesItself(entry: CommandEntry): boolean {
-  return entry.options === SELF_PARSED;
-}

@@ -30,7 +30,7 @@ export interface ChaosCommandContext {
 }
 
 /** `keel chaos --help`. */
-const CHAOS_USAGE = `keel chaos: run an agent file through seeded failure scenarios and score it
+export const CHAOS_USAGE = `keel chaos: run an agent file through seeded failure scenarios and score it
 
 usage:
   keel chaos <agent.yaml> [--scenarios a,b] [--scenarios-file FILE] [--runs N] [--seed N] [--task TEXT]
@@ -60,6 +60,19 @@ ${SCENARIOS.map((scenario) => `  ${scenario.name.padEnd(21)} ${scenario.title}`)
 
 Progress goes to stderr, one line per scenario; the table (or JSON) to stdout.
 exit codes: 0 every goal that was exercised was met, 1 a goal was missed, 2 invalid input, 130 cancelled`;
+
+/** The options of `keel chaos`, for `parseArgs`. */
+export const CHAOS_OPTIONS = {
+  scenarios: { type: 'string' },
+  'scenarios-file': { type: 'string' },
+  runs: { type: 'string' },
+  seed: { type: 'string' },
+  task: { type: 'string' },
+  html: { type: 'string' },
+  json: { type: 'boolean' },
+  'allow-key-host': { type: 'string', multiple: true },
+  ...TRUST_OPTIONS,
+} as const;
 
 /** `keel chaos <agent.yaml>`: scores the agent file's agent in each scenario. */
 export async function chaosCommand(argv: readonly string[], context: ChaosCommandContext): Promise<number> {
@@ -145,18 +158,7 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: {
-        scenarios: { type: 'string' },
-        'scenarios-file': { type: 'string' },
-        runs: { type: 'string' },
-        seed: { type: 'string' },
-        task: { type: 'string' },
-        html: { type: 'string' },
-        json: { type: 'boolean' },
-        'allow-key-host': { type: 'string', multiple: true },
-        ...TRUST_OPTIONS,
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: { ...CHAOS_OPTIONS, help: { type: 'boolean', short: 'h' } },
     }),
   );
 }

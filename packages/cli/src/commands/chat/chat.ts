@@ -18,7 +18,8 @@ import { openStore } from '../../store.js';
 import { trustFlagsOf } from '@keel/agent-file';
 import { TRUST_OPTIONS, TRUST_USAGE } from '../trust-options.js';
 
-const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH] [--faults SPEC] [--seed N]
+/** `keel chat --help`. */
+export const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH] [--faults SPEC] [--seed N]
                  [--allow-host HOST]... [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 An interactive chat with the agent of <agent.yaml>, kept in a session of the run store: the answer streams as it is
@@ -40,6 +41,17 @@ ${TRUST_USAGE}
 
 keys: Ctrl-C stops the answer being written (the session keeps what completed); Ctrl-C or Ctrl-D at the prompt, or
 /exit, leaves.`;
+
+/** The options of `keel chat`, for `parseArgs`. */
+export const CHAT_OPTIONS = {
+  session: { type: 'string' },
+  json: { type: 'boolean' },
+  store: { type: 'string' },
+  faults: { type: 'string' },
+  seed: { type: 'string' },
+  'allow-key-host': { type: 'string', multiple: true },
+  ...TRUST_OPTIONS,
+} as const;
 
 /** What `keel chat` runs with. */
 export interface ChatContext {
@@ -152,16 +164,7 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: {
-        session: { type: 'string' },
-        json: { type: 'boolean' },
-        store: { type: 'string' },
-        faults: { type: 'string' },
-        seed: { type: 'string' },
-        'allow-key-host': { type: 'string', multiple: true },
-        ...TRUST_OPTIONS,
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: { ...CHAT_OPTIONS, help: { type: 'boolean', short: 'h' } },
     }),
   );
 }

@@ -53,6 +53,18 @@ ${TRUST_USAGE.replace(/^ {18}/gm, '                    ')}
 
 Ctrl-C stops the dashboard; runs it resumed are waited for (a second Ctrl-C leaves them resumable).`;
 
+/** The options of `keel dashboard`, for `parseArgs`. */
+export const DASHBOARD_OPTIONS = {
+  store: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  token: { type: 'string' },
+  agent: { type: 'string', multiple: true },
+  'allow-key-host': { type: 'string', multiple: true },
+  ...TRUST_OPTIONS,
+  json: { type: 'boolean' },
+} as const;
+
 /**
  * `keel dashboard`: serves the dashboard over the run store until the signal aborts, then waits for the runs it
  * resumed to stop. Decisions answered on the page resume the run through `keel resume`'s own code path, with the
@@ -238,17 +250,7 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: {
-        store: { type: 'string' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        token: { type: 'string' },
-        agent: { type: 'string', multiple: true },
-        'allow-key-host': { type: 'string', multiple: true },
-        ...TRUST_OPTIONS,
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: { ...DASHBOARD_OPTIONS, help: { type: 'boolean', short: 'h' } },
     });
     if (positionals.length > 0) throw new Error(`unexpected argument ${positionals[0]}`);
     return values;
