@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { KeelError } from '@keel/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAgentFile } from './agent-file.js';
+
 /** The names of the CLI's built-in tools, which these files may list. */
 const BUILTIN_TOOL_NAMES = ['get_weather', 'calculator', 'read_file', 'create_ticket'] as const;
 

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { KeelError } from '@keel/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type AgentFileOptions, parseAgentFile } from './agent-file.js';
+import { looksSecret, mergeTrustFlags, parseAllowedHostOrRange, trustFlagsOf } from './trust.js';
+
 /** The names of the CLI's built-in tools, which these files may list. */
 const BUILTIN_TOOL_NAMES = ['get_weather', 'calculator', 'read_file', 'create_ticket'] as const;
-import { looksSecret, mergeTrustFlags, parseAllowedHostOrRange, trustFlagsOf } from './trust.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'keel-trust-'));
 const path = join(directory, 'agent.yaml');
