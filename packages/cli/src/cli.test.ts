@@ -51,7 +51,7 @@ async function keelIn(options: { cwd: string; unprivileged?: boolean }, ...args:
   return keelBinary(options, ...args);
 }
 
-describe('keel (the KEEL_BINARY)', () => {
+describe('keel (the binary)', () => {
   it('runs an agent file offline: corrects a broken tool call, falls back on overload, reports it all', async () => {
     const outcome = await keel('run', 'weather.yaml', 'Weather in Paris and in Oslo?', '--json');
     expect(outcome.stderr).toBe('');

@@ -1,5 +1,5 @@
-// What a newcomer sees from the `keel` KEEL_BINARY: the start line's faults, a reader that leaves early, a failed run
-// shown, a resume of an unknown run, a run that waits, an unreadable store. The built KEEL_BINARY runs as a child
+// What a newcomer sees from the `keel` binary: the start line's faults, a reader that leaves early, a failed run
+// shown, a resume of an unknown run, a run that waits, an unreadable store. The built binary runs as a child
 // process in a scratch directory with its own SQLite store; agent files turn retries' waits off.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

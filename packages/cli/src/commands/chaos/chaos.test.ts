@@ -16,7 +16,7 @@ async function keel(...args: string[]): Promise<KeelOutcome> {
   return keelBinary({ cwd: directory, maxBufferBytes: 16 * 1024 * 1024 }, ...args);
 }
 
-describe('keel chaos (the KEEL_BINARY)', () => {
+describe('keel chaos (the binary)', () => {
   it('scores examples/weather.yaml: progress on stderr, the table on stdout, an HTML report; a worker killed and resumed', async () => {
     expect(
       existsSync(KEEL_BINARY.replace('bin/keel.js', 'dist/main.js')),

@@ -1,4 +1,4 @@
-// `keel chat` driven in a real terminal: the built KEEL_BINARY runs in a tmux pane (its own tmux server), keys are sent
+// `keel chat` driven in a real terminal: the built binary runs in a tmux pane (its own tmux server), keys are sent
 // with send-keys and the screen is read with capture-pane, polled until what is awaited shows (bounded, no fixed
 // sleeps). Each test has a scratch directory with its own SQLite store; agent files turn retries' waits off.
 import { execFileSync } from 'node:child_process';
