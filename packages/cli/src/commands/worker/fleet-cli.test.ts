@@ -83,7 +83,7 @@ describe('keel submit, keel worker, keel runs list', () => {
       code: 2,
       stderr: expect.stringContaining('keel worker --help'),
     });
-  });
+  }, 90_000); // eight keel processes, each a few seconds to start on a loaded machine
 
   it('submits a run that is listed as queued, is taken and finished by a worker, which stops gracefully on SIGTERM', async () => {
     const submitted = await keel(
