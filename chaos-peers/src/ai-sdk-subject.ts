@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import type { AgentFile } from '@keel/cli';
+import type { AgentFile } from '@keel/agent-file';
 import type { ChaosSubject, RunEnding } from '@keel/chaos';
 import {
   AISDKError,

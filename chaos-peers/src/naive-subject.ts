@@ -1,4 +1,4 @@
-import type { AgentFile } from '@keel/cli';
+import type { AgentFile } from '@keel/agent-file';
 import type { ChaosSubject, RunEnding } from '@keel/chaos';
 import { peerTools, toolContext } from './peer-tools.js';
 

@@ -6,7 +6,7 @@ import {
   setTracingDisabled,
   tool,
 } from '@openai/agents';
-import type { AgentFile } from '@keel/cli';
+import type { AgentFile } from '@keel/agent-file';
 import type { ChaosSubject, RunEnding } from '@keel/chaos';
 import OpenAI from 'openai';
 import { typedFailure, untypedEnding } from './endings.js';

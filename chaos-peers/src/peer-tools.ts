@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { Tool, ToolContext } from '@keel/core';
-import type { AgentFile } from '@keel/cli';
+import type { AgentFile } from '@keel/agent-file';
 import { builtinTools } from '@keel/cli';
 import type { ChaosEnvironment } from '@keel/chaos';
 

@@ -1,6 +1,7 @@
 // The subjects of the peer comparison, and the worker module of its crash scenario (`createChaosSubject`).
 import { KeelError, type JsonValue } from '@keel/core';
-import { BUILTIN_TOOL_NAMES, createChaosSubject as keelChaosSubject, loadAgentFile } from '@keel/cli';
+import { loadAgentFile } from '@keel/agent-file';
+import { BUILTIN_TOOL_NAMES, createChaosSubject as keelChaosSubject } from '@keel/cli';
 import type { ChaosSubject } from '@keel/chaos';
 import { aiSdkSubject } from './ai-sdk-subject.js';
 import { naiveSubject } from './naive-subject.js';

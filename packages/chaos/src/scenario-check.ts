@@ -1,4 +1,3 @@
-import { KeelError } from '@keel/core';
 import { rejectUnknownOptions, throwOptionError } from '@keel/core/adapter';
 import { type FaultSchedule, validateFaultSchedule, validateOutages } from '@keel/simulated';
 import type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';

@@ -1,16 +1,10 @@
-// Which environment variable an agent file can make the `keel` binary send, and where; and that no API key value is
-// ever printed. A real HTTP server on 127.0.0.1 speaks the Chat Completions wire format and records the headers it
-// receives; under /echo/ it answers 401 or 500 with the key it was sent in the body, as some servers do.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { type HttpTestServer, type RecordedRequest, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KeelOutcome, keelBinary } from './test-support/keel-cli.js';
 
-const binary = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-keys-'));
 const KEY = `gsk_${'7hQ2xL9v'.repeat(6)}`;
 const CLOUD_KEY = `sk-proj-${'Zr4Tq8Wm'.repeat(5)}`;
@@ -91,15 +85,11 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Outcome = KeelOutcome;
 
 async function keel(...args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
+  return keelBinary(
+    {
       cwd: directory,
       env: {
         PATH: process.env.PATH,
@@ -108,12 +98,9 @@ async function keel(...args: string[]): Promise<Outcome> {
         OPENAI_API_KEY: CLOUD_KEY,
         LOCAL_API_KEY: KEY,
       },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
+    },
+    ...args,
+  );
 }
 
 function requestsSince(count: number): RecordedRequest[] {

@@ -1,6 +1,3 @@
-// The `keel` binary as users run it: a real child process on the built packages, in a scratch directory with its
-// own SQLite store. Agent files here disable retries so no run waits on a real backoff timer.
-import { execFile } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -16,11 +13,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { SqliteRunStore } from '@keel/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type KeelOutcome, keelBinary } from './test-support/keel-cli.js';
 
-const binary = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-cli-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -45,31 +41,14 @@ writeFileSync(
 );
 writeFileSync(join(directory, 'broken.yaml'), 'name: broken\nlimits:\n  maxTurns: lots\n');
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Root ignores file modes: a read-only store is then read by an unprivileged user (nobody). */
-const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : {};
+type Outcome = KeelOutcome;
 
 async function keel(...args: string[]): Promise<Outcome> {
   return keelIn({ cwd: directory }, ...args);
 }
 
 async function keelIn(options: { cwd: string; unprivileged?: boolean }, ...args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
-      cwd: options.cwd,
-      env: { ...process.env, NO_COLOR: '1' },
-      ...(options.unprivileged === true ? UNPRIVILEGED : {}),
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
+  return keelBinary(options, ...args);
 }
 
 describe('keel (the binary)', () => {

@@ -1,20 +1,14 @@
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { type Clock, KeelError, systemClock } from '@keel/core';
-import { cancelCommand } from './commands/cancel.js';
-import { integerArgument } from './commands/command-arguments.js';
-import { chatCommand } from './commands/chat.js';
-import { chaosCommand } from './commands/chaos.js';
-import { dashboardCommand } from './commands/dashboard.js';
-import { answerThroughQueue, resumeCommand } from './commands/resume.js';
-import { runCommand } from './commands/run.js';
-import { listRuns, showRun } from './commands/runs.js';
-import { sessionsCommand } from './commands/sessions.js';
-import { parseAllowedHost } from './key-hosts.js';
-import { endQuietlyWhenClosed, type Output, paint, processOutput } from './output.js';
-import { apiKeyValues, redactingOutput } from './redacting-output.js';
-import { withStore } from './store.js';
-import { telemetryFlagsOf } from './telemetry.js';
-import { TRUST_OPTIONS, TRUST_USAGE, trustFlagsOf } from './trust.js';
+import {
+  COMMAND_GROUPS,
+  COMMANDS,
+  type CommandContext,
+  parseCommandArguments,
+} from './commands/command-table.js';
+import { TRUST_USAGE } from './commands/trust-options.js';
+import { endQuietlyWhenClosed, type Output, paint, processOutput } from './output/output.js';
+import { apiKeyValues, redactingOutput } from './output/redacting-output.js';
 
 const USAGE = `keel: run AI agents that survive failure
 
@@ -22,8 +16,8 @@ usage:
   keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-host HOST]... [--allow-programs]
            [--allow-env NAME]... [--allow-key-host HOST]... [--json] [--store URL|PATH] [--otlp URL]
            [--metrics-port N] [--log json]
-  keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]      (keel chat --help)
-  keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]  (keel sessions --help)
+  keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]
+  keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]
   keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
   keel runs show <run-id> [--json] [--store URL|PATH]
   keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
@@ -34,9 +28,13 @@ usage:
   keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
   keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
-              [--metrics-port N] [--otlp URL] [--log json]   (keel worker --help)
+              [--metrics-port N] [--otlp URL] [--log json]
   keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
-                 [--allow-key-host HOST]... [--json]   (keel dashboard --help for its options)
+                 [--allow-key-host HOST]... [--json]
+  keel --version
+
+Every command has its own --help (keel runs list --help, keel sessions show --help, ...) with its options;
+a command refuses the options it does not take.
 
 options:
   --faults SPEC   fault schedule of the simulated provider: a preset (none, demo, flaky, chaos) or entries such as
@@ -129,153 +127,44 @@ export async function main(
 /** The signals that cancel a command as Ctrl-C does. */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-/** What every command runs with. */
-interface CommandContext {
-  environment: NodeJS.ProcessEnv;
-  output: Output;
-  workingDirectory: string;
-  signal: AbortSignal;
-  clock: Clock;
-}
-
 async function dispatch(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { environment, output, workingDirectory, signal, clock } = context;
-  if (argv[0] === 'dashboard')
-    return dashboardCommand(argv.slice(1), { environment, output, workingDirectory, signal });
-  if (argv[0] === 'chat')
-    return chatCommand(argv.slice(1), { environment, output, workingDirectory, signal });
-  if (argv[0] === 'sessions') return sessionsCommand(argv.slice(1), { output, workingDirectory });
-  if (argv[0] === 'chaos') return chaosCommand(argv.slice(1), { output, workingDirectory, signal });
-  // The fleet commands load BullMQ and the Redis client only when they run, so other commands start as fast.
-  if (argv[0] === 'submit') {
-    const { submitCli } = await import('./commands/submit.js');
-    return submitCli(argv.slice(1), { output, workingDirectory, environment, clock });
+  const { output } = context;
+  const [first, second] = argv;
+  if (first === '--version') {
+    output.out(keelVersion());
+    return 0;
   }
-  if (argv[0] === 'worker') {
-    const { workerCli } = await import('./commands/worker.js');
-    return workerCli(argv.slice(1), { output, workingDirectory, environment, signal, clock });
-  }
-  const { values, positionals } = parse(argv);
-  const allowedKeyHosts = (values['allow-key-host'] ?? []).map(parseAllowedHost);
-  const [command, ...rest] = positionals;
-  if (values.help === true || command === undefined || command === 'help') {
+  if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
     output.out(USAGE);
-    return command === undefined && values.help !== true ? 2 : 0;
+    return first === undefined ? 2 : 0;
   }
-  switch (command) {
-    case 'run': {
-      const [file, task, ...extra] = rest;
-      if (file === undefined || task === undefined || extra.length > 0) {
-        throw new KeelError('config.invalid', 'usage: keel run <agent.yaml> "<task>" (quote the task)');
-      }
-      const options: Parameters<typeof runCommand>[0] = {
-        file,
-        task,
-        allowedKeyHosts,
-        trust: trustFlagsOf(values),
-        json: values.json === true,
-        workingDirectory,
-        environment,
-        signal,
-        clock,
-      };
-      if (values.faults !== undefined) options.faults = values.faults;
-      if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
-      options.telemetry = telemetryFlagsOf(values, environment);
-      return withStore(values.store, workingDirectory, {}, (store) => runCommand(options, store, output));
+  let name = first;
+  let rest = argv.slice(1);
+  const group = COMMAND_GROUPS[first];
+  if (group !== undefined) {
+    if (second === '--help' || second === '-h') {
+      output.out(group);
+      return 0;
     }
-    case 'resume': {
-      const [runId, ...extra] = rest;
-      if (runId === undefined || extra.length > 0)
-        throw new KeelError('config.invalid', 'usage: keel resume <run-id> [options]');
-      const options: Parameters<typeof resumeCommand>[0] = {
-        runId,
-        approve: values.approve ?? [],
-        reject: values.reject ?? [],
-        execute: values.execute ?? [],
-        abandon: values.abandon ?? [],
-        allowedKeyHosts,
-        trust: trustFlagsOf(values),
-        wait: values.wait === true,
-        json: values.json === true,
-        workingDirectory,
-        environment,
-        signal,
-        clock,
-      };
-      if (values.agent !== undefined) options.agentFile = values.agent;
-      options.telemetry = telemetryFlagsOf(values, environment);
-      if (values.redis !== undefined) {
-        const redis = values.redis;
-        return withStore(values.store, workingDirectory, {}, (store) =>
-          answerThroughQueue(options, store, redis, output),
-        );
-      }
-      return withStore(values.store, workingDirectory, {}, (store) => resumeCommand(options, store, output));
-    }
-    case 'cancel': {
-      const [runId, ...extra] = rest;
-      if (runId === undefined || extra.length > 0)
-        throw new KeelError('config.invalid', 'usage: keel cancel <run-id>');
-      return withStore(values.store, workingDirectory, {}, (store) =>
-        cancelCommand(
-          store,
-          runId,
-          { reason: values.reason, json: values.json === true, redis: values.redis },
-          output,
-        ),
-      );
-    }
-    case 'runs': {
-      const [subcommand, runId] = rest;
-      // Listing and showing only read: a store the user may not write still works, and none is created.
-      return withStore(values.store, workingDirectory, { readOnly: true }, async (store) => {
-        if (subcommand === 'list') {
-          const options: Parameters<typeof listRuns>[1] = { json: values.json === true };
-          if (values.status !== undefined) options.status = values.status;
-          if (values.limit !== undefined) options.limit = integerArgument('--limit', values.limit, 1);
-          return listRuns(store, options, output);
-        }
-        if (subcommand === 'show' && runId !== undefined)
-          return showRun(store, runId, { json: values.json === true }, output);
-        throw new KeelError('config.invalid', 'usage: keel runs list | keel runs show <run-id>');
-      });
-    }
-    default:
-      throw new KeelError('config.invalid', `Unknown command "${command}"; run keel --help for the commands`);
+    name = `${first} ${second}`;
+    rest = argv.slice(2);
+    if (!COMMANDS.some((entry) => entry.name === name)) throw new KeelError('config.invalid', group);
   }
+  const entry = COMMANDS.find((candidate) => candidate.name === name);
+  if (entry === undefined)
+    throw new KeelError('config.invalid', `Unknown command "${first}"; run keel --help for the commands`);
+  const { values, positionals } = parseCommandArguments(name, entry.options, rest);
+  if (values.help === true) {
+    output.out(entry.usage);
+    return 0;
+  }
+  return entry.run({ values, positionals, argv: rest }, context);
 }
 
-function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        faults: { type: 'string' },
-        seed: { type: 'string' },
-        json: { type: 'boolean' },
-        store: { type: 'string' },
-        status: { type: 'string' },
-        limit: { type: 'string' },
-        approve: { type: 'string', multiple: true },
-        reject: { type: 'string', multiple: true },
-        execute: { type: 'string', multiple: true },
-        abandon: { type: 'string', multiple: true },
-        agent: { type: 'string' },
-        wait: { type: 'boolean' },
-        'allow-key-host': { type: 'string', multiple: true },
-        ...TRUST_OPTIONS,
-        reason: { type: 'string' },
-        redis: { type: 'string' },
-        otlp: { type: 'string' },
-        'metrics-port': { type: 'string' },
-        log: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    throw new KeelError('config.invalid', `${(error as Error).message}; run keel --help for the options`);
-  }
+/** The version of @keel/cli, from its package.json (beside src/ and dist/). */
+function keelVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return manifest.version;
 }

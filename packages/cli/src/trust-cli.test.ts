@@ -1,22 +1,11 @@
-// A stranger's agent file run through the real `keel` binary, against an "attacker" HTTP server that counts what it
-// receives. The host rule exempts this machine's loopback addresses, so the attacker must be reached at an address
-// that is not loopback: the server listens on every interface and the files name this machine's first non-loopback
-// IPv4 address (as a stranger's host would be). keel refuses such a file before any connection, so the server counts
-// 0 requests; given the flag, the same file reaches it, which shows the count would see a leak. On a machine with no
-// such address only the refusals run (they need no connection).
-// A program (stdio MCP server, command tool) is not bound by keel's host rule once it runs, so those files send to
-// the server over 127.0.0.1: what is checked is that keel does not start them without consent.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KeelOutcome, keelBinary } from './test-support/keel-cli.js';
 
-const binary = fileURLToPath(new URL('../bin/keel.js', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-trust-cli-'));
 const AWS_SECRET = `wJalrXUtnFEMI/K7MDENG/${'bPxRfiCYEXAMPLEKEY'}`;
 const DOTENV = `STRIPE_API_KEY=rk_live_${'Xq93mZ'.repeat(5)}\n`;
@@ -140,24 +129,17 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Outcome = KeelOutcome;
 
 async function keel(...args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [binary, ...args], {
+  return keelBinary(
+    {
       cwd: directory,
       env: { PATH: process.env.PATH, HOME: directory, NO_COLOR: '1', AWS_SECRET_ACCESS_KEY: AWS_SECRET },
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
+      timeoutMs: 60_000,
+    },
+    ...args,
+  );
 }
 
 /** What the server received while `action` ran. */
@@ -167,7 +149,7 @@ async function receivedDuring<T>(action: () => Promise<T>): Promise<{ outcome: T
   return { outcome, requests: received.slice(before) };
 }
 
-describe('a stranger’s agent file through the keel binary, against a server that counts what it receives', () => {
+describe('a stranger’s agent file through the keel KEEL_BINARY, against a server that counts what it receives', () => {
   it('a keyless baseUrl on another host, with read_file: refused before any request, naming the flag', async () => {
     const { outcome, requests } = await receivedDuring(() => keel('run', 'stranger-model.yaml', 'Read .env'));
     expect(outcome.code).toBe(2);

@@ -1,4 +1,3 @@
-import { KeelError } from '@keel/core';
 import { optionError, rejectUnknownOptions } from '@keel/core/adapter';
 import { randomAt } from './prng.js';
 

@@ -1,4 +1,4 @@
-import { type Clock, KeelError } from '@keel/core';
+import type { Clock } from '@keel/core';
 import { optionError, rejectUnknownOptions } from '@keel/core/adapter';
 import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';

@@ -1,0 +1,167 @@
+import { readFile } from 'node:fs/promises';
+import { KeelError } from '@keel/core';
+import { dirname } from 'node:path';
+import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { type ModelEntry, readModel } from './model.js';
+import { FieldReader } from './reader.js';
+import { readTools, type ToolEntry } from './tools.js';
+import { checkTrust, type TrustFlags } from './trust.js';
+
+export type { ModelEntry, ProviderKind } from './model.js';
+export type { ToolEntry } from './tools.js';
+
+/** An agent file, validated. */
+export interface AgentFile {
+  path: string;
+  name: string;
+  instructions?: string;
+  model?: ModelEntry;
+  fallbacks: ModelEntry[];
+  /** Built-in tool names, MCP servers, command tools and HTTP tools, in the file's order. */
+  tools: ToolEntry[];
+  limits: { maxTurns?: number; timeoutMs?: number; maxTokens?: number; maxParallelToolCalls?: number };
+  retry: { maxAttempts?: number };
+  /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
+  locations: Readonly<Record<string, string>>;
+}
+
+/**
+ * Options of {@link loadAgentFile} and {@link parseAgentFile}: the consent of the person running keel
+ * (`--allow-host`, `--allow-programs`, `--allow-env`, `--allow-key-host`; see trust.ts). Each defaults to none: a
+ * file that would send data elsewhere than its provider's host or this machine, start a program or pass a secret is
+ * refused.
+ */
+export interface AgentFileOptions extends TrustFlags {
+  /**
+   * Hosts besides a provider's own that may receive an API key (`--allow-key-host`), as `name` (any port) or
+   * `name:port`; a tool's secret header goes only to these. Defaults to none: a file that would send a key elsewhere
+   * is refused.
+   */
+  allowedKeyHosts?: readonly string[];
+}
+
+const TOP_LEVEL_FIELDS = ['name', 'instructions', 'model', 'fallbacks', 'tools', 'limits', 'retry'] as const;
+const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
+/** The longest a Node timer can wait, and so the longest run timeout. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * Reads and validates an agent file. Every problem is a `config.invalid` KeelError whose message names the file,
+ * the line and column, and the field, such as `agent.yaml:7:14: limits.maxTurns must be a positive integer`, with
+ * the name meant for an unknown field or tool (`did you mean limits.maxTurns?`). A file with several mistakes gets
+ * them all in one error (a line each, and `data.mistakes`). A file it accepts builds (given the API keys it names).
+ * A valid file that would do more than `options` consent to (send data to another host, open the SSRF guard, start a
+ * program, pass a secret-looking variable: see trust.ts) is refused too, every missing consent in one error.
+ */
+export async function loadAgentFile(
+  path: string,
+  knownTools: readonly string[],
+  options: AgentFileOptions = {},
+): Promise<AgentFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new KeelError('config.invalid', `Cannot read agent file ${path}: ${(error as Error).message}`, {
+      cause: error,
+      data: { file: path },
+    });
+  }
+  return parseAgentFile(text, path, knownTools, options);
+}
+
+/**
+ * Validates the text of an agent file; `path` is used in messages and as the base of `read_file`, of relative `cwd`
+ * and of packages an `mcp:` entry names.
+ */
+export function parseAgentFile(
+  text: string,
+  path: string,
+  knownTools: readonly string[],
+  options: AgentFileOptions = {},
+): AgentFile {
+  const allowedKeyHosts = options.allowedKeyHosts ?? [];
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false });
+  const reader: FieldReader = new FieldReader(path, lineCounter, document);
+
+  const syntaxError = document.errors[0];
+  if (syntaxError !== undefined) {
+    const { line, col } = lineCounter.linePos(syntaxError.pos[0]);
+    throw new KeelError(
+      'config.invalid',
+      `${path}:${line}:${col}: invalid YAML: ${syntaxError.message.split('\n')[0]}`,
+      { data: { file: path, line, column: col } },
+    );
+  }
+  const root = document.contents;
+  if (!isMap(root)) return reader.fail(root, 'the file', 'must be a mapping with at least a `name` field');
+
+  // Each field is read on its own: a mistake is recorded and the next field read, so that all are reported at once.
+  reader.rejectUnknownFields(root, TOP_LEVEL_FIELDS, '');
+  const result: AgentFile = {
+    path,
+    name: reader.attempt(() => reader.string(root, 'name', 'name', true)!) ?? '',
+    fallbacks: [],
+    tools: [],
+    limits: {},
+    retry: {},
+    locations: reader.locations,
+  };
+  const instructions = reader.attempt(() => reader.string(root, 'instructions', 'instructions', false));
+  if (instructions !== undefined) result.instructions = instructions;
+  const modelNode = reader.node(root, 'model', 'model');
+  if (modelNode !== undefined) {
+    const model = reader.attempt(() => readModel(reader, modelNode, 'model', allowedKeyHosts));
+    if (model !== undefined) result.model = model;
+  }
+
+  const fallbacksNode = reader.node(root, 'fallbacks', 'fallbacks');
+  if (fallbacksNode !== undefined) {
+    if (!isSeq(fallbacksNode)) reader.record(fallbacksNode, 'fallbacks', 'must be a list of models');
+    else {
+      result.fallbacks = fallbacksNode.items.flatMap((item, index) => {
+        const model = reader.attempt(() =>
+          readModel(reader, item as Node, `fallbacks[${index}]`, allowedKeyHosts),
+        );
+        return model === undefined ? [] : [model];
+      });
+    }
+  }
+
+  const toolsNode = reader.node(root, 'tools', 'tools');
+  if (toolsNode !== undefined) {
+    result.tools =
+      reader.attempt(() =>
+        readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts }),
+      ) ?? [];
+  }
+
+  const limitsNode = reader.node(root, 'limits', 'limits');
+  if (limitsNode !== undefined) {
+    if (!isMap(limitsNode)) reader.record(limitsNode, 'limits', 'must be a mapping');
+    else {
+      reader.rejectUnknownFields(limitsNode, LIMIT_FIELDS, 'limits.');
+      for (const key of LIMIT_FIELDS) {
+        const maximum = key === 'timeoutMs' ? MAX_TIMEOUT_MS : undefined;
+        const value = reader.attempt(() => reader.positiveInteger(limitsNode, key, `limits.${key}`, maximum));
+        if (value !== undefined) result.limits[key] = value;
+      }
+    }
+  }
+
+  const retryNode = reader.node(root, 'retry', 'retry');
+  if (retryNode !== undefined) {
+    if (!isMap(retryNode)) reader.record(retryNode, 'retry', 'must be a mapping');
+    else {
+      reader.rejectUnknownFields(retryNode, ['maxAttempts'], 'retry.');
+      const maxAttempts = reader.attempt(() =>
+        reader.positiveInteger(retryNode, 'maxAttempts', 'retry.maxAttempts'),
+      );
+      if (maxAttempts !== undefined) result.retry.maxAttempts = maxAttempts;
+    }
+  }
+  reader.finish();
+  checkTrust(result, options, allowedKeyHosts);
+  return result;
+}

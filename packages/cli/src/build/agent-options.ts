@@ -1,0 +1,59 @@
+import type {
+  AgentOptions,
+  Clock,
+  DurabilityOptions,
+  ModelProvider,
+  RunStore,
+  Tool,
+  ToolSource,
+} from '@keel/core';
+import type { AgentFile } from '@keel/agent-file';
+import type { AgentPolicies } from './fleet-policies.js';
+
+/** What an agent file leaves to the command that builds its agent. */
+export interface AgentParts {
+  model: ModelProvider;
+  fallbacks: readonly ModelProvider[];
+  /** Tools, and tool sources (the MCP toolsets of the file). */
+  tools: readonly (Tool | ToolSource)[];
+  store: RunStore;
+  /** How runs hold their leases. Defaults to the agent's defaults (one owner per process). */
+  durability?: DurabilityOptions;
+  /** The agent's clock (leases, timeouts). Defaults to the system clock. */
+  clock?: Clock;
+  /** Breakers and retry budget shared beyond the process (`keel worker`). Defaults to the agent's own. */
+  policies?: AgentPolicies;
+}
+
+/**
+ * The options of the agent an agent file describes, given its models, tools and store: the one mapping from a file
+ * to an agent, shared by `keel run` and `keel chaos` so that chaos measures the settings `keel run` uses.
+ */
+export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentOptions<string> {
+  return {
+    name: file.name,
+    model: parts.model,
+    fallbacks: parts.fallbacks,
+    tools: parts.tools,
+    store: parts.store,
+    ...(parts.durability === undefined ? {} : { durability: parts.durability }),
+    ...(parts.clock === undefined ? {} : { clock: parts.clock }),
+    ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
+    ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
+    ...(parts.policies === undefined
+      ? {}
+      : { breaker: parts.policies.breaker, toolBreaker: parts.policies.toolBreaker }),
+    ...retryOptions(file, parts.policies),
+  };
+}
+
+function retryOptions(
+  file: AgentFile,
+  policies: AgentPolicies | undefined,
+): Pick<AgentOptions<string>, 'retry'> {
+  const retry = {
+    ...(file.retry.maxAttempts === undefined ? {} : { maxAttempts: file.retry.maxAttempts }),
+    ...(policies === undefined ? {} : { budget: policies.budget }),
+  };
+  return Object.keys(retry).length === 0 ? {} : { retry };
+}

@@ -1,0 +1,107 @@
+// An agent file as a chaos subject: the agent `keel run` builds from the file, with its models replaced by the
+// scenario's simulated ones and its tools instrumented. Also the worker module of the crash scenario (the
+// `createChaosSubject` export), so that a worker process builds the very same agent.
+import { dirname, join } from 'node:path';
+import { agent, type JsonValue, KeelError, type Tool } from '@keel/core';
+import { type ChaosSubject, keelSubject } from '@keel/chaos';
+import { SqliteRunStore } from '@keel/store-sqlite';
+import { type AgentFile, loadAgentFile } from '@keel/agent-file';
+import { agentOptionsFromFile } from '../../build/agent-options.js';
+import { buildAgentTools } from '../../build/agent-tools.js';
+import { BUILTIN_TOOL_NAMES, builtinTools } from '../../builtin-tools/builtin-tools.js';
+import { modelChainOf } from '../../build/models.js';
+import type { TrustFlags } from '@keel/agent-file';
+
+/** Options of {@link createChaosSubject}: plain JSON, since a worker process receives them too. */
+export interface AgentFileSubjectOptions {
+  /** The agent file, as an absolute path. */
+  agentFile: string;
+  /** The subject's name in the scorecard. Defaults to `keel (<agent name>)`. */
+  name?: string;
+  /** `--allow-host`, `--allow-programs` and `--allow-env`, for the worker process to load the file with. */
+  trust?: TrustFlags;
+  /** `--allow-key-host` values, likewise. */
+  allowedKeyHosts?: string[];
+}
+
+/**
+ * The agent an agent file describes, as a chaos subject: its limits, retry settings, instructions and tools as
+ * `keel run` builds them, durable on a SQLite store in the scenario's directory (one lease owner per scenario, as a
+ * restarted worker with a stable identity has), with as many fallbacks as the file's chain has. Throws the file's
+ * `config.invalid` errors.
+ */
+export async function createChaosSubject(options: JsonValue): Promise<ChaosSubject> {
+  const { agentFile, name, trust, allowedKeyHosts } = (options ?? {}) as Partial<AgentFileSubjectOptions>;
+  if (typeof agentFile !== 'string') {
+    throw new KeelError(
+      'config.invalid',
+      'createChaosSubject(options): agentFile must be the path of an agent file',
+    );
+  }
+  const file = await loadAgentFile(agentFile, BUILTIN_TOOL_NAMES, {
+    ...trust,
+    ...(allowedKeyHosts === undefined ? {} : { allowedKeyHosts }),
+  });
+  return agentFileSubject(file, {
+    agentFile,
+    ...(name === undefined ? {} : { name }),
+    ...(trust === undefined ? {} : { trust }),
+    ...(allowedKeyHosts === undefined ? {} : { allowedKeyHosts }),
+  });
+}
+
+/** The chaos subject of an agent file already loaded (see {@link createChaosSubject}). */
+export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptions): ChaosSubject {
+  return keelSubject({
+    name: options.name ?? `keel (${file.name})`,
+    fallbacks: modelChainOf(file).length - 1,
+    worker: { module: import.meta.url, options: JSON.parse(JSON.stringify(options)) as JsonValue },
+    build: async ({ models: [model, ...fallbacks], environment }) => {
+      const available = builtinTools({
+        filesDirectory: dirname(file.path),
+        outboxPath: join(environment.directory, 'outbox.jsonl'),
+      });
+      // The file's tools as keel run builds them; the scenario's tool faults reach the tools keel calls in process
+      // (MCP toolsets are sources of tools that change, and are passed as they are).
+      const declared = await buildAgentTools(file, available, process.env);
+      const plain = declared.tools.filter((entry): entry is Tool => 'execute' in entry);
+      const instrumented = environment.instrumentTools(plain);
+      const tools = declared.tools.map((entry) =>
+        'execute' in entry ? instrumented[plain.indexOf(entry)]! : entry,
+      );
+      const store = new SqliteRunStore(join(environment.directory, 'keel.db'));
+      const built = agent(
+        agentOptionsFromFile(file, {
+          model,
+          fallbacks,
+          tools,
+          store,
+          durability: { owner: `keel-chaos-worker:${environment.scenario}` },
+        }),
+      );
+      return {
+        agent: built,
+        close: async () => {
+          await Promise.all(declared.toolsets.map((toolset) => toolset.close()));
+          await store.close();
+        },
+      };
+    },
+  });
+}
+
+/** Tasks that make the simulated model call each built-in tool with arguments it accepts. */
+const TOOL_TASKS: Partial<Record<string, string>> = {
+  get_weather: 'What is the weather in Paris?',
+  create_ticket: 'Open a ticket titled Paris trip with low priority.',
+};
+
+/**
+ * The task `keel chaos` gives an agent file's runs by default: one that makes the simulated model call the file's
+ * weather and ticket tools (the others are left out: the simulated model cannot fill their arguments), or a plain
+ * question without tools.
+ */
+export function defaultChaosTask(toolNames: readonly string[]): string {
+  const parts = toolNames.flatMap((name) => TOOL_TASKS[name] ?? []);
+  return parts.length === 0 ? 'Say hello in one sentence.' : parts.join(' ');
+}

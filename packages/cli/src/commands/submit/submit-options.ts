@@ -1,0 +1,35 @@
+// What `keel submit` takes and what its --help says, apart from the command so that the command table reads them
+// without loading BullMQ and the Redis client.
+import { TRUST_OPTIONS } from '../trust-options.js';
+
+/** `keel submit --help`. */
+export const SUBMIT_USAGE = `keel submit: queue a run of an agent file for a fleet of workers (keel worker)
+
+usage:
+  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json] [--allow-host HOST]...
+              [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
+
+The run is stored as queued in the store at once (keel runs list shows it), then enqueued in Redis for the workers
+started with this agent file (they take the runs of the agents named in their files). Prints the run id.
+
+options:
+  --store URL     the fleet's run store: postgres://... (or a SQLite file on one machine; default ./.keel/keel.db)
+  --redis URL     the fleet's Redis (default: KEEL_REDIS_URL, else redis://127.0.0.1:6379)
+  --run-id ID     the run's id (default: a random UUID)
+  --json          print { runId, agentName, status, enqueued }
+  --allow-key-host HOST
+                  as for keel run, when the file's baseUrl points at another host than its provider's
+  --allow-host HOST, --allow-programs, --allow-env NAME
+                  as for keel run: the file is checked as the workers will check it (they need the same flags)
+
+exit codes: 0 queued, 1 the store failed, 2 invalid input`;
+
+/** The options of `keel submit`, for `parseArgs`. */
+export const SUBMIT_OPTIONS = {
+  store: { type: 'string' },
+  redis: { type: 'string' },
+  'run-id': { type: 'string' },
+  json: { type: 'boolean' },
+  'allow-key-host': { type: 'string', multiple: true },
+  ...TRUST_OPTIONS,
+} as const;
