@@ -3,7 +3,7 @@ import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   credentialRedactor,
-  invalidResponse,
+  malformedResponseError,
   post,
   readJson,
   withRedactedErrors,
@@ -181,7 +181,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       return { answer, streamed: false, requestId };
     }
     if (response.body === null)
-      throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+      throw malformedResponseError(provider, 'the event stream has no body', undefined, 200);
     const answer = await readMessageStream({
       body: response.body,
       signal,

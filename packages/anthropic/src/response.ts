@@ -1,6 +1,6 @@
 import { type FinishReason, KeelError, type ModelResponse, type ToolCall, type Usage } from '@keel/core';
 import type { ReasoningPart } from '@keel/core/adapter';
-import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
+import { classifyBodyError, excerpt, malformedResponseError } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 
 type JsonObject = Record<string, unknown>;
@@ -43,7 +43,7 @@ export function parseMessage(body: unknown, provider: string, requestedModel: st
   const carried = bodyError(body, provider);
   if (carried !== undefined) throw carried;
   if (!isObject(body) || !Array.isArray(body.content)) {
-    throw invalidResponse(
+    throw malformedResponseError(
       provider,
       `no content array in ${excerpt(JSON.stringify(body) ?? '')}`,
       undefined,
@@ -53,12 +53,12 @@ export function parseMessage(body: unknown, provider: string, requestedModel: st
   const blocks: AnswerBlock[] = [];
   for (const [index, block] of body.content.entries()) {
     if (!isObject(block))
-      throw invalidResponse(provider, `content block ${index} is not an object`, undefined, 200);
+      throw malformedResponseError(provider, `content block ${index} is not an object`, undefined, 200);
     if (block.type === 'text' && typeof block.text === 'string')
       blocks.push({ type: 'text', text: block.text });
     if (block.type === 'tool_use') {
       if (typeof block.name !== 'string' || block.name === '') {
-        throw invalidResponse(provider, `tool_use block ${index} has no name`, undefined, 200);
+        throw malformedResponseError(provider, `tool_use block ${index} has no name`, undefined, 200);
       }
       const id = typeof block.id === 'string' && block.id !== '' ? block.id : `toolu_${index}`;
       blocks.push({ type: 'tool_use', id, name: block.name, input: JSON.stringify(block.input ?? {}) });

@@ -1,5 +1,5 @@
 import type { Usage } from '@keel/core';
-import { invalidResponse, readServerSentEvents, streamReadError } from '@keel/core/http';
+import { malformedResponseError, readServerSentEvents, streamReadError } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 import {
   type Answer,
@@ -58,7 +58,7 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
       try {
         data = JSON.parse(event.data);
       } catch (error) {
-        throw invalidResponse(
+        throw malformedResponseError(
           provider,
           `a ${event.event} event is not JSON: ${event.data.slice(0, 200)}`,
           error,
@@ -68,7 +68,7 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
       const carried = bodyError(data, provider);
       if (carried !== undefined) throw carried;
       if (!isObject(data))
-        throw invalidResponse(provider, `a ${event.event} event is not an object`, undefined, 200);
+        throw malformedResponseError(provider, `a ${event.event} event is not an object`, undefined, 200);
       switch (data.type) {
         case 'message_start': {
           const message = data.message;
@@ -91,7 +91,7 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
             if (text !== '') deliver(text);
           } else if (isObject(block) && block.type === 'tool_use') {
             if (typeof block.name !== 'string' || block.name === '') {
-              throw invalidResponse(provider, `streamed tool_use block ${index} has no name`, undefined, 200);
+              throw malformedResponseError(provider, `streamed tool_use block ${index} has no name`, undefined, 200);
             }
             const id = typeof block.id === 'string' && block.id !== '' ? block.id : `toolu_${index}`;
             blocks.set(index, { type: 'tool_use', id, name: block.name, input: '' });
@@ -105,7 +105,7 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
           const block = blocks.get(index);
           const delta = data.delta;
           if (block === undefined || !isObject(delta)) {
-            throw invalidResponse(
+            throw malformedResponseError(
               provider,
               'a content_block_delta came without its content_block_start',
               undefined,
@@ -152,7 +152,7 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
     throw streamReadError(error, signal, provider);
   }
   if (signal.aborted) throw signal.reason;
-  if (!stopped) throw invalidResponse(provider, 'the event stream ended before message_stop', undefined, 200);
+  if (!stopped) throw malformedResponseError(provider, 'the event stream ended before message_stop', undefined, 200);
 
   const answerBlocks: AnswerBlock[] = [...blocks.entries()]
     .sort(([left], [right]) => left - right)
@@ -212,7 +212,7 @@ function finishRawBlock(raw: RawBlock): Record<string, unknown> {
 
 function blockIndex(value: unknown, provider: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw invalidResponse(provider, 'a content block event has no index', undefined, 200);
+    throw malformedResponseError(provider, 'a content block event has no index', undefined, 200);
   }
   return value;
 }

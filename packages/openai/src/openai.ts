@@ -3,7 +3,7 @@ import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   credentialRedactor,
-  invalidResponse,
+  malformedResponseError,
   post,
   readJson,
   withRedactedErrors,
@@ -201,7 +201,7 @@ function createProvider(settings: ProviderSettings): ModelProvider {
     let result: ModelResponse;
     if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
       if (response.body === null)
-        throw invalidResponse(provider, 'the event stream has no body', undefined, 200);
+        throw malformedResponseError(provider, 'the event stream has no body', undefined, 200);
       result = await readCompletionStream({
         body: response.body,
         signal,

@@ -1,5 +1,5 @@
 import type { FinishReason, KeelError, ModelResponse, ToolCall, Usage } from '@keel/core';
-import { classifyBodyError, excerpt, invalidResponse } from '@keel/core/http';
+import { classifyBodyError, excerpt, malformedResponseError } from '@keel/core/http';
 
 type JsonObject = Record<string, unknown>;
 
@@ -25,7 +25,7 @@ export function parseCompletion(body: unknown, provider: string, requestedModel:
   if (carried !== undefined) throw carried;
   const choice = isObject(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
   if (!isObject(body) || !isObject(choice) || !isObject(choice.message)) {
-    throw invalidResponse(
+    throw malformedResponseError(
       provider,
       `no choices[0].message in ${excerpt(JSON.stringify(body))}`,
       undefined,
@@ -34,7 +34,7 @@ export function parseCompletion(body: unknown, provider: string, requestedModel:
   }
   const message = choice.message;
   if (!Array.isArray(message.tool_calls ?? [])) {
-    throw invalidResponse(provider, 'choices[0].message.tool_calls is not an array', undefined, 200);
+    throw malformedResponseError(provider, 'choices[0].message.tool_calls is not an array', undefined, 200);
   }
   const toolCalls = ((message.tool_calls as unknown[] | undefined) ?? []).map((call, index) =>
     parseToolCall(call, index, provider),
@@ -54,7 +54,7 @@ export function parseCompletion(body: unknown, provider: string, requestedModel:
 function parseToolCall(call: unknown, index: number, provider: string): ToolCall {
   const fn = isObject(call) ? call.function : undefined;
   if (!isObject(call) || !isObject(fn) || typeof fn.name !== 'string' || fn.name === '') {
-    throw invalidResponse(provider, `tool call ${index} has no function name`, undefined, 200);
+    throw malformedResponseError(provider, `tool call ${index} has no function name`, undefined, 200);
   }
   return {
     id: typeof call.id === 'string' && call.id !== '' ? call.id : `call_${index}`,

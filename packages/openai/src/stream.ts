@@ -1,5 +1,5 @@
 import type { ModelResponse, ToolCall } from '@keel/core';
-import { invalidResponse, readServerSentEvents, streamReadError } from '@keel/core/http';
+import { malformedResponseError, readServerSentEvents, streamReadError } from '@keel/core/http';
 import { bodyError, isObject, parseUsage, toArgumentsText, toFinishReason } from './response.js';
 
 interface PartialToolCall {
@@ -50,7 +50,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       try {
         chunk = JSON.parse(event.data);
       } catch (error) {
-        throw invalidResponse(
+        throw malformedResponseError(
           provider,
           `a stream chunk is not JSON: ${event.data.slice(0, 200)}`,
           error,
@@ -60,7 +60,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       const carried = bodyError(chunk, provider);
       if (carried !== undefined) throw carried;
       if (!isObject(chunk))
-        throw invalidResponse(provider, 'a stream chunk is not an object', undefined, 200);
+        throw malformedResponseError(provider, 'a stream chunk is not an object', undefined, 200);
       if (typeof chunk.model === 'string' && chunk.model !== '') model = chunk.model;
       if (isObject(chunk.usage)) usage = chunk.usage;
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
@@ -90,7 +90,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
   }
   if (signal.aborted) throw signal.reason;
   if (!done && finishReason === undefined) {
-    throw invalidResponse(
+    throw malformedResponseError(
       provider,
       'the event stream ended before [DONE] or a finish reason',
       undefined,
@@ -102,7 +102,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
     .sort(([left], [right]) => left - right)
     .map(([index, call]) => {
       if (call.name === '')
-        throw invalidResponse(provider, `streamed tool call ${index} has no name`, undefined, 200);
+        throw malformedResponseError(provider, `streamed tool call ${index} has no name`, undefined, 200);
       return {
         id: call.id === '' ? `call_${index}` : call.id,
         name: call.name,
@@ -122,7 +122,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
 /** Joins one `delta.tool_calls[]` fragment into the call at its index: id and name arrive once, arguments in pieces. */
 function addToolCallFragment(calls: Map<number, PartialToolCall>, fragment: unknown, provider: string): void {
   if (!isObject(fragment))
-    throw invalidResponse(provider, 'a streamed tool call is not an object', undefined, 200);
+    throw malformedResponseError(provider, 'a streamed tool call is not an object', undefined, 200);
   // Some compatibles omit `index` when they send each call whole: place it after the others.
   const index = typeof fragment.index === 'number' ? fragment.index : calls.size;
   let call = calls.get(index);

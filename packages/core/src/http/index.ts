@@ -4,7 +4,7 @@
 export {
   classifyBodyError,
   excerpt,
-  invalidResponse,
+  malformedResponseError,
   type PostRequest,
   post,
   readJson,

@@ -132,12 +132,12 @@ export async function readJson(
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     if (KeelError.isInstance(error)) throw error;
-    throw invalidResponse(provider, 'the response body was cut off before it ended', error, response.status);
+    throw malformedResponseError(provider, 'the response body was cut off before it ended', error, response.status);
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw invalidResponse(
+    throw malformedResponseError(
       provider,
       `the response body is not JSON: ${excerpt(text)}`,
       error,
@@ -147,7 +147,7 @@ export async function readJson(
 }
 
 /** A `provider.invalid_response` error: the upstream answered, but not in its wire format. Retryable. */
-export function invalidResponse(
+export function malformedResponseError(
   provider: string,
   detail: string,
   cause?: unknown,
@@ -164,7 +164,7 @@ export function invalidResponse(
 export function streamReadError(error: unknown, signal: AbortSignal, provider: string): unknown {
   if (signal.aborted) return signal.reason;
   if (KeelError.isInstance(error)) return error;
-  return invalidResponse(provider, 'the event stream was cut off before it ended', error, 200);
+  return malformedResponseError(provider, 'the event stream was cut off before it ended', error, 200);
 }
 
 /** The start of a body, for error messages. */

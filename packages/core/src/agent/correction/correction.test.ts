@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { KeelError } from '../../errors/keel-error.js';
 import { closestName, editDistance } from '../../options/closest-name.js';
 import {
-  invalidArgumentsError,
+  mismatchedArgumentsError,
   malformedArgumentsError,
   parseToolArguments,
   unknownToolError,
@@ -56,10 +56,10 @@ describe('closestName and editDistance', () => {
   });
 });
 
-describe('invalidArgumentsError', () => {
+describe('mismatchedArgumentsError', () => {
   it('lists the issues and the schema', () => {
     const inputSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
-    const error = invalidArgumentsError({ name: 'get_weather', inputSchema }, [
+    const error = mismatchedArgumentsError({ name: 'get_weather', inputSchema }, [
       { path: '$.city', message: 'required property is missing' },
       { path: '$.days', message: 'expected integer, received string' },
     ]);
@@ -80,7 +80,7 @@ describe('invalidArgumentsError', () => {
   it('caps the issue list and a huge schema', () => {
     const issues = Array.from({ length: 15 }, (_, index) => ({ path: `$.f${index}`, message: 'bad' }));
     const inputSchema = { type: 'object', description: 'd'.repeat(10_000) };
-    const error = invalidArgumentsError({ name: 't', inputSchema }, issues);
+    const error = mismatchedArgumentsError({ name: 't', inputSchema }, issues);
     expect(error.guidance).toContain('- ... and 5 more');
     expect(error.guidance).toContain('[schema cut at 4000 characters]');
     expect(error.guidance!.length).toBeLessThan(5_000);

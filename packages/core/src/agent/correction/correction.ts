@@ -40,7 +40,7 @@ export function unknownToolError(name: string, availableNames: readonly string[]
  * The error (and guidance) for arguments that parsed as JSON but do not match the tool's schema:
  * `tool.invalid_input`, listing the issues with their JSON paths and the tool's input schema.
  */
-export function invalidArgumentsError(
+export function mismatchedArgumentsError(
   definition: { readonly name: string; readonly inputSchema: JsonSchema },
   issues: readonly ValidationIssue[],
 ): KeelError {

@@ -2,7 +2,7 @@ import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import { isPromiseLike } from '../../policies/promise.js';
 import type { ToolResult } from '../../spec/tool.js';
-import { invalidArgumentsError, parseToolArguments, unknownToolError } from '../correction/correction.js';
+import { mismatchedArgumentsError, parseToolArguments, unknownToolError } from '../correction/correction.js';
 import { CorrectionTracker } from '../correction/correction-tracker.js';
 import {
   interruptionError,
@@ -80,7 +80,7 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
     return complete(run, pending, failed(run, toolFailure(thrown, call.name)));
   }
   if (!validation.success)
-    return correct(run, pending, 'invalid_arguments', invalidArgumentsError(slot.tool, validation.issues));
+    return correct(run, pending, 'invalid_arguments', mismatchedArgumentsError(slot.tool, validation.issues));
   if (run.tracker !== undefined) forgetFailures(run, call.name);
 
   if (slot.tool.needsApproval !== undefined && slot.tool.needsApproval !== false) {
