@@ -2,18 +2,19 @@
 // answers, and the tool, both in process and doing almost nothing, so that each measures its own loop. Each peer gets
 // its own fake model through its own model interface: the Vercel AI SDK's `MockLanguageModelV3` (from `ai/test`)
 // under `generateText`, and an object implementing the OpenAI Agents SDK's `Model` under `run`.
+
+import { agent, tool as keelTool } from '@keel/core';
 import {
   Agent,
   type Model as OpenAIAgentsModel,
   type ModelRequest as OpenAIAgentsRequest,
   type ModelResponse as OpenAIAgentsResponse,
-  run as runOpenAIAgent,
   tool as openAIAgentsTool,
+  run as runOpenAIAgent,
   setTracingDisabled,
   Usage,
 } from '@openai/agents';
-import { agent, tool as keelTool } from '@keel/core';
-import { generateText, stepCountIs, tool as aiSdkTool } from 'ai';
+import { tool as aiSdkTool, generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { stepModel } from './step-agent.js';

@@ -9,8 +9,8 @@ import {
   openAIAgentsRunner,
   PEER_RUN_STEPS,
 } from './agent-peers.js';
-import { lookupTool, stepModel } from './step-agent.js';
 import { percentile } from './statistics.js';
+import { lookupTool, stepModel } from './step-agent.js';
 
 const STEPS_PER_RUN = 10;
 const RUNS = Number(process.env.KEEL_BENCH_RUNS ?? 3_000);

@@ -6,6 +6,10 @@
 // keel's own cost per step with nothing else to hide it: a stricter figure, where a few microseconds of span and
 // histogram work are a large fraction. Runs of the subjects alternate in rotating order; each figure is the median CPU
 // time per step over runs. Run: npm run bench:telemetry
+
+import { type Agent, agent, type ModelProvider } from '@keel/core';
+import { keelMetrics, keelTracing } from '@keel/otel';
+import { type Brain, simulated } from '@keel/simulated';
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -13,11 +17,8 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { type Agent, agent, type ModelProvider } from '@keel/core';
-import { keelMetrics, keelTracing } from '@keel/otel';
-import { type Brain, simulated } from '@keel/simulated';
-import { lookupTool, stepModel } from './step-agent.js';
 import { percentile } from './statistics.js';
+import { lookupTool, stepModel } from './step-agent.js';
 
 const STEPS_PER_RUN = 10;
 /** The target: tracing and metrics exported to the SDK's in-memory exporters add at most this much per step. */

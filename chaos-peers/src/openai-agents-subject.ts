@@ -1,3 +1,5 @@
+import type { AgentFile } from '@keel/agent-file';
+import type { ChaosSubject, RunEnding } from '@keel/chaos';
 import {
   Agent,
   AgentsError,
@@ -6,8 +8,6 @@ import {
   setTracingDisabled,
   tool,
 } from '@openai/agents';
-import type { AgentFile } from '@keel/agent-file';
-import type { ChaosSubject, RunEnding } from '@keel/chaos';
 import OpenAI from 'openai';
 import { typedFailure, untypedEnding } from './endings.js';
 import { peerTools, toolContext } from './peer-tools.js';

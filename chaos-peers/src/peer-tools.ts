@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path';
-import type { Tool, ToolContext } from '@keel/core';
 import type { AgentFile } from '@keel/agent-file';
-import { builtinTools } from '@keel/cli';
 import type { ChaosEnvironment } from '@keel/chaos';
+import { builtinTools } from '@keel/cli';
+import type { Tool, ToolContext } from '@keel/core';
 
 /**
  * The agent file's tools for a peer: the very tools keel runs (the CLI's built-ins, instrumented with the scenario's

@@ -1,8 +1,9 @@
 // The subjects of the peer comparison, and the worker module of its crash scenario (`createChaosSubject`).
-import { KeelError, type JsonValue } from '@keel/core';
+
 import { loadAgentFile } from '@keel/agent-file';
-import { BUILTIN_TOOL_NAMES, createChaosSubject as keelChaosSubject } from '@keel/cli';
 import type { ChaosSubject } from '@keel/chaos';
+import { BUILTIN_TOOL_NAMES, createChaosSubject as keelChaosSubject } from '@keel/cli';
+import { type JsonValue, KeelError } from '@keel/core';
 import { aiSdkSubject } from './ai-sdk-subject.js';
 import { naiveSubject } from './naive-subject.js';
 import { openAIAgentsSubject } from './openai-agents-subject.js';

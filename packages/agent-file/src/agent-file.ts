@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { KeelError } from '@keel/core';
 import { dirname } from 'node:path';
+import { KeelError } from '@keel/core';
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { type ModelEntry, readModel } from './model.js';
 import { FieldReader } from './reader.js';

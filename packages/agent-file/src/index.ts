@@ -6,8 +6,8 @@ export {
   type AgentFileOptions,
   loadAgentFile,
   type ModelEntry,
-  parseAgentFile,
   type ProviderKind,
+  parseAgentFile,
   type ToolEntry,
 } from './agent-file.js';
 export { type CommandEntry, commandToolOptions } from './command.js';

@@ -1,7 +1,6 @@
 import { KeelError } from '@keel/core';
 import { parseFaults } from '@keel/simulated';
 import { isMap, isScalar, type Node } from 'yaml';
-import type { FieldReader } from './reader.js';
 import {
   API_KEY_VARIABLE,
   DEFAULT_KEY_VARIABLES,
@@ -11,6 +10,7 @@ import {
   onProviderHost,
   PROVIDER_HOSTS,
 } from './key-hosts.js';
+import type { FieldReader } from './reader.js';
 
 /** Which API a model is reached through. `simulated` is the offline, in-process provider. */
 export type ProviderKind = 'simulated' | 'openai' | 'anthropic';

@@ -1,8 +1,8 @@
 import { KeelError, redactSecrets } from '@keel/core';
 import { isSecretKey } from '@keel/core/adapter';
 import { isMap, isScalar, type Node, type YAMLMap } from 'yaml';
-import { type FieldReader, placeholderHint } from './reader.js';
 import { API_KEY_VARIABLE, urlHostAllowed } from './key-hosts.js';
+import { type FieldReader, placeholderHint } from './reader.js';
 
 // What an agent file may say about environment variables and secrets in its tools. An agent file may come from
 // someone else and is often committed: it holds no secret itself, and it cannot make keel send one to a host the

@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type JsonSchemaInput, KeelError } from '@keel/core';
-import { optionErrorData, type OptionPath, TOOL_NAME_PATTERN } from '@keel/core/adapter';
+import { type OptionPath, optionErrorData, TOOL_NAME_PATTERN } from '@keel/core/adapter';
 import { isMap, isSeq, type Node, type YAMLMap } from 'yaml';
 import type { FieldReader } from './reader.js';
 

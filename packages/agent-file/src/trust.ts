@@ -1,8 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 import { KeelError } from '@keel/core';
 import type { AgentFile } from './agent-file.js';
+import { hostOf, onProviderHost, PROVIDER_HOSTS, parseAllowedHost } from './key-hosts.js';
 import { namesSecret } from './secrets.js';
-import { hostOf, onProviderHost, parseAllowedHost, PROVIDER_HOSTS } from './key-hosts.js';
 
 // What an agent file may make keel do without the consent of the person running keel. An agent file is data that may
 // come from someone else; the command line is the person's word. The rule (the README's "Trust model" states it):

@@ -91,7 +91,12 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
             if (text !== '') deliver(text);
           } else if (isObject(block) && block.type === 'tool_use') {
             if (typeof block.name !== 'string' || block.name === '') {
-              throw malformedResponseError(provider, `streamed tool_use block ${index} has no name`, undefined, 200);
+              throw malformedResponseError(
+                provider,
+                `streamed tool_use block ${index} has no name`,
+                undefined,
+                200,
+              );
             }
             const id = typeof block.id === 'string' && block.id !== '' ? block.id : `toolu_${index}`;
             blocks.set(index, { type: 'tool_use', id, name: block.name, input: '' });
@@ -152,7 +157,8 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
     throw streamReadError(error, signal, provider);
   }
   if (signal.aborted) throw signal.reason;
-  if (!stopped) throw malformedResponseError(provider, 'the event stream ended before message_stop', undefined, 200);
+  if (!stopped)
+    throw malformedResponseError(provider, 'the event stream ended before message_stop', undefined, 200);
 
   const answerBlocks: AnswerBlock[] = [...blocks.entries()]
     .sort(([left], [right]) => left - right)

@@ -13,10 +13,9 @@ export {
   type BuiltKeelAgent,
   endingOf,
   type KeelAgentParts,
-  keelSubject,
   type KeelSubjectOptions,
+  keelSubject,
 } from './keel-subject.js';
-export { type ChaosOptions, type ChaosReport, runChaos } from './run-chaos.js';
 export { renderHtml } from './render-html.js';
 export {
   alignColumns,
@@ -27,6 +26,7 @@ export {
   rowOf,
   topFailures,
 } from './render-table.js';
+export { type ChaosOptions, type ChaosReport, runChaos } from './run-chaos.js';
 export { INCOMPLETE_ANSWER } from './run-sample.js';
 export {
   type ChaosScenario,
@@ -42,8 +42,8 @@ export { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
 export {
   formatPercent,
   GOAL_TARGETS,
-  IN_FLIGHT_MS,
   type GoalResult,
+  IN_FLIGHT_MS,
   minimumRequests,
   probesWhileDown,
   type RequestSample,
@@ -65,4 +65,4 @@ export type {
   RunEnding,
 } from './subject.js';
 export { type Timeline, timelineOf } from './timeline.js';
-export { instrumentTools, type ToolFault, toolFaultAt, type ToolInstrumentation } from './tool-faults.js';
+export { instrumentTools, type ToolFault, type ToolInstrumentation, toolFaultAt } from './tool-faults.js';

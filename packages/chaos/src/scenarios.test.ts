@@ -3,9 +3,9 @@
 import { planFaults, SIMULATED_FALLBACK_MODEL, SIMULATED_MODEL } from '@keel/simulated';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killPlan } from './crash-scenario.js';
+import { keelSubject } from './keel-subject.js';
 import { type ScenarioServer, scenarioSchedule, startScenarioServer } from './scenario-server.js';
 import { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
-import { keelSubject } from './keel-subject.js';
 import { toolFaultAt } from './tool-faults.js';
 
 function scenario(name: string) {

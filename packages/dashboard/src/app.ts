@@ -7,11 +7,11 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Asset } from './assets.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { ResolvedDashboardOptions } from './options.js';
+import { redactResponses } from './redact-responses.js';
 import { parseAnswers } from './resume.js';
 import type { ResumeTracker } from './resume-tracker.js';
 import { RUN_STATUSES, type RunCatalog, type RunFilter } from './run-catalog.js';
 import { readState, runView } from './run-view.js';
-import { redactResponses } from './redact-responses.js';
 import { loopbackHostOnly, requireToken, sameOriginWrites, securityHeaders } from './security.js';
 
 /** What the routes work with. */

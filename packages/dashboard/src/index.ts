@@ -1,9 +1,9 @@
 // @keel/dashboard: a web page over a keel run store. Explicit exports only.
 export { type Dashboard, startDashboard } from './dashboard.js';
 export {
+  type DashboardOptions,
   DEFAULT_HOST,
   DEFAULT_PORT,
-  type DashboardOptions,
   isLoopbackHost,
   MIN_TOKEN_LENGTH,
 } from './options.js';

@@ -1,6 +1,6 @@
 import { agent, consecutive, KeelError, MemoryRunStore, queuedRun } from '@keel/core';
-import { SqliteRunStore } from '@keel/store-sqlite';
 import { scriptedModel } from '@keel/core/testing';
+import { SqliteRunStore } from '@keel/store-sqlite';
 import { describe, expect, it } from 'vitest';
 import { RunCatalog } from './run-catalog.js';
 import { fallbackRun, interruptedRun, runHeldByWorker } from './test-support/runs.js';

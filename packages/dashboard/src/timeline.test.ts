@@ -3,17 +3,17 @@ import {
   MemoryRunStore,
   migrateRunState,
   queuedRun,
-  readQueuedState,
   type RunEvent,
   type RunRecord,
   type RunState,
+  readQueuedState,
   tool,
 } from '@keel/core';
 import { FakeClock, scriptedModel } from '@keel/core/testing';
 import { simulated } from '@keel/simulated';
 import { describe, expect, it } from 'vitest';
-import { fallbackRun, interruptedRun } from './test-support/runs.js';
 import { queuedTimeline } from './queued-timeline.js';
+import { fallbackRun, interruptedRun } from './test-support/runs.js';
 import { buildTimeline, type TimelineEntry } from './timeline.js';
 
 async function stored(store: MemoryRunStore, runId: string) {

@@ -1,10 +1,10 @@
+import { FakeClock } from '@keel/core/testing';
+import { keelTracing } from '@keel/otel';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { keelTracing } from '@keel/otel';
-import { FakeClock } from '@keel/core/testing';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { faultyAgent } from '../../telemetry/src/test-faulty-agent.js';

@@ -1,6 +1,7 @@
 // Option checking of openai() and openaiCompatible(): no option is ignored silently, and the message says what to fix.
-import { describe, expect, it } from 'vitest';
+
 import { KeelError } from '@keel/core';
+import { describe, expect, it } from 'vitest';
 import { openai, openaiCompatible } from './openai.js';
 
 function thrownBy(make: () => unknown): KeelError {

@@ -1,5 +1,3 @@
-import type { BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
-import { metrics } from '@opentelemetry/api';
 import { type Disposable, KeelError, type RetryBudget, type RunEventListener } from '@keel/core';
 import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
@@ -12,6 +10,8 @@ import {
   type ObservableAgent,
   RunMetrics,
 } from '@keel/telemetry';
+import type { BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
+import { metrics } from '@opentelemetry/api';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './tracing.js';
 
 /**

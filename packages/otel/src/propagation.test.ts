@@ -1,9 +1,9 @@
-import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { agent, MemoryRunStore, tool } from '@keel/core';
 import { FakeClock, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { mcpTools } from '@keel/mcp';
 import { httpTool } from '@keel/tools';
+import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_SERVER } from '../../mcp/src/fixtures/servers.js';
 import { inMemorySdk, spanNamed, useAsyncContext } from './test-sdk.js';

@@ -1,4 +1,6 @@
 // Test helpers (not built, not exported): the OpenTelemetry SDK with in-memory exporters.
+
+import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   AggregationTemporality,
@@ -15,7 +17,6 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { context } from '@opentelemetry/api';
 
 /** A tracer provider and a meter provider whose spans and metric points stay in memory. */
 export interface InMemorySdk {

@@ -1,5 +1,5 @@
-import type { SpanContext } from '@opentelemetry/api';
 import type { TraceIds } from '@keel/telemetry';
+import type { SpanContext } from '@opentelemetry/api';
 
 /**
  * The W3C `traceparent` header of a span context (`00-<trace id>-<span id>-<flags>`), built directly rather than

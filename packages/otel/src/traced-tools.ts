@@ -1,5 +1,5 @@
-import { context as contextApi } from '@opentelemetry/api';
 import type { Tool } from '@keel/core';
+import { context as contextApi } from '@opentelemetry/api';
 import type { KeelTracing } from './tracing.js';
 
 /**

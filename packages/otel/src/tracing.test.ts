@@ -1,7 +1,7 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { agent, tool } from '@keel/core';
 import { FakeClock, scriptedModel } from '@keel/core/testing';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { faultyAgent } from '../../telemetry/src/test-faulty-agent.js';
 import { keelMetrics } from './metrics.js';

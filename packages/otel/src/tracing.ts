@@ -1,14 +1,3 @@
-import {
-  type Attributes,
-  type Context,
-  context as contextApi,
-  type Span,
-  SpanKind,
-  type SpanContext,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from '@opentelemetry/api';
 import type { Agent, Disposable, FinishReason, RunAnnotations, RunEvent, RunEventListener } from '@keel/core';
 import { rejectUnknownOptions, requireOptionsObject, throwOptionError } from '@keel/core/adapter';
 import {
@@ -19,6 +8,17 @@ import {
   modelParts,
   type TraceIds,
 } from '@keel/telemetry';
+import {
+  type Attributes,
+  type Context,
+  context as contextApi,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { type ContentRecording, inputMessages, outputMessages, recordedText } from './genai-messages.js';
 import { RunTrace } from './run-trace.js';
 import { parseTraceparent, traceHeadersOf, traceIdsOf, traceparentOf } from './trace-headers.js';

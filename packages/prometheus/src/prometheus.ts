@@ -12,7 +12,7 @@ import {
   prometheusLabel,
   RunMetrics,
 } from '@keel/telemetry';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { metricsHandler } from './metrics-handler.js';
 import { type MetricsServer, type ServeOptions, serveMetrics } from './metrics-server.js';
 

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RedisInstance, startRedis } from '../../../scripts/redis.js';
 import { freeLoopbackPort } from '../../../scripts/test-services.js';
 import { type RedisState, redisState } from './redis-state.js';
-import { testClient, uniqueNamespace, TEST_OPERATION_TIMEOUT_MS } from './test-support/test-redis.js';
+import { TEST_OPERATION_TIMEOUT_MS, testClient, uniqueNamespace } from './test-support/test-redis.js';
 
 let redis: RedisInstance;
 let port: number;

@@ -7,10 +7,10 @@ import type { RedisUnavailableEvent } from './redis-events.js';
 import { redisState } from './redis-state.js';
 import { eventually } from './test-support/eventually.js';
 import {
+  TEST_OPERATION_TIMEOUT_MS,
   testClient,
   testRedisUrl,
   uniqueNamespace,
-  TEST_OPERATION_TIMEOUT_MS,
 } from './test-support/test-redis.js';
 
 describe('redisState: options', () => {

@@ -1,5 +1,5 @@
 import { type Clock, KeelError } from '@keel/core';
-import { type Event, Emitter, type TimerHandle } from '@keel/core/adapter';
+import { Emitter, type Event, type TimerHandle } from '@keel/core/adapter';
 import type { BreakerStoreFactory, RateLimiterStoreFactory, RetryBudgetStoreFactory } from '@keel/core/store';
 import { Redis, type RedisOptions } from 'ioredis';
 import { BREAKER_SCRIPT } from './breaker/breaker-script.js';

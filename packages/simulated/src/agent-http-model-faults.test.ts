@@ -1,8 +1,9 @@
 // The run loop against the simulated server over real HTTP, for the faults that are in the model's answer rather than
 // in the transport: broken tool calls (corrected, not retried), a context overflow (reduced, or failed when nothing
 // can be removed) and an answer cut at the output token limit (failed hard, with the partial output).
-import { afterEach, describe, expect, it } from 'vitest';
+
 import { agent, constant } from '@keel/core';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   appliedFaults,
   reportCounts,

@@ -1,8 +1,9 @@
 // Retry layers over real HTTP: the provider does not retry on its own, so the server sees exactly the attempts the
 // loop's retry policy makes; and one budget caps every retry of a run, so a run under a 30% fault rate never sends
 // more requests than its steps, its fallbacks and that budget allow.
-import { afterEach, describe, expect, it } from 'vitest';
+
 import { agent, constant } from '@keel/core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { reportCounts, serverPool, serverRequests, weatherTool } from './agent-http-fixture.js';
 import { simulated } from './provider.js';
 

@@ -1,9 +1,10 @@
 // The run loop against the simulated server over real HTTP, one transient fault kind at a time: the first request
 // fails the way a hosted model's would on the wire, the loop retries it once, and the run completes. The report must
 // count exactly what the server received and did.
-import { afterEach, describe, expect, it } from 'vitest';
+
 import { agent, constant, type ErrorCode, type RunResult } from '@keel/core';
 import { FakeClock } from '@keel/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   appliedFaults,
   reportCounts,

@@ -1,8 +1,9 @@
 // The run loop against the simulated provider over real HTTP on 127.0.0.1: every fault travels the wire path a
 // hosted model's would (status codes, headers, broken bodies), and the server's own count of what it received is
 // checked against the run's report.
-import { afterEach, describe, expect, it } from 'vitest';
+
 import { agent, constant, type RunEvent } from '@keel/core';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   appliedFaults,
   reportCounts,

@@ -11,6 +11,7 @@ export {
   scheduledFault,
   validateFaultSchedule,
 } from './faults.js';
+export { type OutageWindow, outageAt, validateOutages } from './outages.js';
 export {
   FAULT_PRESETS,
   type FaultPresetName,
@@ -20,7 +21,6 @@ export {
   SIMULATED_MODEL,
   type SimulatedFaults,
 } from './parse-faults.js';
-export { type OutageWindow, outageAt, validateOutages } from './outages.js';
 export { mulberry32, randomAt } from './prng.js';
 export { type SimulatedOptions, type SimulatedProvider, simulated } from './provider.js';
 export { argumentsFromSchema, type SchemaValueContext, valueFromSchema } from './schema-values.js';

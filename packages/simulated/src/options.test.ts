@@ -1,7 +1,8 @@
 // Option checking of simulated(), withModel(), startSimulatedServer() and fault schedules: no option is ignored
 // silently, and the message says what to fix.
-import { describe, expect, it } from 'vitest';
+
 import { KeelError } from '@keel/core';
+import { describe, expect, it } from 'vitest';
 import { validateFaultSchedule } from './faults.js';
 import { simulated } from './provider.js';
 import { startSimulatedServer } from './server.js';

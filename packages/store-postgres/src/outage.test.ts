@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { agent, type RunResult, tool } from '@keel/core';
 import { FakeClock, scriptedModel } from '@keel/core/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { PostgresRunStore } from './postgres-run-store.js';
 import { freeLoopbackPort } from '../../../scripts/test-services.js';
+import { PostgresRunStore } from './postgres-run-store.js';
 
 const script = fileURLToPath(new URL('../../../scripts/postgres.sh', import.meta.url));
 // Not created here: postgres.sh creates it and hands it to the postgres user. The `keel-postgres-test-<pid>-` prefix

@@ -12,24 +12,24 @@ import {
   type CheckpointWrite,
   checkpointConflict,
   type Lease,
+  type LedgerRow,
   leaseConflict,
+  ledgerEntryFromRow,
   type NewRun,
+  RUN_SUMMARY_COLUMNS,
+  type RunRow,
   runNotFound,
+  runRecordFromRow,
+  runSummaryFromRow,
   type SessionAppend,
   type SessionSummary,
   type StartedToolCall,
   type StepCommit,
   toolCallNotStarted,
-  type LedgerRow,
-  ledgerEntryFromRow,
-  RUN_SUMMARY_COLUMNS,
-  type RunRow,
-  runRecordFromRow,
-  runSummaryFromRow,
 } from '@keel/core/store';
 import pg from 'pg';
-import { toStoreError } from './postgres-rows.js';
 import { checkOptions, type PostgresRunStoreOptions } from './postgres-options.js';
+import { toStoreError } from './postgres-rows.js';
 import {
   appendTurn,
   claimSession,
@@ -38,7 +38,6 @@ import {
   loadSession,
   releaseSession,
 } from './postgres-sessions.js';
-import { migrate } from './schema.js';
 import {
   COMMIT_STEP_SQL,
   commitStepValues,
@@ -46,6 +45,7 @@ import {
   type RefusedCommitRow,
   refusedCommitError,
 } from './postgres-step-commit.js';
+import { migrate } from './schema.js';
 
 /** The prepared statement of a step's commit: the statement a durable run sends once or twice a step. */
 const COMMIT_STEP_STATEMENT = 'keel_commit_step';

@@ -1,2 +1,2 @@
-export { SqliteRunStore } from './sqlite-run-store.js';
 export type { SqliteRunStoreOptions } from './sqlite-options.js';
+export { SqliteRunStore } from './sqlite-run-store.js';

@@ -14,20 +14,20 @@ import {
   type CheckpointWrite,
   checkpointConflict,
   type Lease,
+  type LedgerRow,
   leaseConflict,
+  ledgerEntryFromRow,
   type NewRun,
+  RUN_SUMMARY_COLUMNS,
+  type RunRow,
   runNotFound,
+  runRecordFromRow,
+  runSummaryFromRow,
   type SessionAppend,
   type SessionSummary,
   type StartedToolCall,
   type StepCommit,
   toolCallNotStarted,
-  type LedgerRow,
-  ledgerEntryFromRow,
-  RUN_SUMMARY_COLUMNS,
-  type RunRow,
-  runRecordFromRow,
-  runSummaryFromRow,
 } from '@keel/core/store';
 import Database from 'better-sqlite3';
 import { switchToWal } from './journal-mode.js';
@@ -35,8 +35,8 @@ import { openReadOnly } from './read-only.js';
 import { migrate } from './schema.js';
 import { checkOptions, type SqliteRunStoreOptions } from './sqlite-options.js';
 import { toStoreError } from './sqlite-rows.js';
-import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
 import { SqliteSessions } from './sqlite-sessions.js';
+import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of

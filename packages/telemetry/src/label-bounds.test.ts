@@ -1,8 +1,8 @@
 import { agent, type Tool, tool } from '@keel/core';
 import { scriptedModel } from '@keel/core/testing';
 import { describe, expect, it } from 'vitest';
-import { KEEL_METRICS } from './metric-catalogue.js';
 import { LabelBounds, OVERFLOW_LABEL } from './label-bounds.js';
+import { KEEL_METRICS } from './metric-catalogue.js';
 import { RunMetrics } from './run-metrics.js';
 
 // Keys of shapes no credential pattern knows: only their values can find them.

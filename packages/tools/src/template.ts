@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/core';
-import { optionError, type OptionPath, optionPathText } from '@keel/core/adapter';
+import { type OptionPath, optionError, optionPathText } from '@keel/core/adapter';
 
 /** A `{name}` or `{name:kind}` slot in a template, filled from the tool's input property `name`. */
 export interface Placeholder {

@@ -16,9 +16,9 @@ import { Queue } from 'bullmq';
 import { settlesBy } from './bounded.js';
 import { checkOptionsObject, checkStore } from './check-options.js';
 import {
+  answerJobIdOf,
   type CancellationMessage,
   cancelChannelOf,
-  answerJobIdOf,
   DEFAULT_PREFIX,
   jobIdOf,
   queueNameOf,

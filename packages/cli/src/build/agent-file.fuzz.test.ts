@@ -5,12 +5,12 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryRunStore } from '@keel/core';
-import { isMap, isScalar, isSeq, type Node, parseDocument, type YAMLMap } from 'yaml';
-import { afterAll, describe, expect, it } from 'vitest';
 import { parseAgentFile } from '@keel/agent-file';
-import { buildAgentFromFile } from './build-agent.js';
+import { MemoryRunStore } from '@keel/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isMap, isScalar, isSeq, type Node, parseDocument, type YAMLMap } from 'yaml';
 import { BUILTIN_TOOL_NAMES } from '../builtin-tools/builtin-tools.js';
+import { buildAgentFromFile } from './build-agent.js';
 
 const SEED = Number(process.env.KEEL_FUZZ_SEED ?? 7);
 const CASES = Number(process.env.KEEL_FUZZ_CASES ?? 1_500);

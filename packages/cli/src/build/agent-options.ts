@@ -1,3 +1,4 @@
+import type { AgentFile } from '@keel/agent-file';
 import type {
   AgentOptions,
   Clock,
@@ -7,7 +8,6 @@ import type {
   Tool,
   ToolSource,
 } from '@keel/core';
-import type { AgentFile } from '@keel/agent-file';
 import type { AgentPolicies } from './fleet-policies.js';
 
 /** What an agent file leaves to the command that builds its agent. */

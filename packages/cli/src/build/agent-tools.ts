@@ -1,10 +1,8 @@
+import type { AgentFile } from '@keel/agent-file';
+import { commandToolOptions, httpToolOptions, mcpToolsOptions } from '@keel/agent-file';
 import type { Tool, ToolSource } from '@keel/core';
 import type { McpToolset } from '@keel/mcp';
 import { commandTool, httpTool } from '@keel/tools';
-import type { AgentFile } from '@keel/agent-file';
-import { commandToolOptions } from '@keel/agent-file';
-import { httpToolOptions } from '@keel/agent-file';
-import { mcpToolsOptions } from '@keel/agent-file';
 
 /** The tools an agent file declares, built; the MCP toolsets among them must be closed when the command ends. */
 export interface AgentTools {

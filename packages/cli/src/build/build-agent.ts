@@ -1,12 +1,12 @@
 import { dirname, join } from 'node:path';
-import { type Agent, agent, type Clock, type DurabilityOptions, type RunStore, type Tool } from '@keel/core';
+import type { TrustFlags } from '@keel/agent-file';
 import { type AgentFile, loadAgentFile } from '@keel/agent-file';
+import { type Agent, agent, type Clock, type DurabilityOptions, type RunStore, type Tool } from '@keel/core';
+import { BUILTIN_TOOL_NAMES, builtinTools } from '../builtin-tools/builtin-tools.js';
 import { agentOptionsFromFile } from './agent-options.js';
 import { type AgentTools, buildAgentTools } from './agent-tools.js';
-import { BUILTIN_TOOL_NAMES, builtinTools } from '../builtin-tools/builtin-tools.js';
 import type { AgentPolicies } from './fleet-policies.js';
 import { type ResolvedModels, resolveModels } from './models.js';
-import type { TrustFlags } from '@keel/agent-file';
 
 /** An agent built from an agent file, with what must be closed afterwards. */
 export interface BuiltAgent {

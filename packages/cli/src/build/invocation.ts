@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { KeelError } from '@keel/core';
 import type { TrustFlags } from '@keel/agent-file';
+import { KeelError } from '@keel/core';
 
 /** How a run was started from the command line: what `keel resume` needs to rebuild the same agent. */
 export interface Invocation {

@@ -1,15 +1,15 @@
-import { KeelError, type ModelProvider } from '@keel/core';
+import type { AgentFile, ModelEntry } from '@keel/agent-file';
+import { keyVariableOf } from '@keel/agent-file';
 import { anthropic } from '@keel/anthropic';
+import { KeelError, type ModelProvider } from '@keel/core';
 import { openai, openaiCompatible } from '@keel/openai';
 import {
   type FaultSchedule,
   parseFaults,
   type SimulatedProvider,
-  simulated,
   type SimulatedServer,
+  simulated,
 } from '@keel/simulated';
-import type { AgentFile, ModelEntry } from '@keel/agent-file';
-import { keyVariableOf } from '@keel/agent-file';
 
 /** The models of an agent file, made into providers; `close` stops the simulated server if one was started. */
 export interface ResolvedModels {

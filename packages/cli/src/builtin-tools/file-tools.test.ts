@@ -2,9 +2,9 @@
 // child process), an HTTP tool (a real server on 127.0.0.1, let through the SSRF guard by `allow:`), and an MCP
 // server started at the agent's first step and gone, checked by pid, when the command ends.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { MemoryRunStore } from '@keel/core';
 import { type HttpTestServer, sendJson, startHttpTestServer } from '@keel/core/testing';

@@ -1,16 +1,16 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Clock, KeelError } from '@keel/core';
 import type { Output } from '../output/output.js';
+import { cancelCli } from './cancel/cancel-cli.js';
 import { CHAOS_OPTIONS, CHAOS_USAGE, chaosCommand } from './chaos/chaos.js';
 import { CHAT_OPTIONS, CHAT_USAGE, chatCommand } from './chat/chat.js';
 import { DASHBOARD_OPTIONS, DASHBOARD_USAGE, dashboardCommand } from './dashboard/dashboard.js';
-import { cancelCli } from './cancel/cancel-cli.js';
 import { resumeCli } from './resume/resume-cli.js';
 import { runCli } from './run/run-cli.js';
 import { runsListCli, runsShowCli } from './runs/runs-cli.js';
+import { sessionsDeleteCli, sessionsListCli, sessionsShowCli } from './sessions/sessions-cli.js';
 import { SUBMIT_OPTIONS, SUBMIT_USAGE } from './submit/submit-options.js';
 import { WORKER_OPTIONS, WORKER_USAGE } from './worker/worker-options.js';
-import { sessionsDeleteCli, sessionsListCli, sessionsShowCli } from './sessions/sessions-cli.js';
 
 /** The options a command takes, for `parseArgs`. */
 export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;

@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type KeelOutcome, keelBinary, KEEL_BINARY } from '../test-support/keel-cli.js';
+import { KEEL_BINARY, type KeelOutcome, keelBinary } from '../test-support/keel-cli.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'keel-cli-output-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

@@ -9,8 +9,8 @@ import { type HttpTestServer, sendJson, startHttpTestServer } from '@keel/core/t
 import { openaiCompatible } from '@keel/openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../main.js';
-import { attributesOf, spansOf } from '../test-support/otlp-receiver.js';
 import type { Output } from '../output/output.js';
+import { attributesOf, spansOf } from '../test-support/otlp-receiver.js';
 import { startTelemetry } from './telemetry.js';
 
 // A Groq key: no credential pattern knows its shape, only its value (from the environment) finds it.

@@ -4,9 +4,9 @@ import { agent } from '@keel/core';
 import { type HttpTestServer, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { openaiCompatible } from '@keel/openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { attributesOf } from '../test-support/otlp-receiver.js';
 import { main } from '../main.js';
 import type { Output } from '../output/output.js';
+import { attributesOf } from '../test-support/otlp-receiver.js';
 import { FINAL_EXPORT_TIMEOUT_MS, resourceAttributesOf, startTelemetry } from './telemetry.js';
 
 function capture() {

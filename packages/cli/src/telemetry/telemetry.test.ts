@@ -3,15 +3,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { trace } from '@opentelemetry/api';
 import { agent, tool } from '@keel/core';
 import { type HttpTestServer, scriptedModel, sendJson, startHttpTestServer } from '@keel/core/testing';
+import { trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../main.js';
-import { attributesOf, metricNamesOf, spansOf } from '../test-support/otlp-receiver.js';
-import type { Output } from '../output/output.js';
-import { startTelemetry } from './telemetry.js';
 import { freeLoopbackPort } from '../../../../scripts/test-services.js';
+import { main } from '../main.js';
+import type { Output } from '../output/output.js';
+import { attributesOf, metricNamesOf, spansOf } from '../test-support/otlp-receiver.js';
+import { startTelemetry } from './telemetry.js';
 
 const SECRET = 'sk-proj-Zq7rT3xN9vK2mW8pL4sJ6hF1dG5bC0aE';
 

@@ -2,20 +2,7 @@
 // Prometheus /metrics endpoint (--metrics-port) and JSON log lines in place of the live view (--log json). The OpenTelemetry SDK
 // and its OTLP exporters are dependencies of the command line only; the packages it wires rest on @opentelemetry/api
 // alone.
-import {
-  context,
-  diag,
-  type DiagLogger,
-  DiagLogLevel,
-  type Meter,
-  propagation,
-  trace,
-} from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+
 import {
   type Agent,
   KeelError,
@@ -27,12 +14,26 @@ import {
 import { type KeelLogs, keelLogs, type LogLevel } from '@keel/logs';
 import { type KeelTracing, keelMetrics, keelTracing, tracedTools } from '@keel/otel';
 import { keelPrometheus, type MetricsServer } from '@keel/prometheus';
+import {
+  context,
+  type DiagLogger,
+  DiagLogLevel,
+  diag,
+  type Meter,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Registry } from 'prom-client';
 import { integerArgument } from '../commands/command-arguments.js';
-import { otlpExporters } from './otlp-exporters.js';
 import type { Output } from '../output/output.js';
 import { apiKeyValues } from '../output/redacting-output.js';
 import { exitCodeOf, presentResult } from '../output/render.js';
+import { otlpExporters } from './otlp-exporters.js';
 
 /** The telemetry flags of `keel run`, `keel resume` and `keel worker`. */
 export interface TelemetryFlags {

@@ -3,29 +3,17 @@
 // against a breaker), policy plumbing (signals and contexts, an event emitter), option checks and redaction. Explicit
 // exports only; `surface/adapter.txt` lists them.
 
+export {
+  countsAgainstModel,
+  FALLBACK_CODES,
+  presentableError,
+  underlyingError,
+} from '../agent/run/failure-rules.js';
 export { isControlSignal } from '../errors/control.js';
 export { isSecretKey, REDACTED } from '../errors/redact.js';
 export { createRedactor, type Redactor } from '../errors/redactor.js';
 export { type SecretValueRedactor, secretValueRedactor } from '../errors/secret-values.js';
 export { deserializeError } from '../errors/serialize.js';
-export type { TimerHandle } from '../policies/clock.js';
-export {
-  CALL_SETTLED_REASON,
-  isAborted,
-  NEVER_ABORTED_SIGNAL,
-  toContext,
-  withAttempt,
-} from '../policies/context.js';
-export { Emitter } from '../policies/events.js';
-export type { Event, PolicyContext } from '../policies/policy.js';
-export { isDependencyFailure } from '../policies/breaker/failures.js';
-export type {
-  JsonSchema,
-  ProviderMetadata,
-  ReasoningPart,
-  ToolChoice,
-  ToolDefinition,
-} from '../spec/model.js';
 // The option kit: checks with object arguments whose refusals carry `{ where, option, path }`.
 export {
   type ClockShape,
@@ -64,12 +52,24 @@ export {
   optionPathText,
   throwOptionError,
 } from '../options/option-error.js';
+export { isDependencyFailure } from '../policies/breaker/failures.js';
+export type { TimerHandle } from '../policies/clock.js';
+export {
+  CALL_SETTLED_REASON,
+  isAborted,
+  NEVER_ABORTED_SIGNAL,
+  toContext,
+  withAttempt,
+} from '../policies/context.js';
+export { Emitter } from '../policies/events.js';
+export type { Event, PolicyContext } from '../policies/policy.js';
 export { parseJson } from '../schemas/parse-json.js';
 export { resolveSchema } from '../schemas/schema.js';
+export type {
+  JsonSchema,
+  ProviderMetadata,
+  ReasoningPart,
+  ToolChoice,
+  ToolDefinition,
+} from '../spec/model.js';
 export { TOOL_NAME_PATTERN } from '../spec/tool.js';
-export {
-  countsAgainstModel,
-  FALLBACK_CODES,
-  presentableError,
-  underlyingError,
-} from '../agent/run/failure-rules.js';

@@ -1,4 +1,3 @@
-import { countsAgainstModel } from './run/failure-rules.js';
 import { consecutive } from '../policies/breaker/consecutive.js';
 import type { BreakerStrategy } from '../policies/breaker/strategy.js';
 import { timeWindow } from '../policies/breaker/time-window.js';
@@ -17,6 +16,7 @@ import type {
   ToolSlot,
 } from './run/agent-runtime.js';
 import { agentConfigError, checkMilliseconds } from './run/config-error.js';
+import { countsAgainstModel } from './run/failure-rules.js';
 import { indexTools } from './tools/tool.js';
 import { fallbackName } from './tools/tool-fallback.js';
 

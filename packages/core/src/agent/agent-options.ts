@@ -2,19 +2,19 @@ import type { CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
 import type { Delay, RandomSource } from '../policies/delays.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policies/retry-budget.js';
+import type { SchemaLike } from '../schemas/schema.js';
 import type { ModelProvider } from '../spec/model.js';
+import type { RunEventListener } from '../spec/run-events.js';
 import type { RunStore } from '../spec/run-store.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
 import type { ConversationManager } from './conversation/manager.js';
 import type { CorrectionLimits } from './correction/correction-tracker.js';
 import type { StructuredOutput } from './correction/structured-output.js';
-import type { DurabilityOptions } from './run/durability.js';
-import type { UncertainCallPolicy } from './run/agent-runtime.js';
-import type { CheckpointHook } from './run/run-state.js';
 import type { Guardrail } from './guardrails/guardrail.js';
-import type { RunEventListener } from '../spec/run-events.js';
+import type { UncertainCallPolicy } from './run/agent-runtime.js';
+import type { DurabilityOptions } from './run/durability.js';
 import type { RunLimits } from './run/limits.js';
-import type { SchemaLike } from '../schemas/schema.js';
+import type { CheckpointHook } from './run/run-state.js';
 
 /** Options of `agent()`. */
 export interface AgentOptions<Output = string> {

@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
+import type { RunEvent } from '../spec/run-events.js';
 import type { ToolContext } from '../spec/tool.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { agent } from './agent.js';
 import { runRegistry } from './run/cancellation.js';
-import type { RunEvent } from '../spec/run-events.js';
 import { tool } from './tools/tool.js';
 
 const cityInput = {

@@ -1,17 +1,17 @@
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Event } from '../policies/policy.js';
 import type { Message } from '../spec/model.js';
+import type { RunEvent } from '../spec/run-events.js';
 import type { RunStore } from '../spec/run-store.js';
 import type { AgentOptions } from './agent-options.js';
+import type { RunOptions, RunResult } from './loop/run.js';
+import { resolveAgent } from './resolve-agent.js';
 import { type ResumeOptions, resumeRun } from './resume.js';
 import { type RunAbort, runRegistry } from './run/cancellation.js';
-import type { RunEvent } from '../spec/run-events.js';
-import type { RunOptions, RunResult } from './loop/run.js';
-import { executeRun } from './start-run.js';
-import { resolveAgent } from './resolve-agent.js';
 import { sessionSettingsOf } from './run/session-options.js';
 import { runOnSession } from './session-run.js';
 import { settleSession } from './sessions/session-settle.js';
+import { executeRun } from './start-run.js';
 
 /** An agent: a model, tools and policies, ready to run. */
 export interface Agent<Output = string> {

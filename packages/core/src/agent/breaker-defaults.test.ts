@@ -3,11 +3,11 @@ import { KeelError } from '../errors/keel-error.js';
 import { consecutive } from '../policies/breaker/consecutive.js';
 import { constant } from '../policies/delays.js';
 import type { ModelProvider, ModelRequest } from '../spec/model.js';
+import type { RunEvent } from '../spec/run-events.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { type Agent, agent } from './agent.js';
 import type { AgentOptions } from './agent-options.js';
-import type { RunEvent } from '../spec/run-events.js';
 import type { RunResult } from './loop/run.js';
 import { tool } from './tools/tool.js';
 

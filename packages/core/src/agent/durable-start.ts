@@ -1,14 +1,14 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import type { Clock } from '../policies/clock.js';
+import { DurableRun } from './durability/durable-run.js';
+import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from './durability/store-calls.js';
+import { driveRun, type RunOptions, type RunResult, resultOf } from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import { RunAbort, type RunRegistry } from './run/cancellation.js';
-import { countError } from './run/report.js';
-import { driveRun, type RunOptions, type RunResult, resultOf } from './loop/run.js';
-import { isSessionConflict } from './run/session-state.js';
 import type { DurabilitySettings } from './run/durability.js';
-import { DurableRun } from './durability/durable-run.js';
+import { countError } from './run/report.js';
 import { endRun, RUN_STATE_SCHEMA_VERSION, type RunState } from './run/run-state.js';
-import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from './durability/store-calls.js';
+import { isSessionConflict } from './run/session-state.js';
 
 /**
  * Starts a durable run: creates its record in the store (a run id already stored is `config.invalid`, like one in

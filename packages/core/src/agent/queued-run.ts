@@ -2,8 +2,8 @@ import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import { throwOptionError } from '../options/option-error.js';
 import type { Message } from '../spec/model.js';
 import type { NewRun } from '../spec/run-store.js';
-import { initialMessages } from './start-run.js';
 import { RUN_STATE_SCHEMA_VERSION } from './run/run-state.js';
+import { initialMessages } from './start-run.js';
 
 /**
  * What the record of a queued run holds until a worker starts it (`RunStore` status `queued`): the run's input and

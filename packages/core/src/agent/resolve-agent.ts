@@ -1,22 +1,22 @@
-import { DeadlineQueue } from '../policies/deadline-queue.js';
+import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import { systemClock } from '../policies/clock.js';
+import { DeadlineQueue } from '../policies/deadline-queue.js';
 import { Emitter } from '../policies/events.js';
+import type { SchemaLike } from '../schemas/schema.js';
+import type { RunEvent } from '../spec/run-events.js';
+import type { Tool, ToolSource } from '../spec/tool.js';
 import { resolveModels, resolveRetry, toolSlots } from './agent-dependencies.js';
 import type { AgentOptions } from './agent-options.js';
-import type { AgentRuntime, ToolCatalog } from './run/agent-runtime.js';
-import type { CircuitBreaker } from '../policies/circuit-breaker.js';
-import type { Tool, ToolSource } from '../spec/tool.js';
-import { agentConfigError as fail } from './run/config-error.js';
 import { slidingWindow } from './conversation/sliding-window.js';
 import { CorrectionTracker } from './correction/correction-tracker.js';
 import { type StructuredOutput, structuredOutput } from './correction/structured-output.js';
+import type { AgentRuntime, ToolCatalog } from './run/agent-runtime.js';
+import { agentConfigError as fail } from './run/config-error.js';
 import { resolveDurability } from './run/durability.js';
-import type { RunEvent } from '../spec/run-events.js';
 import { resolveLimits } from './run/limits.js';
-import type { SchemaLike } from '../schemas/schema.js';
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './run/tool-result.js';
 import { SourcedToolCatalog } from './tool-catalog.js';
 import { toToolDefinition } from './tools/tool.js';
-import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './run/tool-result.js';
 
 const KNOWN_OPTIONS = [
   'name',

@@ -7,8 +7,8 @@ import { DurableFixture } from '../testing/durable-fixture.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { type ScriptedStep, scriptedModel } from '../testing/scripted-model.js';
 import { agent } from './agent.js';
-import { tool } from './tools/tool.js';
 import { RUN_STATE_SCHEMA_VERSION } from './run/run-state.js';
+import { tool } from './tools/tool.js';
 
 type FixtureName = 'midStep' | 'answerReceived' | 'approvalInterrupted' | 'completed';
 const V1 = JSON.parse(

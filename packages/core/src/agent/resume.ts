@@ -1,18 +1,18 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
-import type { RunRecord } from '../spec/run-store.js';
-import type { AgentRuntime } from './run/agent-runtime.js';
-import { RunAbort, type RunRegistry } from './run/cancellation.js';
 import type { RunEventListener } from '../spec/run-events.js';
-import { checkOptions, checkRunId, driveRun, type RunResult } from './loop/run.js';
-import { initialMessages } from './start-run.js';
-import type { DurabilitySettings } from './run/durability.js';
+import type { RunRecord } from '../spec/run-store.js';
 import { DurableRun } from './durability/durable-run.js';
-import type { ApprovalAnswer, ToolCallDecision } from './run/pending-decision.js';
-import { type QueuedRunState, readQueuedState } from './queued-run.js';
 import { applyAnswers, checkAnswers, reconcile } from './durability/resume-decisions.js';
-import { createRunState, RUN_STATE_SCHEMA_VERSION, type RunState } from './run/run-state.js';
 import { migrateRunState } from './durability/run-state-migrations.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './durability/store-calls.js';
+import { checkOptions, checkRunId, driveRun, type RunResult } from './loop/run.js';
+import { type QueuedRunState, readQueuedState } from './queued-run.js';
+import type { AgentRuntime } from './run/agent-runtime.js';
+import { RunAbort, type RunRegistry } from './run/cancellation.js';
+import type { DurabilitySettings } from './run/durability.js';
+import type { ApprovalAnswer, ToolCallDecision } from './run/pending-decision.js';
+import { createRunState, RUN_STATE_SCHEMA_VERSION, type RunState } from './run/run-state.js';
+import { initialMessages } from './start-run.js';
 
 /** Options of `agent.resume(runId, options)`. */
 export interface ResumeOptions {

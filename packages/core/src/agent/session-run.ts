@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { KeelError } from '../errors/keel-error.js';
 import type { Message } from '../spec/model.js';
 import type { SessionConflictData, SessionRecord } from '../spec/run-store.js';
-import type { AgentRuntime } from './run/agent-runtime.js';
-import { startDurableRun } from './durable-start.js';
-import { createRunState, type RunState } from './run/run-state.js';
 import { storeCallsOf, withStoreRetries } from './durability/store-calls.js';
+import { startDurableRun } from './durable-start.js';
+import { checkOptions, type RunOptions, type RunResult, refuseRunOption } from './loop/run.js';
+import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
-import { checkOptions, refuseRunOption, type RunOptions, type RunResult } from './loop/run.js';
+import { createRunState, type RunState } from './run/run-state.js';
 import { checkSessionStore, type SessionSettings } from './run/session-options.js';
-import { settleCompletedHolder, settleSession } from './sessions/session-settle.js';
 import { isSessionConflict } from './run/session-state.js';
+import { settleCompletedHolder, settleSession } from './sessions/session-settle.js';
 import { waitForSession } from './sessions/session-waiters.js';
 
 /** How often a run waiting for a session held in another process looks again, in milliseconds. */

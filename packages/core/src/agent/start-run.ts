@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../spec/model.js';
-import type { AgentRuntime } from './run/agent-runtime.js';
 import { startDurableRun } from './durable-start.js';
-import { createRunState } from './run/run-state.js';
+import { checkOptions, driveRun, type RunOptions, type RunResult, refuseRunOption } from './loop/run.js';
+import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
-import { checkOptions, driveRun, refuseRunOption, type RunOptions, type RunResult } from './loop/run.js';
+import { createRunState } from './run/run-state.js';
 
 /**
  * Runs the agent once. Invalid arguments throw `config.invalid` before anything starts; from then on every outcome

@@ -2,10 +2,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { scriptedModel } from '../testing/scripted-model.js';
 import { MemoryRunStore } from '../store/memory-run-store.js';
+import { FakeClock } from '../testing/fake-clock.js';
 import { FaultyRunStore } from '../testing/faulty-run-store.js';
+import { scriptedModel } from '../testing/scripted-model.js';
 import { agent } from './agent.js';
 import { tool } from './tools/tool.js';
 

@@ -132,7 +132,12 @@ export async function readJson(
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     if (KeelError.isInstance(error)) throw error;
-    throw malformedResponseError(provider, 'the response body was cut off before it ended', error, response.status);
+    throw malformedResponseError(
+      provider,
+      'the response body was cut off before it ended',
+      error,
+      response.status,
+    );
   }
   try {
     return JSON.parse(text);

@@ -1,7 +1,7 @@
-import { optionError } from '../options/option-error.js';
 import { classify } from '../errors/classify.js';
 import { isControlSignal } from '../errors/control.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import { optionError } from '../options/option-error.js';
 import { toContext } from './context.js';
 import { Emitter } from './events.js';
 import type { Event, PolicyContext, PolicyFunction, SignalInput } from './policy.js';

@@ -1,7 +1,7 @@
-import { optionError } from '../options/option-error.js';
 import { classify } from '../errors/classify.js';
 import { isControlSignal } from '../errors/control.js';
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import { optionError } from '../options/option-error.js';
 import { type Clock, systemClock } from './clock.js';
 import { NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './context.js';
 import { type Delay, exponential, fullJitter, MAX_DELAY_MS, type RandomSource, safeMs } from './delays.js';

@@ -1,5 +1,5 @@
-import { optionError } from '../options/option-error.js';
 import { type ErrorCode, isErrorCode } from '../errors/codes.js';
+import { optionError } from '../options/option-error.js';
 import { type Clock, systemClock } from './clock.js';
 import { toContext } from './context.js';
 import { DeadlineQueue } from './deadline-queue.js';

@@ -1,9 +1,9 @@
 import type { ErrorCode } from '../errors/codes.js';
 import type { SerializedError } from '../errors/serialize.js';
-import type { FinishReason, Message, ToolCall, Usage } from './model.js';
-import type { ToolResult } from './tool.js';
 import type { GuardrailStage, GuardrailTrigger } from './guardrail.js';
+import type { FinishReason, Message, ToolCall, Usage } from './model.js';
 import type { StopReason, TerminalStatus } from './stop-reason.js';
+import type { ToolResult } from './tool.js';
 
 /** What every run event carries. */
 interface RunEventBase {

@@ -3,22 +3,6 @@
 // versions of the breaker, rate limiter and retry budget stores. The run store contract suite is in
 // `@keel/core/testing`. Explicit exports only; `surface/store.txt` lists them.
 
-export type { RetryBudgetDenial } from '../policies/retry-budget.js';
-export type {
-  RetryBudgetCounts,
-  RetryBudgetLimits,
-  RetryBudgetStore,
-  RetryBudgetStoreFactory,
-  RetryBudgetStoreOptions,
-} from '../policies/retry-budget-store.js';
-export { memoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from '../policies/in-memory-retry-budget-store.js';
-export type {
-  RateLimiterGrant,
-  RateLimiterStore,
-  RateLimiterStoreFactory,
-  RateLimiterStoreOptions,
-} from '../policies/rate-limiter-store.js';
-export { memoryRateLimiterStore } from '../policies/in-memory-rate-limiter-store.js';
 export type {
   BreakerAdmission,
   BreakerOutcome,
@@ -34,6 +18,22 @@ export type {
 } from '../policies/breaker/breaker-store.js';
 export { MemoryBreakerStore } from '../policies/breaker/in-memory-breaker-store.js';
 export type { BreakerSnapshot, BreakerState } from '../policies/breaker/snapshot.js';
+export { memoryRateLimiterStore } from '../policies/in-memory-rate-limiter-store.js';
+export { memoryRetryBudgetStore, RETRY_BUDGET_SLOTS } from '../policies/in-memory-retry-budget-store.js';
+export type {
+  RateLimiterGrant,
+  RateLimiterStore,
+  RateLimiterStoreFactory,
+  RateLimiterStoreOptions,
+} from '../policies/rate-limiter-store.js';
+export type { RetryBudgetDenial } from '../policies/retry-budget.js';
+export type {
+  RetryBudgetCounts,
+  RetryBudgetLimits,
+  RetryBudgetStore,
+  RetryBudgetStoreFactory,
+  RetryBudgetStoreOptions,
+} from '../policies/retry-budget-store.js';
 export type {
   CheckpointWrite,
   Lease,
@@ -45,19 +45,19 @@ export type {
   StepCommit,
 } from '../spec/run-store.js';
 export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from '../store/conflicts.js';
-export {
-  ledgerEntryFromRow,
-  type LedgerRow,
-  RUN_SUMMARY_COLUMNS,
-  runRecordFromRow,
-  type RunRow,
-  runSummaryFromRow,
-} from '../store/sql-rows.js';
-export { sessionAppendConflict, sessionClaimConflict, type SessionHead } from '../store/session-conflicts.js';
+export { type SessionHead, sessionAppendConflict, sessionClaimConflict } from '../store/session-conflicts.js';
 export {
   SESSION_COLUMNS,
   type SessionRow,
+  type SessionTurnRow,
   sessionSummaryFromRow,
   sessionTurnFromRow,
-  type SessionTurnRow,
 } from '../store/session-rows.js';
+export {
+  type LedgerRow,
+  ledgerEntryFromRow,
+  RUN_SUMMARY_COLUMNS,
+  type RunRow,
+  runRecordFromRow,
+  runSummaryFromRow,
+} from '../store/sql-rows.js';

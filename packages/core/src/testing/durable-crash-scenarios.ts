@@ -1,10 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunState, RunTransition } from '../agent/run/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
 import { withoutCommitStep } from './contract-support.js';
 import { DurableFixture, FIXTURE_START_MS } from './durable-fixture.js';
 import { FakeClock } from './fake-clock.js';
 import { FaultyRunStore } from './faulty-run-store.js';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 
 const LATER_MS = FIXTURE_START_MS + 60_000;
 

@@ -1,7 +1,7 @@
 import { type Agent, agent } from '../agent/agent.js';
+import { stopRun } from '../agent/run/directives.js';
 import type { DurabilityOptions } from '../agent/run/durability.js';
 import type { RunTransition } from '../agent/run/run-state.js';
-import { stopRun } from '../agent/run/directives.js';
 import { tool } from '../agent/tools/tool.js';
 import type { RunStore } from '../spec/run-store.js';
 import { FakeClock } from './fake-clock.js';

@@ -24,7 +24,6 @@ export {
   type WireErrorKind,
 } from './model-provider-wire.js';
 export { runStoreContract } from './run-store-contract.js';
-export { SESSION_START_MS, SessionFixture } from './session-fixture.js';
 export {
   type ScriptedModel,
   type ScriptedModelOptions,
@@ -34,3 +33,4 @@ export {
   type ScriptedToolCall,
   scriptedModel,
 } from './scripted-model.js';
+export { SESSION_START_MS, SessionFixture } from './session-fixture.js';

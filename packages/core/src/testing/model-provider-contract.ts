@@ -1,4 +1,3 @@
-import { afterEach, describe, expect, it } from './vitest-functions.js';
 import { closedPort, sendJson, startSse, writeSse } from './http-test-server.js';
 import {
   type ContractHarness,
@@ -8,6 +7,7 @@ import {
   type ModelProviderContractDefinition,
 } from './model-provider-contract-support.js';
 import { modelProviderFailureContract } from './model-provider-failure-contract.js';
+import { afterEach, describe, expect, it } from './vitest-functions.js';
 
 /**
  * The behaviour every HTTP `ModelProvider` must have, run against a real HTTP server on 127.0.0.1 speaking the

@@ -1,11 +1,11 @@
-import { describe, expect, it } from './vitest-functions.js';
 import { agent } from '../agent/agent.js';
-import type { RunEvent } from '../spec/run-events.js';
 import type { ModelRequest } from '../spec/model.js';
+import type { RunEvent } from '../spec/run-events.js';
 import { MemoryRunStore } from '../store/memory-run-store.js';
 import { sendJson } from './http-test-server.js';
 import { CONTRACT_KEYS, type ContractHarness, keyShownIn } from './model-provider-contract-support.js';
 import type { WireErrorKind } from './model-provider-wire.js';
+import { describe, expect, it } from './vitest-functions.js';
 
 /**
  * The failures of {@link modelProviderContract}: statuses and errors mid-stream classified, and the API key kept out

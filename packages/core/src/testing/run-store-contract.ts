@@ -1,4 +1,3 @@
-import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunStore } from '../spec/run-store.js';
 import { codeOf, createContractRun, NOW_MS, runIds } from './contract-support.js';
 import { durableCrashScenarios } from './durable-crash-scenarios.js';
@@ -7,6 +6,7 @@ import { runStoreFleetContract } from './run-store-fleet-contract.js';
 import { runStoreLeaseContract } from './run-store-lease-contract.js';
 import { sessionRunScenarios } from './session-run-scenarios.js';
 import { sessionStoreContract } from './session-store-contract.js';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 
 /**
  * The behaviour every RunStore must have, down to durable runs of an agent on it (crashes at every write, approvals,

@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunStore, StepCommit } from '../spec/run-store.js';
 import { checkpointBy, codeOf, createContractRun, errorOf, NOW_MS, runIds } from './contract-support.js';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 
 /**
  * The part of the RunStore contract a fleet of workers rests on: queued runs, the lease holder in records and

@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunStore } from '../spec/run-store.js';
 import { checkpointBy, codeOf, createContractRun, errorOf, NOW_MS, runIds } from './contract-support.js';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 
 /**
  * The lease part of the RunStore contract: one owner at a time, expiry, renewal, release, and checkpoints only from

@@ -5,8 +5,8 @@ import { tool } from '../agent/tools/tool.js';
 import { KeelError } from '../errors/keel-error.js';
 import type { Message } from '../spec/model.js';
 import type { RunStore } from '../spec/run-store.js';
-import { FakeClock } from './fake-clock.js';
 import type { Gate } from './durable-fixture.js';
+import { FakeClock } from './fake-clock.js';
 import { type ScriptedModel, scriptedModel } from './scripted-model.js';
 
 /** When the session fixtures start their clocks. */

@@ -1,10 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { Message } from '../spec/model.js';
 import type { RunStore, SessionAppend } from '../spec/run-store.js';
 import { errorOf, runIds } from './contract-support.js';
 import { FakeClock } from './fake-clock.js';
 import { FaultyRunStore } from './faulty-run-store.js';
 import { SESSION_START_MS, SessionFixture } from './session-fixture.js';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 
 const AFTER_LEASE_MS = SESSION_START_MS + 31_000;
 

@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 import type { RunStatus, RunStore } from '../spec/run-store.js';
 import { checkpointBy, codeOf, errorOf, NOW_MS, runIds } from './contract-support.js';
+import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 
 /**
  * The session part of the RunStore contract: a run claims its session with its creation, one run at a time, at the

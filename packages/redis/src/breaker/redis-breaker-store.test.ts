@@ -14,10 +14,10 @@ import { type RedisState, redisState } from '../redis-state.js';
 import { type CommandMonitor, monitorCommands } from '../test-support/command-monitor.js';
 import {
   fakeClockState,
+  TEST_OPERATION_TIMEOUT_MS,
   testClient,
   testRedisUrl,
   uniqueNamespace,
-  TEST_OPERATION_TIMEOUT_MS,
 } from '../test-support/test-redis.js';
 
 const open: RedisState[] = [];

@@ -1,5 +1,6 @@
 import { type Clock, sleep } from '@keel/core';
 import type { PolicyContext } from '@keel/core/adapter';
+import { optionError } from '@keel/core/adapter';
 import {
   memoryRateLimiterStore,
   type RateLimiterGrant,
@@ -7,7 +8,6 @@ import {
   type RateLimiterStoreFactory,
   type RateLimiterStoreOptions,
 } from '@keel/core/store';
-import { optionError } from '@keel/core/adapter';
 import type { Participant, SharedConnection, UnavailableRule } from '../shared-connection.js';
 import { checkOptionsObject, describe, requireChoice, requireName } from '../validation.js';
 

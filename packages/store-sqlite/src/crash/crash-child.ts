@@ -18,8 +18,8 @@ import {
 } from '@keel/core';
 import { SqliteRunStore } from '../sqlite-run-store.js';
 import {
-  CRASH_TOOLS,
   type ChildSettings,
+  CRASH_TOOLS,
   type CrashPlan,
   crashPlan,
   EXIT_CONFLICT,

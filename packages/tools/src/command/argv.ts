@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/core';
-import { optionError, type OptionPath, optionPathText } from '@keel/core/adapter';
+import { type OptionPath, optionError, optionPathText } from '@keel/core/adapter';
 import { type Placeholder, parseTemplate, placeholderText, type TemplatePart } from '../template.js';
 
 /**

@@ -8,9 +8,9 @@ import {
   type SchemaLike,
   systemClock,
   type Tool,
-  tool,
   type ToolContext,
   type ToolFallback,
+  tool,
 } from '@keel/core';
 import {
   MAX_TIMER_MS,

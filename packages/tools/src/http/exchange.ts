@@ -1,8 +1,8 @@
 import {
   type Agent as HttpAgent,
+  request as httpRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
-  request as httpRequest,
 } from 'node:http';
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { classify, KeelError } from '@keel/core';

@@ -2,15 +2,15 @@
 // scenario's simulated ones and its tools instrumented. Also the worker module of the crash scenario (the
 // `createChaosSubject` export), so that a worker process builds the very same agent.
 import { dirname, join } from 'node:path';
-import { agent, type JsonValue, KeelError, type Tool } from '@keel/core';
-import { type ChaosSubject, keelSubject } from '@keel/chaos';
-import { SqliteRunStore } from '@keel/store-sqlite';
+import type { TrustFlags } from '@keel/agent-file';
 import { type AgentFile, loadAgentFile } from '@keel/agent-file';
+import { type ChaosSubject, keelSubject } from '@keel/chaos';
+import { agent, type JsonValue, KeelError, type Tool } from '@keel/core';
+import { SqliteRunStore } from '@keel/store-sqlite';
 import { agentOptionsFromFile } from '../../build/agent-options.js';
 import { buildAgentTools } from '../../build/agent-tools.js';
-import { BUILTIN_TOOL_NAMES, builtinTools } from '../../builtin-tools/builtin-tools.js';
 import { modelChainOf } from '../../build/models.js';
-import type { TrustFlags } from '@keel/agent-file';
+import { BUILTIN_TOOL_NAMES, builtinTools } from '../../builtin-tools/builtin-tools.js';
 
 /** Options of {@link createChaosSubject}: plain JSON, since a worker process receives them too. */
 export interface AgentFileSubjectOptions {

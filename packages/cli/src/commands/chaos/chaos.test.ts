@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAgentFile } from '@keel/agent-file';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentOptionsFromFile } from '../../build/agent-options.js';
-import { parseAgentFile } from '@keel/agent-file';
+import { KEEL_BINARY, type KeelOutcome, keelBinary } from '../../test-support/keel-cli.js';
 import { defaultChaosTask } from './chaos-subject.js';
-import { type KeelOutcome, keelBinary, KEEL_BINARY } from '../../test-support/keel-cli.js';
 
 const example = fileURLToPath(new URL('../../../../../examples/weather.yaml', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'keel-chaos-cli-'));

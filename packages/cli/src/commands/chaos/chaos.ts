@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { KeelError } from '@keel/core';
+import { loadAgentFile, parseAllowedHost, trustFlagsOf } from '@keel/agent-file';
 import {
   type ChaosScenario,
   loadScenarios,
@@ -12,13 +12,13 @@ import {
   SCENARIOS,
   selectScenarios,
 } from '@keel/chaos';
+import { KeelError } from '@keel/core';
 import { optionError } from '@keel/core/adapter';
-import { loadAgentFile, parseAllowedHost, trustFlagsOf } from '@keel/agent-file';
 import { BUILTIN_TOOL_NAMES } from '../../builtin-tools/builtin-tools.js';
-import { agentFileSubject, defaultChaosTask } from './chaos-subject.js';
 import { type Output, paint } from '../../output/output.js';
 import { parsedArguments } from '../command-arguments.js';
 import { TRUST_OPTIONS, TRUST_USAGE } from '../trust-options.js';
+import { agentFileSubject, defaultChaosTask } from './chaos-subject.js';
 
 /** What `keel chaos` runs with, besides its arguments. */
 export interface ChaosCommandContext {

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type KeelOutcome, runKeel, KEEL_BINARY } from '../../test-support/keel-cli.js';
+import { KEEL_BINARY, type KeelOutcome, runKeel } from '../../test-support/keel-cli.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'keel-chat-'));
 // A tmux server per test: a server being killed after one test never meets the next test's first command.

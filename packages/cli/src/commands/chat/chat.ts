@@ -1,22 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseAllowedHost, trustFlagsOf } from '@keel/agent-file';
 import { checkSessionId, KeelError } from '@keel/core';
 import { buildAgent } from '../../build/build-agent.js';
+import { saveInvocation } from '../../build/invocation.js';
+import { faultsSummary } from '../../build/models.js';
+import type { Output } from '../../output/output.js';
+import { apiKeyValues } from '../../output/redacting-output.js';
+import { openStore } from '../../store.js';
+import { integerArgument, parsedArguments } from '../command-arguments.js';
+import { TRUST_OPTIONS, TRUST_USAGE } from '../trust-options.js';
 import { type ChatStreams, chatInput } from './chat-input.js';
 import { JsonChatView } from './chat-json.js';
 import { ChatLoop } from './chat-loop.js';
 import { type ChatView, TextChatView } from './chat-view.js';
 import { StreamRedactor } from './stream-redactor.js';
-import { saveInvocation } from '../../build/invocation.js';
-import { parseAllowedHost } from '@keel/agent-file';
-import { faultsSummary } from '../../build/models.js';
-import type { Output } from '../../output/output.js';
-import { integerArgument, parsedArguments } from '../command-arguments.js';
-import { apiKeyValues } from '../../output/redacting-output.js';
-import { openStore } from '../../store.js';
-import { trustFlagsOf } from '@keel/agent-file';
-import { TRUST_OPTIONS, TRUST_USAGE } from '../trust-options.js';
 
 /** `keel chat --help`. */
 export const CHAT_USAGE = `usage: keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH] [--faults SPEC] [--seed N]

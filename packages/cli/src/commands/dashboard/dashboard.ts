@@ -1,16 +1,14 @@
 import { access } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadAgentFile, parseAllowedHost, type TrustFlags, trustFlagsOf } from '@keel/agent-file';
 import { KeelError, type RunStore, redactSecrets } from '@keel/core';
 import { type Dashboard, type ResumeOutcome, type ResumeRun, startDashboard } from '@keel/dashboard';
-import { loadAgentFile } from '@keel/agent-file';
-import { BUILTIN_TOOL_NAMES } from '../../builtin-tools/builtin-tools.js';
 import { invocationPath } from '../../build/invocation.js';
-import { parseAllowedHost } from '@keel/agent-file';
+import { BUILTIN_TOOL_NAMES } from '../../builtin-tools/builtin-tools.js';
 import { type Output, paint } from '../../output/output.js';
 import { apiKeyValues, secretReplacer } from '../../output/redacting-output.js';
 import { openStore } from '../../store.js';
-import { type TrustFlags, trustFlagsOf } from '@keel/agent-file';
 import { resumeCommand } from '../resume/resume.js';
 import { TRUST_OPTIONS, TRUST_USAGE } from '../trust-options.js';
 

@@ -1,3 +1,4 @@
+import { mergeTrustFlags, type TrustFlags } from '@keel/agent-file';
 import {
   type ApprovalAnswer,
   type Clock,
@@ -8,6 +9,9 @@ import {
 } from '@keel/core';
 import { buildAgent } from '../../build/build-agent.js';
 import { type Invocation, loadInvocation } from '../../build/invocation.js';
+import { type Output, paint } from '../../output/output.js';
+import { liveEvents } from '../../output/render.js';
+import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../../telemetry/telemetry.js';
 import {
   deadHolderOnThisHost,
   heldLease,
@@ -17,10 +21,6 @@ import {
   waitForLease,
   whenLeaseEnds,
 } from './lease-wait.js';
-import { type Output, paint } from '../../output/output.js';
-import { liveEvents } from '../../output/render.js';
-import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../../telemetry/telemetry.js';
-import { mergeTrustFlags, type TrustFlags } from '@keel/agent-file';
 
 /** What `keel resume` is given. */
 export interface ResumeCommandOptions {

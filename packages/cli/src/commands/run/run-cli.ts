@@ -1,4 +1,4 @@
-import { trustFlagsOf } from '@keel/agent-file';
+import { parseAllowedHost, trustFlagsOf } from '@keel/agent-file';
 import { KeelError } from '@keel/core';
 import { withStore } from '../../store.js';
 import { telemetryFlagsOf } from '../../telemetry/telemetry.js';
@@ -6,7 +6,6 @@ import { integerArgument } from '../command-arguments.js';
 import type { CommandEntry } from '../command-table.js';
 import { CONSENT_HELP, JSON_HELP, STORE_HELP, TELEMETRY_HELP, TELEMETRY_OPTIONS } from '../option-help.js';
 import { TRUST_OPTIONS } from '../trust-options.js';
-import { parseAllowedHost } from '@keel/agent-file';
 import { runCommand } from './run.js';
 
 interface RunValues {

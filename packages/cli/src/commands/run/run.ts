@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { TrustFlags } from '@keel/agent-file';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { buildAgent } from '../../build/build-agent.js';
 import { saveInvocation } from '../../build/invocation.js';
@@ -6,7 +7,6 @@ import { faultsSummary } from '../../build/models.js';
 import { type Output, paint } from '../../output/output.js';
 import { liveEvents } from '../../output/render.js';
 import { type CommandTelemetry, type TelemetryFlags, withTelemetry } from '../../telemetry/telemetry.js';
-import type { TrustFlags } from '@keel/agent-file';
 
 /** What `keel run` is given. */
 export interface RunCommandOptions {

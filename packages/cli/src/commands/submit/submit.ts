@@ -1,13 +1,11 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadAgentFile, parseAllowedHost, type TrustFlags, trustFlagsOf } from '@keel/agent-file';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { runQueue } from '@keel/worker';
-import { loadAgentFile } from '@keel/agent-file';
 import { BUILTIN_TOOL_NAMES } from '../../builtin-tools/builtin-tools.js';
-import { parseAllowedHost } from '@keel/agent-file';
 import { type Output, paint } from '../../output/output.js';
 import { openStore } from '../../store.js';
-import { type TrustFlags, trustFlagsOf } from '@keel/agent-file';
 import { parsedArguments, redisUrlOf } from '../command-arguments.js';
 import { SUBMIT_OPTIONS, SUBMIT_USAGE } from './submit-options.js';
 

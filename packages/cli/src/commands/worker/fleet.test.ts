@@ -18,7 +18,7 @@ import {
 import { PostgresRunStore } from '@keel/store-postgres';
 import { runQueue } from '@keel/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type RedisInstance } from '../../../../../scripts/redis.js';
+import { type RedisInstance, startRedis } from '../../../../../scripts/redis.js';
 import { freeLoopbackPort } from '../../../../../scripts/test-services.js';
 import { fleetSettings, fleetTask, seededRandom } from '../../test-support/fleet-plan.js';
 import { FleetProcess, type WorkerLine } from '../../test-support/fleet-process.js';

@@ -1,9 +1,10 @@
 // What `keel worker` counts of its own, beside the metrics of the runs it executes (those come from the agents' run
 // events, as for keel run): the runs it took, started, resumed, finished, handed back and swept, and its failures.
 // One definition per metric drives both the Prometheus counter and the OpenTelemetry one, as keel's catalogue does.
-import type { Meter } from '@opentelemetry/api';
+
 import { errorType, type MetricDefinition, nameLabel, prometheusLabel } from '@keel/telemetry';
 import type { WorkerEvent, WorkerEventListener } from '@keel/worker';
+import type { Meter } from '@opentelemetry/api';
 import { Counter, type Registry } from 'prom-client';
 
 /** `keel_worker_runs_total`: runs by what the worker did with them (`worker_event`), and why it handed one back. */

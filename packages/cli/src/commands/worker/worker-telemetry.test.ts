@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type HttpTestServer, sendJson, startHttpTestServer } from '@keel/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attributesOf, metricNamesOf, spansOf } from '../../test-support/otlp-receiver.js';
 import { FleetProcess, type WorkerLine, waitForLines } from '../../test-support/fleet-process.js';
 import { runKeel } from '../../test-support/keel-cli.js';
+import { attributesOf, metricNamesOf, spansOf } from '../../test-support/otlp-receiver.js';
 
 const redisUrl = process.env.KEEL_TEST_REDIS_URL;
 if (redisUrl === undefined)

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseAllowedHost, type TrustFlags, trustFlagsOf } from '@keel/agent-file';
 import { type Clock, KeelError, type RunStore } from '@keel/core';
 import { runWorker } from '@keel/worker';
 import { type BuiltAgent, buildAgent } from '../../build/build-agent.js';
 import { type FleetPolicies, fleetPolicies } from '../../build/fleet-policies.js';
-import { parseAllowedHost } from '@keel/agent-file';
 import type { Output } from '../../output/output.js';
 import { openStore } from '../../store.js';
 import {
@@ -13,12 +13,11 @@ import {
   telemetryFlagsOf,
   withTelemetry,
 } from '../../telemetry/telemetry.js';
-import { type TrustFlags, trustFlagsOf } from '@keel/agent-file';
-import { workerMetrics } from './worker-metrics.js';
-import { type WorkerPrinter, workerPrinter } from './worker-output.js';
 import { integerArgument, parsedArguments, redisUrlOf } from '../command-arguments.js';
 import { checkRedis } from './redis-check.js';
+import { workerMetrics } from './worker-metrics.js';
 import { WORKER_OPTIONS, WORKER_USAGE } from './worker-options.js';
+import { type WorkerPrinter, workerPrinter } from './worker-output.js';
 
 /** What `keel worker` runs with, besides its arguments. */
 export interface WorkerContext {

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { KeelError } from '../../errors/keel-error.js';
 import { closestName, editDistance } from '../../options/closest-name.js';
 import {
-  mismatchedArgumentsError,
   malformedArgumentsError,
+  mismatchedArgumentsError,
   parseToolArguments,
   unknownToolError,
 } from './correction.js';

@@ -1,9 +1,9 @@
 import { KeelError } from '../../errors/keel-error.js';
 import { closestName } from '../../options/closest-name.js';
-import type { JsonSchema } from '../../spec/model.js';
-import type { ValidationIssue } from '../../spec/tool.js';
 import type { JsonSyntaxError } from '../../schemas/parse-json.js';
 import { parseJson } from '../../schemas/parse-json.js';
+import type { JsonSchema } from '../../spec/model.js';
+import type { ValidationIssue } from '../../spec/tool.js';
 
 /** Longest schema text included in guidance; longer schemas are cut (the model was sent the full schema anyway). */
 const MAX_SCHEMA_CHARS_IN_GUIDANCE = 4_000;

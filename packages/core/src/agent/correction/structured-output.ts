@@ -1,8 +1,8 @@
 import { KeelError } from '../../errors/keel-error.js';
-import type { JsonSchema } from '../../spec/model.js';
-import type { ValidationIssue } from '../../spec/tool.js';
 import { type JsonParseResult, parseJson } from '../../schemas/parse-json.js';
 import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../../schemas/schema.js';
+import type { JsonSchema } from '../../spec/model.js';
+import type { ValidationIssue } from '../../spec/tool.js';
 import { TOOL_NAME_PATTERN } from '../../spec/tool.js';
 import { formatIssues, formatSchema } from './correction.js';
 

@@ -7,8 +7,8 @@ import { FaultyRunStore } from '../../testing/faulty-run-store.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import type { RunResult } from '../loop/run.js';
-import { tool } from '../tools/tool.js';
 import { RUN_STATE_SCHEMA_VERSION } from '../run/run-state.js';
+import { tool } from '../tools/tool.js';
 
 /** Advances the clock in steps until `pending` settles (at most `limitMs`); resolves whether it settled. */
 async function settleOnClock(clock: FakeClock, pending: Promise<unknown>, limitMs: number): Promise<boolean> {

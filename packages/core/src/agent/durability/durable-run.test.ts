@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../../errors/keel-error.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import type { CheckpointWrite, RunStatus, StepCommit } from '../../spec/run-store.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { DurableFixture, FIXTURE_START_MS } from '../../testing/durable-fixture.js';
@@ -7,9 +8,8 @@ import { FakeClock } from '../../testing/fake-clock.js';
 import { FaultyRunStore } from '../../testing/faulty-run-store.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
-import type { RunEvent } from '../../spec/run-events.js';
-import { tool } from '../tools/tool.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState } from '../run/run-state.js';
+import { tool } from '../tools/tool.js';
 
 /** A store that keeps a copy of every checkpoint it was asked to save, with the ledger keys of its commit. */
 class RecordingStore extends MemoryRunStore {

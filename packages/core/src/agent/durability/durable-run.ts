@@ -3,13 +3,13 @@ import { KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
 import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
 import type { DurableHalt, DurableLink } from '../run/agent-runtime.js';
+import type { DurabilitySettings } from '../run/durability.js';
 import { countRetry } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
-import type { DurabilitySettings } from '../run/durability.js';
-import { LeaseHeartbeat } from './lease-heartbeat.js';
-import { carriedByNext, checkpointOf, journalPause } from './durable-writes.js';
-import { LedgerBuffer, type LedgerWrites } from './ledger-buffer.js';
 import type { RunTransition } from '../run/run-state.js';
+import { carriedByNext, checkpointOf, journalPause } from './durable-writes.js';
+import { LeaseHeartbeat } from './lease-heartbeat.js';
+import { LedgerBuffer, type LedgerWrites } from './ledger-buffer.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { CompletedToolCall, StartedToolCall } from '../../spec/run-store.js';
-import { ledgerResultOf } from './ledger-result.js';
 import type { RunState, RunTransition } from '../run/run-state.js';
+import { ledgerResultOf } from './ledger-result.js';
 
 /** Ledger writes waiting for the next store write. */
 export interface LedgerWrites {

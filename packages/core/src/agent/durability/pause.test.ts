@@ -4,8 +4,8 @@ import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { FakeClock, flushMicrotasks } from '../../testing/fake-clock.js';
 import { type ScriptedResponse, scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
-import { tool } from '../tools/tool.js';
 import { queuedRun } from '../queued-run.js';
+import { tool } from '../tools/tool.js';
 
 const START_MS = 1_700_000_000_000;
 

@@ -2,16 +2,16 @@ import { KeelError } from '../../errors/keel-error.js';
 import type { LedgerEntry } from '../../spec/run-store.js';
 import type { ToolResult } from '../../spec/tool.js';
 import type { AgentRuntime } from '../run/agent-runtime.js';
-import { countToolCall } from '../run/report.js';
-import { readLedgerResult } from './ledger-result.js';
 import {
   type ApprovalAnswer,
   abandonedResult,
   notRepeatedResult,
   type ToolCallDecision,
 } from '../run/pending-decision.js';
+import { countToolCall } from '../run/report.js';
 import type { PendingToolCall, RunState } from '../run/run-state.js';
 import { argumentsKeyOf, uncertainCallOf } from '../run/uncertain-call.js';
+import { readLedgerResult } from './ledger-result.js';
 
 /** What resume learned from the ledger. */
 export interface Reconciled {

@@ -1,5 +1,5 @@
-import { throwOptionError } from '../../options/option-error.js';
 import type { SerializedError } from '../../errors/serialize.js';
+import { throwOptionError } from '../../options/option-error.js';
 import type { Message } from '../../spec/model.js';
 import { pendingDecisionOf } from '../run/pending-decision.js';
 import {

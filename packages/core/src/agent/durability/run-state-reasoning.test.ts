@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../spec/model.js';
 import { agent } from '../agent.js';
-import { tool } from '../tools/tool.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState } from '../run/run-state.js';
+import { tool } from '../tools/tool.js';
 import { migrateRunState } from './run-state-migrations.js';
 
 function modelOf(responses: ModelResponse[], seen: ModelRequest[] = []): ModelProvider {

@@ -1,5 +1,5 @@
-import { messageOf } from '../../errors/error-chain.js';
 import { isControlSignal } from '../../errors/control.js';
+import { messageOf } from '../../errors/error-chain.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { ToolCall } from '../../spec/model.js';
 

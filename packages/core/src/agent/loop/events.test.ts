@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../spec/run-events.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { FaultyRunStore } from '../../testing/faulty-run-store.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import { tool } from '../tools/tool.js';
-import type { RunEvent } from '../../spec/run-events.js';
 
 const lookup = tool({
   name: 'lookup',

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../spec/run-events.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import { structuredOutput } from '../correction/structured-output.js';
 import { guardrail } from '../guardrails/guardrail.js';
 import { tool } from '../tools/tool.js';
-import type { RunEvent } from '../../spec/run-events.js';
 import { CONTINUE_PROMPT } from './final-answer.js';
 
 const verdictSchema = {

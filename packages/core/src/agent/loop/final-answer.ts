@@ -1,7 +1,7 @@
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { ModelResponse } from '../../spec/model.js';
-import { runGuardrails } from '../guardrails/guardrail.js';
 import type { CorrectionEventKind } from '../../spec/run-events.js';
+import { runGuardrails } from '../guardrails/guardrail.js';
 import { countCorrection } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
 

@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../../errors/codes.js';
 import { KeelError } from '../../errors/keel-error.js';
-import { carrySessionTurns } from '../run/session-state.js';
 import type { RunContext } from '../run/run-context.js';
+import { carrySessionTurns } from '../run/session-state.js';
 
 /** Asks the conversation manager for a smaller conversation; true when it removed something. */
 export async function reduceConversation(

@@ -4,13 +4,13 @@ import { KeelError, type KeelErrorOptions } from '../../errors/keel-error.js';
 import { consecutive } from '../../policies/breaker/consecutive.js';
 import { constant } from '../../policies/delays.js';
 import type { Message, ModelProvider, ModelRequest } from '../../spec/model.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { type ScriptedStep, scriptedModel } from '../../testing/scripted-model.js';
 import { type Agent, agent } from '../agent.js';
 import type { AgentOptions } from '../agent-options.js';
 import type { ConversationManager } from '../conversation/manager.js';
 import { noReduction } from '../conversation/manager.js';
-import type { RunEvent } from '../../spec/run-events.js';
 import type { RunResult } from './run.js';
 
 const fault = (code: ErrorCode, options: KeelErrorOptions = {}) =>

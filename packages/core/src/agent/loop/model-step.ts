@@ -6,6 +6,9 @@ import type { PolicyContext } from '../../policies/policy.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { ModelRequest, ModelResponse } from '../../spec/model.js';
 import type { ModelSlot } from '../run/agent-runtime.js';
+import { FALLBACK_CODES, presentableError, underlyingError } from '../run/failure-rules.js';
+import { countRequest, countRetry } from '../run/report.js';
+import type { RunContext } from '../run/run-context.js';
 import { waitForOpenBreaker } from './breaker-wait.js';
 import {
   declinesRetryAfter,
@@ -15,9 +18,6 @@ import {
   switchModel,
   withPartialOutput,
 } from './model-recovery.js';
-import { FALLBACK_CODES, presentableError, underlyingError } from '../run/failure-rules.js';
-import { countRequest, countRetry } from '../run/report.js';
-import type { RunContext } from '../run/run-context.js';
 
 /**
  * Asks the model chain for the next message. Each model is called under the run's retry policy (one budget for the

@@ -1,10 +1,10 @@
-import { messageOf } from '../../errors/error-chain.js';
 import { classify } from '../../errors/classify.js';
+import { messageOf } from '../../errors/error-chain.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
-import type { PendingDecision } from '../run/pending-decision.js';
-import { endRun } from '../run/run-state.js';
 import { isStopRun, type ToolStop } from '../run/directives.js';
+import type { PendingDecision } from '../run/pending-decision.js';
 import type { RunContext } from '../run/run-context.js';
+import { endRun } from '../run/run-state.js';
 import { type StopReason, stopReasonOf, type TerminalStatus } from '../run/stop-reason.js';
 
 /**

@@ -1,12 +1,12 @@
 import { KeelError } from '../../errors/keel-error.js';
 import type { ModelResponse } from '../../spec/model.js';
-import { beginStep, endStep, recordModelResponse } from '../run/run-state.js';
 import { runGuardrails } from '../guardrails/guardrail.js';
+import { tokenBudgetError, turnLimitError } from '../run/limits.js';
+import type { RunContext } from '../run/run-context.js';
+import { beginStep, endStep, recordModelResponse } from '../run/run-state.js';
 import { runToolCalls, toolMessages } from '../tools/tool-step.js';
 import { settleFinalAnswer } from './final-answer.js';
-import { tokenBudgetError, turnLimitError } from '../run/limits.js';
 import { callModelChain } from './model-step.js';
-import type { RunContext } from '../run/run-context.js';
 import { endingOf, failedEnding, finish, type RunEnding, stoppedEnding } from './run-ending.js';
 
 /**

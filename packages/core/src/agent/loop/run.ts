@@ -1,22 +1,22 @@
 import type { KeelError } from '../../errors/keel-error.js';
 import { optionError } from '../../options/option-error.js';
 import type { Message, Usage } from '../../spec/model.js';
-import type { AgentRuntime } from '../run/agent-runtime.js';
+import type { RunEventListener } from '../../spec/run-events.js';
 import type { DurableRun } from '../durability/durable-run.js';
+import type { AgentRuntime } from '../run/agent-runtime.js';
+import { RunAbort, type RunRegistry } from '../run/cancellation.js';
 import { journalingListener } from '../run/event-journal.js';
+import { RunEventSink } from '../run/event-sink.js';
 import type { PendingDecision } from '../run/pending-decision.js';
+import type { RunReport } from '../run/report.js';
+import { RunContext } from '../run/run-context.js';
 import type { RunState } from '../run/run-state.js';
 import type { SessionBusy } from '../run/session-options.js';
 import type { RunSessionOutcome } from '../run/session-state.js';
+import type { StopReason, TerminalStatus } from '../run/stop-reason.js';
 import { combineBudgets } from './budget.js';
-import { RunAbort, type RunRegistry } from '../run/cancellation.js';
-import type { RunEventListener } from '../../spec/run-events.js';
-import { RunEventSink } from '../run/event-sink.js';
-import type { RunReport } from '../run/report.js';
-import { RunContext } from '../run/run-context.js';
 import type { RunEnding } from './run-ending.js';
 import { runLoop } from './run-loop.js';
-import type { StopReason, TerminalStatus } from '../run/stop-reason.js';
 
 /** Options of one run. */
 export interface RunOptions {

@@ -2,21 +2,21 @@ import type { KeelError } from '../../errors/keel-error.js';
 import type { BreakerTransition } from '../../policies/breaker/breaker-store.js';
 import type { CircuitBreaker } from '../../policies/circuit-breaker.js';
 import type { Clock } from '../../policies/clock.js';
-import type { RetryPolicy } from '../../policies/retry.js';
 import type { DeadlineQueue } from '../../policies/deadline-queue.js';
 import type { Emitter } from '../../policies/events.js';
+import type { RetryPolicy } from '../../policies/retry.js';
 import type { RetryBudget } from '../../policies/retry-budget.js';
 import type { TimeoutPolicy } from '../../policies/timeout.js';
 import type { ModelProvider, ToolDefinition } from '../../spec/model.js';
+import type { DependencyKind, RunEvent } from '../../spec/run-events.js';
 import type { Tool, ToolFallback } from '../../spec/tool.js';
 import type { ConversationManager } from '../conversation/manager.js';
 import type { CorrectionLimits } from '../correction/correction-tracker.js';
 import type { StructuredOutput } from '../correction/structured-output.js';
-import type { DurabilitySettings } from './durability.js';
-import type { CheckpointHook, RunTransition } from './run-state.js';
 import type { Guardrail } from '../guardrails/guardrail.js';
-import type { DependencyKind, RunEvent } from '../../spec/run-events.js';
+import type { DurabilitySettings } from './durability.js';
 import type { ResolvedLimits } from './limits.js';
+import type { CheckpointHook, RunTransition } from './run-state.js';
 import type { StopReason } from './stop-reason.js';
 
 /*

@@ -5,11 +5,11 @@ import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { type Agent, agent } from '../agent.js';
+import { migrateRunState } from '../durability/run-state-migrations.js';
 import type { RunResult } from '../loop/run.js';
 import { tool } from '../tools/tool.js';
 import { EVENT_JOURNAL_LIMIT, journal, journalingListener } from './event-journal.js';
 import { createRunState, type RunState } from './run-state.js';
-import { migrateRunState } from '../durability/run-state-migrations.js';
 
 const START_MS = 1_700_000_000_000;
 

@@ -1,16 +1,16 @@
-import { messageOf } from '../../errors/error-chain.js';
 import type { ErrorCode } from '../../errors/codes.js';
+import { messageOf } from '../../errors/error-chain.js';
 import type { BreakerTransition as PolicyBreakerTransition } from '../../policies/breaker/breaker-store.js';
 import type { Clock } from '../../policies/clock.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { RetryBudget } from '../../policies/retry-budget.js';
-import type { AgentRuntime, BreakerWatcher, DurableLink, GuardedSlot, ModelSlot } from './agent-runtime.js';
 import type { CorrectionTracker } from '../correction/correction-tracker.js';
-import type { RunState, RunTransition } from './run-state.js';
 import type { GuardrailFinding } from '../guardrails/guardrail.js';
+import type { AgentRuntime, BreakerWatcher, DurableLink, GuardedSlot, ModelSlot } from './agent-runtime.js';
 import type { RunAbort } from './cancellation.js';
 import type { RunEventSink } from './event-sink.js';
 import { countError } from './report.js';
+import type { RunState, RunTransition } from './run-state.js';
 
 /**
  * One run's working set: its state (JSON, checkpointed) and what is not state (its abort switch, event sink, retry

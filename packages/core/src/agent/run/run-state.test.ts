@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { Emitter } from '../../policies/events.js';
 import { retryBudget } from '../../policies/retry-budget.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
-import { RunAbort } from './cancellation.js';
-import type { RunEvent } from '../../spec/run-events.js';
-import { RunEventSink } from './event-sink.js';
-import { RunContext } from './run-context.js';
 import { runLoop } from '../loop/run-loop.js';
-import { stopReasonOf } from './stop-reason.js';
 import { resolveAgent } from '../resolve-agent.js';
 import { tool } from '../tools/tool.js';
+import { RunAbort } from './cancellation.js';
+import { RunEventSink } from './event-sink.js';
 import { interruptionError } from './pending-decision.js';
+import { RunContext } from './run-context.js';
 import { idempotencyKeyOf, RUN_STATE_SCHEMA_VERSION, type RunState } from './run-state.js';
+import { stopReasonOf } from './stop-reason.js';
 
 const cityInput = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } as const;
 

@@ -3,12 +3,12 @@ import type { SerializedError } from '../../errors/serialize.js';
 import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../../spec/model.js';
 import type { ToolResult } from '../../spec/tool.js';
 import type { CorrectionTrackerState } from '../correction/correction-tracker.js';
-import type { EventJournal } from './event-journal.js';
 import type { ToolStop } from './directives.js';
-import { createReport, type RunReport } from './report.js';
-import type { StopReason, TerminalStatus } from './stop-reason.js';
-import type { SessionRunState } from './session-state.js';
+import type { EventJournal } from './event-journal.js';
 import type { ApprovalAnswer, PendingDecision } from './pending-decision.js';
+import { createReport, type RunReport } from './report.js';
+import type { SessionRunState } from './session-state.js';
+import type { StopReason, TerminalStatus } from './stop-reason.js';
 
 /**
  * The version of {@link RunState}'s shape. Raised with every incompatible change; stores keep it for migrations (see

@@ -1,5 +1,5 @@
-import { throwOptionError } from '../../options/option-error.js';
 import { KeelError } from '../../errors/keel-error.js';
+import { throwOptionError } from '../../options/option-error.js';
 import type { RunStore } from '../../spec/run-store.js';
 
 /** What a run does when its session is held by another run still going: wait for it (bounded), or fail at once. */

@@ -1,8 +1,8 @@
 import type { JsonValue } from '../../errors/keel-error.js';
-import type { AgentRuntime } from '../run/agent-runtime.js';
 import { migrateRunState } from '../durability/run-state-migrations.js';
 import { storeCallsOf, toStoreError, withStoreRetries } from '../durability/store-calls.js';
 import type { RunResult } from '../loop/run.js';
+import type { AgentRuntime } from '../run/agent-runtime.js';
 import { type RunSessionOutcome, sessionTurnsOf } from '../run/session-state.js';
 import { wakeSessionWaiters } from './session-waiters.js';
 

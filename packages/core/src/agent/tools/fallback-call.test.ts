@@ -3,15 +3,15 @@ import { KeelError } from '../../errors/keel-error.js';
 import { consecutive } from '../../policies/breaker/consecutive.js';
 import { constant } from '../../policies/delays.js';
 import type { Message } from '../../spec/model.js';
+import type { RunEvent } from '../../spec/run-events.js';
 import type { ToolContext, ToolFallbackContext } from '../../spec/tool.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { type ScriptedStep, scriptedModel } from '../../testing/scripted-model.js';
 import { type Agent, agent } from '../agent.js';
 import type { AgentOptions } from '../agent-options.js';
-import { stopRun } from '../run/directives.js';
-import type { RunEvent } from '../../spec/run-events.js';
 import type { RunResult } from '../loop/run.js';
+import { stopRun } from '../run/directives.js';
 import { tool } from './tool.js';
 
 const queryInput = {

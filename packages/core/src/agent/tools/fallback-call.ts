@@ -1,11 +1,11 @@
 import { isControlSignal } from '../../errors/control.js';
 import { type JsonValue, KeelError } from '../../errors/keel-error.js';
 import type { ToolDegradation, ToolFallbackContext } from '../../spec/tool.js';
-import type { FallbackSlot, ToolSlot } from '../run/agent-runtime.js';
 import { formatIssues } from '../correction/correction.js';
-import type { PendingToolCall } from '../run/run-state.js';
+import type { FallbackSlot, ToolSlot } from '../run/agent-runtime.js';
 import { countDegradation } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
+import type { PendingToolCall } from '../run/run-state.js';
 import { executeTool, provesNothingRan, toolFailure } from './tool-call.js';
 import { fallbackApplies } from './tool-fallback.js';
 

@@ -6,11 +6,11 @@ import type { PolicyContext } from '../../policies/policy.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { ToolProgress } from '../../spec/tool.js';
 import type { ToolSlot } from '../run/agent-runtime.js';
-import type { PendingToolCall } from '../run/run-state.js';
 import { isDirective } from '../run/directives.js';
 import { underlyingError } from '../run/failure-rules.js';
 import { countRetry } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
+import type { PendingToolCall } from '../run/run-state.js';
 import { ToolCallContext } from './tool-context.js';
 
 export { toolFailure };

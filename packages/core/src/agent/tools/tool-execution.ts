@@ -1,24 +1,24 @@
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import { isPromiseLike } from '../../policies/promise.js';
+import type { CorrectionEventKind } from '../../spec/run-events.js';
 import type { ToolResult } from '../../spec/tool.js';
 import { mismatchedArgumentsError, parseToolArguments, unknownToolError } from '../correction/correction.js';
 import { CorrectionTracker } from '../correction/correction-tracker.js';
+import { runToolCallGuardrails } from '../guardrails/guardrail.js';
+import { isRetryStep, isStopRun, type ToolStop } from '../run/directives.js';
 import {
   interruptionError,
   type PendingDecision,
   pendingDecisionOf,
   rejectedResult,
 } from '../run/pending-decision.js';
-import { type PendingToolCall, recordToolCallCompleted, recordToolCallStarted } from '../run/run-state.js';
-import { runToolCallGuardrails } from '../guardrails/guardrail.js';
-import { isRetryStep, isStopRun, type ToolStop } from '../run/directives.js';
-import type { CorrectionEventKind } from '../../spec/run-events.js';
 import { countCorrection, countToolCall } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
+import { type PendingToolCall, recordToolCallCompleted, recordToolCallStarted } from '../run/run-state.js';
+import { toolError, toolSuccess } from '../run/tool-result.js';
 import { executeWithFallbacks } from './fallback-call.js';
 import { executeTool, toolFailure } from './tool-call.js';
-import { toolError, toolSuccess } from '../run/tool-result.js';
 import { checkRepeat, outcomeIsUnknown, recordUnknownOutcome } from './uncertain-calls.js';
 
 /**

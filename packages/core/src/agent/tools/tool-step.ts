@@ -1,9 +1,9 @@
 import type { Message } from '../../spec/model.js';
 import { interruptionError, type PendingDecision, pendingDecisionOf } from '../run/pending-decision.js';
-import type { PendingToolCall } from '../run/run-state.js';
 import type { RunContext } from '../run/run-context.js';
-import { CONTINUE, runToolCall, type ToolStepOutcome } from './tool-execution.js';
+import type { PendingToolCall } from '../run/run-state.js';
 import { renderToolResult } from '../run/tool-result.js';
+import { CONTINUE, runToolCall, type ToolStepOutcome } from './tool-execution.js';
 import { reconcileStartedCall } from './uncertain-calls.js';
 
 /**

@@ -1,5 +1,6 @@
 import { KeelError } from '../../errors/keel-error.js';
 import { optionError } from '../../options/option-error.js';
+import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../../schemas/schema.js';
 import type { ToolDefinition } from '../../spec/model.js';
 import {
   TOOL_NAME_PATTERN,
@@ -8,7 +9,6 @@ import {
   type ToolFallback,
   type ToolReconcile,
 } from '../../spec/tool.js';
-import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../../schemas/schema.js';
 import { checkFallbacks } from './tool-fallback.js';
 
 /** Options of {@link tool}. */

@@ -1,15 +1,15 @@
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { ReconcileResult, ToolResult } from '../../spec/tool.js';
-import type { ToolSlot } from '../run/agent-runtime.js';
-import { type PendingToolCall, recordToolCallCompleted, type UncertainCall } from '../run/run-state.js';
 import { parseToolArguments } from '../correction/correction.js';
+import type { ToolSlot } from '../run/agent-runtime.js';
 import { notRepeatedResult } from '../run/pending-decision.js';
-import { argumentsKeyOf, uncertainCallOf } from '../run/uncertain-call.js';
 import { increment, uncertainCountsOf } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
-import { provesNothingRan } from './tool-call.js';
+import { type PendingToolCall, recordToolCallCompleted, type UncertainCall } from '../run/run-state.js';
 import { toolError, toolSuccess } from '../run/tool-result.js';
+import { argumentsKeyOf, uncertainCallOf } from '../run/uncertain-call.js';
+import { provesNothingRan } from './tool-call.js';
 
 /** Network failures that happen before a request is sent: the call cannot have taken effect. */
 const NOT_SENT_SYSTEM_CODES: ReadonlySet<string> = new Set([

@@ -1,5 +1,5 @@
-import { optionError } from '../../options/option-error.js';
 import type { JsonValue } from '../../errors/keel-error.js';
+import { optionError } from '../../options/option-error.js';
 import {
   isJsonObject,
   rejectUnknownOptions,
