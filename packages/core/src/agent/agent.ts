@@ -39,8 +39,8 @@ export interface Agent<Output = string> {
    * them, tool results, step boundaries, retries, fallbacks, recoveries, approvals waited for, the error, and last the
    * `finish` part with the result. Iterate it with `for await`, or read `textStream` or `toReadableStream()`;
    * `result` resolves as `run()` would. Leaving the loop early, or aborting `signal`, cancels the run (`result` settles
-   * `cancelled`). The model streams. A reader slower than the run never makes it wait or buffer without bound: see
-   * `StreamOptions.highWaterMark`.
+   * `cancelled`). The model streams. A reader slower than the run never makes keel buffer without bound: past
+   * `StreamOptions.highWaterMark` parts (1_000) deltas are merged and the run waits between steps for the reader.
    *
    * @example
    *   const stream = assistant.stream('Weather in Paris?');

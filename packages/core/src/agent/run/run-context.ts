@@ -12,7 +12,7 @@ import type { RunAbort } from './cancellation.js';
 import type { RunEventSink } from './event-sink.js';
 import { countError } from './report.js';
 import type { RunState, RunTransition } from './run-state.js';
-import { streamPartsOf } from './stream-parts.js';
+import { streamLinkOf } from './stream-parts.js';
 
 /**
  * One run's working set: its state (JSON, checkpointed) and what is not state (its abort switch, event sink, retry
@@ -35,6 +35,8 @@ export class RunContext implements BreakerWatcher {
   readonly deltaListener: ((delta: string) => void) | undefined;
   /** Handed to providers as `onStreamPart` when the run streams through `agent.stream()`. */
   readonly streamPartListener: ModelRequest['onStreamPart'];
+  /** Waited for before each step when the run streams through `agent.stream()` (its reader's back-pressure). */
+  readonly beforeStep: (() => Promise<void> | undefined) | undefined;
   /** Whether transitions are checkpointed at all (a hook or a store): the loop skips the calls otherwise. */
   readonly checkpoints: boolean;
   private readonly watching: GuardedSlot[] = [];
@@ -53,7 +55,9 @@ export class RunContext implements BreakerWatcher {
     this.checkpoints = durable !== undefined || agent.checkpoint !== undefined;
     this.deltaListener =
       onTextDelta === undefined ? undefined : (delta) => this.deliverDelta(onTextDelta, delta);
-    this.streamPartListener = streamPartsOf(onTextDelta);
+    const link = streamLinkOf(onTextDelta);
+    this.streamPartListener = link?.onStreamPart;
+    this.beforeStep = link?.beforeStep;
   }
 
   private deliverDelta(listener: (delta: string) => void, delta: string): void {

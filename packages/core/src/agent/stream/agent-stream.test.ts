@@ -239,6 +239,34 @@ describe('agent.stream: back-pressure', () => {
     expect(text).toBe(result.output);
   });
 
+  it('holds the run between steps while the reader is behind, and lets it go on as the reader catches up', async () => {
+    const steps = 6;
+    const script = [
+      ...Array.from({ length: steps - 1 }, (_, index) => ({
+        toolCalls: [{ id: `call-${index}`, name: 'get_weather', arguments: { city: `City ${index}` } }],
+      })),
+      { content: 'Done.' },
+    ];
+    const model = scriptedModel(script);
+    const assistant = agent({ model, tools: [weather()], clock: new FakeClock() });
+
+    const stream = assistant.stream('Weather everywhere', { highWaterMark: 4 });
+    let settled = false;
+    void stream.result.then(() => {
+      settled = true;
+    });
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+    // Each step writes 6 parts or more: the run stopped after its first step, its reader having read nothing.
+    expect(model.calls.length).toBe(1);
+    expect(settled).toBe(false);
+
+    const parts = await collect(stream);
+    const result = await stream.result;
+    expect(result.status).toBe('completed');
+    expect(model.calls.length).toBe(steps);
+    expect(parts.filter((part) => part.type === 'tool-result')).toHaveLength(steps - 1);
+  });
+
   it('merges deltas only into their own kind and call, never across another part', () => {
     const queue = new PartQueue<string>(2);
     queue.push({ type: 'text-delta', step: 0, delta: 'a' });

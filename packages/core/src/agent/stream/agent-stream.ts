@@ -1,6 +1,6 @@
 import { optionError } from '../../options/option-error.js';
 import type { RunOptions, RunResult } from '../loop/run.js';
-import { linkStreamParts } from '../run/stream-parts.js';
+import { linkStream } from '../run/stream-parts.js';
 import { DEFAULT_HIGH_WATER_MARK, PartQueue } from './part-queue.js';
 import { PartWriter } from './part-writer.js';
 import type { StreamPart } from './stream-part.js';
@@ -8,10 +8,13 @@ import type { StreamPart } from './stream-part.js';
 /** Options of `agent.stream()`: those of `run()`, and how many parts the stream holds for a slow reader. */
 export interface StreamOptions extends RunOptions {
   /**
-   * Parts held for a reader that falls behind before deltas are merged: from this many on, each text, reasoning or
-   * tool-argument delta is appended to the newest queued delta of its kind instead of queued on its own, so a reader
-   * that never reads costs at most this many parts, plus a few per step and tool call, plus the text the run holds
-   * anyway. The run never waits for the reader. 1 to 1_000_000. Defaults to 1_000.
+   * The back-pressure bound: how many parts the stream holds for a reader that falls behind. From this many on, each
+   * text, reasoning or tool-argument delta is appended to the newest queued delta of its kind instead of being queued
+   * on its own (the model's answer is read on at full speed: a provider's stream is never held open), and the run
+   * waits before its next step (model call or tool calls) until the reader has read down to half of it. So a reader
+   * that never reads costs at most this many parts, plus the parts of one step (a few per tool call), plus the text
+   * of that step, which the run holds anyway; a run whose reader stopped reading waits between steps until its
+   * deadline (`limits.timeoutMs`) or its cancellation. 1 to 1_000_000. Defaults to 1_000.
    */
   highWaterMark?: number;
 }
@@ -60,7 +63,7 @@ export function createAgentStream<Output>(
           userText(delta);
         }
       : writer.text;
-  linkStreamParts(onTextDelta, writer.model);
+  linkStream(onTextDelta, { onStreamPart: writer.model, beforeStep: () => queue.belowMark() });
   let result: Promise<RunResult<Output>>;
   if (!checkHighWaterMark(highWaterMark)) {
     result = Promise.reject(

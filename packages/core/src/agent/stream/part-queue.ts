@@ -15,12 +15,13 @@ function sameStream(left: DeltaPart, right: DeltaPart): boolean {
 }
 
 /**
- * The parts a stream holds between the run (which writes at its own pace and never waits) and the reader. While it
+ * The parts a stream holds between the run (which writes as the model streams) and the reader. While it
  * holds fewer than `highWaterMark` parts, every part is queued as it came. From the mark on, a delta (text, reasoning,
  * tool-call arguments) is merged into the newest queued delta of the same kind, step and call, looked for back over
  * the deltas at the queue's end: so a reader that falls behind gets fewer, longer deltas with the same text, and the
  * queue never holds more than the mark plus the run's other parts (a few per step and tool call, bounded by the run's
- * limits) and the text the run itself holds.
+ * limits) and the text the run itself holds. A run whose reader is behind by the mark or more waits before its next
+ * step until the reader has read down to half the mark ({@link PartQueue.belowMark}).
  */
 export class PartQueue<Output> {
   private parts: StreamPart<Output>[] = [];
@@ -29,6 +30,7 @@ export class PartQueue<Output> {
   private failWaiting: ((error: unknown) => void) | undefined;
   private closed = false;
   private failure: { error: unknown } | undefined;
+  private drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(private readonly highWaterMark: number) {}
 
@@ -68,6 +70,29 @@ export class PartQueue<Output> {
     this.parts = [];
     this.head = 0;
     this.close();
+    this.release();
+  }
+
+  /**
+   * While the queue holds `highWaterMark` parts or more: a promise that resolves once the reader has brought it down
+   * to half the mark (or left). Otherwise undefined: nothing to wait for.
+   */
+  belowMark(): Promise<void> | undefined {
+    if (this.size < this.highWaterMark || this.closed) return undefined;
+    if (this.drained === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      this.drained = { promise, resolve };
+    }
+    return this.drained.promise;
+  }
+
+  private release(): void {
+    const drained = this.drained;
+    this.drained = undefined;
+    drained?.resolve();
   }
 
   next(): Promise<IteratorResult<StreamPart<Output>>> {
@@ -81,6 +106,7 @@ export class PartQueue<Output> {
         this.parts = this.parts.slice(this.head);
         this.head = 0;
       }
+      if (this.drained !== undefined && this.size * 2 <= this.highWaterMark) this.release();
       return Promise.resolve({ value: part, done: false });
     }
     if (this.closed) {
