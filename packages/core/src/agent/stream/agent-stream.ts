@@ -65,7 +65,10 @@ export function createAgentStream<Output>(
       : writer.text;
   linkStream(onTextDelta, { onStreamPart: writer.model, beforeStep: () => queue.belowMark() });
   let result: Promise<RunResult<Output>>;
-  if (!checkHighWaterMark(highWaterMark)) {
+  if (typeof options !== 'object' || options === null) {
+    // Not options at all: run() refuses them as it would its own.
+    result = run(options as RunOptions);
+  } else if (!checkHighWaterMark(highWaterMark)) {
     result = Promise.reject(
       optionError({
         where: 'stream',
