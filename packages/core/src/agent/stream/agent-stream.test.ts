@@ -177,7 +177,9 @@ describe('agent.stream: parts', () => {
       data: { option: 'highWaterMark' },
     });
     await expect(collect(bad)).rejects.toMatchObject({ code: 'config.invalid' });
-    await expect(assistant.stream('Hi', 'fast' as never).result).rejects.toMatchObject({ code: 'config.invalid' });
+    await expect(assistant.stream('Hi', 'fast' as never).result).rejects.toMatchObject({
+      code: 'config.invalid',
+    });
     const unknown = assistant.stream('Hi', { nope: true } as never);
     await expect(unknown.result).rejects.toMatchObject({ code: 'config.invalid' });
 
