@@ -121,6 +121,27 @@ describe('toUIMessageStreamResponse, read by the AI SDK chat transport', () => {
     });
   });
 
+  it('ends in error a call the step did not run (invalid arguments), so the client never waits on it', async () => {
+    const runs: string[] = [];
+    const { url, results } = await serveAgent(
+      scriptedModel([
+        { toolCalls: [{ id: 'bad', name: 'get_weather', arguments: { town: 'Paris' } }] },
+        ...TOOL_THEN_TEXT,
+      ]),
+      runs,
+    );
+
+    const message = await chat(url, 'Weather in Paris?');
+
+    expect((await results[0]!).status).toBe('completed');
+    expect(runs).toEqual(['Paris']);
+    const tools = message.parts.filter((part) => part.type === 'tool-get_weather');
+    expect(tools).toMatchObject([
+      { toolCallId: 'bad', state: 'output-error' },
+      { toolCallId: 'call-1', state: 'output-available' },
+    ]);
+  });
+
   it('asks for approval with the call’s idempotency key, which agent.resume() takes', async () => {
     const runs: string[] = [];
     const { url, results, assistant } = await serveAgent(scriptedModel(TOOL_THEN_TEXT), runs, {

@@ -147,6 +147,8 @@ class ChunkWriter {
   private blocks = 0;
   /** Tool call ids by `step:index`, for approvals. */
   private readonly callIds = new Map<string, string>();
+  /** Calls of the step whose input went out and whose output has not. */
+  private readonly open = new Set<string>();
 
   constructor(
     private readonly runId: string,
@@ -186,6 +188,7 @@ class ChunkWriter {
         chunks.push({ type: 'tool-input-delta', toolCallId: part.toolCallId, inputTextDelta: part.delta });
         break;
       case 'tool-call-end':
+        this.open.add(part.toolCallId);
         chunks.push({
           type: 'tool-input-available',
           toolCallId: part.toolCallId,
@@ -194,6 +197,7 @@ class ChunkWriter {
         });
         break;
       case 'tool-result':
+        this.open.delete(part.toolCallId);
         chunks.push(
           part.result.status === 'success'
             ? { type: 'tool-output-available', toolCallId: part.toolCallId, output: part.result.content }
@@ -205,6 +209,11 @@ class ChunkWriter {
         );
         break;
       case 'step-end':
+        // A call the step ended without running (its arguments were invalid, its tool unknown): the model was told
+        // and corrects it in the next step; the client sees the call end in error rather than wait on it.
+        for (const toolCallId of this.open)
+          chunks.push({ type: 'tool-output-error', toolCallId, errorText: NOT_RUN });
+        this.open.clear();
         this.closeStep(chunks);
         break;
       case 'retry':
@@ -284,6 +293,9 @@ class ChunkWriter {
     this.stepOpen = false;
   }
 }
+
+const NOT_RUN =
+  'keel did not run this call (invalid arguments or an unknown tool): the model was asked to correct it';
 
 /** The arguments as JSON, or as their text when they are not JSON (the model gets a correction then). */
 function parseArguments(text: string): unknown {
