@@ -17,7 +17,7 @@ function streamOf(parts: StreamPart<unknown>[]): AgentStream<unknown> {
   };
 }
 
-const finished = {
+const finished: StreamPart<unknown> = {
   type: 'finish',
   result: { runId: 'run-1', status: 'completed', stopReason: 'final_answer' } as RunResult,
 };
