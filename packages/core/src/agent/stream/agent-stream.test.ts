@@ -215,6 +215,13 @@ describe('agent.stream: cancellation', () => {
     expect((await stream.result).status).toBe('cancelled');
   });
 
+  it('cancels the run when the reader leaves a textStream loop early', async () => {
+    const assistant = agent({ model: scriptedModel(hangingAfterDelta), clock: new FakeClock() });
+    const stream = assistant.stream('Open a ticket');
+    for await (const delta of stream.textStream) if (delta !== '') break;
+    expect((await stream.result).status).toBe('cancelled');
+  });
+
   it('cancels the run when its ReadableStream is cancelled', async () => {
     const assistant = agent({ model: scriptedModel(hangingAfterDelta), clock: new FakeClock() });
     const stream = assistant.stream('Open a ticket');
