@@ -128,6 +128,16 @@ export function fromAiSdk(model: LanguageModelV3, options: FromAiSdkOptions = {}
           }
         },
         provider,
+        request.onStreamPart === undefined
+          ? undefined
+          : (part) => {
+              try {
+                request.onStreamPart!(part);
+              } catch (error) {
+                callbackError = { error };
+                throw error;
+              }
+            },
       );
       return toModelResponse({ ...parts, headers: result.response?.headers }, provider, model.modelId);
     } catch (error) {

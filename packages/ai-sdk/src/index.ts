@@ -7,3 +7,10 @@ export {
   type KeelMiddlewareRetryOptions,
   keelMiddleware,
 } from './middleware.js';
+export {
+  type KeelMessageMetadata,
+  toUIMessageStream,
+  toUIMessageStreamResponse,
+  type UIMessageStreamChunk,
+  type UIMessageStreamOptions,
+} from './ui-message-stream.js';

@@ -1,5 +1,6 @@
 import type { LanguageModelV3StreamPart, SharedV3ProviderMetadata } from '@ai-sdk/provider';
 import { KeelError } from '@keel/core';
+import type { ModelStreamPart } from '@keel/core/adapter';
 import { type AnswerParts, mergeProviderMetadata, toReasoning, toToolCall } from './result.js';
 
 /** Thrown for an `error` part, so that the caller classifies what the model reported. */
@@ -9,7 +10,8 @@ export class StreamErrorPart {
 
 /**
  * Reads an AI SDK stream (language model specification v3) into an answer's parts. Text deltas go to `onTextDelta`
- * as they arrive (reasoning is kept, not delivered); tool calls are taken whole from their `tool-call` parts;
+ * as they arrive; reasoning deltas and tool calls' input (`tool-input-*`, then the `tool-call` that ends each) go to
+ * `onStreamPart` when given (reasoning is kept with the answer, never delivered as text); tool calls are taken whole from their `tool-call` parts;
  * reasoning is joined by its id, with the metadata of its start, deltas and end. An `error` part is thrown as a
  * {@link StreamErrorPart}; a stream that ends without a `finish` part is `provider.invalid_response`; an error
  * thrown by `onTextDelta` is rethrown as it is.
@@ -18,7 +20,11 @@ export async function readStream(
   stream: ReadableStream<LanguageModelV3StreamPart>,
   onTextDelta: (delta: string) => void,
   provider: string,
+  onStreamPart?: (part: ModelStreamPart) => void,
 ): Promise<Omit<AnswerParts, 'headers'>> {
+  // Calls this reader announced (`tool-input-start`), by the stream's id: their place among the answer's calls.
+  const announced = new Map<string, number>();
+  let positions = 0;
   let text = '';
   const toolCalls: AnswerParts['toolCalls'] = [];
   const reasoning = new Map<string, { text: string; metadata: SharedV3ProviderMetadata | undefined }>();
@@ -39,14 +45,49 @@ export async function readStream(
         case 'reasoning-delta':
         case 'reasoning-end': {
           const block = reasoning.get(part.id) ?? { text: '', metadata: undefined };
-          if (part.type === 'reasoning-delta') block.text += part.delta;
+          if (part.type === 'reasoning-delta') {
+            block.text += part.delta;
+            if (part.delta !== '') onStreamPart?.({ type: 'reasoning-delta', delta: part.delta });
+          }
           block.metadata = mergeProviderMetadata(block.metadata, part.providerMetadata);
           reasoning.set(part.id, block);
           break;
         }
+        case 'tool-input-start':
+          if (onStreamPart === undefined || part.providerExecuted === true) break;
+          announced.set(part.id, positions);
+          onStreamPart({
+            type: 'tool-call-start',
+            index: positions++,
+            toolCallId: part.id,
+            toolName: part.toolName,
+          });
+          break;
+        case 'tool-input-delta': {
+          const index = announced.get(part.id);
+          if (index !== undefined && part.delta !== '')
+            onStreamPart?.({ type: 'tool-call-delta', index, toolCallId: part.id, delta: part.delta });
+          break;
+        }
         case 'tool-call':
-          if (part.providerExecuted !== true)
-            toolCalls.push(toToolCall(part.toolCallId, part.toolName, part.input, part.providerMetadata));
+          if (part.providerExecuted !== true) {
+            const call = toToolCall(part.toolCallId, part.toolName, part.input, part.providerMetadata);
+            toolCalls.push(call);
+            if (onStreamPart !== undefined) {
+              let index = announced.get(part.toolCallId);
+              if (index === undefined) {
+                index = positions++;
+                onStreamPart({ type: 'tool-call-start', index, toolCallId: call.id, toolName: call.name });
+              }
+              onStreamPart({
+                type: 'tool-call-end',
+                index,
+                toolCallId: call.id,
+                toolName: call.name,
+                arguments: call.arguments,
+              });
+            }
+          }
           break;
         case 'response-metadata':
           if (typeof part.modelId === 'string' && part.modelId !== '') modelId = part.modelId;

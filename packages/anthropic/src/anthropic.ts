@@ -161,6 +161,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     signal: AbortSignal,
     outputTool: OutputTool | undefined,
     onTextDelta: ((delta: string) => void) | undefined,
+    onStreamPart?: ModelRequest['onStreamPart'],
   ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
     const response = await post({
       url: endpoint,
@@ -189,6 +190,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       requestedModel: model,
       outputTool,
       onTextDelta,
+      onStreamPart,
       maxResponseBytes,
     });
     return { answer, streamed: true, requestId };
@@ -200,12 +202,18 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   ): Promise<ModelResponse> {
     const { signal } = request;
     const { body, outputTool } = toRequestBody(request, settings, onTextDelta !== undefined);
-    let last = await exchange(body, signal, outputTool, onTextDelta);
+    let last = await exchange(body, signal, outputTool, onTextDelta, request.onStreamPart);
     let { answer, streamed } = last;
     for (let continuations = 0; answer.stopReason === 'pause_turn'; continuations++) {
       if (continuations >= maxPauseContinuations) throw pausedTooOften(answer, continuations, provider);
       request.onContinuationRequest?.();
-      last = await exchange(continuedBody(body, answer.content), signal, outputTool, onTextDelta);
+      last = await exchange(
+        continuedBody(body, answer.content),
+        signal,
+        outputTool,
+        onTextDelta,
+        request.onStreamPart,
+      );
       answer = joinAnswers(answer, last.answer);
       streamed ||= last.streamed;
     }

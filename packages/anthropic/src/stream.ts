@@ -1,4 +1,5 @@
 import type { Usage } from '@keel/core';
+import type { ModelStreamPart } from '@keel/core/adapter';
 import { malformedResponseError, readServerSentEvents, streamReadError } from '@keel/core/http';
 import type { OutputTool } from './request-body.js';
 import {
@@ -18,6 +19,11 @@ export interface StreamInput {
   requestedModel: string;
   outputTool: OutputTool | undefined;
   onTextDelta: (delta: string) => void;
+  /**
+   * Receives thinking deltas and each tool call's start, input pieces and end (`content_block_stop`); the
+   * structured-output tool is the answer's text, not a call. Defaults to none.
+   */
+  onStreamPart?: (part: ModelStreamPart) => void;
   /** The most bytes of events read; more is `provider.response_too_large`. */
   maxResponseBytes: number;
 }
@@ -43,6 +49,18 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
   const deliver = (delta: string) => {
     try {
       input.onTextDelta(delta);
+    } catch (error) {
+      callbackError = { error };
+      throw error;
+    }
+  };
+  const onStreamPart = input.onStreamPart;
+  // Tool calls by block index: their place among the answer's calls, for onStreamPart.
+  const callPositions = new Map<number, number>();
+  const emit = (part: ModelStreamPart) => {
+    if (onStreamPart === undefined) return;
+    try {
+      onStreamPart(part);
     } catch (error) {
       callbackError = { error };
       throw error;
@@ -100,6 +118,15 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
             }
             const id = typeof block.id === 'string' && block.id !== '' ? block.id : `toolu_${index}`;
             blocks.set(index, { type: 'tool_use', id, name: block.name, input: '' });
+            if (block.name !== outputTool?.name) {
+              callPositions.set(index, callPositions.size);
+              emit({
+                type: 'tool-call-start',
+                index: callPositions.get(index)!,
+                toolCallId: id,
+                toolName: block.name,
+              });
+            }
           } else {
             blocks.set(index, { type: 'ignored' });
           }
@@ -119,8 +146,10 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
           }
           applyRawDelta(content.get(index), delta);
           if (block.type === 'thinking') {
-            if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string')
+            if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
               block.thinking += delta.thinking;
+              if (delta.thinking !== '') emit({ type: 'reasoning-delta', delta: delta.thinking });
+            }
             if (delta.type === 'signature_delta' && typeof delta.signature === 'string')
               block.signature += delta.signature;
           } else if (block.type === 'text' && delta.type === 'text_delta' && typeof delta.text === 'string') {
@@ -129,6 +158,9 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
           } else if (block.type === 'tool_use' && delta.type === 'input_json_delta') {
             const piece = typeof delta.partial_json === 'string' ? delta.partial_json : '';
             block.input += piece;
+            const position = callPositions.get(index);
+            if (piece !== '' && position !== undefined)
+              emit({ type: 'tool-call-delta', index: position, toolCallId: block.id, delta: piece });
             if (
               piece !== '' &&
               outputTool !== undefined &&
@@ -137,6 +169,21 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
             ) {
               deliver(piece);
             }
+          }
+          break;
+        }
+        case 'content_block_stop': {
+          const index = typeof data.index === 'number' ? data.index : -1;
+          const block = blocks.get(index);
+          const position = callPositions.get(index);
+          if (block?.type === 'tool_use' && position !== undefined) {
+            emit({
+              type: 'tool-call-end',
+              index: position,
+              toolCallId: block.id,
+              toolName: block.name,
+              arguments: block.input === '' ? '{}' : block.input,
+            });
           }
           break;
         }

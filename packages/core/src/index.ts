@@ -49,6 +49,8 @@ export type { CheckpointHook, RunState } from './agent/run/run-state.js';
 export { checkSessionId } from './agent/run/session-options.js';
 export type { StopReason, TerminalStatus } from './agent/run/stop-reason.js';
 export { toolError, toolSuccess } from './agent/run/tool-result.js';
+export type { AgentStream, StreamOptions } from './agent/stream/agent-stream.js';
+export type { StreamPart } from './agent/stream/stream-part.js';
 export { type ToolOptions, tool } from './agent/tools/tool.js';
 export { classify } from './errors/classify.js';
 export { type ErrorCode, isErrorCode } from './errors/codes.js';

@@ -208,6 +208,7 @@ function createProvider(settings: ProviderSettings): ModelProvider {
         provider,
         requestedModel: model,
         onTextDelta,
+        onStreamPart: request.onStreamPart,
         maxResponseBytes,
       });
     } else {

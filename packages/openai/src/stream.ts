@@ -1,4 +1,5 @@
 import type { ModelResponse, ToolCall } from '@keel/core';
+import type { ModelStreamPart } from '@keel/core/adapter';
 import { malformedResponseError, readServerSentEvents, streamReadError } from '@keel/core/http';
 import { bodyError, isObject, parseUsage, toArgumentsText, toFinishReason } from './response.js';
 
@@ -6,6 +7,8 @@ interface PartialToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** Whether `tool-call-start` went to `onStreamPart` (once the name is known). */
+  started: boolean;
 }
 
 /** What reading a Chat Completions stream needs. */
@@ -15,6 +18,8 @@ export interface StreamInput {
   provider: string;
   requestedModel: string;
   onTextDelta: (delta: string) => void;
+  /** Receives reasoning deltas and each tool call's start, argument pieces and end. Defaults to none. */
+  onStreamPart?: (part: ModelStreamPart) => void;
   /** The most bytes of events read; more is `provider.response_too_large`. */
   maxResponseBytes: number;
 }
@@ -36,6 +41,18 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
   let model: string | undefined;
   let done = false;
   let callbackError: { error: unknown } | undefined;
+  const onStreamPart = input.onStreamPart;
+  const emit =
+    onStreamPart === undefined
+      ? undefined
+      : (part: ModelStreamPart): void => {
+          try {
+            onStreamPart(part);
+          } catch (error) {
+            callbackError = { error };
+            throw error;
+          }
+        };
 
   try {
     for await (const event of readServerSentEvents(input.body, {
@@ -80,8 +97,12 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       }
       // A refusal streams in its own field; like an unstreamed one it is not the answer, so it is not delivered.
       if (typeof delta.refusal === 'string') refusal += delta.refusal;
+      // Compatible servers (DeepSeek, vLLM, OpenRouter) stream reasoning in one of these fields.
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (emit !== undefined && typeof reasoning === 'string' && reasoning !== '')
+        emit({ type: 'reasoning-delta', delta: reasoning });
       if (Array.isArray(delta.tool_calls)) {
-        for (const fragment of delta.tool_calls) addToolCallFragment(calls, fragment, provider);
+        for (const fragment of delta.tool_calls) addToolCallFragment(calls, fragment, provider, emit);
       }
     }
   } catch (error) {
@@ -97,6 +118,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       200,
     );
   }
+  if (emit !== undefined) endToolCalls(calls, emit);
 
   const toolCalls: ToolCall[] = [...calls.entries()]
     .sort(([left], [right]) => left - right)
@@ -104,7 +126,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       if (call.name === '')
         throw malformedResponseError(provider, `streamed tool call ${index} has no name`, undefined, 200);
       return {
-        id: call.id === '' ? `call_${index}` : call.id,
+        id: callId(call, index),
         name: call.name,
         arguments: call.arguments || '{}',
       };
@@ -120,20 +142,55 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
 }
 
 /** Joins one `delta.tool_calls[]` fragment into the call at its index: id and name arrive once, arguments in pieces. */
-function addToolCallFragment(calls: Map<number, PartialToolCall>, fragment: unknown, provider: string): void {
+function addToolCallFragment(
+  calls: Map<number, PartialToolCall>,
+  fragment: unknown,
+  provider: string,
+  emit: ((part: ModelStreamPart) => void) | undefined,
+): void {
   if (!isObject(fragment))
     throw malformedResponseError(provider, 'a streamed tool call is not an object', undefined, 200);
   // Some compatibles omit `index` when they send each call whole: place it after the others.
   const index = typeof fragment.index === 'number' ? fragment.index : calls.size;
   let call = calls.get(index);
   if (call === undefined) {
-    call = { id: '', name: '', arguments: '' };
+    call = { id: '', name: '', arguments: '', started: false };
     calls.set(index, call);
   }
   if (typeof fragment.id === 'string' && fragment.id !== '') call.id = fragment.id;
   const fn = fragment.function;
+  let piece = '';
   if (isObject(fn)) {
     if (typeof fn.name === 'string' && fn.name !== '') call.name = fn.name;
-    if (fn.arguments !== undefined && fn.arguments !== null) call.arguments += toArgumentsText(fn.arguments);
+    if (fn.arguments !== undefined && fn.arguments !== null) piece = toArgumentsText(fn.arguments);
+    call.arguments += piece;
   }
+  if (emit === undefined || call.name === '') return;
+  const toolCallId = callId(call, index);
+  if (!call.started) {
+    call.started = true;
+    emit({ type: 'tool-call-start', index, toolCallId, toolName: call.name });
+    // Pieces that came before the name go out with the start.
+    piece = call.arguments;
+  }
+  if (piece !== '') emit({ type: 'tool-call-delta', index, toolCallId, delta: piece });
+}
+
+/** The stream ended well: every call's arguments are complete. */
+function endToolCalls(calls: Map<number, PartialToolCall>, emit: (part: ModelStreamPart) => void): void {
+  for (const [index, call] of [...calls.entries()].sort(([left], [right]) => left - right)) {
+    if (!call.started) continue;
+    const toolCallId = callId(call, index);
+    emit({
+      type: 'tool-call-end',
+      index,
+      toolCallId,
+      toolName: call.name,
+      arguments: call.arguments || '{}',
+    });
+  }
+}
+
+function callId(call: PartialToolCall, index: number): string {
+  return call.id === '' ? `call_${index}` : call.id;
 }

@@ -67,6 +67,7 @@ export { parseJson } from '../schemas/parse-json.js';
 export { resolveSchema } from '../schemas/schema.js';
 export type {
   JsonSchema,
+  ModelStreamPart,
   ProviderMetadata,
   ReasoningPart,
   ToolChoice,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Event } from '../policies/policy.js';
 import type { Message } from '../spec/model.js';
@@ -12,6 +13,7 @@ import { sessionSettingsOf } from './run/session-options.js';
 import { runOnSession } from './session-run.js';
 import { settleSession } from './sessions/session-settle.js';
 import { executeRun } from './start-run.js';
+import { type AgentStream, createAgentStream, type StreamOptions } from './stream/agent-stream.js';
 
 /** An agent: a model, tools and policies, ready to run. */
 export interface Agent<Output = string> {
@@ -31,6 +33,21 @@ export interface Agent<Output = string> {
    * and with `run.cancelled` when `signal` aborts while it waits.
    */
   run(input: string | readonly Message[], options?: RunOptions): Promise<RunResult<Output>>;
+  /**
+   * Runs the agent as `run` does (same options, sessions, durability, approvals and cancellation) and returns at once
+   * a stream of the run's typed parts (`StreamPart`): text and reasoning deltas, tool calls as the model writes
+   * them, tool results, step boundaries, retries, fallbacks, recoveries, approvals waited for, the error, and last the
+   * `finish` part with the result. Iterate it with `for await`, or read `textStream` or `toReadableStream()`;
+   * `result` resolves as `run()` would. Leaving the loop early, or aborting `signal`, cancels the run (`result` settles
+   * `cancelled`). The model streams. A reader slower than the run never makes keel buffer without bound: past
+   * `StreamOptions.highWaterMark` parts (1_000) deltas are merged and the run waits between steps for the reader.
+   *
+   * @example
+   *   const stream = assistant.stream('Weather in Paris?');
+   *   for await (const part of stream) if (part.type === 'text-delta') process.stdout.write(part.delta);
+   *   const result = await stream.result;
+   */
+  stream(input: string | readonly Message[], options?: StreamOptions): AgentStream<Output>;
   /**
    * Continues a stored run (the agent needs a `store`) from its last checkpoint, in this process or another: after a
    * crash, a store outage, or an interruption for approvals or decisions. A checkpointed model response is never
@@ -77,14 +94,17 @@ export interface Agent<Output = string> {
 export function agent<Output = string>(options: AgentOptions<Output>): Agent<Output> {
   const runtime = resolveAgent(options);
   const runs = new Map<string, RunAbort>();
+  const run = async (input: string | readonly Message[], runOptions?: RunOptions) => {
+    const session = sessionSettingsOf(runOptions);
+    if (session === undefined) return executeRun<Output>(runtime, runRegistry, runs, input, runOptions);
+    return runOnSession<Output>(runtime, runRegistry, runs, input, runOptions!, session);
+  };
   return Object.freeze({
     name: runtime.name,
     ...(runtime.durability === undefined ? {} : { store: runtime.durability.store }),
-    async run(input: string | readonly Message[], runOptions?: RunOptions) {
-      const session = sessionSettingsOf(runOptions);
-      if (session === undefined) return executeRun<Output>(runtime, runRegistry, runs, input, runOptions);
-      return runOnSession<Output>(runtime, runRegistry, runs, input, runOptions!, session);
-    },
+    run,
+    stream: (input: string | readonly Message[], streamOptions?: StreamOptions) =>
+      createAgentStream<Output>((runOptions) => run(input, runOptions), streamOptions, randomUUID),
     resume: async (runId: string, resumeOptions?: ResumeOptions) =>
       settleSession(runtime, await resumeRun<Output>(runtime, runRegistry, runs, runId, resumeOptions)),
     cancel(runId: string, reason?: string): boolean {

@@ -97,7 +97,32 @@ export interface ModelRequest {
    * delivered, the run loop no longer retries the call from the start (the caller has seen the output).
    */
   onTextDelta?: (delta: string) => void;
+  /**
+   * When set (only ever together with `onTextDelta`), a streaming provider also calls this with the parts of the
+   * answer that are not its text, as they arrive: reasoning deltas and each tool call's start, argument pieces and
+   * end (see {@link ModelStreamPart}). Purely informative: the response still carries everything, and a provider that
+   * does not stream these parts may never call it. An error it throws is rethrown as it is, as `onTextDelta`'s is.
+   * Defaults to none.
+   */
+  onStreamPart?: (part: ModelStreamPart) => void;
 }
+
+/**
+ * A streamed part of a model's answer other than its text, handed to `ModelRequest.onStreamPart`. `index` is the
+ * call's position among the answer's tool calls (0 first), as the final `toolCalls` array orders them.
+ *
+ * - `reasoning-delta`: a piece of the model's reasoning text (Anthropic thinking, OpenAI-compatible
+ *   `reasoning_content`, the AI SDK's reasoning).
+ * - `tool-call-start`: the model began a tool call (its id and name are known).
+ * - `tool-call-delta`: a piece of the call's arguments' JSON text.
+ * - `tool-call-end`: the call's arguments are complete (`arguments` is the whole JSON text). A call whose answer
+ *   breaks before this part never ran and never will from this answer.
+ */
+export type ModelStreamPart =
+  | { type: 'reasoning-delta'; delta: string }
+  | { type: 'tool-call-start'; index: number; toolCallId: string; toolName: string }
+  | { type: 'tool-call-delta'; index: number; toolCallId: string; delta: string }
+  | { type: 'tool-call-end'; index: number; toolCallId: string; toolName: string; arguments: string };
 
 /** A model's answer. */
 export interface ModelResponse {

@@ -187,6 +187,22 @@ export type RunEvent =
       readonly durationMs: number;
       readonly errorCode: ErrorCode;
     })
+  | (RunEventBase & {
+      /**
+       * A model stream that broke after part of the answer was delivered was recovered: `continued` means the new
+       * answer goes on after the `keptCharacters` already delivered (nothing is sent twice); `restarted` means the
+       * text of this step delivered so far is void and the answer starts again from its first character.
+       */
+      readonly type: 'stream-recovered';
+      readonly step: number;
+      /** The failure that broke the stream. */
+      readonly errorCode: ErrorCode;
+      readonly mode: 'continued' | 'restarted';
+      /** Characters of the step's text delivered before the break that still stand (0 when `restarted`). */
+      readonly keptCharacters: number;
+      /** `provider/model` of the model that goes on. */
+      readonly model: string;
+    })
   | (RunEventBase & { readonly type: 'text-delta'; readonly step: number; readonly delta: string })
   | (RunEventBase & { readonly type: 'step-end'; readonly step: number; readonly toolCalls: number });
 

@@ -86,6 +86,7 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
     maxOutputTokens: agent.maxOutputTokens,
     temperature: agent.temperature,
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
+    onStreamPart: run.streamPartListener,
     // A continuation (Anthropic's pause_turn) is one more request the provider received.
     onContinuationRequest: () => countRequest(state.report, slot.key),
   };
@@ -163,6 +164,7 @@ class AttemptRequest implements ModelRequest {
   readonly temperature: ModelRequest['temperature'];
   readonly onContinuationRequest: ModelRequest['onContinuationRequest'];
   readonly onTextDelta: ModelRequest['onTextDelta'];
+  readonly onStreamPart: ModelRequest['onStreamPart'];
   // A private field: copying the request (`{ ...request }`) copies only what a ModelRequest holds.
   readonly #attempt: PolicyContext;
 
@@ -176,6 +178,7 @@ class AttemptRequest implements ModelRequest {
     this.temperature = request.temperature;
     this.onContinuationRequest = request.onContinuationRequest;
     this.onTextDelta = request.onTextDelta;
+    this.onStreamPart = request.onStreamPart;
   }
 
   get signal(): AbortSignal {

@@ -104,6 +104,9 @@ async function advance(run: RunContext): Promise<RunEnding> {
   }
   for (;;) {
     if (abort.aborted) throw abort.signal.reason;
+    // A stream's reader that is behind holds the run before more work: tools or a model call (agent.stream()).
+    const held = state.phase === 'answer' ? undefined : run.beforeStep?.();
+    if (held !== undefined) await held;
     if (state.phase === 'tools') {
       const outcome = await runToolCalls(run);
       if (outcome.kind === 'stop') return stoppedEnding(outcome.stop);

@@ -4,6 +4,7 @@ import type { BreakerTransition as PolicyBreakerTransition } from '../../policie
 import type { Clock } from '../../policies/clock.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { RetryBudget } from '../../policies/retry-budget.js';
+import type { ModelRequest } from '../../spec/model.js';
 import type { CorrectionTracker } from '../correction/correction-tracker.js';
 import type { GuardrailFinding } from '../guardrails/guardrail.js';
 import type { AgentRuntime, BreakerWatcher, DurableLink, GuardedSlot, ModelSlot } from './agent-runtime.js';
@@ -11,6 +12,7 @@ import type { RunAbort } from './cancellation.js';
 import type { RunEventSink } from './event-sink.js';
 import { countError } from './report.js';
 import type { RunState, RunTransition } from './run-state.js';
+import { streamLinkOf } from './stream-parts.js';
 
 /**
  * One run's working set: its state (JSON, checkpointed) and what is not state (its abort switch, event sink, retry
@@ -31,6 +33,10 @@ export class RunContext implements BreakerWatcher {
   currentModel: ModelSlot | undefined;
   /** Handed to providers as `onTextDelta` when the caller streams. */
   readonly deltaListener: ((delta: string) => void) | undefined;
+  /** Handed to providers as `onStreamPart` when the run streams through `agent.stream()`. */
+  readonly streamPartListener: ModelRequest['onStreamPart'];
+  /** Waited for before each step when the run streams through `agent.stream()` (its reader's back-pressure). */
+  readonly beforeStep: (() => Promise<void> | undefined) | undefined;
   /** Whether transitions are checkpointed at all (a hook or a store): the loop skips the calls otherwise. */
   readonly checkpoints: boolean;
   private readonly watching: GuardedSlot[] = [];
@@ -49,6 +55,9 @@ export class RunContext implements BreakerWatcher {
     this.checkpoints = durable !== undefined || agent.checkpoint !== undefined;
     this.deltaListener =
       onTextDelta === undefined ? undefined : (delta) => this.deliverDelta(onTextDelta, delta);
+    const link = streamLinkOf(onTextDelta);
+    this.streamPartListener = link?.onStreamPart;
+    this.beforeStep = link?.beforeStep;
   }
 
   private deliverDelta(listener: (delta: string) => void, delta: string): void {
