@@ -5,6 +5,7 @@ import { tokenBudgetError, turnLimitError } from '../run/limits.js';
 import type { RunContext } from '../run/run-context.js';
 import { beginStep, endStep, recordModelResponse } from '../run/run-state.js';
 import { runToolCalls, toolMessages } from '../tools/tool-step.js';
+import { eventLoopTurn } from './event-loop-turn.js';
 import { settleFinalAnswer } from './final-answer.js';
 import { callModelChain } from './model-step.js';
 import { endingOf, failedEnding, finish, type RunEnding, stoppedEnding } from './run-ending.js';
@@ -103,6 +104,9 @@ async function advance(run: RunContext): Promise<RunEnding> {
     if (blocked !== undefined) return failedEnding(blocked);
   }
   for (;;) {
+    // Runs whose models and tools answer at once would otherwise starve timers (run deadlines included) and I/O.
+    const turn = eventLoopTurn();
+    if (turn !== undefined) await turn;
     if (abort.aborted) throw abort.signal.reason;
     if (state.phase === 'tools') {
       const outcome = await runToolCalls(run);
