@@ -103,9 +103,10 @@ async function advance(run: RunContext): Promise<RunEnding> {
     const blocked = await checkInput(run);
     if (blocked !== undefined) return failedEnding(blocked);
   }
-  for (;;) {
-    // Runs whose models and tools answer at once would otherwise starve timers (run deadlines included) and I/O.
-    const turn = eventLoopTurn();
+  for (let iteration = 0; ; iteration++) {
+    // Between steps (never before the first), runs whose models and tools answer at once would otherwise starve
+    // timers (run deadlines included) and I/O.
+    const turn = iteration === 0 ? undefined : eventLoopTurn();
     if (turn !== undefined) await turn;
     if (abort.aborted) throw abort.signal.reason;
     if (state.phase === 'tools') {
