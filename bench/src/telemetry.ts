@@ -17,8 +17,11 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { printLoadAround } from './fair.js';
 import { percentile } from './statistics.js';
 import { lookupTool, stepModel } from './step-agent.js';
+
+printLoadAround();
 
 const STEPS_PER_RUN = 10;
 /** The target: tracing and metrics exported to the SDK's in-memory exporters add at most this much per step. */
