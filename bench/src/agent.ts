@@ -19,10 +19,16 @@ import { lookupTool, stepModel } from './step-agent.js';
 const STEPS_PER_RUN = 10;
 const CONCURRENT_RUNS = 10_000;
 
+/**
+ * One signal for every bare run: keel makes a run's signal only when something reads it, and on Node 20 making one
+ * costs microseconds and leaves garbage that would land in the next subject's block.
+ */
+const BARE_SIGNAL = new AbortController().signal;
+
 /** The same work without keel: the model and tool called directly, for the baseline. */
 async function bareRun(model: ModelProvider): Promise<void> {
   const messages: ModelRequest['messages'] = [{ role: 'user', content: 'go' }];
-  const signal = new AbortController().signal;
+  const signal = BARE_SIGNAL;
   for (;;) {
     const response = await model.generate({ messages, signal });
     if (response.toolCalls.length === 0) return;
