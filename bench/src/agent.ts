@@ -1,25 +1,34 @@
 // keel's own overhead per agent step (an in-process model and tool that do almost nothing), its whole cost per step
 // beside the Vercel AI SDK and the OpenAI Agents SDK on the same run, and the memory per run while 10,000 runs wait on
-// their model. Run: npm run bench:agent
+// their model. Measured by the fair method of fair.ts. Run: npm run bench:agent
+// Environment: KEEL_BENCH_ROUNDS (default 7), KEEL_BENCH_BLOCK_MS (CPU ms per block, default 150),
+// KEEL_BENCH_ONLY=overhead|peers|memory (one part).
 import { agent, type ModelProvider, type ModelRequest } from '@keel/core';
+import { PEER_RUN_STEPS } from './agent-peers.js';
 import {
-  type AgentRunner,
-  aiSdkRunner,
-  keelRunner,
-  openAIAgentsRunner,
-  PEER_RUN_STEPS,
-} from './agent-peers.js';
-import { percentile } from './statistics.js';
+  type FairMeasurement,
+  formatRatio,
+  measureFairly,
+  measureIsolated,
+  printLoadAround,
+  ratioSpread,
+  spreadOf,
+} from './fair.js';
 import { lookupTool, stepModel } from './step-agent.js';
 
 const STEPS_PER_RUN = 10;
-const RUNS = Number(process.env.KEEL_BENCH_RUNS ?? 3_000);
 const CONCURRENT_RUNS = 10_000;
+
+/**
+ * One signal for every bare run: keel makes a run's signal only when something reads it, and on Node 20 making one
+ * costs microseconds and leaves garbage that would land in the next subject's block.
+ */
+const BARE_SIGNAL = new AbortController().signal;
 
 /** The same work without keel: the model and tool called directly, for the baseline. */
 async function bareRun(model: ModelProvider): Promise<void> {
   const messages: ModelRequest['messages'] = [{ role: 'user', content: 'go' }];
-  const signal = new AbortController().signal;
+  const signal = BARE_SIGNAL;
   for (;;) {
     const response = await model.generate({ messages, signal });
     if (response.toolCalls.length === 0) return;
@@ -43,102 +52,83 @@ async function bareRun(model: ModelProvider): Promise<void> {
   }
 }
 
+/** Rounds counted, and the CPU time of one block of one subject (see fair.ts). */
+const ROUNDS = Number(process.env.KEEL_BENCH_ROUNDS ?? 7);
+const BLOCK_CPU_MS = Number(process.env.KEEL_BENCH_BLOCK_MS ?? 150);
+
+const microseconds = (value: number) => `${value.toFixed(2)} µs`;
+
 async function overheadPerStep(): Promise<void> {
   const model = stepModel(STEPS_PER_RUN);
   const assistant = agent({ model, tools: [lookupTool], limits: { maxTurns: STEPS_PER_RUN + 2 } });
-  const keelSamples: number[] = [];
-  const bareSamples: number[] = [];
-  for (let round = 0; round < 7; round++) {
-    let start = process.hrtime.bigint();
-    for (let index = 0; index < RUNS; index++) {
+  const keelRuns = async (runs: number) => {
+    for (let index = 0; index < runs; index++) {
       const result = await assistant.run('go');
       if (result.status !== 'completed')
         throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
     }
-    keelSamples.push(Number(process.hrtime.bigint() - start) / RUNS / STEPS_PER_RUN / 1_000);
-    start = process.hrtime.bigint();
-    for (let index = 0; index < RUNS; index++) await bareRun(model);
-    bareSamples.push(Number(process.hrtime.bigint() - start) / RUNS / STEPS_PER_RUN / 1_000);
-  }
-  // The first two rounds warm the JIT.
-  const keel = percentile(
-    keelSamples.slice(2).sort((a, b) => a - b),
-    0.5,
+  };
+  const bareRuns = async (runs: number) => {
+    for (let index = 0; index < runs; index++) await bareRun(model);
+  };
+  const measured = await measureFairly(
+    [
+      { name: 'keel', run: keelRuns },
+      { name: 'bare', run: bareRuns },
+    ],
+    { rounds: ROUNDS, blockCpuMs: BLOCK_CPU_MS },
   );
-  const bare = percentile(
-    bareSamples.slice(2).sort((a, b) => a - b),
-    0.5,
-  );
-  const overhead = keel - bare;
-  console.log(`per step: keel ${keel.toFixed(2)} µs, model + tool alone ${bare.toFixed(2)} µs`);
+  const keel = measured.get('keel')!;
+  const bare = measured.get('bare')!;
+  const perStep = (value: number) => value / STEPS_PER_RUN;
+  const overhead = spreadOf(keel.roundsUs.map((value, round) => perStep(value - bare.roundsUs[round]!)));
   console.log(
-    `keel overhead per step: ${overhead.toFixed(2)} µs  (target <= 20 µs: ${overhead <= 20 ? 'PASS' : 'FAIL'})`,
+    `per step (CPU time, ${STEPS_PER_RUN}-step runs, ${ROUNDS} rounds of ${keel.units} and ${bare.units} runs): ` +
+      `keel ${microseconds(perStep(keel.medianUs))}, model + tool alone ${microseconds(perStep(bare.medianUs))}`,
+  );
+  console.log(
+    `keel overhead per step: ${microseconds(overhead.median)} (rounds: ${microseconds(overhead.min)} .. ${microseconds(overhead.max)})  ` +
+      `(target <= 20 µs: ${overhead.median <= 20 ? 'PASS' : 'FAIL'})`,
   );
 }
 
-/** How many times keel's whole cost per step must be below each peer's. */
-const PEER_TARGETS = { aiSdk: 12, openAIAgents: 20 } as const;
-const PEER_ROUNDS = Number(process.env.KEEL_BENCH_PEER_ROUNDS ?? 9);
-const PEER_ROUND_MS = Number(process.env.KEEL_BENCH_PEER_ROUND_MS ?? 300);
-
-/** CPU time per step of `runs` sequential runs, in microseconds, after a full collection (each pays its own garbage). */
-async function cpuPerStep(runner: AgentRunner, runs: number): Promise<number> {
-  collectGarbage();
-  const start = process.cpuUsage();
-  for (let index = 0; index < runs; index++) await runner();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / runs / PEER_RUN_STEPS;
-}
+/** How many times keel's whole cost per step must be below each peer's (median of per-round ratios). */
+const PEER_TARGETS = { aiSdk: 20, openAIAgents: 40 } as const;
 
 /**
  * The whole cost per step (model and tool included: both do almost nothing) of keel, the AI SDK and the OpenAI
- * Agents SDK on the same 5-step run with a zod tool, in interleaved rounds; each round's run count is set so that it
- * lasts about PEER_ROUND_MS. Cost is the process's CPU time (user + system, GC threads included), not wall time: the
- * benchmark machine may be shared, and CPU time is what another process's load disturbs least. Each ratio is the
- * median over rounds of the peer's cost over keel's in the same round (neighbours in time share the machine's load),
- * after two warm-up rounds.
+ * Agents SDK on the same 5-step run with a zod tool, measured fairly (fair.ts): blocks of equal CPU time, rotating
+ * order, no forced GC, each in its own process; each ratio is the peer's cost over keel's in the same round, min / median / max over rounds.
  */
 async function loopCostVersusPeers(): Promise<void> {
-  const subjects: { name: string; runner: AgentRunner; runs: number; samples: number[] }[] = [
-    { name: 'keel', runner: keelRunner(), runs: 0, samples: [] },
-    { name: 'Vercel AI SDK 6 (generateText)', runner: aiSdkRunner(), runs: 0, samples: [] },
-    { name: 'OpenAI Agents SDK (run)', runner: openAIAgentsRunner(), runs: 0, samples: [] },
-  ];
-  for (const subject of subjects) {
-    const perStepUs = await cpuPerStep(subject.runner, 200);
-    subject.runs = Math.max(50, Math.round((PEER_ROUND_MS * 1_000) / (perStepUs * PEER_RUN_STEPS)));
-  }
-  for (let round = 0; round < PEER_ROUNDS; round++) {
-    for (const subject of subjects) subject.samples.push(await cpuPerStep(subject.runner, subject.runs));
-  }
-  const median = (values: readonly number[]) =>
-    percentile(
-      values.slice(2).sort((a, b) => a - b),
-      0.5,
-    );
-  const keel = subjects[0]!;
-  console.log(
-    `whole cost per step (CPU time), ${PEER_RUN_STEPS}-step run with a zod tool, ${PEER_ROUNDS - 2} interleaved rounds:`,
+  const names = { keel: 'keel', aiSdk: 'Vercel AI SDK 6 (generateText)', openAI: 'OpenAI Agents SDK (run)' };
+  const peers = new URL('./agent-peers.js', import.meta.url).href;
+  // Each subject in its own process: in one they would share a heap and zod's compiled code.
+  const measured = await measureIsolated(
+    [
+      { name: names.keel, moduleUrl: peers, factory: 'keelRunner' },
+      { name: names.aiSdk, moduleUrl: peers, factory: 'aiSdkRunner' },
+      { name: names.openAI, moduleUrl: peers, factory: 'openAIAgentsRunner' },
+    ],
+    { rounds: ROUNDS, blockCpuMs: BLOCK_CPU_MS, calibrationUnits: 50, warmupRounds: 3 },
   );
-  const line = (name: string, perStepUs: number) =>
-    `  ${name.padEnd(32)} ${perStepUs.toFixed(2).padStart(8)} µs (median)`;
-  console.log(line(keel.name, median(keel.samples)));
-  const versus = (peer: (typeof subjects)[number], target: number) => {
-    const ratio = median(peer.samples.map((sample, round) => sample / keel.samples[round]!));
+  const keel = measured.get(names.keel)!;
+  console.log(
+    `whole cost per step (CPU time), ${PEER_RUN_STEPS}-step run with a zod tool, ${ROUNDS} rounds in rotating order, ` +
+      `blocks of ~${BLOCK_CPU_MS} ms CPU each:`,
+  );
+  const line = (measurement: FairMeasurement) =>
+    `  ${measurement.name.padEnd(32)} ${(measurement.medianUs / PEER_RUN_STEPS).toFixed(2).padStart(8)} µs (median; ${measurement.units} runs a block)`;
+  console.log(line(keel));
+  const versus = (name: string, target: number) => {
+    const peer = measured.get(name)!;
+    const ratio = ratioSpread(peer, keel);
     console.log(
-      `${line(peer.name, median(peer.samples))}  ${ratio.toFixed(1)}x keel  (target >= ${target}x: ${
-        ratio >= target ? 'PASS' : 'FAIL'
-      })`,
+      `${line(peer)}  ${formatRatio(ratio)} keel  (target >= ${target}x: ${ratio.median >= target ? 'PASS' : 'FAIL'})`,
     );
   };
-  versus(subjects[1]!, PEER_TARGETS.aiSdk);
-  versus(subjects[2]!, PEER_TARGETS.openAIAgents);
-}
-
-function collectGarbage(): void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc === undefined) throw new Error('run with node --expose-gc');
-  gc();
+  versus(names.aiSdk, PEER_TARGETS.aiSdk);
+  versus(names.openAI, PEER_TARGETS.openAIAgents);
 }
 
 async function memoryPerWaitingRun(): Promise<void> {
@@ -173,7 +163,10 @@ async function memoryPerWaitingRun(): Promise<void> {
   );
 }
 
-console.log(`agent loop: ${RUNS} runs of ${STEPS_PER_RUN} steps per round, 7 rounds (median of the last 5)`);
+printLoadAround();
+console.log(
+  'agent loop: CPU time, fair method (bench/src/fair.ts): no forced GC, equal-CPU blocks, rotating order',
+);
 // KEEL_BENCH_ONLY=peers runs the comparison with the peers alone.
 const only = process.env.KEEL_BENCH_ONLY;
 if (only === undefined || only === 'overhead') await overheadPerStep();

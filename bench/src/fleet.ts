@@ -13,7 +13,10 @@ import { agent, tool } from '@keel/core';
 import { simulated } from '@keel/simulated';
 import { PostgresRunStore } from '@keel/store-postgres';
 import { runQueue } from '@keel/worker';
+import { printLoadAround } from './fair.js';
 import { startBenchRedis } from './redis-server.js';
+
+printLoadAround();
 
 const RUNS = Number(process.env.KEEL_BENCH_FLEET_RUNS ?? 300);
 const WORKERS = Number(process.env.KEEL_BENCH_FLEET_WORKERS ?? 3);

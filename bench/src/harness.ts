@@ -1,6 +1,9 @@
-// The measuring loop shared by every case: sequential awaited calls, timed as a block, repeated in interleaved
-// rounds so that machine noise (another process, a thermal step, a GC of someone else's garbage) hits keel and its
-// peers alike. The median of the rounds is reported.
+// The measuring loop shared by every case: sequential awaited calls, timed as a block in CPU time, repeated in
+// interleaved rounds so that machine noise (another process, a thermal step, a GC of someone else's garbage) hits keel
+// and its peers alike. The median of the rounds is reported. The fair method of fair.ts: no forced GC before or in a
+// timed block (each case pays for its garbage as it goes), blocks sized to equal CPU time, rotating order.
+
+import { median } from './fair.js';
 
 /** One thing to measure: `run` makes one call and returns its promise (a rejection is expected on reject paths). */
 export interface BenchCase {
@@ -36,15 +39,13 @@ export interface HarnessOptions {
   /** Fewest and most calls in one round. */
   minCalls: number;
   maxCalls: number;
-  /** Collects garbage; called before every timed block so that each case pays for its own garbage. */
-  collectGarbage: () => void;
   /** Called after each round with its number (from 1). */
   onRound?: (round: number) => void;
 }
 
-/** Runs `run` `calls` times, one awaited call after the other, and returns nanoseconds per call. */
+/** Runs `run` `calls` times, one awaited call after the other, and returns CPU nanoseconds per call. */
 export async function timeCalls(run: () => Promise<unknown>, calls: number): Promise<number> {
-  const started = process.hrtime.bigint();
+  const started = process.cpuUsage();
   for (let index = 0; index < calls; index++) {
     try {
       await run();
@@ -52,14 +53,8 @@ export async function timeCalls(run: () => Promise<unknown>, calls: number): Pro
       // Reject-path cases reject on purpose; the loop is the same for every case so that it costs them the same.
     }
   }
-  return Number(process.hrtime.bigint() - started) / calls;
-}
-
-/** The median of `values` (the mean of the two middle ones for an even count). */
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  const used = process.cpuUsage(started);
+  return ((used.user + used.system) * 1_000) / calls;
 }
 
 /**
@@ -73,7 +68,6 @@ export async function measureAll(
   const callsPerRound = new Map<string, number>();
   for (const benchCase of cases) await timeCalls(benchCase.run, options.warmupCalls);
   for (const benchCase of cases) {
-    options.collectGarbage();
     const estimateNs = await timeCalls(benchCase.run, options.warmupCalls);
     const calls = Math.round((options.targetRoundMs * 1e6) / Math.max(estimateNs, 1));
     callsPerRound.set(benchCase.id, Math.min(options.maxCalls, Math.max(options.minCalls, calls)));
@@ -83,7 +77,6 @@ export async function measureAll(
   for (let round = 0; round < options.rounds; round++) {
     for (let offset = 0; offset < cases.length; offset++) {
       const benchCase = cases[(round + offset) % cases.length]!;
-      options.collectGarbage();
       samples.get(benchCase.id)!.push(await timeCalls(benchCase.run, callsPerRound.get(benchCase.id)!));
     }
     options.onRound?.(round + 1);

@@ -12,7 +12,10 @@ import type { Tool, ToolContext } from '@keel/core';
 import { mcpTools } from '@keel/mcp';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { printLoadAround } from './fair.js';
 import { percentile } from './statistics.js';
+
+printLoadAround();
 
 /** Calls per client, after the warm-up. */
 const CALLS = Number(process.env.KEEL_BENCH_MCP_CALLS ?? 4_000);

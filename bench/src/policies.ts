@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { printLoadAround } from './fair.js';
 import { type BenchCase, type Measurement, measureAll } from './harness.js';
 import { type HeapSeries, heapSeries } from './heap.js';
 import { composedPipeline, keelCases } from './keel-cases.js';
@@ -46,11 +47,12 @@ function printHeap(series: HeapSeries): void {
 
 async function main(collectGarbage: () => void): Promise<void> {
   const started = performance.now();
+  printLoadAround();
   console.log(
     `keel policy benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
   );
   console.log(
-    `ns per call, sequential awaited calls; median of ${ROUNDS} interleaved rounds of 100k-1M calls each (about 120 ms or more), after warm-up`,
+    `CPU ns per call, sequential awaited calls; median of ${ROUNDS} interleaved rounds in rotating order of 100k-1M calls each (about 120 ms of CPU or more), after warm-up, no forced GC`,
   );
 
   const bareCase: BenchCase = {
@@ -73,7 +75,6 @@ async function main(collectGarbage: () => void): Promise<void> {
     targetRoundMs: 120,
     minCalls: 100_000,
     maxCalls: 1_000_000,
-    collectGarbage,
     onRound: (round) => process.stderr.write(`  round ${round}/${ROUNDS} done\n`),
   });
   open.assertStillOpen();

@@ -8,8 +8,11 @@
 import { circuitBreaker, type Policy, rateLimiter, retryBudget } from '@keel/core';
 import { redisState } from '@keel/redis';
 import { Redis } from 'ioredis';
+import { printLoadAround } from './fair.js';
 import { startBenchRedis } from './redis-server.js';
 import { percentile } from './statistics.js';
+
+printLoadAround();
 
 const CALLS = Number(process.env.KEEL_BENCH_REDIS_CALLS ?? 20_000);
 const WARMUP_CALLS = 2_000;

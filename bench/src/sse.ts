@@ -4,6 +4,9 @@
 // on every chunk (measured: 1 MB 50 ms, 4 MB 538 ms, 8 MB 2,039 ms of CPU; 40 MB about 52 s).
 // Run: npm run bench:sse
 import { readServerSentEvents } from '@keel/core/http';
+import { printLoadAround } from './fair.js';
+
+printLoadAround();
 
 const CHUNK_BYTES = 65_536;
 const ROUNDS = 3;

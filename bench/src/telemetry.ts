@@ -17,8 +17,11 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { printLoadAround } from './fair.js';
 import { percentile } from './statistics.js';
 import { lookupTool, stepModel } from './step-agent.js';
+
+printLoadAround();
 
 const STEPS_PER_RUN = 10;
 /** The target: tracing and metrics exported to the SDK's in-memory exporters add at most this much per step. */
@@ -33,18 +36,27 @@ const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULAT
 const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 1_000 });
 const meterProvider = new MeterProvider({ readers: [reader] });
 
-/** The same agent four times: telemetry off, events to an empty listener, on with the no-op API, on with the SDK. */
-function subjects(model: ModelProvider): Record<'off' | 'events' | 'noop' | 'sdk', Agent> {
+/**
+ * The same agent six times: telemetry off, events to an empty listener, on with the no-op API, tracing alone and
+ * metrics alone with the SDK, both with the SDK.
+ */
+function subjects(
+  model: ModelProvider,
+): Record<'off' | 'events' | 'noop' | 'tracing' | 'metrics' | 'sdk', Agent> {
   const make = () => agent({ model, tools: [lookupTool], limits: { maxTurns: STEPS_PER_RUN + 2 } });
   const events = make();
   events.onEvent(() => undefined);
   const noop = make();
   keelTracing().observe(noop);
   keelMetrics().observe(noop);
+  const tracing = make();
+  keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(tracing);
+  const metrics = make();
+  keelMetrics({ meter: meterProvider.getMeter('bench') }).observe(metrics);
   const sdk = make();
   keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(sdk);
   keelMetrics({ meter: meterProvider.getMeter('bench') }).observe(sdk);
-  return { off: make(), events, noop, sdk };
+  return { off: make(), events, noop, tracing, metrics, sdk };
 }
 
 /**
@@ -94,6 +106,8 @@ function report(title: string, figures: Record<string, number>): boolean {
   console.log(`  ${'telemetry off'.padEnd(40)} ${off.toFixed(2)} µs`);
   console.log(line('run events to an empty listener', figures.events!));
   console.log(line('tracing + metrics, no-op API', figures.noop!));
+  console.log(line('tracing alone, SDK in memory', figures.tracing!));
+  console.log(line('metrics alone, SDK in memory', figures.metrics!));
   console.log(line('tracing + metrics, SDK in memory', figures.sdk!));
   const pass = figures.sdk! <= off * (1 + LIMIT_FRACTION);
   console.log(`  SDK in memory adds at most ${LIMIT_FRACTION * 100}% per step: ${pass ? 'PASS' : 'FAIL'}`);

@@ -56,6 +56,12 @@ export function checkTargets(
     pass: composedNs <= COMPOSED_LIMIT_NS,
     figures: `${ns(composedNs)} per call (adds ${ns(composedNs - bareNs)} to the bare call)`,
   });
+  const composedReadsNs = medianOf('keel.composed.reads');
+  results.push({
+    target: `the same with a function that reads its signal (and a caller signal) takes at most ${ns(COMPOSED_LIMIT_NS)} per call`,
+    pass: composedReadsNs <= COMPOSED_LIMIT_NS,
+    figures: `${ns(composedReadsNs)} per call (adds ${ns(composedReadsNs - bareNs)} to the bare call)`,
+  });
   const wrapNs = medianOf('cockatiel.wrap');
   results.push({
     target: `the composed pipeline is at least ${COMPOSED_SPEEDUP}x faster than cockatiel wrap(retry, circuitBreaker, timeout)`,
@@ -104,12 +110,6 @@ export function observations(measurements: ReadonlyMap<string, Measurement>): st
         : `keel ${(keelNs / peerNs).toFixed(1)}x slower`;
     lines.push(`${what}: ${ns(keelNs)} per call; ${peer}: ${ns(peerNs)} (${speed})`);
   };
-  const composedReadsNs = medianOf('keel.composed.reads');
-  lines.push(
-    `the composed pipeline when the function reads its signal takes ${ns(composedReadsNs)} per call, ` +
-      `${composedReadsNs <= COMPOSED_LIMIT_NS ? 'within' : 'over'} the ${ns(COMPOSED_LIMIT_NS)} figure ` +
-      '(an AbortSignal, a timer and a listener on the caller signal are made per call)',
-  );
   compare(
     'keel.composed.reads',
     'cockatiel.wrap.reads',

@@ -241,7 +241,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           'gen_ai.operation.name': 'chat',
           'gen_ai.provider.name': target.provider,
           'gen_ai.request.model': target.model,
-          'keel.run.id': event.runId,
+          // The run id is on the run's span, this span's parent: a child repeats nothing its trace already says.
           'keel.run.step': event.step,
           'keel.attempt': event.attempt,
         };
@@ -274,7 +274,6 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           'gen_ai.tool.name': redact(event.toolName),
           'gen_ai.tool.type': 'function',
           'gen_ai.tool.call.id': event.toolCallId,
-          'keel.run.id': event.runId,
           'keel.run.step': event.step,
           'keel.tool.call_index': event.callIndex,
           'keel.tool.idempotency_key': event.idempotencyKey,

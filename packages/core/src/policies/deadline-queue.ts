@@ -16,8 +16,9 @@ export interface DeadlineEntry {
  * of order (a clock that stepped back) is inserted in place, walking back from the newest.
  *
  * The timer is armed no later than the earliest deadline: one armed earlier fires early, once, and re-arms. When the
- * queue empties the timer stays armed but stops keeping the process alive (`Clock.keepAlive`), so that sequential
- * calls reuse it instead of setting and clearing a timer each; with a clock that cannot do that, it is cleared.
+ * queue empties the timer stays armed but stops keeping the process alive (`Clock.keepAlive`, on the next turn of the
+ * event loop if the queue is still empty then), so that sequential calls reuse it instead of setting and clearing a
+ * timer each; with a clock that cannot do that, it is cleared.
  * Either way nothing keeps the process alive once the last entry is gone.
  */
 export class DeadlineQueue {
@@ -28,6 +29,8 @@ export class DeadlineQueue {
   private timerDueMs = 0;
   /** Whether the armed timer has been told not to keep the process alive (the queue is empty). */
   private idle = false;
+  /** Whether an idle check waits for the next turn of the event loop. */
+  private idleCheckPending = false;
 
   constructor(private readonly clock: Clock) {}
 
@@ -62,11 +65,20 @@ export class DeadlineQueue {
     if (this.clock.keepAlive === undefined) {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
-    } else {
-      this.idle = true;
-      this.clock.keepAlive(this.timer, false);
+    } else if (!this.idleCheckPending) {
+      // Told on the next turn of the event loop, and only if still empty then: sequential calls that settle within
+      // one turn do not toggle the timer's hold on the process call after call. Nothing exits before that turn.
+      this.idleCheckPending = true;
+      setImmediate(this.idleCheck);
     }
   }
+
+  private readonly idleCheck = (): void => {
+    this.idleCheckPending = false;
+    if (this.head !== undefined || this.timer === undefined || this.idle) return;
+    this.idle = true;
+    this.clock.keepAlive!(this.timer, false);
+  };
 
   private arm(): void {
     const head = this.head!;

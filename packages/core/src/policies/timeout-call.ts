@@ -1,11 +1,18 @@
 import type { ErrorCode } from '../errors/codes.js';
 import { isControlSignal } from '../errors/control.js';
 import { KeelError } from '../errors/keel-error.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock } from './clock.js';
 import { type AbortFollowable, isAbortFollowable, NEVER_ABORTED_SIGNAL } from './context.js';
 import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
 import type { Emitter } from './events.js';
 import type { PolicyContext } from './policy.js';
+import {
+  followSignal,
+  type SignalFollower,
+  type SignalFollowers,
+  unfollowSignal,
+} from './signal-followers.js';
+import { returnController, takeController } from './signal-pool.js';
 import type { TimeoutEvent, TimeoutStrategy } from './timeout.js';
 
 /** What every call of one timeout policy shares. */
@@ -15,8 +22,11 @@ export interface TimeoutSettings {
   code: ErrorCode;
   clock: Clock;
   timeouts: Emitter<TimeoutEvent>;
-  /** Forced mode only: the deadlines of running calls, served by one timer. */
-  queue: DeadlineQueue | undefined;
+  /**
+   * The deadlines of running calls, served by one timer: every call in forced mode, and in cooperative mode every
+   * call whose function read its signal.
+   */
+  queue: DeadlineQueue;
 }
 
 /** The settle callbacks of a forced call's promise. */
@@ -26,14 +36,14 @@ interface ForcedOutcome {
 }
 
 /** One call's state, and the context its function receives. */
-export class TimeoutCall implements PolicyContext, DeadlineEntry {
+export class TimeoutCall implements PolicyContext, DeadlineEntry, SignalFollower {
   readonly startMs: number;
   private controller: AbortController | undefined;
-  private timer: TimerHandle | undefined;
-  private parentSignal: AbortSignal | undefined;
-  // Made only when a call starts listening, so a call that never does allocates no closure.
-  private parentListener: (() => void) | undefined;
-  // The listener given to a parent that tells its abort itself (see AbortFollowable), instead of `parentListener`.
+  // The caller's signal's followers, while this call follows it through their shared listener.
+  private parentFollowers: SignalFollowers | undefined;
+  previousFollower: SignalFollower | undefined;
+  nextFollower: SignalFollower | undefined;
+  // The listener given to a parent that tells its abort itself (see AbortFollowable), instead of following its signal.
   private abortFollower: (() => void) | undefined;
   private timedOut = false;
   private released = false;
@@ -82,7 +92,7 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
    * born aborted, with the reason of what ended it.
    */
   private createSignal(): AbortSignal {
-    const controller = new AbortController();
+    const controller = takeController();
     this.controller = controller;
     if (this.released && this.timedOut) {
       controller.abort(this.timeoutError());
@@ -100,9 +110,9 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
       return controller.signal;
     }
     this.listenToParent();
-    // In forced mode the policy's deadline queue watches the call.
-    if (this.settings.queue === undefined) {
-      this.timer = this.settings.clock.setTimeout(() => this.expire(), this.settings.timeoutMs - elapsedMs);
+    // A forced call is in the policy's deadline queue from its start; a cooperative one joins it now.
+    if (!this.queued && this.settings.strategy === 'cooperative') {
+      this.settings.queue.add(this, this.startMs + this.settings.timeoutMs);
     }
     return controller.signal;
   }
@@ -110,7 +120,7 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
   /** Follows the caller's signal (once), and acts at once if it has already aborted. */
   listenToParent(): void {
     if (this.abortFollower !== undefined) return;
-    if (this.parentSignal === undefined && isAbortFollowable(this.parent)) {
+    if (this.parentFollowers === undefined && isAbortFollowable(this.parent)) {
       if (this.parent.aborted) {
         this.onParentAbort();
         return;
@@ -119,27 +129,27 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
       this.parent.addAbortListener(this.abortFollower);
       return;
     }
-    if (this.parentSignal === undefined) {
-      const parentSignal = this.parent.signal;
-      if (parentSignal === NEVER_ABORTED_SIGNAL) return;
-      this.parentSignal = parentSignal;
-      this.parentListener = () => this.onParentAbort();
-      parentSignal.addEventListener('abort', this.parentListener, { once: true });
-    }
+    if (this.parentFollowers !== undefined) return;
+    const parentSignal = this.parent.signal;
+    if (parentSignal === NEVER_ABORTED_SIGNAL) return;
     // A lazy parent's signal can be born aborted, and a forced call may start listening after an abort it missed.
-    if (this.parentSignal.aborted) this.onParentAbort();
+    if (parentSignal.aborted) {
+      this.onParentAbort();
+      return;
+    }
+    this.parentFollowers = followSignal(parentSignal, this);
   }
 
-  private onParentAbort(): void {
+  /** The caller's signal aborted: abort this call's signal with its reason, and end a forced call at once. */
+  onParentAbort(): void {
     const reason = this.parent.signal.reason;
     this.controller?.abort(reason);
     this.forced?.reject(reason);
     if (this.forced !== undefined) this.release();
   }
 
-  /** Called at the deadline, by this call's timer (cooperative) or the policy's deadline queue (forced). */
+  /** Called at the deadline by the policy's deadline queue. */
   expire(): void {
-    this.timer = undefined;
     if (this.released) return;
     this.markTimedOut();
     const error = this.timeoutError();
@@ -172,22 +182,22 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
   }
 
   /**
-   * Ends the call: drops the timer, the deadline-queue entry and the parent listener. The function's signal is not
-   * aborted here: a timeout or a cancellation has already aborted it, and a call that settled in time leaves it alive
-   * for what it returned (a `fetch` Response whose body is still to be read). Idempotent.
+   * Ends the call: drops the deadline-queue entry and the parent listener. The function's signal is not aborted
+   * here: a timeout or a cancellation has already aborted it, and a call that settled in time leaves it alive for
+   * what it returned (a `fetch` Response whose body is still to be read). Such a signal that nothing listens to any
+   * more goes back to the pool for a later call (see `signal-pool.ts`); reading `signal` after that gives the
+   * caller's. Idempotent.
    */
   release(): void {
     if (this.released) return;
     this.released = true;
-    if (this.timer !== undefined) {
-      this.settings.clock.clearTimeout(this.timer);
-      this.timer = undefined;
-    }
     if (this.abortFollower !== undefined)
       (this.parent as AbortFollowable).removeAbortListener(this.abortFollower);
-    if (this.queued) this.settings.queue!.remove(this);
-    if (this.parentListener !== undefined)
-      this.parentSignal!.removeEventListener('abort', this.parentListener);
+    if (this.queued) this.settings.queue.remove(this);
+    if (this.parentFollowers !== undefined) unfollowSignal(this.parentFollowers, this);
+    if (this.controller !== undefined && !this.timedOut && returnController(this.controller)) {
+      this.controller = undefined;
+    }
   }
 
   private pastDeadline(): boolean {
@@ -195,7 +205,7 @@ export class TimeoutCall implements PolicyContext, DeadlineEntry {
   }
 
   /**
-   * The one place a call times out, however the deadline was noticed (its timer, the deadline queue, or lazily when
+   * The one place a call times out, however the deadline was noticed (the deadline queue, or lazily when
    * the function reads `aborted` or `signal` late): every way tells `onTimeout` listeners, once.
    */
   private markTimedOut(): void {

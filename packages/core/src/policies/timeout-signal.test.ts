@@ -13,6 +13,9 @@ import type { PolicyContext } from './policy.js';
 import { retry } from './retry.js';
 import { type TimeoutStrategy, timeout } from './timeout.js';
 
+/** One turn of the event loop: a caller signal's shared listener and an idle deadline timer are let go there. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 function track<T>(promise: Promise<T>) {
   const state: { settled: boolean; value?: T; error?: unknown } = { settled: false };
   promise.then(
@@ -69,6 +72,7 @@ describe('timeout: a signal first read after the call was abandoned is born abor
       expect(late?.aborted).toBe(true);
       expect(late?.reason).toBe('user cancelled');
       if (strategy === 'forced') expect(outcome.error).toBe('user cancelled');
+      await nextTurn();
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     });
 
@@ -207,6 +211,7 @@ describe('timeout: the signal is left alive when the function settles in time', 
       globalThis.AbortController = Original;
     }
     expect(created).toBe(0);
+    await nextTurn();
     expect(getEventListeners(callerController.signal, 'abort')).toHaveLength(0);
     expect(clock.pendingTimers).toBe(0);
   });
@@ -273,6 +278,7 @@ describe('timeout: an abandoned attempt does not run beside the retry that repla
         caller.signal,
       );
       await expect(unread.text()).resolves.toBe('ok');
+      await nextTurn();
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
       expect(clock.pendingTimers).toBe(0);
     });

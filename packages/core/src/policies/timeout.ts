@@ -72,7 +72,10 @@ export interface TimeoutPolicy extends Policy {
  *
  * In cooperative mode a call whose function never reads `context.signal` costs no timer and no AbortController: the
  * start time is noted, and the signal (linked to the caller's, aborting at the deadline) is only made on first read.
- * Forced mode keeps one timer per policy for all its running calls. Everything is released when a call settles.
+ * Either mode keeps one timer per policy for all its running calls. Everything is released when a call settles; the
+ * signal of a call that settled in time and that nothing listens to any more (no `abort` listener, no
+ * `AbortSignal.any` made from it) is handed to a later call of any timeout, since making one costs microseconds on
+ * Node 20. Work that outlives its call and must follow that signal listens to it before the function returns.
  *
  * @example
  *   const toolTimeout = timeout(5_000, { code: 'tool.timeout' });
@@ -116,7 +119,7 @@ export function timeout(timeoutMs: number, options: TimeoutOptions = {}): Timeou
     const pending = result;
     return new Promise<T>((resolve, reject) => {
       call.forced = { resolve: resolve as (value: unknown) => void, reject };
-      settings.queue!.add(call, call.startMs + settings.timeoutMs);
+      settings.queue.add(call, call.startMs + settings.timeoutMs);
       // A forced call must end at once on cancellation even if the function ignores its signal.
       call.listenToParent();
       if (call.isReleased) {
@@ -132,7 +135,7 @@ export function timeout(timeoutMs: number, options: TimeoutOptions = {}): Timeou
     });
   }
 
-  return { execute: settings.queue === undefined ? cooperative : forced, onTimeout: timeouts.event };
+  return { execute: settings.strategy === 'cooperative' ? cooperative : forced, onTimeout: timeouts.event };
 }
 
 const FACTORY = 'timeout';
@@ -165,6 +168,6 @@ function validate(
     });
   }
   const clock: Clock = requireClock(options.clock ?? systemClock, FACTORY);
-  const queue = strategy === 'forced' ? new DeadlineQueue(clock) : undefined;
+  const queue = new DeadlineQueue(clock);
   return { timeoutMs, strategy, code, clock, timeouts, queue };
 }

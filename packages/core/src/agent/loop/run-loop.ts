@@ -5,6 +5,7 @@ import { tokenBudgetError, turnLimitError } from '../run/limits.js';
 import type { RunContext } from '../run/run-context.js';
 import { beginStep, endStep, recordModelResponse } from '../run/run-state.js';
 import { runToolCalls, toolMessages } from '../tools/tool-step.js';
+import { eventLoopTurn } from './event-loop-turn.js';
 import { settleFinalAnswer } from './final-answer.js';
 import { callModelChain } from './model-step.js';
 import { endingOf, failedEnding, finish, type RunEnding, stoppedEnding } from './run-ending.js';
@@ -102,7 +103,11 @@ async function advance(run: RunContext): Promise<RunEnding> {
     const blocked = await checkInput(run);
     if (blocked !== undefined) return failedEnding(blocked);
   }
-  for (;;) {
+  for (let iteration = 0; ; iteration++) {
+    // Between steps (never before the first), runs whose models and tools answer at once would otherwise starve
+    // timers (run deadlines included) and I/O.
+    const turn = iteration === 0 ? undefined : eventLoopTurn();
+    if (turn !== undefined) await turn;
     if (abort.aborted) throw abort.signal.reason;
     // A stream's reader that is behind holds the run before more work: tools or a model call (agent.stream()).
     const held = state.phase === 'answer' ? undefined : run.beforeStep?.();
