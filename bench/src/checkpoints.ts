@@ -4,12 +4,12 @@
 // on SQLite against LangGraph's saver.
 //
 // The method: no forced GC anywhere (a full collection before a timed block deoptimises keel's hot code); every block
-// sized, from a pilot run, to about the same CPU time (KEEL_BENCH_BLOCK_MS, 100 ms); the subjects of a case take
+// sized, from a pilot run, to about the same CPU time (KEEL_BENCH_BLOCK_MS, 50 ms); the subjects of a case take
 // turns in an order that rotates each round; each figure is the median over rounds of the block's CPU time per step
 // (this process: PostgreSQL's own CPU is not in it, its round trips are in the wall time), and each comparison is the
 // min / median / max of its per-round ratios. The machine's load is printed before and after.
 // Run: npm run bench:checkpoints  (starts a private PostgreSQL on 127.0.0.1 through scripts/postgres.sh, then stops
-// it). KEEL_BENCH_ROUNDS (5), KEEL_BENCH_BLOCK_MS (100), KEEL_BENCH_ONLY=sqlite (no PostgreSQL),
+// it). KEEL_BENCH_ROUNDS (3), KEEL_BENCH_BLOCK_MS (50), KEEL_BENCH_ONLY=sqlite (no PostgreSQL),
 // KEEL_BENCH_PEER_STEPS_MAX=1000 (LangGraph's 1,000-step run too: a minute or more a round).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,9 +30,9 @@ import { langGraphRunner } from './langgraph-peer.js';
 import { percentile } from './statistics.js';
 import { lookupTool } from './step-agent.js';
 
-const ROUNDS = Number(process.env.KEEL_BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.KEEL_BENCH_ROUNDS ?? 3);
 /** The CPU time each block aims at. */
-const BLOCK_MS = Number(process.env.KEEL_BENCH_BLOCK_MS ?? 100);
+const BLOCK_MS = Number(process.env.KEEL_BENCH_BLOCK_MS ?? 50);
 const ONLY = process.env.KEEL_BENCH_ONLY;
 /** The 1,000 figures within this of the 10 figures. */
 const GROWTH_TARGET = 1.5;
@@ -174,7 +174,7 @@ function report(
   samples: Map<string, Array<{ cpuUs: number; wallUs: number }>>,
   dimension: 'steps' | 'history',
 ): void {
-  const shapes = cases.filter((shape) => shape.label.startsWith(dimension));
+  const shapes = cases.filter((shape) => shape.label.startsWith(`${dimension} `));
   console.log(
     `\nper-step cost by ${dimension === 'steps' ? 'run length (steps, no earlier history)' : 'history (10-step runs after N earlier messages)'}: ` +
       'CPU us a step, median of rounds (wall us)',
@@ -199,9 +199,48 @@ function report(
     const ratios = large.map((row, index) => row.cpuUs / small[index]!.cpuUs);
     const keel = subject.name.startsWith('keel');
     const durable = keel && subject.name !== 'keel, no store';
-    const target = durable ? `  target <= ${GROWTH_TARGET}x: ${verdict(median(ratios) <= GROWTH_TARGET)}` : '';
+    const target = durable
+      ? `  target <= ${GROWTH_TARGET}x: ${verdict(median(ratios) <= GROWTH_TARGET)}`
+      : '';
     console.log(
       `  ${subject.name}: ${last.label} / ${first.label} per round (min / median / max): ${spread(ratios)}${target}`,
+    );
+  }
+}
+
+/**
+ * What a step costs once the run's input is stored (a run stores its input once, whatever its length): the 20-step
+ * run's CPU time less the 10-step run's, over the ten steps between, per round.
+ */
+function marginal(
+  subjects: readonly Subject[],
+  samples: Map<string, Array<{ cpuUs: number; wallUs: number }>>,
+): void {
+  console.log(
+    '\nper-step cost after N earlier messages, once the input is stored (steps 11-20 of a run): CPU us',
+  );
+  console.log(
+    `${'subject'.padEnd(22)}${LENGTHS.map((history) => `history ${history}`.padStart(22)).join('')}`,
+  );
+  for (const subject of subjects) {
+    const perRound = LENGTHS.map((history) => {
+      const ten = samples.get(`${subject.name}|history ${history}`);
+      const twenty = samples.get(`${subject.name}|history+ ${history}`);
+      if (ten === undefined || twenty === undefined) return undefined;
+      return twenty.map((row, index) => (row.cpuUs * 20 - ten[index]!.cpuUs * 10) / 10);
+    });
+    if (perRound.some((rows) => rows === undefined)) continue;
+    const rows = perRound as number[][];
+    console.log(
+      `${subject.name.padEnd(22)}${rows.map((values) => median(values).toFixed(1).padStart(22)).join('')}`,
+    );
+    const ratios = rows[2]!.map((value, index) => value / rows[0]![index]!);
+    const durable = subject.name.startsWith('keel') && subject.name !== 'keel, no store';
+    const target = durable
+      ? `  target <= ${GROWTH_TARGET}x: ${verdict(median(ratios) <= GROWTH_TARGET)}`
+      : '';
+    console.log(
+      `  ${subject.name}: history 1000 / history 10 per round (min / median / max): ${spread(ratios)}${target}`,
     );
   }
 }
@@ -235,7 +274,11 @@ async function main(): Promise<void> {
         runnerOf: (shape) => {
           // About 15-20 ms of CPU a step (60-100 s a 1,000-step run on a loaded machine): only when asked for.
           if (shape.steps > PEER_STEPS_MAX) return undefined;
-          const runner = langGraphRunner(join(directory, `langgraph-${peer++}.db`), shape.steps, shape.history);
+          const runner = langGraphRunner(
+            join(directory, `langgraph-${peer++}.db`),
+            shape.steps,
+            shape.history,
+          );
           return () => runner.run();
         },
       },
@@ -243,6 +286,8 @@ async function main(): Promise<void> {
     const cases: Case[] = [
       ...LENGTHS.map((steps) => ({ label: `steps ${steps}`, steps, history: 0 })),
       ...LENGTHS.map((history) => ({ label: `history ${history}`, steps: 10, history })),
+      // The same after ten more steps: the difference is what a step costs once the input is stored.
+      ...LENGTHS.map((history) => ({ label: `history+ ${history}`, steps: 20, history })),
     ];
     console.log(
       `durable runs: ${ROUNDS} rounds; blocks of about ${BLOCK_MS} ms of CPU (at least one run); ` +
@@ -251,10 +296,13 @@ async function main(): Promise<void> {
     const samples = await measure(cases, subjects);
     report(cases, subjects, samples, 'steps');
     report(cases, subjects, samples, 'history');
+    marginal(subjects, samples);
 
     // The 5-step run: keel on SQLite against LangGraph's saver.
     const five: Case = { label: 'five', steps: 5, history: 0 };
-    const pair = subjects.filter((subject) => subject.name === 'keel, sqlite' || subject.name.startsWith('langgraph'));
+    const pair = subjects.filter(
+      (subject) => subject.name === 'keel, sqlite' || subject.name.startsWith('langgraph'),
+    );
     const peerSamples = await measure([five], pair);
     const keelRows = peerSamples.get('keel, sqlite|five')!;
     const peerRows = peerSamples.get('langgraph, sqlite|five')!;

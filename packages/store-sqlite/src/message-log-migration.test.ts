@@ -85,7 +85,7 @@ describe('SqliteRunStore: runs stored before the message log', () => {
     expect(resumed.messages).toEqual(clean.messages);
     const record = await store.loadRun('old');
     expect(record?.messageCount).toBe(clean.messages.length);
-    expect((record?.state as unknown as RunState).messages).toEqual(clean.messages);
+    expect((record!.state as unknown as RunState).messages).toEqual(clean.messages);
     await store.close();
     const after = new Database(path);
     expect(after.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(4);

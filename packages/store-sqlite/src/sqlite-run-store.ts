@@ -12,7 +12,6 @@ import {
 } from '@keel/core';
 import {
   type CheckpointWrite,
-  checkpointConflict,
   type Lease,
   type LedgerRow,
   leaseConflict,

@@ -153,7 +153,8 @@ export class MemoryRunStore implements RunStore {
   private checkMessages(runId: string, checkpoint: CheckpointWrite): void {
     const write = checkpoint.messages;
     const storedCount = this.runs.get(runId)?.messageCount ?? 0;
-    if (write !== undefined && write.start > storedCount) throw messageLogGap(runId, write.start, storedCount);
+    if (write !== undefined && write.start > storedCount)
+      throw messageLogGap(runId, write.start, storedCount);
   }
 
   private writeCheckpoint(runId: string, checkpoint: CheckpointWrite, stateText?: string): number {

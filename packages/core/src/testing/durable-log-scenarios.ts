@@ -94,7 +94,11 @@ export function durableLogScenarios(name: string, createStore: () => RunStore | 
           if (step === crashAt) faulty.down = true;
         },
       }).run('count', { runId });
-      expect(crashed).toMatchObject({ status: 'interrupted', stopReason: 'store_unavailable', resumable: true });
+      expect(crashed).toMatchObject({
+        status: 'interrupted',
+        stopReason: 'store_unavailable',
+        resumable: true,
+      });
       return runId;
     }
 
@@ -123,7 +127,7 @@ export function durableLogScenarios(name: string, createStore: () => RunStore | 
       ] as const) {
         const record = await store.loadRun(id);
         expect(record?.status).toBe('completed');
-        expect((record?.state as unknown as RunState).messages).toEqual(result.messages);
+        expect((record!.state as unknown as RunState).messages).toEqual(result.messages);
         if (store.messageLog === true) expect(record?.messageCount).toBe(result.messages.length);
       }
       expect(ledgerShape(await store.ledger(runId))).toEqual(ledgerShape(await store.ledger(cleanId)));
@@ -146,7 +150,7 @@ export function durableLogScenarios(name: string, createStore: () => RunStore | 
       expect(resumed).toMatchObject({ status: 'completed', output: `counted to ${steps}` });
       expect(resumed.messages).toEqual(clean.messages);
       const record = await store.loadRun(runId);
-      expect((record?.state as unknown as RunState).messages).toEqual(clean.messages);
+      expect((record!.state as unknown as RunState).messages).toEqual(clean.messages);
       if (store.messageLog === true) expect(record?.messageCount).toBe(clean.messages.length);
     });
   });

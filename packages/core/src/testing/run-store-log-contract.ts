@@ -46,7 +46,7 @@ export function runStoreLogContract(name: string, createStore: () => RunStore | 
     }
 
     const contentsOf = async (runId: string) =>
-      ((await store.loadRun(runId))?.state as { messages: Array<{ content: string }> }).messages.map(
+      ((await store.loadRun(runId))!.state as { messages: Array<{ content: string }> }).messages.map(
         (entry) => entry.content,
       );
 

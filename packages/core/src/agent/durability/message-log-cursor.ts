@@ -1,6 +1,6 @@
 import type { JsonValue } from '../../errors/keel-error.js';
-import type { MessageLogWrite } from '../../spec/run-store.js';
 import type { Message } from '../../spec/model.js';
+import type { MessageLogWrite } from '../../spec/run-store.js';
 import type { RunState } from '../run/run-state.js';
 
 /** What one write of a durable run saves: the state as text and, for a store with a message log, the log's part. */
