@@ -15,12 +15,14 @@ const lookup = tool(async ({ key }: { key: string }) => JSON.stringify({ value: 
   schema: z.object({ key: z.string() }),
 });
 
-/** Plays the model: a tool call per step until `steps - 1` tool results are in, then the answer. */
-function agentNode(steps: number) {
+/**
+ * Plays the model: a tool call per step until `steps - 1` tool results are in, then the answer. `history`: the
+ * messages before the run's own (each step adds an AI message and a tool result after them).
+ */
+function agentNode(steps: number, history: number) {
   return (state: typeof MessagesAnnotation.State) => {
-    const toolResults = state.messages.filter((message) => message.getType() === 'tool') as ToolMessage[];
-    if (toolResults.length >= steps - 1) return { messages: [new AIMessage('done')] };
-    const index = toolResults.length;
+    const index = history === 0 ? toolResultsOf(state) : (state.messages.length - history - 1) / 2;
+    if (index >= steps - 1) return { messages: [new AIMessage('done')] };
     return {
       messages: [
         new AIMessage({
@@ -34,13 +36,20 @@ function agentNode(steps: number) {
   };
 }
 
-/** A LangGraph ReAct graph of `steps` model steps, checkpointed to a SQLite file (WAL, synchronous=NORMAL, as keel). */
-export function langGraphRunner(path: string, steps: number) {
+function toolResultsOf(state: typeof MessagesAnnotation.State): number {
+  return (state.messages.filter((message) => message.getType() === 'tool') as ToolMessage[]).length;
+}
+
+/**
+ * A LangGraph ReAct graph of `steps` model steps, checkpointed to a SQLite file (WAL, synchronous=NORMAL, as keel).
+ * `history` (defaults to 0): messages of an earlier conversation each run starts with.
+ */
+export function langGraphRunner(path: string, steps: number, history = 0) {
   const database = new Database(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   const graph = new StateGraph(MessagesAnnotation)
-    .addNode('agent', agentNode(steps))
+    .addNode('agent', agentNode(steps, history))
     .addNode('tools', new ToolNode([lookup]))
     .addEdge(START, 'agent')
     .addConditionalEdges('agent', (state) => {
@@ -50,11 +59,15 @@ export function langGraphRunner(path: string, steps: number) {
     .addEdge('tools', 'agent')
     .compile({ checkpointer: new SqliteSaver(database) });
   let thread = 0;
+  const earlier = Array.from({ length: history }, (_, index) =>
+    index % 2 === 0 ? new HumanMessage(`question ${index}`) : new AIMessage(`answer ${index}`),
+  );
   return {
     async run(): Promise<void> {
       const result = await graph.invoke(
-        { messages: [new HumanMessage('go')] },
-        { configurable: { thread_id: `bench-${thread++}` } },
+        { messages: [...earlier, new HumanMessage('go')] },
+        // Two graph steps (agent, tools) a model step; the default limit of 25 would stop a long run.
+        { configurable: { thread_id: `bench-${thread++}` }, recursionLimit: 2 * steps + 10 },
       );
       const last = result.messages.at(-1);
       if (last?.content !== 'done') throw new Error('the LangGraph run did not end with its answer');

@@ -10,7 +10,6 @@ import {
 } from '@keel/core';
 import {
   type CheckpointWrite,
-  checkpointConflict,
   type Lease,
   type LedgerRow,
   leaseConflict,
@@ -61,6 +60,7 @@ type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) =>
  *   const store = new PostgresRunStore({ connectionString: 'postgres://keel@127.0.0.1:5432/keel' });
  */
 export class PostgresRunStore implements RunStore {
+  readonly messageLog = true;
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private ready: Promise<void> | undefined;
@@ -113,8 +113,12 @@ export class PostgresRunStore implements RunStore {
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
+    // One statement: the row and its log's messages from one snapshot.
     const result = await this.query<RunRow>(
-      `SELECT ${RUN_SUMMARY_COLUMNS}, state FROM keel_runs WHERE run_id = $1`,
+      `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count,
+         (SELECT string_agg(m.message, ',' ORDER BY m.idx) FROM keel_run_messages m
+          WHERE m.run_id = r.run_id AND m.idx < r.message_count) AS messages
+       FROM keel_runs r WHERE run_id = $1`,
       [runId],
     );
     const row = result.rows[0];
@@ -122,30 +126,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
-    const result = await this.query(
-      `UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7
-       WHERE run_id = $1 AND version = $2 AND lease_owner = $3`,
-      [
-        runId,
-        checkpoint.expectedVersion,
-        checkpoint.owner,
-        checkpoint.status,
-        checkpoint.schemaVersion,
-        JSON.stringify(checkpoint.state),
-        checkpoint.nowMs,
-      ],
-    );
-    if (result.rowCount === 1) return checkpoint.expectedVersion + 1;
-    const current = await this.query<{ lease_owner: string | null; version: number }>(
-      'SELECT lease_owner, version FROM keel_runs WHERE run_id = $1',
-      [runId],
-    );
-    const row = current.rows[0];
-    throw checkpointConflict(
-      runId,
-      checkpoint,
-      row === undefined ? undefined : { leaseOwner: row.lease_owner, version: row.version },
-    );
+    return this.commitStep(runId, { checkpoint });
   }
 
   async commitStep(runId: string, commit: StepCommit): Promise<number> {

@@ -1,10 +1,19 @@
-import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core/store';
+import {
+  checkpointConflict,
+  messageLogGap,
+  messageTextsOf,
+  type StepCommit,
+  toolCallNotStarted,
+} from '@keel/core/store';
 
 /**
- * `RunStore.commitStep` on PostgreSQL as one statement, so one round trip and one implicit transaction: the checkpoint
- * (renewing or freeing the lease in the same UPDATE) runs only when the version and lease holder match and every
- * completion names a call in the ledger; the ledger writes run only when the checkpoint did (`EXISTS (SELECT 1 FROM
- * checkpoint)`). Ledger entries travel as JSON arrays, so any number of them fits the one statement.
+ * `RunStore.commitStep` (and `saveCheckpoint`) on PostgreSQL as one statement, so one round trip and one implicit
+ * transaction: the checkpoint (renewing or freeing the lease in the same UPDATE) runs only when the version and lease
+ * holder match, every completion names a call in the ledger and its message log write starts within the log; the
+ * ledger and log writes run only when the checkpoint did (`EXISTS (SELECT 1 FROM checkpoint)`). Ledger entries travel
+ * as JSON arrays and messages as a text array, so any number of them fits the one statement. The log's rows from
+ * `start` on are upserted and those past its new end deleted (disjoint rows: sub-statements of one statement must
+ * not touch a row twice); a checkpoint without messages ($12 NULL) deletes the run's log.
  */
 export const COMMIT_STEP_SQL = `
 WITH completions AS (
@@ -12,13 +21,25 @@ WITH completions AS (
 ), checkpoint AS (
   UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7,
     lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
-    lease_expires_at_ms = CASE WHEN $8::boolean THEN NULL ELSE COALESCE($9::bigint, lease_expires_at_ms) END
+    lease_expires_at_ms = CASE WHEN $8::boolean THEN NULL ELSE COALESCE($9::bigint, lease_expires_at_ms) END,
+    message_count = CASE WHEN $12::integer IS NULL THEN NULL ELSE $12::integer + cardinality($13::text[]) END
   WHERE run_id = $1 AND version = $2 AND lease_owner = $3
+    AND ($12::integer IS NULL OR $12::integer <= COALESCE(message_count, 0))
     AND NOT EXISTS (
       SELECT 1 FROM completions c
       WHERE NOT EXISTS (SELECT 1 FROM keel_ledger l WHERE l.run_id = $1 AND l.idempotency_key = c.idempotency_key)
     )
   RETURNING version
+), put_messages AS (
+  INSERT INTO keel_run_messages (run_id, idx, message)
+  SELECT $1, $12::integer + m.ordinality - 1, m.message
+  FROM unnest($13::text[]) WITH ORDINALITY AS m(message, ordinality)
+  WHERE EXISTS (SELECT 1 FROM checkpoint)
+  ON CONFLICT (run_id, idx) DO UPDATE SET message = EXCLUDED.message
+), dropped_messages AS (
+  DELETE FROM keel_run_messages
+  WHERE run_id = $1 AND idx >= COALESCE($12::integer + cardinality($13::text[]), 0)
+    AND EXISTS (SELECT 1 FROM checkpoint)
 ), started AS (
   INSERT INTO keel_ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
   SELECT $1, s.idempotency_key, s.step, s.call_index, s.tool_name, 'started', s.started_at_ms
@@ -63,6 +84,8 @@ export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
         started_at_ms: entry.startedAtMs,
       })),
     ),
+    checkpoint.messages === undefined ? null : checkpoint.messages.start,
+    checkpoint.messages === undefined ? [] : messageTextsOf(checkpoint.messages),
   ];
 }
 
@@ -70,13 +93,14 @@ export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
 export interface RefusedCommitRow {
   lease_owner: string | null;
   version: number;
+  message_count: number | null;
   /** The first completion the ledger does not hold, if any. */
   missing_key: string | null;
 }
 
 /** Reads why a commit was refused (a second round trip, on the failure path only). */
 export const REFUSED_COMMIT_SQL = `
-SELECT r.lease_owner, r.version,
+SELECT r.lease_owner, r.version, r.message_count,
   (SELECT c.idempotency_key FROM json_to_recordset($2::json) AS c(idempotency_key text)
    WHERE NOT EXISTS (SELECT 1 FROM keel_ledger l WHERE l.run_id = $1 AND l.idempotency_key = c.idempotency_key)
    LIMIT 1) AS missing_key
@@ -88,14 +112,11 @@ export function refusedCommitError(
   commit: StepCommit,
   row: RefusedCommitRow | undefined,
 ): Error {
-  const { owner, expectedVersion } = commit.checkpoint;
-  if (
-    row !== undefined &&
-    row.lease_owner === owner &&
-    row.version === expectedVersion &&
-    row.missing_key !== null
-  )
-    return toolCallNotStarted(runId, row.missing_key);
+  const { owner, expectedVersion, messages } = commit.checkpoint;
+  const current = row !== undefined && row.lease_owner === owner && row.version === expectedVersion;
+  if (current && row.missing_key !== null) return toolCallNotStarted(runId, row.missing_key);
+  if (current && messages !== undefined && messages.start > (row.message_count ?? 0))
+    return messageLogGap(runId, messages.start, row.message_count ?? 0);
   return checkpointConflict(
     runId,
     commit.checkpoint,

@@ -50,6 +50,16 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (session_id, turn),
      UNIQUE (session_id, run_id)
    );`,
+  // 4: each run's conversation as a log, a row per message; message_count is how many of them the log holds, NULL
+  // for a run whose state holds its messages inline (every run written before this migration, which still loads as
+  // it is: its next checkpoint moves its messages to the log).
+  `ALTER TABLE keel_runs ADD COLUMN message_count INTEGER;
+   CREATE TABLE keel_run_messages (
+     run_id TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     message TEXT NOT NULL,
+     PRIMARY KEY (run_id, idx)
+   );`,
 ];
 
 // Any fixed number: serialises migrations across processes that start at the same moment.

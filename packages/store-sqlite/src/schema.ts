@@ -51,6 +51,16 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (session_id, turn),
      UNIQUE (session_id, run_id)
    );`,
+  // 4: each run's conversation as a log, a row per message; message_count is how many of them the log holds, NULL
+  // for a run whose state holds its messages inline (every run written before this migration, which still loads as
+  // it is: its next checkpoint moves its messages to the log).
+  `ALTER TABLE runs ADD COLUMN message_count INTEGER;
+   CREATE TABLE run_messages (
+     run_id TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     message TEXT NOT NULL,
+     PRIMARY KEY (run_id, idx)
+   ) WITHOUT ROWID;`,
 ];
 
 /** Brings the database to the newest schema, in one transaction per step; safe to run from several processes. */

@@ -12,7 +12,6 @@ import {
 } from '@keel/core';
 import {
   type CheckpointWrite,
-  checkpointConflict,
   type Lease,
   type LedgerRow,
   leaseConflict,
@@ -40,12 +39,14 @@ import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
- * the CLI, at `./.keel/keel.db`.
+ * the CLI, at `./.keel/keel.db`. Each run's conversation is a log, a row per message (`RunStore.messageLog`): a
+ * checkpoint writes the small state and the messages added since the last one, in one transaction.
  *
  * @example
  *   const store = new SqliteRunStore('.keel/keel.db');
  */
 export class SqliteRunStore implements RunStore {
+  readonly messageLog = true;
   private readonly database: Database.Database;
   private readonly statements;
   private readonly steps: SqliteStepCommit;
@@ -85,14 +86,14 @@ export class SqliteRunStore implements RunStore {
          VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs, @leaseOwner,
            @leaseExpiresAtMs)`,
       ),
-      loadRun: database.prepare(`SELECT ${RUN_SUMMARY_COLUMNS}, state FROM runs WHERE run_id = ?`),
+      loadRun: database.prepare(
+        `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count FROM runs WHERE run_id = ?`,
+      ),
+      loadMessages: database
+        .prepare('SELECT message FROM run_messages WHERE run_id = ? AND idx < ? ORDER BY idx')
+        .pluck(),
       loadLease: database.prepare(
         'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
-      ),
-      saveCheckpoint: database.prepare(
-        `UPDATE runs SET version = version + 1, status = @status, schema_version = @schemaVersion, state = @state,
-           updated_at_ms = @updatedAtMs
-         WHERE run_id = @runId AND version = @expectedVersion AND lease_owner = @owner`,
       ),
       acquireLease: database.prepare(
         `UPDATE runs SET lease_owner = @owner, lease_expires_at_ms = @expiresAtMs
@@ -159,30 +160,21 @@ export class SqliteRunStore implements RunStore {
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
-    const row = this.guard(() => this.statements.loadRun.get(runId) as RunRow | undefined);
+    const row = this.guard(() => this.loadRow(runId));
     return row === undefined ? undefined : runRecordFromRow(row);
   }
 
+  /** The run's row with its log's messages joined, read in one transaction (one snapshot of the file). */
+  private readonly loadRow = (runId: string): RunRow | undefined =>
+    this.database.transaction(() => {
+      const row = this.statements.loadRun.get(runId) as RunRow | undefined;
+      if (row === undefined || row.message_count === null || row.message_count === undefined) return row;
+      const texts = this.statements.loadMessages.all(runId, row.message_count) as string[];
+      return { ...row, messages: texts.join(',') };
+    })();
+
   async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {
-    const changes = this.guard(
-      () =>
-        this.statements.saveCheckpoint.run({
-          runId,
-          expectedVersion: checkpoint.expectedVersion,
-          owner: checkpoint.owner,
-          status: checkpoint.status,
-          schemaVersion: checkpoint.schemaVersion,
-          state: JSON.stringify(checkpoint.state),
-          updatedAtMs: checkpoint.nowMs,
-        }).changes,
-    );
-    if (changes === 1) return checkpoint.expectedVersion + 1;
-    const current = this.guard(() => this.statements.loadLease.get(runId) as LeaseRow | undefined);
-    throw checkpointConflict(
-      runId,
-      checkpoint,
-      current === undefined ? undefined : { leaseOwner: current.lease_owner, version: current.version },
-    );
+    return this.guard(() => this.steps.run(runId, { checkpoint }));
   }
 
   async commitStep(runId: string, commit: StepCommit): Promise<number> {

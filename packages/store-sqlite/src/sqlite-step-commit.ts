@@ -1,4 +1,11 @@
-import { checkpointConflict, type StepCommit, toolCallNotStarted } from '@keel/core/store';
+import {
+  checkpointConflict,
+  messageCountAfter,
+  messageLogGap,
+  messageTextsOf,
+  type StepCommit,
+  toolCallNotStarted,
+} from '@keel/core/store';
 import type Database from 'better-sqlite3';
 
 /** The lease columns and version of a run row. */
@@ -9,8 +16,9 @@ export interface LeaseRow {
 }
 
 /**
- * `RunStore.commitStep` on SQLite: the ledger writes, the checkpoint (which renews or frees the lease in the same
- * statement) and the checks, in one immediate transaction, so a refused checkpoint rolls the ledger writes back.
+ * `RunStore.commitStep` (and `saveCheckpoint`) on SQLite: the ledger writes, the checkpoint (which renews or frees
+ * the lease in the same statement), its messages in the run's log and the checks, in one immediate transaction, so a
+ * refused checkpoint rolls everything back.
  */
 export class SqliteStepCommit {
   private readonly statements;
@@ -20,7 +28,7 @@ export class SqliteStepCommit {
     this.statements = {
       checkpoint: database.prepare(
         `UPDATE runs SET version = version + 1, status = @status, schema_version = @schemaVersion, state = @state,
-           updated_at_ms = @updatedAtMs,
+           updated_at_ms = @updatedAtMs, message_count = @messageCount,
            lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
            lease_expires_at_ms = CASE WHEN @release = 1 THEN NULL
                                       ELSE COALESCE(@leaseExpiresAtMs, lease_expires_at_ms) END
@@ -29,6 +37,12 @@ export class SqliteStepCommit {
       loadLease: database.prepare(
         'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
       ),
+      messageCount: database.prepare('SELECT message_count FROM runs WHERE run_id = ?').pluck(),
+      putMessage: database.prepare(
+        `INSERT INTO run_messages (run_id, idx, message) VALUES (?, ?, ?)
+         ON CONFLICT (run_id, idx) DO UPDATE SET message = excluded.message`,
+      ),
+      dropMessages: database.prepare('DELETE FROM run_messages WHERE run_id = ? AND idx >= ?'),
       startTool: database.prepare(
         `INSERT INTO ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
          VALUES (@runId, @idempotencyKey, @step, @callIndex, @toolName, 'started', @startedAtMs)
@@ -52,6 +66,8 @@ export class SqliteStepCommit {
   private apply(runId: string, commit: StepCommit): number {
     const { checkpoint } = commit;
     const { statements } = this;
+    const log = checkpoint.messages;
+    const storedCount = statements.messageCount.get(runId) as number | null | undefined;
     const changes = statements.checkpoint.run({
       runId,
       expectedVersion: checkpoint.expectedVersion,
@@ -62,6 +78,7 @@ export class SqliteStepCommit {
       updatedAtMs: checkpoint.nowMs,
       release: commit.releaseLease === true ? 1 : 0,
       leaseExpiresAtMs: commit.leaseTtlMs === undefined ? null : checkpoint.nowMs + commit.leaseTtlMs,
+      messageCount: log === undefined ? null : messageCountAfter(log),
     }).changes;
     if (changes !== 1) {
       const current = statements.loadLease.get(runId) as LeaseRow | undefined;
@@ -77,6 +94,7 @@ export class SqliteStepCommit {
         throw toolCallNotStarted(runId, completed.idempotencyKey);
       }
     }
+    this.writeMessages(runId, log, storedCount ?? 0);
     for (const entry of commit.toolsStarted ?? []) statements.startTool.run(entry);
     for (const completed of commit.toolsCompleted ?? []) {
       statements.completeTool.run({
@@ -87,5 +105,23 @@ export class SqliteStepCommit {
       });
     }
     return checkpoint.expectedVersion + 1;
+  }
+
+  /**
+   * The checkpoint's messages into the run's log (rows from `start` on replaced, rows past the new end dropped), or,
+   * for a checkpoint whose state holds its messages inline, the log dropped. A throw rolls the transaction back.
+   */
+  private writeMessages(runId: string, log: StepCommit['checkpoint']['messages'], storedCount: number): void {
+    const { statements } = this;
+    if (log === undefined) {
+      if (storedCount > 0) statements.dropMessages.run(runId, 0);
+      return;
+    }
+    if (log.start > storedCount) throw messageLogGap(runId, log.start, storedCount);
+    const texts = messageTextsOf(log);
+    for (let index = 0; index < texts.length; index++)
+      statements.putMessage.run(runId, log.start + index, texts[index]);
+    const count = log.start + texts.length;
+    if (count < storedCount) statements.dropMessages.run(runId, count);
   }
 }

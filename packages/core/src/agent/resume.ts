@@ -144,6 +144,9 @@ async function prepare<Output>(
   const queued = readQueuedState(record.state);
   if (queued !== undefined) return startQueued<Output>(runtime, durability, record, queued, options);
   const state = migrateRunState(record.state, runId);
+  // The messages the store's log holds, as loaded: the run's first write appends after them (or rewrites from the
+  // first one that changed).
+  const loggedMessages = state.messages.slice(0, record.messageCount ?? 0);
   if (hasEnded(record, state)) {
     if (hasAnswers(options)) {
       throw new KeelError(
@@ -177,7 +180,15 @@ async function prepare<Output>(
     if (record.cancellation !== undefined) abort.cancel(record.cancellation.reason);
     return {
       state,
-      durable: new DurableRun(durability, runId, record.version, clock, leasedAtMs, reconciled.startedKeys),
+      durable: new DurableRun(
+        durability,
+        runId,
+        record.version,
+        clock,
+        leasedAtMs,
+        reconciled.startedKeys,
+        loggedMessages,
+      ),
       fresh: false,
     };
   } catch (error) {

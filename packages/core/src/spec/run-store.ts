@@ -22,6 +22,13 @@ export interface RunRecord {
   /** When the record last changed, on the clock of the agent (or caller) that changed it (ms since the epoch). */
   updatedAtMs: number;
   /**
+   * For a store with a message log ({@link RunStore.messageLog}): the messages of the run's conversation the log
+   * holds, where the next {@link MessageLogWrite} may start at most. Absent when the stored state holds its messages
+   * inline (a run written by `createRun`, by a checkpoint without `messages`, or by a keel before the log): the log is
+   * then empty and the next log write starts at 0. Either way `state.messages` is the whole conversation.
+   */
+  messageCount?: number;
+  /**
    * Set by {@link RunStore.requestCancellation}: another process asked for the run to be cancelled. The run's owner
    * finds it at its next checkpoint (which fails with `store.conflict`, the version having moved) and ends the run
    * as `cancelled`; a resume finds it before anything runs.
@@ -41,14 +48,16 @@ export interface CancellationRequest {
 }
 
 /** A summary row for listings. */
-export type RunSummary = Omit<RunRecord, 'state'>;
+export type RunSummary = Omit<RunRecord, 'state' | 'messageCount'>;
 
 /**
  * A new run, as handed to {@link RunStore.createRun}. With `lease`, it is created leased to that owner. With
  * `session`, the run is a turn of that session: it is created only if it can hold the session (see
  * {@link SessionClaim}).
  */
-export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation'> & { session?: SessionClaim };
+export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation' | 'messageCount'> & {
+  session?: SessionClaim;
+};
 
 /**
  * A run's claim on a session, made atomically with the run's creation. The claim succeeds when the session is at
@@ -118,6 +127,27 @@ export interface SessionAppend {
   nowMs: number;
 }
 
+/**
+ * What a checkpoint writes to the run's message log (see {@link RunStore.messageLog}): the messages from `start` on.
+ * The log keeps its first `start` messages, drops any it holds from `start` on, and appends `messages`: it then holds
+ * `start + messages.length`. A run that only adds messages writes those added since its last checkpoint (`start` is
+ * the stored count); a run whose conversation was rewritten (a context reduction, a conversation manager that drops
+ * or summarises old messages) writes from the first message that changed (0 when the first one did). `start` is at
+ * most the stored count ({@link RunRecord.messageCount}, 0 for a run whose messages are inline); a larger one is
+ * refused with `store.invalid` and writes nothing.
+ */
+export interface MessageLogWrite {
+  /** The index in the conversation of `messages[0]`. */
+  start: number;
+  /** The messages from `start` on, in order (keel `Message`s as plain JSON). */
+  messages: JsonValue[];
+  /**
+   * `messages` already serialised, one JSON text each (`JSON.stringify` of each): a store may write them as they are.
+   * Defaults to none.
+   */
+  texts?: readonly string[];
+}
+
 /** One checkpoint, as handed to {@link RunStore.saveCheckpoint}. */
 export interface CheckpointWrite {
   /** The version the stored record must be at; the checkpoint makes it `expectedVersion + 1`. */
@@ -126,7 +156,17 @@ export interface CheckpointWrite {
   owner: string;
   status: RunStatus;
   schemaVersion: number;
+  /**
+   * The run's state. With `messages`, the state without its conversation: its `messages` field is the conversation's
+   * length (a number), and the store keeps the messages in its log; `loadRun` puts them back.
+   */
   state: JsonValue;
+  /**
+   * The conversation's messages added or changed since the last checkpoint, for a store with a message log
+   * ({@link RunStore.messageLog}). Defaults to none: `state` holds its messages inline, and the store's log of the run
+   * (if any) is dropped.
+   */
+  messages?: MessageLogWrite;
   /** Now, on the writer's clock (ms since the epoch): becomes the record's `updatedAtMs`. */
   nowMs: number;
 }
@@ -196,6 +236,13 @@ export interface StepCommit {
  */
 export interface RunStore {
   /**
+   * Set (true) by a store that keeps each run's conversation as a log, a row per message (see
+   * {@link MessageLogWrite}): keel's durable runs then write, at each checkpoint, the small state and the messages
+   * added since the last one, so that a step costs the same at step 10 and step 1,000. A store without it is handed
+   * the whole state, messages inline, at every checkpoint. Defaults to false.
+   */
+  readonly messageLog?: boolean;
+  /**
    * Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`), leased to `run.lease.owner` until
    * `run.lease.expiresAtMs` when `run.lease` is given (in the same write: a new run needs no `acquireLease`);
    * `store.conflict` when its id is taken. With `run.session`, claims the session in the same transaction (see
@@ -203,11 +250,16 @@ export interface RunStore {
    * ({@link SessionConflictData}).
    */
   createRun(run: NewRun): Promise<RunRecord>;
-  /** The run with this id (a copy: changing it changes nothing stored), or undefined when there is none. */
+  /**
+   * The run with this id (a copy: changing it changes nothing stored), or undefined when there is none. A state whose
+   * messages are in the store's log comes back whole: `state.messages` is the conversation, and `messageCount` says
+   * how many of them the log holds.
+   */
   loadRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Writes a checkpoint if the stored version is `expectedVersion` and `owner` holds the lease (expired or not, as
-   * long as nobody took it since); returns the new version. Otherwise throws `store.conflict` (`store.not_found` for
+   * long as nobody took it since), with its `messages` in the run's log in the same transaction; returns the new
+   * version. Otherwise throws `store.conflict` (`store.not_found` for
    * an unknown run).
    */
   saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number>;

@@ -56,3 +56,18 @@ export function toolCallNotStarted(runId: string, idempotencyKey: string): KeelE
     data: { runId, idempotencyKey },
   });
 }
+
+/**
+ * `store.invalid` for a message log write that would leave a gap: it starts past the messages the log holds
+ * (`storedCount`, 0 for a run whose messages are inline). Nothing is written.
+ */
+export function messageLogGap(runId: string, start: number, storedCount: number): KeelError {
+  return new KeelError(
+    'store.invalid',
+    `Run ${runId}: a message log write starts at message ${start}, but the log holds ${storedCount}`,
+    {
+      data: { runId, start, storedCount },
+      guidance: 'Write from the stored count (RunRecord.messageCount) or before it, never past it',
+    },
+  );
+}

@@ -37,6 +37,7 @@ export type {
 export type {
   CheckpointWrite,
   Lease,
+  MessageLogWrite,
   NewRun,
   SessionAppend,
   SessionClaim,
@@ -44,7 +45,14 @@ export type {
   StartedToolCall,
   StepCommit,
 } from '../spec/run-store.js';
-export { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from '../store/conflicts.js';
+export {
+  checkpointConflict,
+  leaseConflict,
+  messageLogGap,
+  runNotFound,
+  toolCallNotStarted,
+} from '../store/conflicts.js';
+export { messageCountAfter, messageTextsOf, stateWithMessages } from '../store/message-log.js';
 export { type SessionHead, sessionAppendConflict, sessionClaimConflict } from '../store/session-conflicts.js';
 export {
   SESSION_COLUMNS,

@@ -14,18 +14,29 @@ import type {
   StartedToolCall,
   StepCommit,
 } from '../spec/run-store.js';
-import { checkpointConflict, leaseConflict, runNotFound, toolCallNotStarted } from './conflicts.js';
+import {
+  checkpointConflict,
+  leaseConflict,
+  messageLogGap,
+  runNotFound,
+  toolCallNotStarted,
+} from './conflicts.js';
+import { messageTextsOf } from './message-log.js';
 import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts.js';
 
 /**
  * A RunStore in memory: for tests and for runs that need no durability. State is copied in and out (through JSON),
- * so callers can never mutate what is stored.
+ * so callers can never mutate what is stored. Each run's conversation is kept as a log (see `RunStore.messageLog`):
+ * a checkpoint copies in only the messages it adds.
  *
  * @example
  *   const store = new MemoryRunStore();
  */
 export class MemoryRunStore implements RunStore {
+  readonly messageLog = true;
   private readonly runs = new Map<string, RunRecord>();
+  /** Each run's message log (copies), for runs whose `messageCount` is set. */
+  private readonly logs = new Map<string, JsonValue[]>();
   private readonly leases = new Map<string, Lease>();
   private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
   private readonly sessions = new Map<string, SessionRecord>();
@@ -101,6 +112,7 @@ export class MemoryRunStore implements RunStore {
   async commitStep(runId: string, commit: StepCommit): Promise<number> {
     this.assertOpen();
     this.checkCheckpoint(runId, commit.checkpoint);
+    this.checkMessages(runId, commit.checkpoint);
     const ledger = this.ledgers.get(runId);
     for (const completed of commit.toolsCompleted ?? []) {
       if (ledger?.has(completed.idempotencyKey) !== true)
@@ -137,8 +149,28 @@ export class MemoryRunStore implements RunStore {
     return record;
   }
 
+  /** Throws `store.invalid` for a message log write that starts past the log's end. */
+  private checkMessages(runId: string, checkpoint: CheckpointWrite): void {
+    const write = checkpoint.messages;
+    const storedCount = this.runs.get(runId)?.messageCount ?? 0;
+    if (write !== undefined && write.start > storedCount)
+      throw messageLogGap(runId, write.start, storedCount);
+  }
+
   private writeCheckpoint(runId: string, checkpoint: CheckpointWrite, stateText?: string): number {
     const record = this.checkCheckpoint(runId, checkpoint);
+    this.checkMessages(runId, checkpoint);
+    const write = checkpoint.messages;
+    if (write === undefined) {
+      this.logs.delete(runId);
+      delete record.messageCount;
+    } else {
+      const log = this.logs.get(runId) ?? [];
+      log.length = write.start;
+      for (const text of messageTextsOf(write)) log.push(JSON.parse(text) as JsonValue);
+      this.logs.set(runId, log);
+      record.messageCount = log.length;
+    }
     record.version += 1;
     record.status = checkpoint.status;
     record.schemaVersion = checkpoint.schemaVersion;
@@ -154,7 +186,7 @@ export class MemoryRunStore implements RunStore {
       .sort((left, right) => right.createdAtMs - left.createdAtMs || right.runId.localeCompare(left.runId))
       .slice(0, filter.limit ?? 100);
     return rows.map((record) => {
-      const { state: _state, ...summary } = this.copyOut(record);
+      const { state: _state, messageCount: _count, ...summary } = this.copyOut({ ...record, state: null });
       return summary;
     });
   }
@@ -293,9 +325,13 @@ export class MemoryRunStore implements RunStore {
     if (this.closed) throw new KeelError('store.unavailable', 'The memory run store is closed');
   }
 
-  /** A copy of the record, with its lease as it stands. */
+  /** A copy of the record, with its messages put back from the log and its lease as it stands. */
   private copyOut(record: RunRecord): RunRecord {
     const copied: RunRecord = { ...record, state: copy(record.state) };
+    const log = this.logs.get(record.runId);
+    if (record.messageCount !== undefined && log !== undefined && record.state !== null) {
+      (copied.state as Record<string, JsonValue>).messages = log.map(copy);
+    }
     if (record.cancellation !== undefined) copied.cancellation = { ...record.cancellation };
     const lease = this.leases.get(record.runId);
     if (lease !== undefined) copied.lease = { owner: lease.owner, expiresAtMs: lease.expiresAtMs };

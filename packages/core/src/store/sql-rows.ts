@@ -1,5 +1,6 @@
 import type { JsonValue } from '../errors/keel-error.js';
 import type { LedgerEntry, RunRecord, RunStatus, RunSummary } from '../spec/run-store.js';
+import { stateWithMessages } from './message-log.js';
 
 // How rows of keel's SQL schema (the same columns in SQLite and PostgreSQL) map to the RunStore's records. Times are
 // BIGINT columns: SQLite returns numbers, pg returns strings, so both are read through Number().
@@ -21,6 +22,10 @@ export interface RunRow {
   cancel_requested_at_ms: MillisecondsColumn | null;
   lease_owner: string | null;
   lease_expires_at_ms: MillisecondsColumn | null;
+  /** Messages in the run's log; null when the state holds them inline (loads only). */
+  message_count?: number | null;
+  /** The log's message texts in order, joined with commas (loads only, with `message_count`). */
+  messages?: string | null;
 }
 
 /** A row of the ledger table. */
@@ -60,9 +65,20 @@ export function runSummaryFromRow(row: RunRow): RunSummary {
   return summary;
 }
 
-/** A run row, `state` included, as a record. */
+/**
+ * A run row, `state` included, as a record. With `message_count`, the state's messages are in the log: `messages`
+ * (their texts joined with commas) takes the place of their count in the state.
+ */
 export function runRecordFromRow(row: RunRow): RunRecord {
-  return { ...runSummaryFromRow(row), state: JSON.parse(row.state ?? 'null') as JsonValue };
+  const stateText = row.state ?? 'null';
+  if (row.message_count === undefined || row.message_count === null) {
+    return { ...runSummaryFromRow(row), state: JSON.parse(stateText) as JsonValue };
+  }
+  return {
+    ...runSummaryFromRow(row),
+    state: stateWithMessages(stateText, row.messages ?? ''),
+    messageCount: Number(row.message_count),
+  };
 }
 
 /** A ledger row as an entry. */

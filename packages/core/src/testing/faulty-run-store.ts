@@ -39,8 +39,11 @@ export class FaultyRunStore implements RunStore {
 
   /** The wrapped store's `commitStep` (one write), when it has one. */
   readonly commitStep?: (runId: string, commit: StepCommit) => Promise<number>;
+  /** Whether the wrapped store keeps a message log (see `RunStore.messageLog`). */
+  readonly messageLog: boolean;
 
   constructor(readonly inner: RunStore) {
+    this.messageLog = inner.messageLog === true;
     const commitStep = inner.commitStep?.bind(inner);
     if (commitStep !== undefined) {
       this.commitStep = (runId, commit) => this.through('commitStep', true, () => commitStep(runId, commit));

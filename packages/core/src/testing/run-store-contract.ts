@@ -1,9 +1,11 @@
 import type { RunStore } from '../spec/run-store.js';
 import { codeOf, createContractRun, NOW_MS, runIds } from './contract-support.js';
 import { durableCrashScenarios } from './durable-crash-scenarios.js';
+import { durableLogScenarios } from './durable-log-scenarios.js';
 import { durableRunScenarios } from './durable-run-scenarios.js';
 import { runStoreFleetContract } from './run-store-fleet-contract.js';
 import { runStoreLeaseContract } from './run-store-lease-contract.js';
+import { runStoreLogContract } from './run-store-log-contract.js';
 import { sessionRunScenarios } from './session-run-scenarios.js';
 import { sessionStoreContract } from './session-store-contract.js';
 import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
@@ -252,9 +254,11 @@ export function runStoreContract(
     });
   });
   runStoreLeaseContract(name, createStore);
+  runStoreLogContract(name, createStore);
   runStoreFleetContract(name, createStore);
   sessionStoreContract(name, createStore);
   durableCrashScenarios(name, createStore);
+  durableLogScenarios(name, createStore);
   durableRunScenarios(name, createStore);
   sessionRunScenarios(name, createStore, options.persistent ?? false);
 }

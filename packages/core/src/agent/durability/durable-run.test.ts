@@ -27,12 +27,16 @@ class RecordingStore extends MemoryRunStore {
     ]);
     return version;
   }
+  /** The conversation as the checkpoints wrote it to the message log. */
+  private conversation: unknown[] = [];
   private record(checkpoint: CheckpointWrite, ledger: string[]): void {
-    this.saved.push({
-      status: checkpoint.status,
-      state: structuredClone(checkpoint.state) as unknown as RunState,
-      ledger,
-    });
+    const state = structuredClone(checkpoint.state) as unknown as RunState;
+    const log = checkpoint.messages;
+    if (log !== undefined) {
+      this.conversation = [...this.conversation.slice(0, log.start), ...structuredClone(log.messages)];
+      state.messages = [...this.conversation] as RunState['messages'];
+    }
+    this.saved.push({ status: checkpoint.status, state, ledger });
   }
 }
 

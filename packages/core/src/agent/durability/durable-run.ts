@@ -1,15 +1,17 @@
 import { messageOf } from '../../errors/error-chain.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
+import type { Message } from '../../spec/model.js';
 import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
 import type { DurableHalt, DurableLink } from '../run/agent-runtime.js';
 import type { DurabilitySettings } from '../run/durability.js';
 import { countRetry } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
 import type { RunTransition } from '../run/run-state.js';
-import { carriedByNext, checkpointOf, journalPause } from './durable-writes.js';
+import { carriedByNext, checkpointOf, holdsSnapshot, journalPause } from './durable-writes.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { LedgerBuffer, type LedgerWrites } from './ledger-buffer.js';
+import { MessageLogCursor, type StateSnapshot } from './message-log-cursor.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.js';
 
 /**
@@ -53,7 +55,11 @@ export class DurableRun implements DurableLink {
   /** Ledger writes that go with the next store write. */
   private readonly ledger: LedgerBuffer;
   /** A transition's state carried by the next write (see the class notes), serialised when it happened. */
-  private carried: { transitions: RunTransition[]; text: string | undefined; nowMs: number } | undefined;
+  private carried:
+    | { transitions: RunTransition[]; snapshot: StateSnapshot | undefined; nowMs: number }
+    | undefined;
+  /** Where the run's message log stands, for a store that keeps one (`RunStore.messageLog`). */
+  private readonly messageLog: MessageLogCursor | undefined;
   /** Set when the run may be paused (see {@link pause}); defaults to false. */
   pausable = false;
   /** Set once {@link pause} was asked for. */
@@ -72,8 +78,10 @@ export class DurableRun implements DurableLink {
     private readonly clock: Clock,
     leaseTakenAtMs: number,
     startedKeys: Iterable<string> = [],
+    loggedMessages: readonly Message[] = [],
   ) {
     this.version = version;
+    this.messageLog = settings.store.messageLog === true ? new MessageLogCursor(loggedMessages) : undefined;
     this.ledger = new LedgerBuffer(runId, startedKeys);
     this.heartbeat = new LeaseHeartbeat(settings, runId, clock, leaseTakenAtMs, (error) => this.stop(error));
   }
@@ -126,11 +134,11 @@ export class DurableRun implements DurableLink {
     this.ledger.record(transition, state, nowMs);
     if (!this.pausing && carriedByNext(transition, state)) {
       // Its state is written by the next write; only a pause may need it before, as it is now.
-      const text = this.pausable ? JSON.stringify(state) : undefined;
-      this.carried = { transitions: [...(this.carried?.transitions ?? []), transition], text, nowMs };
+      const snapshot = this.pausable ? this.snapshotOf(state) : undefined;
+      this.carried = { transitions: [...(this.carried?.transitions ?? []), transition], snapshot, nowMs };
       return Promise.resolve(hooked);
     }
-    const text = JSON.stringify(state);
+    const snapshot = this.snapshotOf(state);
     const transitions = [...(this.carried?.transitions ?? []), transition];
     this.carried = undefined;
     const ledger = this.ledger.take();
@@ -138,11 +146,19 @@ export class DurableRun implements DurableLink {
     const end = transition.kind === 'run-ended';
     this.pendingWrites++;
     const write = this.queue
-      .then(() => this.write(transitions, status, text, nowMs, ledger, end))
+      .then(() => this.write(transitions, status, snapshot, nowMs, ledger, end))
       .finally(() => this.pendingWrites--);
     this.queue = write.catch(() => undefined);
     if (this.pausing) this.queue = this.queue.then(() => this.pauseIfQuiet());
     return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
+  }
+
+  /**
+   * What a write of the state saves now: its text, and for a store with a message log, the state without its messages
+   * and the messages since the last write that succeeded.
+   */
+  private snapshotOf(state: RunContext['state']): StateSnapshot {
+    return this.messageLog === undefined ? { text: JSON.stringify(state) } : this.messageLog.snapshot(state);
   }
 
   /** Stops the heartbeat, waits for the last write, and releases the lease (unless the run halted). */
@@ -174,7 +190,7 @@ export class DurableRun implements DurableLink {
   private async write(
     transitions: readonly RunTransition[],
     status: RunStatus,
-    text: string,
+    snapshot: StateSnapshot,
     nowMs: number,
     ledger: LedgerWrites,
     end: boolean,
@@ -195,7 +211,8 @@ export class DurableRun implements DurableLink {
         // The end's write frees the lease: no renewal in flight may land after it.
         await this.heartbeat.stop();
       }
-      this.version = await this.saveState(status, text, nowMs, ledger, end);
+      this.version = await this.saveState(status, snapshot, nowMs, ledger, end);
+      this.messageLog?.written(snapshot);
     } catch (error) {
       const stopped = this.stop(error);
       for (const transition of transitions) this.reportCheckpoint(transition, startedMs, stopped);
@@ -254,16 +271,16 @@ export class DurableRun implements DurableLink {
 
   private async saveState(
     status: RunStatus,
-    text: string,
+    snapshot: StateSnapshot,
     nowMs: number,
     ledger: LedgerWrites,
     end: boolean,
   ): Promise<number> {
     const { store, owner } = this.settings;
     const expectedVersion = this.version;
-    const checkpoint = checkpointOf({ expectedVersion, owner, status, nowMs }, text);
+    const checkpoint = checkpointOf({ expectedVersion, owner, status, nowMs }, snapshot);
     const persist = (current: CheckpointWrite) =>
-      this.retrying(() => this.persist(current, text, ledger, end));
+      this.retrying(() => this.persist(current, snapshot.text, ledger, end));
     try {
       return await persist(checkpoint);
     } catch (error) {
@@ -276,14 +293,13 @@ export class DurableRun implements DurableLink {
       });
     }
     // An attempt that failed in transit (a dropped connection) may have been written after all.
-    if (record.version === expectedVersion + 1 && JSON.stringify(record.state) === text)
-      return record.version;
+    if (holdsSnapshot(record, expectedVersion + 1, snapshot)) return record.version;
     if (record.cancellation !== undefined) {
       const run = this.run!;
       this.version = record.version;
       if (status !== 'running') {
         // The run reached its end before it learnt of the request: that end is what happened, and the store says so.
-        return persist(checkpointOf({ ...checkpoint, expectedVersion: record.version }, text));
+        return persist(checkpointOf({ ...checkpoint, expectedVersion: record.version }, snapshot));
       }
       run.abort.cancel(record.cancellation.reason);
       throw run.abort.signal.reason;
@@ -341,12 +357,12 @@ export class DurableRun implements DurableLink {
     if (!this.pausing || !quiet || this.halted !== undefined || this.ended) return;
     const carried = this.carried;
     this.carried = undefined;
-    if (carried?.text !== undefined) {
+    if (carried?.snapshot !== undefined) {
       try {
         await this.write(
           carried.transitions,
           'running',
-          carried.text,
+          carried.snapshot,
           carried.nowMs,
           this.ledger.take(),
           false,

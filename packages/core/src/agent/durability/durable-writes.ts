@@ -1,9 +1,10 @@
-// The pieces of a durable run's writes that need no store: what a write saves (a checkpoint of the state's text),
+// The pieces of a durable run's writes that need no store: what a write saves (a checkpoint of a state snapshot),
 // which transitions may wait for the next write, and the journal entries a pause leaves in the state.
 import type { JsonValue } from '../../errors/keel-error.js';
-import type { CheckpointWrite } from '../../spec/run-store.js';
+import type { CheckpointWrite, RunRecord } from '../../spec/run-store.js';
 import { journal } from '../run/event-journal.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from '../run/run-state.js';
+import { messageLogWriteOf, type StateSnapshot } from './message-log-cursor.js';
 
 /**
  * Journals a run's ends and resumptions, with the moment its pause began (its last checkpoint before it stopped:
@@ -29,14 +30,16 @@ export function journalPause(transition: RunTransition, state: RunState, nowMs: 
 }
 
 /**
- * A checkpoint of the state serialised as `text`. Its `state` is parsed only if a store reads it: a store's
- * `commitStep` takes the text as it is (`stateText`), so the state is serialised once per write, not three times.
+ * A checkpoint of a state snapshot (its text, and the messages for the store's log if it keeps one). Its `state` is
+ * parsed only if a store reads it: a store's `commitStep` takes the text as it is (`stateText`), so the state is
+ * serialised once per write, not three times.
  */
 export function checkpointOf(
   fields: Pick<CheckpointWrite, 'expectedVersion' | 'owner' | 'status' | 'nowMs'>,
-  text: string,
+  snapshot: StateSnapshot,
 ): CheckpointWrite {
   let state: JsonValue | undefined;
+  const { text, log } = snapshot;
   return {
     expectedVersion: fields.expectedVersion,
     owner: fields.owner,
@@ -47,7 +50,21 @@ export function checkpointOf(
       state ??= JSON.parse(text) as JsonValue;
       return state;
     },
+    ...(log === undefined ? {} : { messages: messageLogWriteOf(log) }),
   };
+}
+
+/**
+ * Whether a loaded record holds what `snapshot` wrote at `version` (a write whose answer was lost may have landed):
+ * the same version, the same state and, with a message log, as many messages.
+ */
+export function holdsSnapshot(record: RunRecord, version: number, snapshot: StateSnapshot): boolean {
+  if (record.version !== version) return false;
+  const { log } = snapshot;
+  if (log === undefined) return JSON.stringify(record.state) === snapshot.text;
+  const state = record.state as { messages?: unknown };
+  if (record.messageCount !== log.start + log.texts.length || !Array.isArray(state.messages)) return false;
+  return JSON.stringify({ ...state, messages: state.messages.length }) === snapshot.text;
 }
 
 /**

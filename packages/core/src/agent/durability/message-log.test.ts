@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { KeelError } from '../../errors/keel-error.js';
+import type { StepCommit } from '../../spec/run-store.js';
+import { MemoryRunStore } from '../../store/memory-run-store.js';
+import { FakeClock } from '../../testing/fake-clock.js';
+import { scriptedModel } from '../../testing/scripted-model.js';
+import { agent } from '../agent.js';
+import type { ConversationManager } from '../conversation/manager.js';
+import type { RunState } from '../run/run-state.js';
+import { tool } from '../tools/tool.js';
+
+/** What each write handed the store: where its messages start, how many, and the state's text. */
+interface Written {
+  start: number | undefined;
+  messages: number;
+  stateText: string;
+}
+
+class RecordingStore extends MemoryRunStore {
+  readonly writes: Written[] = [];
+  override async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    const version = await super.commitStep(runId, commit);
+    const log = commit.checkpoint.messages;
+    this.writes.push({
+      start: log?.start,
+      messages: log?.messages.length ?? 0,
+      stateText: commit.stateText ?? JSON.stringify(commit.checkpoint.state),
+    });
+    return version;
+  }
+}
+
+const count = tool({
+  name: 'count',
+  description: 'Counts',
+  input: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } as const,
+  idempotent: true,
+  execute: async ({ n }: { n: number }) => ({ counted: n }),
+});
+
+/** `steps` steps of one `count` call each, then `done`; `fail(step)` may throw instead of answering. */
+function counter(
+  store: RecordingStore,
+  steps: number,
+  options: { conversationManager?: ConversationManager } = {},
+) {
+  let overflowed = false;
+  return agent({
+    name: 'counter',
+    model: scriptedModel((request) => {
+      const step = request.messages.filter((message) => message.role === 'assistant').length + 1;
+      if (step === 4 && options.conversationManager !== undefined && !overflowed) {
+        overflowed = true;
+        return new KeelError('provider.context_overflow', 'too long');
+      }
+      return step <= steps
+        ? { toolCalls: [{ id: `call_${step}`, name: 'count', arguments: { n: step } }] }
+        : { content: 'done' };
+    }),
+    tools: [count],
+    clock: new FakeClock(),
+    limits: { maxTurns: steps + 5 },
+    store,
+    ...options,
+  });
+}
+
+describe('durable runs on a store with a message log', () => {
+  it('write the small state and only the messages added since their last write', async () => {
+    const store = new RecordingStore();
+    const result = await counter(store, 30).run('count to 30', { runId: 'appends' });
+    expect(result.status).toBe('completed');
+    // The first write holds the input and the first answer; each later one the messages of its transition.
+    expect(store.writes[0]).toMatchObject({ start: 0, messages: 2 });
+    let end = 2;
+    for (const write of store.writes.slice(1)) {
+      expect(write.start).toBe(end);
+      expect(write.messages).toBeLessThanOrEqual(1);
+      end += write.messages;
+      expect(JSON.parse(write.stateText).messages).toBe(end);
+      expect(write.stateText).not.toContain('counted');
+    }
+    expect(end).toBe(result.messages.length);
+    const stored = await store.loadRun('appends');
+    expect((stored!.state as unknown as RunState).messages).toEqual(result.messages);
+    expect(stored!.messageCount).toBe(result.messages.length);
+  });
+
+  it('rewrite the log from the first message a context reduction changed', async () => {
+    const store = new RecordingStore();
+    const dropOldest: ConversationManager = {
+      name: 'drop-oldest',
+      async reduce(messages) {
+        // Keeps the first message, drops the next two (the first step's call and its result).
+        return { messages: [messages[0]!, ...messages.slice(3)], reduced: true };
+      },
+    };
+    const result = await counter(store, 6, { conversationManager: dropOldest }).run('count to 6', {
+      runId: 'rewrite',
+    });
+    expect(result.status).toBe('completed');
+    expect(result.report.contextReductions).toBe(1);
+    const rewrite = store.writes.findIndex((write) => write.start === 1);
+    expect(rewrite).toBeGreaterThan(0);
+    // Everything after the kept first message, written once; then appends again.
+    expect(store.writes[rewrite]!.messages).toBe(4);
+    for (const write of store.writes.slice(rewrite + 1)) expect(write.start).toBeGreaterThanOrEqual(5);
+    const stored = await store.loadRun('rewrite');
+    expect((stored!.state as unknown as RunState).messages).toEqual(result.messages);
+    expect(stored!.messageCount).toBe(result.messages.length);
+  });
+});

@@ -1,0 +1,26 @@
+import type { JsonValue } from '../errors/keel-error.js';
+import type { MessageLogWrite } from '../spec/run-store.js';
+
+// What every store with a message log (RunStore.messageLog) does alike: the texts of a log write, the count the log
+// holds after it, and a stored state put back together with its messages.
+
+/** The messages of a log write as JSON texts, one each (its `texts` when the writer gave them). */
+export function messageTextsOf(write: MessageLogWrite): readonly string[] {
+  return write.texts ?? write.messages.map((message) => JSON.stringify(message));
+}
+
+/** The messages the log holds after `write`. */
+export function messageCountAfter(write: MessageLogWrite): number {
+  return write.start + (write.texts ?? write.messages).length;
+}
+
+/**
+ * A stored state (its JSON text, whose `messages` field holds their count) with its conversation put back: `joined`
+ * is the log's message texts, in order, joined with commas. The messages take the place of the count, so the state's
+ * fields keep their order.
+ */
+export function stateWithMessages(stateText: string, joined: string): JsonValue {
+  const state = JSON.parse(stateText) as Record<string, JsonValue>;
+  state.messages = JSON.parse(`[${joined}]`) as JsonValue[];
+  return state;
+}

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { agent, type RunState, type RunStore, tool } from '@keel/core';
+import { FakeClock, FaultyRunStore, scriptedModel } from '@keel/core/testing';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteRunStore } from './sqlite-run-store.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'keel-sqlite-log-'));
+const START_MS = 1_700_000_000_000;
+
+/** An agent of four steps (a `count` call each, then `done`) on `store`, its answers set by the conversation alone. */
+function counter(store: RunStore, owner: string, clock = new FakeClock(START_MS)) {
+  const count = tool({
+    name: 'count',
+    description: 'Counts',
+    input: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } as const,
+    idempotent: true,
+    execute: async ({ n }: { n: number }) => ({ counted: n }),
+  });
+  return agent({
+    name: 'counter',
+    model: scriptedModel((request) => {
+      const step = request.messages.filter((message) => message.role === 'assistant').length + 1;
+      return step <= 4
+        ? { toolCalls: [{ id: `call_${step}`, name: 'count', arguments: { n: step } }] }
+        : { content: 'done' };
+    }),
+    tools: [count],
+    clock,
+    retry: { maxAttempts: 1, toolMaxAttempts: 1 },
+    store,
+    durability: { storeMaxAttempts: 1, owner },
+  });
+}
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+/** The store as a keel before the message log used it: every checkpoint holds the messages inline. */
+function inline(store: RunStore): RunStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'messageLog') return false;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Takes the file back to schema 3, the last before the log: no message_count column, no run_messages table. */
+function toSchema3(path: string): void {
+  const database = new Database(path);
+  database.exec(`ALTER TABLE runs DROP COLUMN message_count;
+    DROP TABLE run_messages;
+    UPDATE keel_schema SET version = 3;`);
+  database.close();
+}
+
+describe('SqliteRunStore: runs stored before the message log', () => {
+  it('migrates a schema-3 file, resumes its inline run to the end and moves its messages to the log', async () => {
+    const path = join(directory, 'schema3.db');
+    const cleanStore = new SqliteRunStore(join(directory, 'clean.db'));
+    const clean = await counter(cleanStore, 'clean').run('count', { runId: 'clean' });
+    await cleanStore.close();
+
+    // A keel before the log ran it, inline, and its process died after its fourth write.
+    const old = new SqliteRunStore(path);
+    const faulty = new FaultyRunStore(inline(old));
+    faulty.writeLimit = 4;
+    const crashed = await counter(faulty, 'first').run('count', { runId: 'old' });
+    expect(crashed).toMatchObject({ status: 'interrupted', stopReason: 'store_unavailable' });
+    await old.close();
+    toSchema3(path);
+    const version = new Database(path);
+    expect(version.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(3);
+    const stateText = version.prepare('SELECT state FROM runs WHERE run_id = ?').pluck().get('old') as string;
+    expect(Array.isArray((JSON.parse(stateText) as RunState).messages)).toBe(true);
+    version.close();
+
+    const store = new SqliteRunStore(path);
+    const loaded = await store.loadRun('old');
+    expect(loaded?.messageCount).toBeUndefined();
+    const resumed = await counter(store, 'second', new FakeClock(START_MS + 600_000)).resume('old');
+    expect(resumed).toMatchObject({ status: 'completed', output: 'done' });
+    expect(resumed.messages).toEqual(clean.messages);
+    const record = await store.loadRun('old');
+    expect(record?.messageCount).toBe(clean.messages.length);
+    expect((record!.state as unknown as RunState).messages).toEqual(clean.messages);
+    await store.close();
+    const after = new Database(path);
+    expect(after.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(4);
+    const row = after.prepare('SELECT state, message_count FROM runs WHERE run_id = ?').get('old') as {
+      state: string;
+      message_count: number;
+    };
+    // The row holds the small state, the messages' count in their place; the log holds them.
+    expect((JSON.parse(row.state) as { messages: unknown }).messages).toBe(clean.messages.length);
+    expect(after.prepare("SELECT count(*) FROM run_messages WHERE run_id = 'old'").pluck().get()).toBe(
+      clean.messages.length,
+    );
+    after.close();
+  });
+});
