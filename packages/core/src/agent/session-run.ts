@@ -4,7 +4,13 @@ import type { Message } from '../spec/model.js';
 import type { SessionConflictData, SessionRecord } from '../spec/run-store.js';
 import { storeCallsOf, withStoreRetries } from './durability/store-calls.js';
 import { startDurableRun } from './durable-start.js';
-import { checkOptions, type RunOptions, type RunResult, refuseRunOption } from './loop/run.js';
+import {
+  checkOptions,
+  type RunOptions,
+  type RunResult,
+  refuseRunOption,
+  setRunToolChoice,
+} from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
 import { createRunState, type RunState } from './run/run-state.js';
@@ -49,6 +55,7 @@ export async function runOnSession<Output>(
   for (;;) {
     const session = await withStoreRetries(() => store.loadSession(sessionId), retry);
     const state = sessionRunState(runtime, runId, sessionId, session, inputMessages);
+    setRunToolChoice(runtime, state, options);
     let conflict: KeelError;
     try {
       const result = await startDurableRun<Output>(runtime, durability, registry, agentRuns, state, options);

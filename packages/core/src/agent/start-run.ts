@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../spec/model.js';
 import { startDurableRun } from './durable-start.js';
-import { checkOptions, driveRun, type RunOptions, type RunResult, refuseRunOption } from './loop/run.js';
+import {
+  checkOptions,
+  driveRun,
+  type RunOptions,
+  type RunResult,
+  refuseRunOption,
+  setRunToolChoice,
+} from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
 import { createRunState } from './run/run-state.js';
@@ -28,6 +35,7 @@ export async function executeRun<Output>(
     startedAtMs,
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
+  setRunToolChoice(runtime, state, options);
   if (runtime.durability !== undefined) {
     return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
   }

@@ -1,6 +1,6 @@
 import type { JsonValue } from '../../errors/keel-error.js';
 import type { SerializedError } from '../../errors/serialize.js';
-import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../../spec/model.js';
+import type { FinishReason, Message, ModelResponse, ToolCall, ToolChoice, Usage } from '../../spec/model.js';
 import type { ToolResult } from '../../spec/tool.js';
 import type { CorrectionTrackerState } from '../correction/correction-tracker.js';
 import type { ToolStop } from './directives.js';
@@ -130,6 +130,11 @@ export interface RunState {
    * the session when it completes). An optional field, so states without it need no migration.
    */
   session?: SessionRunState;
+  /**
+   * The run's tool choice when it is not the agent's: the run's own `toolChoice`, or `auto` once the model called a
+   * tool after a forcing choice. Absent otherwise (the agent's applies).
+   */
+  toolChoice?: ToolChoice;
 }
 
 /** A move of the run's state, handed to the checkpoint hook right after it happened. */
