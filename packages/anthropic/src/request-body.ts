@@ -1,5 +1,6 @@
 import { KeelError, type Message, type ModelRequest } from '@keel/core';
 import type { JsonSchema, ReasoningPart, ToolChoice } from '@keel/core/adapter';
+import { placeCacheBreakpoints } from './cache-breakpoints.js';
 import { checkThinkingRequest, type ThinkingSettings } from './thinking.js';
 
 /** Settings of the provider that shape the request body. */
@@ -9,6 +10,8 @@ export interface BodySettings {
   maxOutputTokens: number;
   /** Extended thinking, when on. */
   thinking: ThinkingSettings | undefined;
+  /** Marks the stable prefix for the prompt cache (see `placeCacheBreakpoints`). */
+  promptCaching: boolean;
 }
 
 /** How structured output was asked for: as a forced tool, whose input is the answer. */
@@ -95,6 +98,7 @@ export function toRequestBody(
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (stream) body.stream = true;
+  if (settings.promptCaching) placeCacheBreakpoints(body);
   return { body, outputTool };
 }
 

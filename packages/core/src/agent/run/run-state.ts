@@ -196,6 +196,9 @@ export function idempotencyKeyOf(runId: string, step: number, callIndex: number)
   return `${runId}:${step}:${callIndex}`;
 }
 
+/** The counts of `Usage` a provider may leave out: summed only once one reported them, so that absent stays absent. */
+const OPTIONAL_USAGE_FIELDS = ['reasoningTokens', 'cachedInputTokens', 'cacheWriteInputTokens'] as const;
+
 /** Transition: a new step begins (before its model call). */
 export function beginStep(state: RunState): void {
   state.step++;
@@ -212,10 +215,16 @@ export function recordModelResponse(state: RunState, response: ModelResponse): v
   state.usage.outputTokens += response.usage.outputTokens;
   state.report.usage.inputTokens = state.usage.inputTokens;
   state.report.usage.outputTokens = state.usage.outputTokens;
-  const reasoningTokens = response.usage.reasoningTokens;
-  if (reasoningTokens !== undefined && Number.isFinite(reasoningTokens)) {
-    state.usage.reasoningTokens = (state.usage.reasoningTokens ?? 0) + reasoningTokens;
-    state.report.usage.reasoningTokens = state.usage.reasoningTokens;
+  for (const field of OPTIONAL_USAGE_FIELDS) {
+    const tokens = response.usage[field];
+    if (tokens !== undefined && Number.isFinite(tokens)) {
+      state.usage[field] = (state.usage[field] ?? 0) + tokens;
+      state.report.usage[field] = state.usage[field];
+    }
+  }
+  if (state.usage.cachedInputTokens !== undefined) {
+    state.report.promptCacheHitRate =
+      state.usage.inputTokens === 0 ? 0 : state.usage.cachedInputTokens / state.usage.inputTokens;
   }
   const message: Extract<Message, { role: 'assistant' }> =
     response.toolCalls.length > 0
