@@ -33,6 +33,8 @@ export interface OpenAIResponsesOptions extends Omit<OpenAIOptions, 'maxTokensFi
   maxStreamResumes?: number;
   /** How much of its reasoning a reasoning model summarises (`reasoning.summary`). Defaults to none (no summary). */
   reasoningSummary?: ReasoningSummary;
+  /** The provider's name in errors, events and reports. Defaults to `openai`. */
+  provider?: string;
 }
 
 // A record over the interface, so that adding an option without listing it here fails to compile.
@@ -52,6 +54,7 @@ const KNOWN_OPTIONS = Object.keys({
   store: true,
   background: true,
   maxStreamResumes: true,
+  provider: true,
 } satisfies Record<keyof OpenAIResponsesOptions, true>);
 
 const SUMMARIES: readonly ReasoningSummary[] = ['auto', 'concise', 'detailed'];
@@ -98,7 +101,7 @@ export function openaiResponses(model: string, options: OpenAIResponsesOptions =
   const apiKey = options.apiKey ?? options.env?.OPENAI_API_KEY;
   if (apiKey === undefined || apiKey === '')
     fail('no API key. Pass { apiKey } or { env: process.env } with OPENAI_API_KEY set');
-  const provider = 'openai';
+  const provider = options.provider ?? 'openai';
   const baseUrl = options.baseUrl ?? 'https://api.openai.com/v1';
   validateOptions({ ...options, apiKey, baseUrl, model, provider, maxTokensField: 'max_completion_tokens' });
   const maxResponseBytes = checkMaxResponseBytes(options.maxResponseBytes, 'openaiResponses()');
