@@ -22,7 +22,7 @@ export function parseResponsesRequest(body: unknown): ParsedRequest {
   if (!isRecord(body)) return fail('The request body must be a JSON object.', null);
   const { model, input } = body;
   if (typeof model !== 'string' || model === '') return fail('you must provide a model parameter', 'model');
-  const items = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+  const items: JsonValue | undefined = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
   if (!Array.isArray(items) || items.length === 0)
     return fail("'input' must be a string or a non-empty array.", 'input');
   const reasoningRequired = isRecord(body.reasoning) && body.store === false;

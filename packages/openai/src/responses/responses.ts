@@ -99,7 +99,8 @@ export function openaiResponses(model: string, options: OpenAIResponsesOptions =
       `reasoningSummary must be one of "auto", "concise", "detailed", got ${JSON.stringify(options.reasoningSummary)}`,
     );
   const apiKey = options.apiKey ?? options.env?.OPENAI_API_KEY;
-  if (apiKey === undefined || apiKey === '')
+  // OpenAI's own endpoint needs a key; another server speaking the Responses API (vLLM, a proxy) may not.
+  if ((apiKey === undefined || apiKey === '') && options.baseUrl === undefined)
     fail('no API key. Pass { apiKey } or { env: process.env } with OPENAI_API_KEY set');
   const provider = options.provider ?? 'openai';
   const baseUrl = options.baseUrl ?? 'https://api.openai.com/v1';
@@ -107,7 +108,8 @@ export function openaiResponses(model: string, options: OpenAIResponsesOptions =
   const maxResponseBytes = checkMaxResponseBytes(options.maxResponseBytes, 'openaiResponses()');
 
   const root = baseUrl.replace(/\/+$/, '');
-  const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${apiKey}` };
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (apiKey !== undefined && apiKey !== '') headers.authorization = `Bearer ${apiKey}`;
   if (options.organization !== undefined) headers['openai-organization'] = options.organization;
   if (options.project !== undefined) headers['openai-project'] = options.project;
   for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
