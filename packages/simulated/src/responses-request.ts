@@ -1,6 +1,7 @@
 import type { JsonValue, Message, ToolCall } from '@keel/core';
 import type { JsonSchema, ToolChoice, ToolDefinition } from '@keel/core/adapter';
 import type { BrainRequest } from './brain.js';
+import { contentPartsOf } from './content-parts.js';
 import { looksLikeError } from './default-brain.js';
 import { isRecord } from './schema-values.js';
 import type { ParsedRequest } from './wire-request.js';
@@ -83,8 +84,10 @@ export function parseResponsesRequest(body: unknown): ParsedRequest {
     if (content === undefined)
       return fail('A message content must be a string or a list of content parts.', param);
     if (item.role === 'system' || item.role === 'developer') messages.push({ role: 'system', content });
-    else if (item.role === 'user') messages.push({ role: 'user', content });
-    else if (item.role === 'assistant') messages.push({ role: 'assistant', content });
+    else if (item.role === 'user') {
+      const parts = contentPartsOf(item.content);
+      messages.push(parts.length === 0 ? { role: 'user', content } : { role: 'user', content, parts });
+    } else if (item.role === 'assistant') messages.push({ role: 'assistant', content });
     else return fail(`Invalid value for 'role': ${JSON.stringify(item.role ?? null)}.`, `${param}.role`);
     if (item.role === 'user') reasoningSeen = false;
   }

@@ -5,6 +5,7 @@ import type { SessionConflictData, SessionRecord } from '../spec/run-store.js';
 import { storeCallsOf, withStoreRetries } from './durability/store-calls.js';
 import { startDurableRun } from './durable-start.js';
 import {
+  checkMessageParts,
   checkOptions,
   type RunOptions,
   type RunResult,
@@ -147,6 +148,7 @@ function sessionInputOf(input: string | readonly Message[]): Message[] {
         `input[${index}] must be a message with role user, assistant or tool (a session run's system message is the agent's instructions), and string content`,
       );
     }
+    checkMessageParts(message, index);
   });
   return [...input];
 }

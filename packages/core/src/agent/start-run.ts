@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Message } from '../spec/model.js';
 import { startDurableRun } from './durable-start.js';
 import {
+  checkMessageParts,
   checkOptions,
   driveRun,
   type RunOptions,
@@ -70,6 +71,7 @@ export function initialMessages(
         `input[${index}] must be a message with role system, user, assistant or tool, and string content`,
       );
     }
+    checkMessageParts(message, index);
   });
   if (instructions !== undefined && input[0]!.role !== 'system')
     messages.push({ role: 'system', content: instructions });

@@ -1,5 +1,6 @@
 import type { Message, ModelRequest } from '@keel/core';
 import type { ProviderMetadata, ReasoningPart, ToolChoice } from '@keel/core/adapter';
+import { toResponsesContent } from '../content.js';
 import type { ReasoningEffort } from '../request-body.js';
 
 /** How much of its reasoning a model summarises (`reasoning.summary`). */
@@ -80,8 +81,11 @@ export function toResponsesBody(
 function toInputItems(message: Message): InputItem[] {
   switch (message.role) {
     case 'system':
-    case 'user':
       return [{ role: message.role, content: message.content }];
+    case 'user':
+      if (message.parts !== undefined && message.parts.length > 0)
+        return [{ role: 'user', content: toResponsesContent(message.content, message.parts) }];
+      return [{ role: 'user', content: message.content }];
     case 'assistant': {
       const items: InputItem[] = (message.reasoning ?? []).flatMap(toReasoningItem);
       if (message.content !== '') items.push({ role: 'assistant', content: message.content });

@@ -1,5 +1,5 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import { checkContentSizes, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   classifyBodyError,
@@ -9,6 +9,7 @@ import {
   readJson,
   withRedactedErrors,
 } from '@keel/core/http';
+import { OPENAI_CONTENT_LIMITS } from '../content.js';
 import type { OpenAIOptions } from '../openai.js';
 import { validateOptions } from '../validate.js';
 import { type ReasoningSummary, toResponsesBody } from './request-body.js';
@@ -161,6 +162,7 @@ export function openaiResponses(model: string, options: OpenAIResponsesOptions =
     const { signal } = request;
     // Background mode always streams: its stream is what can be resumed.
     const stream = onTextDelta !== undefined || background;
+    checkContentSizes(request.messages, OPENAI_CONTENT_LIMITS, provider);
     const response = await post({
       url: `${root}/responses`,
       headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,

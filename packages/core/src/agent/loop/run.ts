@@ -1,3 +1,4 @@
+import { contentPartsProblem } from '../../content/content-parts.js';
 import type { KeelError } from '../../errors/keel-error.js';
 import { optionError } from '../../options/option-error.js';
 import type { Message, ToolChoice, Usage } from '../../spec/model.js';
@@ -190,6 +191,15 @@ export function setRunToolChoice(runtime: AgentRuntime, state: RunState, options
   const problem = toolChoiceProblem(options.toolChoice, runtime.toolNames, runtime.toolCatalog !== undefined);
   if (problem !== undefined) refuseRunOption(problem);
   state.toolChoice = options.toolChoice;
+}
+
+/** Refuses (`config.invalid`) the `parts` of an input message that are not well-formed images and files. */
+export function checkMessageParts(message: Message, index: number): void {
+  const parts = (message as { parts?: unknown }).parts;
+  if (parts === undefined) return;
+  if (message.role !== 'user') refuseRunOption(`input[${index}]: only a user message may have parts`);
+  const problem = contentPartsProblem(parts);
+  if (problem !== undefined) refuseRunOption(`input[${index}].${problem}`);
 }
 
 /** A run id must be a non-empty string of at most 200 characters. */
