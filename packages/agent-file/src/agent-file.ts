@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { KeelError } from '@keel/core';
+import type { ToolChoice } from '@keel/core/adapter';
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { type ModelEntry, readModel } from './model.js';
 import { FieldReader } from './reader.js';
+import { readToolChoice } from './tool-choice.js';
 import { readTools, type ToolEntry } from './tools.js';
 import { checkTrust, type TrustFlags } from './trust.js';
 
@@ -21,6 +23,8 @@ export interface AgentFile {
   tools: ToolEntry[];
   limits: { maxTurns?: number; timeoutMs?: number; maxTokens?: number; maxParallelToolCalls?: number };
   retry: { maxAttempts?: number };
+  /** `toolChoice:` (auto, none, required, or `{ name }`), passed to `agent({ toolChoice })`. Defaults to none. */
+  toolChoice?: ToolChoice;
   /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
   locations: Readonly<Record<string, string>>;
 }
@@ -40,7 +44,16 @@ export interface AgentFileOptions extends TrustFlags {
   allowedKeyHosts?: readonly string[];
 }
 
-const TOP_LEVEL_FIELDS = ['name', 'instructions', 'model', 'fallbacks', 'tools', 'limits', 'retry'] as const;
+const TOP_LEVEL_FIELDS = [
+  'name',
+  'instructions',
+  'model',
+  'fallbacks',
+  'tools',
+  'toolChoice',
+  'limits',
+  'retry',
+] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
 /** The longest a Node timer can wait, and so the longest run timeout. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -135,6 +148,12 @@ export function parseAgentFile(
       reader.attempt(() =>
         readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts }),
       ) ?? [];
+  }
+
+  const toolChoiceNode = reader.node(root, 'toolChoice', 'toolChoice');
+  if (toolChoiceNode !== undefined) {
+    const toolChoice = reader.attempt(() => readToolChoice(reader, toolChoiceNode, result.tools));
+    if (toolChoice !== undefined) result.toolChoice = toolChoice;
   }
 
   const limitsNode = reader.node(root, 'limits', 'limits');

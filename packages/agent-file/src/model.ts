@@ -34,10 +34,23 @@ export interface ModelEntry {
   contextWindowTokens?: number;
   /** For the simulated provider only: this model's fault schedule, such as `rate_limit=1`. Defaults to none. */
   faults?: string;
+  /**
+   * For the openai provider only: the API spoken, Chat Completions (`chat`) or the Responses API (`responses`,
+   * `openaiResponses`). Defaults to `chat`.
+   */
+  api?: 'chat' | 'responses';
 }
 
 export const PROVIDERS: readonly ProviderKind[] = ['simulated', 'openai', 'anthropic'];
-const MODEL_FIELDS = ['provider', 'name', 'baseUrl', 'apiKeyEnv', 'contextWindowTokens', 'faults'] as const;
+const MODEL_FIELDS = [
+  'provider',
+  'name',
+  'baseUrl',
+  'apiKeyEnv',
+  'contextWindowTokens',
+  'faults',
+  'api',
+] as const;
 
 /**
  * Reads the model at `node` (`provider:model`, a bare simulated model name, or a mapping) as `field`; refuses what
@@ -123,6 +136,15 @@ export function readModel(
     `${field}.contextWindowTokens`,
   );
   if (contextWindowTokens !== undefined) entry.contextWindowTokens = contextWindowTokens;
+  const api = reader.string(node, 'api', `${field}.api`, false);
+  if (api !== undefined) {
+    const apiNode = node.get('api', true) as Node;
+    if (entry.provider !== 'openai')
+      reader.fail(apiNode, `${field}.api`, 'applies only to the openai provider');
+    if (api !== 'chat' && api !== 'responses')
+      reader.fail(apiNode, `${field}.api`, `must be chat or responses (got ${api})`);
+    entry.api = api as 'chat' | 'responses';
+  }
   const faults = reader.string(node, 'faults', `${field}.faults`, false);
   if (faults !== undefined) {
     const faultsNode = node.get('faults', true) as Node;

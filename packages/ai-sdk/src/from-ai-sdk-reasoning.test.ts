@@ -129,7 +129,35 @@ describe('reasoning through the AI SDK bridge', () => {
       providerOptions: { openai: { reasoningEffort: 'high' } },
     });
     const result = await agent({ model }).run('Think');
-    expect(result.report.usage).toEqual({ inputTokens: 10, outputTokens: 300, reasoningTokens: 256 });
+    // The AI SDK's OpenAI provider reports its cache reads as 0 when the API leaves them out.
+    expect(result.report.usage).toEqual({
+      inputTokens: 10,
+      outputTokens: 300,
+      reasoningTokens: 256,
+      cachedInputTokens: 0,
+    });
     expect(server.requests[0]!.json()).toMatchObject({ reasoning_effort: 'high' });
+  });
+
+  it("counts the AI SDK's cache reads (inputTokens.cacheRead) in usage and the report's hit rate", async () => {
+    server = await startHttpTestServer((_recorded, response) =>
+      sendJson(response, 200, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4.1',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: {
+          prompt_tokens: 2_000,
+          completion_tokens: 5,
+          total_tokens: 2_005,
+          prompt_tokens_details: { cached_tokens: 1_000 },
+        },
+      }),
+    );
+    const model = fromAiSdk(createOpenAI({ baseURL: server.url, apiKey: 'sk-test' }).chat('gpt-4.1'));
+    const result = await agent({ model }).run('Hi');
+    expect(result.report.usage).toMatchObject({ inputTokens: 2_000, cachedInputTokens: 1_000 });
+    expect(result.report.promptCacheHitRate).toBe(0.5);
   });
 });

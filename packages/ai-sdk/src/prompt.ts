@@ -55,9 +55,25 @@ export function toPrompt(messages: readonly Message[]): LanguageModelV3Prompt {
       case 'system':
         prompt.push({ role: 'system', content: message.content });
         break;
-      case 'user':
-        prompt.push({ role: 'user', content: [{ type: 'text', text: message.content }] });
+      case 'user': {
+        // Images and files are AI SDK file parts (images by their `image/*` media type); the AI SDK provider checks
+        // what its API takes.
+        const content: Extract<LanguageModelV3Prompt[number], { role: 'user' }>['content'] = [
+          { type: 'text', text: message.content },
+        ];
+        for (const part of message.parts ?? []) {
+          if ('url' in part) content.push({ type: 'file', data: new URL(part.url), mediaType: 'image/*' });
+          else
+            content.push({
+              type: 'file',
+              data: part.data,
+              mediaType: part.mediaType,
+              ...(part.type === 'file' && part.filename !== undefined ? { filename: part.filename } : {}),
+            });
+        }
+        prompt.push({ role: 'user', content });
         break;
+      }
       case 'assistant':
         prompt.push(toAssistantMessage(message));
         break;

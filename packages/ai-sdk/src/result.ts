@@ -141,7 +141,10 @@ function toFinishReason(
   return finish.unified === 'tool-calls' ? 'stop' : 'other';
 }
 
-/** Usage in keel's terms; a count the provider did not give is 0, reasoning tokens only when it gave them. */
+/**
+ * Usage in keel's terms; a count the provider did not give is 0, reasoning and cache counts (`inputTokens.cacheRead`,
+ * `inputTokens.cacheWrite`) only when it gave them.
+ */
 export function toUsage(usage: LanguageModelV3Usage | undefined): Usage {
   const result: Usage = {
     inputTokens: count(usage?.inputTokens?.total),
@@ -149,6 +152,10 @@ export function toUsage(usage: LanguageModelV3Usage | undefined): Usage {
   };
   const reasoning = usage?.outputTokens?.reasoning;
   if (typeof reasoning === 'number') result.reasoningTokens = count(reasoning);
+  const cacheRead = usage?.inputTokens?.cacheRead;
+  if (typeof cacheRead === 'number') result.cachedInputTokens = count(cacheRead);
+  const cacheWrite = usage?.inputTokens?.cacheWrite;
+  if (typeof cacheWrite === 'number') result.cacheWriteInputTokens = count(cacheWrite);
   return result;
 }
 

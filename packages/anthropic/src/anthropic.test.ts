@@ -31,7 +31,9 @@ async function serve(body: unknown) {
   server = await startHttpTestServer((_request, response) =>
     sendJson(response, 200, body, { 'request-id': 'req_ant_1' }),
   );
-  return { server, model: anthropic('claude-test', { apiKey: 'sk-ant-secret', baseUrl: `${server.url}/` }) };
+  // Bodies are compared whole here; cache breakpoints have their own tests (cache-breakpoints.test.ts).
+  const options = { apiKey: 'sk-ant-secret', baseUrl: `${server.url}/`, promptCaching: false };
+  return { server, model: anthropic('claude-test', options) };
 }
 
 describe('anthropic wire format', () => {
@@ -189,7 +191,7 @@ describe('anthropic wire format', () => {
       content: 'Hello there',
       toolCalls: [],
       finishReason: 'stop',
-      usage: { inputTokens: 25, outputTokens: 7 },
+      usage: { inputTokens: 25, outputTokens: 7, cachedInputTokens: 5, cacheWriteInputTokens: 0 },
       model: 'claude-test-2025',
       requestId: 'req_ant_1',
     });

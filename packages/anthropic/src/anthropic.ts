@@ -60,6 +60,14 @@ export interface AnthropicOptions {
    * `onContinuationRequest`. A turn still paused after that fails with `provider.max_tokens`. Defaults to 3.
    */
   maxPauseContinuations?: number;
+  /**
+   * Prompt caching: each request marks its stable prefix (the tools, the system prompt, the conversation up to the
+   * previous and the last user turn; at most 4 breakpoints) with `cache_control: { type: 'ephemeral' }`, so that the
+   * next request of the run reads it from Anthropic's cache (`usage.cachedInputTokens`, billed at a tenth of the
+   * input price; writing costs 1.25 times, `usage.cacheWriteInputTokens`). `false` sends no breakpoint. Defaults to
+   * true.
+   */
+  promptCaching?: boolean;
 }
 
 /** An `anthropic-version` value: a date such as `2023-06-01` (also what keeps a header break out of it). */
@@ -79,6 +87,7 @@ const KNOWN_OPTIONS = Object.keys({
   maxResponseBytes: true,
   thinking: true,
   maxPauseContinuations: true,
+  promptCaching: true,
 } satisfies Record<keyof AnthropicOptions, true>);
 
 /**
@@ -151,7 +160,10 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   if (apiKey !== undefined && apiKey !== '') headers['x-api-key'] = apiKey;
   Object.assign(headers, extraHeaders);
   const fetch = options.fetch ?? globalThis.fetch;
-  const settings = { model, provider, maxOutputTokens, thinking };
+  const promptCaching = options.promptCaching ?? true;
+  if (typeof promptCaching !== 'boolean')
+    fail(`promptCaching must be true or false, got ${String(promptCaching)}`);
+  const settings = { model, provider, maxOutputTokens, thinking, promptCaching };
   // Every error leaves without the key and credential headers, whatever the server echoed.
   const redactor = credentialRedactor(apiKey, headers);
 

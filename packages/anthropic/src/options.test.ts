@@ -32,7 +32,7 @@ describe('anthropic() options', () => {
 
   it('an unknown option is named with the known ones, before the missing key', () => {
     expect(thrownBy(() => anthropic('m', { maxTokens: 10 } as never)).message).toBe(
-      'Unknown anthropic() option maxTokens (known: apiKey, env, baseUrl, headers, maxOutputTokens, contextWindowTokens, provider, version, fetch, maxResponseBytes, thinking, maxPauseContinuations)',
+      'Unknown anthropic() option maxTokens (known: apiKey, env, baseUrl, headers, maxOutputTokens, contextWindowTokens, provider, version, fetch, maxResponseBytes, thinking, maxPauseContinuations, promptCaching)',
     );
     expect(thrownBy(() => anthropic('m', { apikey: 'k' } as never)).message).toMatch(
       /option apikey \(known: .*\); did you mean apiKey\?/,

@@ -1,5 +1,7 @@
 import { KeelError, type Message, type ModelRequest } from '@keel/core';
-import type { JsonSchema, ReasoningPart, ToolChoice } from '@keel/core/adapter';
+import { checkContentSizes, type JsonSchema, type ReasoningPart, type ToolChoice } from '@keel/core/adapter';
+import { placeCacheBreakpoints } from './cache-breakpoints.js';
+import { ANTHROPIC_CONTENT_LIMITS, toContentBlock } from './content.js';
 import { checkThinkingRequest, type ThinkingSettings } from './thinking.js';
 
 /** Settings of the provider that shape the request body. */
@@ -9,6 +11,8 @@ export interface BodySettings {
   maxOutputTokens: number;
   /** Extended thinking, when on. */
   thinking: ThinkingSettings | undefined;
+  /** Marks the stable prefix for the prompt cache (see `placeCacheBreakpoints`). */
+  promptCaching: boolean;
 }
 
 /** How structured output was asked for: as a forced tool, whose input is the answer. */
@@ -23,7 +27,8 @@ type ContentBlock =
   | { type: 'redacted_thinking'; data: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean }
+  | { type: 'image' | 'document'; source: Record<string, unknown>; title?: string };
 
 interface WireMessage {
   role: 'user' | 'assistant';
@@ -47,6 +52,7 @@ export function toRequestBody(
     .filter((message) => message.role === 'system')
     .map((message) => message.content)
     .join('\n\n');
+  checkContentSizes(request.messages, ANTHROPIC_CONTENT_LIMITS, settings.provider);
   const maxTokens = request.maxOutputTokens ?? settings.maxOutputTokens;
   const { thinking } = settings;
   if (thinking !== undefined) checkThinkingRequest(thinking, request, maxTokens, settings.provider);
@@ -95,6 +101,7 @@ export function toRequestBody(
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (stream) body.stream = true;
+  if (settings.promptCaching) placeCacheBreakpoints(body);
   return { body, outputTool };
 }
 
@@ -124,8 +131,14 @@ function toWireMessages(messages: Message[], thinking: boolean): WireMessage[] {
 
 function toBlocks(message: Exclude<Message, { role: 'system' }>, thinking: boolean): ContentBlock[] {
   switch (message.role) {
-    case 'user':
-      return [{ type: 'text', text: message.content }];
+    case 'user': {
+      const blocks: ContentBlock[] =
+        message.content === '' && (message.parts?.length ?? 0) > 0
+          ? []
+          : [{ type: 'text', text: message.content }];
+      for (const part of message.parts ?? []) blocks.push(toContentBlock(part) as ContentBlock);
+      return blocks;
+    }
     case 'assistant': {
       const blocks: ContentBlock[] =
         thinking && message.reasoning !== undefined ? thinkingBlocks(message.reasoning) : [];

@@ -91,18 +91,30 @@ export function reasoningBlock(block: JsonObject): AnswerBlock | undefined {
 }
 
 /**
- * Input tokens include the cached ones, which the API counts apart. Thinking tokens are inside `output_tokens`: the
+ * Input tokens include the cached ones, which the API counts apart (`cache_read_input_tokens`, kept as
+ * `cachedInputTokens`, and `cache_creation_input_tokens`, kept as `cacheWriteInputTokens`). Thinking tokens are inside `output_tokens`: the
  * API reports no separate count, so `reasoningTokens` stays unset.
  */
 export function parseUsage(usage: unknown, previous: Usage = { inputTokens: 0, outputTokens: 0 }): Usage {
   if (!isObject(usage)) return previous;
   const input = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens];
   const known = input.some((value) => typeof value === 'number');
-  return {
+  const parsed: Usage = {
     inputTokens: known ? input.reduce<number>((sum, value) => sum + count(value), 0) : previous.inputTokens,
     outputTokens:
       typeof usage.output_tokens === 'number' ? count(usage.output_tokens) : previous.outputTokens,
   };
+  const read =
+    typeof usage.cache_read_input_tokens === 'number' ? count(usage.cache_read_input_tokens) : undefined;
+  const written =
+    typeof usage.cache_creation_input_tokens === 'number'
+      ? count(usage.cache_creation_input_tokens)
+      : undefined;
+  const cachedInputTokens = known ? read : previous.cachedInputTokens;
+  const cacheWriteInputTokens = known ? written : previous.cacheWriteInputTokens;
+  if (cachedInputTokens !== undefined) parsed.cachedInputTokens = cachedInputTokens;
+  if (cacheWriteInputTokens !== undefined) parsed.cacheWriteInputTokens = cacheWriteInputTokens;
+  return parsed;
 }
 
 /**

@@ -91,6 +91,7 @@ export { sleep } from './policies/sleep.js';
 export { type TimeoutOptions, type TimeoutPolicy, timeout } from './policies/timeout.js';
 export type { JsonSchemaInput, SchemaLike } from './schemas/schema.js';
 export type {
+  ContentPart,
   FinishReason,
   Message,
   ModelProvider,

@@ -7,3 +7,5 @@ export {
   openaiCompatible,
 } from './openai.js';
 export type { MaxTokensField, ReasoningEffort } from './request-body.js';
+export type { ReasoningSummary } from './responses/request-body.js';
+export { type OpenAIResponsesOptions, openaiResponses } from './responses/responses.js';

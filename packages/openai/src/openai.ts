@@ -1,5 +1,5 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import { checkContentSizes, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   credentialRedactor,
@@ -8,6 +8,7 @@ import {
   readJson,
   withRedactedErrors,
 } from '@keel/core/http';
+import { OPENAI_CONTENT_LIMITS } from './content.js';
 import { type MaxTokensField, type ReasoningEffort, toRequestBody } from './request-body.js';
 import { parseCompletion } from './response.js';
 import { readCompletionStream } from './stream.js';
@@ -189,6 +190,7 @@ function createProvider(settings: ProviderSettings): ModelProvider {
   ): Promise<ModelResponse> {
     const { signal } = request;
     const stream = onTextDelta !== undefined;
+    checkContentSizes(request.messages, OPENAI_CONTENT_LIMITS, provider);
     const response = await post({
       url,
       headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,

@@ -51,6 +51,32 @@ describe('openai reasoning', () => {
     expect(response.usage).toEqual({ inputTokens: 10, outputTokens: 300, reasoningTokens: 256 });
   });
 
+  it('reads cached input tokens from prompt_tokens_details, streamed or not', async () => {
+    const usage = {
+      prompt_tokens: 2_000,
+      completion_tokens: 5,
+      prompt_tokens_details: { cached_tokens: 1_536 },
+    };
+    server = await startHttpTestServer((recorded, response) => {
+      if ((recorded.json() as { stream?: boolean }).stream !== true) {
+        sendJson(response, 200, completion({ content: 'ok' }, usage));
+        return;
+      }
+      startSse(response);
+      writeSse(response, [
+        { data: { model: 'gpt-test', choices: [{ index: 0, delta: { content: 'ok' } }] } },
+        { data: { model: 'gpt-test', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } },
+        { data: { model: 'gpt-test', choices: [], usage } },
+        { data: '[DONE]' },
+      ]);
+      response.end();
+    });
+    const model = openai('gpt-test', { apiKey: 'k', baseUrl: server.url });
+    const expected = { inputTokens: 2_000, outputTokens: 5, cachedInputTokens: 1_536 };
+    expect((await model.generate(request())).usage).toEqual(expected);
+    expect((await model.generate(request({ onTextDelta: () => {} }))).usage).toEqual(expected);
+  });
+
   it('sends no reasoning_effort unless asked, and leaves reasoningTokens out when the server does not count them', async () => {
     server = await startHttpTestServer((_request, response) =>
       sendJson(response, 200, completion({ content: 'ok' }, { prompt_tokens: 3, completion_tokens: 1 })),

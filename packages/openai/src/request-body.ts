@@ -1,5 +1,6 @@
 import type { Message, ModelRequest } from '@keel/core';
 import type { ToolChoice } from '@keel/core/adapter';
+import { toChatContent } from './content.js';
 
 /** How the request names its output token limit: OpenAI's current field, or the older one most compatibles read. */
 export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
@@ -19,7 +20,7 @@ export interface BodySettings {
 }
 
 type WireMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system' | 'user'; content: string | unknown[] }
   | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
@@ -67,8 +68,11 @@ export function toRequestBody(
 function toWireMessage(message: Message): WireMessage {
   switch (message.role) {
     case 'system':
-    case 'user':
       return { role: message.role, content: message.content };
+    case 'user':
+      if (message.parts !== undefined && message.parts.length > 0)
+        return { role: 'user', content: toChatContent(message.content, message.parts) };
+      return { role: 'user', content: message.content };
     case 'assistant': {
       const calls = message.toolCalls ?? [];
       if (calls.length === 0) return { role: 'assistant', content: message.content };

@@ -83,8 +83,9 @@ export function toFinishReason(reason: unknown, toolCallCount: number): FinishRe
 }
 
 /**
- * Reads `usage`. Reasoning tokens (`completion_tokens_details.reasoning_tokens`, part of `completion_tokens`) are
- * kept when the server counts them, even at 0; servers that do not count them leave `reasoningTokens` out.
+ * Reads `usage`. Reasoning tokens (`completion_tokens_details.reasoning_tokens`, part of `completion_tokens`) and
+ * cached input tokens (`prompt_tokens_details.cached_tokens`, part of `prompt_tokens`) are kept when the server
+ * counts them, even at 0; servers that do not count them leave `reasoningTokens` and `cachedInputTokens` out.
  */
 export function parseUsage(usage: unknown): Usage {
   if (!isObject(usage)) return { inputTokens: 0, outputTokens: 0 };
@@ -95,6 +96,10 @@ export function parseUsage(usage: unknown): Usage {
   const details = usage.completion_tokens_details;
   if (isObject(details) && typeof details.reasoning_tokens === 'number')
     parsed.reasoningTokens = count(details.reasoning_tokens);
+  // Automatic prompt caching: the cached part of `prompt_tokens`.
+  const promptDetails = usage.prompt_tokens_details;
+  if (isObject(promptDetails) && typeof promptDetails.cached_tokens === 'number')
+    parsed.cachedInputTokens = count(promptDetails.cached_tokens);
   return parsed;
 }
 

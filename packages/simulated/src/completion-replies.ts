@@ -66,7 +66,7 @@ function sendStream(
 }
 
 /** Writes `text`, then resets the connection (TCP RST) once it has left the process. */
-function resetAfter(response: ServerResponse, text: string): void {
+export function resetAfter(response: ServerResponse, text: string): void {
   response.write(text, () => {
     const socket = response.socket;
     if (socket !== null && !socket.destroyed) socket.resetAndDestroy();

@@ -242,6 +242,22 @@ function mentions(lowerText: string, key: string): number {
   return match === null ? -1 : match.index;
 }
 
+/** What the user's images and files were, in words: `an image (image/png, 68 bytes) and a file report.pdf ...`. */
+function attachmentsOf(request: BrainRequest): string {
+  const described = request.messages.flatMap((message) =>
+    message.role !== 'user'
+      ? []
+      : (message.parts ?? []).map((part) => {
+          if ('url' in part) return `an image at ${part.url}`;
+          const size = Math.floor((part.data.length * 3) / 4) - (part.data.match(/=*$/)?.[0].length ?? 0);
+          if (part.type === 'image') return `an image (${part.mediaType}, ${size} bytes)`;
+          const name = part.filename === undefined ? 'a file' : `a file ${part.filename}`;
+          return `${name} (${part.mediaType}, ${size} bytes)`;
+        }),
+  );
+  return described.join(' and ');
+}
+
 function answer(request: BrainRequest, task: string, results: ToolMessage[]): BrainReply {
   const succeeded = new Set(results.filter((result) => !result.isError).map((result) => result.toolName));
   const successes = results.filter((result) => !result.isError);
@@ -260,6 +276,8 @@ function answer(request: BrainRequest, task: string, results: ToolMessage[]): Br
     text = `Here is what I found: ${found.join('; ')}.`;
     if (failed.length > 0) text += ` Some of it is missing because ${failed.join('; ')}.`;
   }
+  const seen = attachmentsOf(request);
+  if (seen !== '') text += ` I was shown ${seen}.`;
   if (request.outputSchema === undefined) return { content: text };
   const context = [task, ...successes.map((result) => successText(result.content))].join('\n');
   const value = valueFromSchema(request.outputSchema.schema, {

@@ -44,7 +44,7 @@ describe('simulated options', () => {
     expect(error.code).toBe('config.invalid');
     expect(error.data).toMatchObject({ option: 'fault' });
     expect(error.message).toBe(
-      'Unknown simulated() option fault (known: model, faults, brain, onRequest, contextWindowTokens, server); did you mean faults?',
+      'Unknown simulated() option fault (known: model, faults, brain, onRequest, contextWindowTokens, server, api); did you mean faults?',
     );
     expect(thrownBy(() => simulated({ baseURL: 'http://127.0.0.1:1/v1' } as never)).message).toMatch(
       /^Unknown simulated\(\) option baseURL \(known: /,

@@ -1,6 +1,6 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
 import { rejectUnknownOptions } from '@keel/core/adapter';
-import { openaiCompatible } from '@keel/openai';
+import { openaiCompatible, openaiResponses } from '@keel/openai';
 import type { Brain } from './brain.js';
 import type { FaultSchedule } from './faults.js';
 import { SIMULATED_MODEL, type SimulatedFaults } from './parse-faults.js';
@@ -27,6 +27,12 @@ export interface SimulatedOptions {
   contextWindowTokens?: number;
   /** A running server to use instead of starting one; `close()` then leaves it running. Defaults to none. */
   server?: SimulatedServer;
+  /**
+   * The wire the provider speaks to the server: OpenAI's Chat Completions (`chat`, through `openaiCompatible`) or
+   * its Responses API (`responses`, through `openaiResponses`, reasoning asked for with `reasoningEffort: 'low'`, so
+   * that reasoning items travel and come back). Siblings made with `withModel` speak the same. Defaults to `chat`.
+   */
+  api?: 'chat' | 'responses';
 }
 
 /** A simulated model, plus the means to add models on the same server and to stop it. */
@@ -50,6 +56,7 @@ const KNOWN_OPTIONS = Object.keys({
   onRequest: true,
   contextWindowTokens: true,
   server: true,
+  api: true,
 } satisfies Record<keyof SimulatedOptions, true>);
 
 interface Shared {
@@ -86,6 +93,12 @@ export function simulated(options: SimulatedOptions = {}): SimulatedProvider {
   }
   if (options.server !== undefined && typeof options.server?.url !== 'string') {
     throw new KeelError('config.invalid', 'simulated(options): server must come from startSimulatedServer()');
+  }
+  if (options.api !== undefined && options.api !== 'chat' && options.api !== 'responses') {
+    throw new KeelError(
+      'config.invalid',
+      `simulated(options): api must be 'chat' or 'responses', got ${String(options.api)}`,
+    );
   }
   if (options.brain !== undefined && typeof options.brain !== 'function') {
     throw new KeelError('config.invalid', 'simulated(options): brain must be a function (request) => reply');
@@ -133,12 +146,21 @@ function member(shared: Shared, model: string, modelOptions: SimulatedModelOptio
     async generate(request: ModelRequest): Promise<ModelResponse> {
       const running = await server();
       if (client?.url !== running.url) {
-        const provider = openaiCompatible({
-          baseUrl: running.url,
-          model,
-          provider: 'simulated',
-          contextWindowTokens: modelOptions.contextWindowTokens,
-        });
+        const provider =
+          shared.options.api === 'responses'
+            ? openaiResponses(model, {
+                baseUrl: running.url,
+                apiKey: 'simulated',
+                provider: 'simulated',
+                reasoningEffort: 'low',
+                contextWindowTokens: modelOptions.contextWindowTokens,
+              })
+            : openaiCompatible({
+                baseUrl: running.url,
+                model,
+                provider: 'simulated',
+                contextWindowTokens: modelOptions.contextWindowTokens,
+              });
         client = { url: running.url, provider };
       }
       return client.provider.generate(request);

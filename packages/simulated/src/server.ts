@@ -8,6 +8,8 @@ import { defaultBrain } from './default-brain.js';
 import { emptyFaultCounts, type FaultKind, type FaultSchedule, scheduledFault } from './faults.js';
 import { errorBody, isStatusFault, type StatusFault, sendJson, sendStatusFault } from './http-replies.js';
 import { outageAt } from './outages.js';
+import { sendResponses, sendResumedEvents } from './responses-replies.js';
+import { parseResponsesRequest } from './responses-request.js';
 import {
   checkModelOptions,
   checkServerOptions,
@@ -17,6 +19,10 @@ import {
   toSimulatedFaults,
 } from './server-options.js';
 import { shapeReply } from './shape-reply.js';
+
+type StoredEvents = { event: string; data: Record<string, JsonValue> }[];
+
+import { isRecord } from './schema-values.js';
 import { parseChatRequest } from './wire-request.js';
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -81,8 +87,10 @@ export interface SimulatedServer {
 
 /**
  * Starts an OpenAI Chat Completions-compatible server on 127.0.0.1 that answers with a deterministic brain and
- * injects faults on a seeded schedule. It serves `POST /v1/chat/completions` (streamed with `stream: true`) and
- * `GET /v1/models`. Throws a `config.invalid` KeelError on bad options.
+ * injects faults on a seeded schedule. It serves `POST /v1/chat/completions` (streamed with `stream: true`), the
+ * Responses API's `POST /v1/responses` (the same brain and faults; typed stream events; a reasoning item when the
+ * request asks for reasoning, which a request with `store: false` must send back before the function calls it led
+ * to) and `GET /v1/models`. Throws a `config.invalid` KeelError on bad options.
  *
  * @example
  *   const server = await startSimulatedServer({ faults: 'rate_limit=0.2,server_error=0.1,seed=7' });
@@ -108,6 +116,8 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
   const requests: MutableRecord[] = [];
   const stats = emptyFaultCounts();
   const counters = new Map<string, number>();
+  // The events of background responses (Responses API, `background: true`), by id, for resumed streams.
+  const backgroundStreams = new Map<string, StoredEvents>();
 
   const handle = async (request: IncomingMessage, response: ServerResponse, record: MutableRecord) => {
     const { path } = record;
@@ -124,7 +134,25 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
       const data = names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'keel-simulated' }));
       return reply(200, { object: 'list', data });
     }
-    if (path !== '/v1/chat/completions') {
+    const resumedId = path.startsWith('/v1/responses/') ? path.slice('/v1/responses/'.length) : undefined;
+    if (resumedId !== undefined && record.method === 'GET') {
+      // A background response's stream, picked up again after the event `starting_after` names.
+      const events = backgroundStreams.get(decodeURIComponent(resumedId));
+      if (events === undefined) {
+        return reply(
+          404,
+          errorBody(`No response found with id '${resumedId}'.`, 'invalid_request_error', null),
+        );
+      }
+      const after = Number(
+        new URL(request.url ?? '/', 'http://simulated').searchParams.get('starting_after') ?? -1,
+      );
+      record.status = 200;
+      sendResumedEvents(response, events, Number.isFinite(after) ? after : -1, headers);
+      return;
+    }
+    const responsesWire = path === '/v1/responses';
+    if (path !== '/v1/chat/completions' && !responsesWire) {
       return reply(
         404,
         errorBody(`Invalid URL (${record.method} ${path})`, 'invalid_request_error', 'unknown_url'),
@@ -149,7 +177,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
       );
     }
     record.body = body;
-    const parsed = parseChatRequest(body);
+    const parsed = responsesWire ? parseResponsesRequest(body) : parseChatRequest(body);
     if (!parsed.ok) return reply(400, errorBody(parsed.message, 'invalid_request_error', null, parsed.param));
 
     const chat = parsed.request;
@@ -228,6 +256,27 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
     const completionTokens = estimateTokens(
       shaped.content + shaped.toolCalls.map((call) => call.name + call.arguments).join(''),
     );
+    if (responsesWire) {
+      const parts = {
+        id: `resp_sim_${record.index}`,
+        created: Math.floor(Date.now() / 1000),
+        model: chat.model,
+        content: shaped.content,
+        toolCalls: shaped.toolCalls,
+        finishReason: shaped.finishReason,
+        promptTokens: tokens,
+        completionTokens,
+        // A request that asks for reasoning gets a reasoning item, to be sent back with the calls it led to.
+        reasoning: isRecord(body) && isRecord(body.reasoning),
+      };
+      const replyHeaders = { ...headers, 'x-simulated-fault': record.fault };
+      const keep =
+        isRecord(body) && body.background === true
+          ? (events: StoredEvents) => backgroundStreams.set(parts.id, events)
+          : undefined;
+      sendResponses(response, parts, { stream: parsed.stream, delivery, keep }, replyHeaders);
+      return;
+    }
     sendCompletion(
       response,
       {

@@ -1,6 +1,7 @@
 import type { JsonValue, Message, ToolCall } from '@keel/core';
 import type { JsonSchema, ToolChoice, ToolDefinition } from '@keel/core/adapter';
 import type { BrainRequest } from './brain.js';
+import { contentPartsOf } from './content-parts.js';
 import { looksLikeError } from './default-brain.js';
 import { isRecord } from './schema-values.js';
 
@@ -78,8 +79,10 @@ function toMessage(raw: JsonValue, toolNames: Map<string, string>): Message | st
     case 'system':
     case 'developer':
       return { role: 'system', content };
-    case 'user':
-      return { role: 'user', content };
+    case 'user': {
+      const parts = contentPartsOf(raw.content);
+      return parts.length === 0 ? { role: 'user', content } : { role: 'user', content, parts };
+    }
     case 'assistant': {
       const toolCalls: ToolCall[] = [];
       for (const call of Array.isArray(raw.tool_calls) ? raw.tool_calls : []) {

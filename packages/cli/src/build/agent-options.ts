@@ -39,6 +39,7 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
     ...(parts.durability === undefined ? {} : { durability: parts.durability }),
     ...(parts.clock === undefined ? {} : { clock: parts.clock }),
     ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
+    ...(file.toolChoice === undefined ? {} : { toolChoice: file.toolChoice }),
     ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
     ...(parts.policies === undefined
       ? {}

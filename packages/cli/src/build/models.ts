@@ -2,7 +2,7 @@ import type { AgentFile, ModelEntry } from '@keel/agent-file';
 import { keyVariableOf } from '@keel/agent-file';
 import { anthropic } from '@keel/anthropic';
 import { KeelError, type ModelProvider } from '@keel/core';
-import { openai, openaiCompatible } from '@keel/openai';
+import { openai, openaiCompatible, openaiResponses } from '@keel/openai';
 import {
   type FaultSchedule,
   parseFaults,
@@ -68,6 +68,12 @@ export function resolveModels(file: AgentFile, options: SimulationOptions): Reso
     };
     if (entry.provider === 'anthropic') {
       return anthropic(entry.name, {
+        ...common,
+        ...(entry.baseUrl === undefined ? {} : { baseUrl: entry.baseUrl }),
+      });
+    }
+    if (entry.api === 'responses') {
+      return openaiResponses(entry.name, {
         ...common,
         ...(entry.baseUrl === undefined ? {} : { baseUrl: entry.baseUrl }),
       });

@@ -72,6 +72,33 @@ describe('render: reasoning tokens', () => {
   });
 });
 
+describe('render: prompt cache', () => {
+  it('shows cached tokens, the hit rate and a fallback that lost the cache, only when a model reported them', () => {
+    const report = reportWith({ usage: { inputTokens: 4_000, outputTokens: 10 } });
+    expect(reportLines(report).some((line) => line.startsWith('cache'))).toBe(false);
+    const cached = {
+      ...report,
+      usage: { inputTokens: 4_000, outputTokens: 10, cachedInputTokens: 3_000, cacheWriteInputTokens: 900 },
+      promptCacheHitRate: 0.75,
+      fallbacks: {
+        total: 1,
+        used: [
+          {
+            step: 3,
+            from: 'a/x',
+            to: 'b/y',
+            errorCode: 'provider.overloaded' as const,
+            promptCacheLost: true as const,
+          },
+        ],
+      },
+    };
+    expect(reportLines(cached)).toContain(
+      'cache    3000 input tokens read from the prompt cache (hit rate 75%), 900 written · lost by 1 fallback',
+    );
+  });
+});
+
 describe('render: calls whose outcome is unknown', () => {
   it('adds a line counting them to the report, only when there were some', () => {
     const report = reportWith({});

@@ -185,6 +185,12 @@ export function reportLines(report: RunReport): string[] {
     `         fallbacks ${report.fallbacks.total} · breaker moves ${report.breakerTransitions.length} · corrections ${report.corrections.total} · context reductions ${report.contextReductions}`,
     `         tool calls ${report.toolCalls.total} (errors ${report.toolCalls.errors}) · waited ${Math.round(report.waitingMs)} ms · tokens in ${report.usage.inputTokens} out ${report.usage.outputTokens}${report.usage.reasoningTokens === undefined ? '' : ` (reasoning ${report.usage.reasoningTokens})`} · ${report.durationMs} ms`,
   ];
+  if (report.promptCacheHitRate !== undefined) {
+    const lost = report.fallbacks.used.filter((record) => record.promptCacheLost === true).length;
+    lines.push(
+      `cache    ${report.usage.cachedInputTokens ?? 0} input tokens read from the prompt cache (hit rate ${Math.round(report.promptCacheHitRate * 100)}%), ${report.usage.cacheWriteInputTokens ?? 0} written${lost > 0 ? ` · lost by ${lost} fallback${lost === 1 ? '' : 's'}` : ''}`,
+    );
+  }
   if (report.degradations.total > 0) {
     const byTool = Object.entries(report.degradations.byTool).map(([tool, count]) => `${tool} ×${count}`);
     lines.push(`degraded ${report.degradations.total} tool results (${byTool.join(', ')})`);

@@ -9,6 +9,14 @@ export {
   presentableError,
   underlyingError,
 } from '../agent/run/failure-rules.js';
+export {
+  base64Bytes,
+  type ContentLimits,
+  checkContentSizes,
+  contentPartsProblem,
+  dataUrl,
+  isTextFile,
+} from '../content/content-parts.js';
 export { isControlSignal } from '../errors/control.js';
 export { isSecretKey, REDACTED } from '../errors/redact.js';
 export { createRedactor, type Redactor } from '../errors/redactor.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../policies/clock.js';
 import type { Delay, RandomSource } from '../policies/delays.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { SchemaLike } from '../schemas/schema.js';
-import type { ModelProvider } from '../spec/model.js';
+import type { ModelProvider, ToolChoice } from '../spec/model.js';
 import type { RunEventListener } from '../spec/run-events.js';
 import type { RunStore } from '../spec/run-store.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
@@ -65,6 +65,14 @@ export interface AgentOptions<Output = string> {
   maxOutputTokens?: number;
   /** Passed to the model. Defaults to the provider's. */
   temperature?: number;
+  /**
+   * Whether and which tool the model must call at each step: `auto` (the model decides), `none`, `required` (some
+   * tool) or `{ name }` (that tool). A choice that forces a call (`required`, `{ name }`) holds until the model has
+   * called a tool in the run, then the run goes on with `auto`, so that it can end (as the OpenAI Agents SDK's
+   * `resetToolChoice`). A tool name the agent does not offer is `config.invalid`. A run's own `toolChoice` overrides
+   * it. Defaults to none (the provider's default, `auto`).
+   */
+  toolChoice?: ToolChoice;
   /** Longest tool result shown to the model, in characters (longer ones are cut, and say so). Defaults to 32_768. */
   maxToolResultChars?: number;
   /**

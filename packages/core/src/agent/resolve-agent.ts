@@ -17,6 +17,7 @@ import { resolveLimits } from './run/limits.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './run/tool-result.js';
 import { SourcedToolCatalog } from './tool-catalog.js';
 import { toToolDefinition } from './tools/tool.js';
+import { toolChoiceProblem } from './tools/tool-choice.js';
 
 const KNOWN_OPTIONS = [
   'name',
@@ -37,6 +38,7 @@ const KNOWN_OPTIONS = [
   'onMaxTokens',
   'maxOutputTokens',
   'temperature',
+  'toolChoice',
   'maxToolResultChars',
   'uncertainCalls',
   'clock',
@@ -96,6 +98,10 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
   const { plain, sources } = splitTools(options.tools ?? []);
   const slots = toolSlots(options, clock, addBreaker);
   const tools = slots.index(plain);
+  if (options.toolChoice !== undefined) {
+    const problem = toolChoiceProblem(options.toolChoice, [...tools.keys()], sources.length > 0);
+    if (problem !== undefined) fail(problem);
+  }
   const runtime = {
     name,
     models,
@@ -124,6 +130,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     uncertainCalls,
     maxOutputTokens: options.maxOutputTokens,
     temperature: options.temperature,
+    toolChoice: options.toolChoice,
     checkpoint: options.checkpoint,
     durability: resolveDurability(options.store, options.durability),
   };

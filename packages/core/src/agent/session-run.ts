@@ -4,7 +4,14 @@ import type { Message } from '../spec/model.js';
 import type { SessionConflictData, SessionRecord } from '../spec/run-store.js';
 import { storeCallsOf, withStoreRetries } from './durability/store-calls.js';
 import { startDurableRun } from './durable-start.js';
-import { checkOptions, type RunOptions, type RunResult, refuseRunOption } from './loop/run.js';
+import {
+  checkMessageParts,
+  checkOptions,
+  type RunOptions,
+  type RunResult,
+  refuseRunOption,
+  setRunToolChoice,
+} from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
 import { createRunState, type RunState } from './run/run-state.js';
@@ -49,6 +56,7 @@ export async function runOnSession<Output>(
   for (;;) {
     const session = await withStoreRetries(() => store.loadSession(sessionId), retry);
     const state = sessionRunState(runtime, runId, sessionId, session, inputMessages);
+    setRunToolChoice(runtime, state, options);
     let conflict: KeelError;
     try {
       const result = await startDurableRun<Output>(runtime, durability, registry, agentRuns, state, options);
@@ -140,6 +148,7 @@ function sessionInputOf(input: string | readonly Message[]): Message[] {
         `input[${index}] must be a message with role user, assistant or tool (a session run's system message is the agent's instructions), and string content`,
       );
     }
+    checkMessageParts(message, index);
   });
   return [...input];
 }

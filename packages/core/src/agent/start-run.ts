@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../spec/model.js';
 import { startDurableRun } from './durable-start.js';
-import { checkOptions, driveRun, type RunOptions, type RunResult, refuseRunOption } from './loop/run.js';
+import {
+  checkMessageParts,
+  checkOptions,
+  driveRun,
+  type RunOptions,
+  type RunResult,
+  refuseRunOption,
+  setRunToolChoice,
+} from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
 import { createRunState } from './run/run-state.js';
@@ -28,6 +36,7 @@ export async function executeRun<Output>(
     startedAtMs,
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
+  setRunToolChoice(runtime, state, options);
   if (runtime.durability !== undefined) {
     return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
   }
@@ -62,6 +71,7 @@ export function initialMessages(
         `input[${index}] must be a message with role system, user, assistant or tool, and string content`,
       );
     }
+    checkMessageParts(message, index);
   });
   if (instructions !== undefined && input[0]!.role !== 'system')
     messages.push({ role: 'system', content: instructions });

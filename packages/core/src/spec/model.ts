@@ -35,10 +35,26 @@ export type ReasoningPart =
   | { type: 'thinking'; text: string; signature?: string; providerMetadata?: ProviderMetadata }
   | { type: 'redacted_thinking'; data: string; providerMetadata?: ProviderMetadata };
 
+/**
+ * An image or a file a user message carries beside its text, as bytes (base64 `data` with its `mediaType`) or, for an
+ * image, by URL (the provider fetches it). Providers send images as images, PDFs as documents, and text files
+ * (`text/*`, `application/json`) as text; each checks sizes against its API's limits before sending
+ * (`config.invalid`, nothing sent).
+ */
+export type ContentPart =
+  | { type: 'image'; url: string }
+  | { type: 'image'; data: string; mediaType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp' }
+  | { type: 'file'; data: string; mediaType: string; filename?: string };
+
 /** One message of a conversation. */
 export type Message =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | {
+      role: 'user';
+      content: string;
+      /** Images and files sent after the text, in order (see {@link ContentPart}). Defaults to none. */
+      parts?: ContentPart[];
+    }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; reasoning?: ReasoningPart[] }
   | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
 
@@ -66,6 +82,10 @@ export interface Usage {
    * Anthropic reports no separate count, its thinking tokens are inside `outputTokens`.
    */
   reasoningTokens?: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache, when it reports them. */
+  cachedInputTokens?: number;
+  /** Of `inputTokens`, those written to the provider's prompt cache (Anthropic's cache_creation_input_tokens). */
+  cacheWriteInputTokens?: number;
 }
 
 /** One request to a model. */

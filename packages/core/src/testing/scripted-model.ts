@@ -135,7 +135,11 @@ function toResponse(step: ScriptedResponse, callIndex: number, model: string): M
     content: step.content ?? '',
     toolCalls,
     finishReason: step.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-    usage: { inputTokens: step.usage?.inputTokens ?? 0, outputTokens: step.usage?.outputTokens ?? 0 },
+    usage: {
+      ...step.usage,
+      inputTokens: step.usage?.inputTokens ?? 0,
+      outputTokens: step.usage?.outputTokens ?? 0,
+    },
     model: step.model ?? model,
   };
 }

@@ -224,3 +224,25 @@ describe('noReduction', () => {
     expect(noReduction().name).toBe('no-reduction');
   });
 });
+
+describe('slidingWindow bound: a stable prefix for the prompt cache', () => {
+  const history = (count: number): Message[] =>
+    Array.from({ length: count }, (_, index) =>
+      index % 2 === 0
+        ? { role: 'user' as const, content: `question ${index / 2}` }
+        : { role: 'assistant' as const, content: `answer ${(index - 1) / 2}` },
+    );
+
+  it('keeps the same oldest messages while the history grows by less than a quarter window', () => {
+    const window = slidingWindow({ maxMessages: 40 });
+    const starts = [42, 44, 46, 48, 50].map((count) => window.bound!(history(count)).slice(1, 3));
+    // The task (the first question) stays; the kept history after it starts at the same message for 42 to 50.
+    for (const start of starts) expect(start).toEqual(starts[0]);
+    for (const count of [41, 45, 50, 51, 80]) {
+      const kept = window.bound!(history(count)).length;
+      expect(kept).toBeLessThanOrEqual(40);
+      expect(kept).toBeGreaterThanOrEqual(30);
+    }
+    expect(window.bound!(history(51)).slice(1, 3)).not.toEqual(starts[0]);
+  });
+});

@@ -15,7 +15,9 @@ export interface SlidingWindowOptions {
  * user message (the task), the last user message and the most recent exchange. An assistant message with tool calls
  * and the tool results answering it are dropped together, never one without the other. Reports `reduced: false`
  * when nothing is left to drop. A session's history is bounded the same way before each run on the session: at most
- * `maxMessages` of it are sent to the model (the store keeps it all).
+ * `maxMessages` of it are sent to the model (the store keeps it all), cut in steps of a quarter of `maxMessages`
+ * (from 3/4 of it up to all of it is kept), so that the start of the history sent stays the same for several runs
+ * and the provider's prompt cache keeps hitting (cutting to exactly `maxMessages` would move it at every run).
  *
  * @example
  *   agent({ model, conversation: slidingWindow({ maxMessages: 30 }) });
@@ -39,7 +41,12 @@ export function slidingWindow(options: SlidingWindowOptions = {}): ConversationM
       return { messages: remaining, reduced: remaining.length < messages.length };
     },
     bound(history: readonly Message[]): Message[] {
-      return history.length > maxMessages ? keepWithin(history, maxMessages) : [...history];
+      if (history.length <= maxMessages) return [...history];
+      // Cut in steps of a quarter window, so that the oldest message kept (and the prompt cache's prefix) stays the
+      // same over the next runs instead of moving with every message added.
+      const step = Math.max(1, Math.floor(maxMessages / 4));
+      const dropped = Math.ceil((history.length - maxMessages) / step) * step;
+      return keepWithin(history, history.length - dropped);
     },
   });
 }

@@ -68,7 +68,15 @@ export function switchModel(run: RunContext, index: number, errorCode: ErrorCode
   const to = agent.models[index]!.key;
   state.modelIndex = index;
   state.report.fallbacks.total++;
-  state.report.fallbacks.used.push({ step: state.step, from, to, errorCode });
+  // Prompt caches belong to one model: a run that used one starts cold on the next.
+  const cached = (state.usage.cachedInputTokens ?? 0) + (state.usage.cacheWriteInputTokens ?? 0) > 0;
+  state.report.fallbacks.used.push({
+    step: state.step,
+    from,
+    to,
+    errorCode,
+    ...(cached ? { promptCacheLost: true as const } : {}),
+  });
   if (run.events.active) {
     run.events.emit({
       type: 'fallback-used',

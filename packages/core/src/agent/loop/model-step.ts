@@ -85,6 +85,7 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
       agent.output === undefined ? undefined : { name: agent.output.name, schema: agent.output.jsonSchema },
     maxOutputTokens: agent.maxOutputTokens,
     temperature: agent.temperature,
+    toolChoice: agent.toolDefinitions === undefined ? undefined : (state.toolChoice ?? agent.toolChoice),
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
     onStreamPart: run.streamPartListener,
     // A continuation (Anthropic's pause_turn) is one more request the provider received.

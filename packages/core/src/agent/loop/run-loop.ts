@@ -4,6 +4,7 @@ import { runGuardrails } from '../guardrails/guardrail.js';
 import { tokenBudgetError, turnLimitError } from '../run/limits.js';
 import type { RunContext } from '../run/run-context.js';
 import { beginStep, endStep, recordModelResponse } from '../run/run-state.js';
+import { forcesToolCall } from '../tools/tool-choice.js';
 import { runToolCalls, toolMessages } from '../tools/tool-step.js';
 import { eventLoopTurn } from './event-loop-turn.js';
 import { settleFinalAnswer } from './final-answer.js';
@@ -145,6 +146,8 @@ async function advance(run: RunContext): Promise<RunEnding> {
     recordModelResponse(state, response);
     // Checked before the checkpoint, so that a resumed run never meets tool calls it must not run.
     if (response.toolCalls.length > 0) {
+      // A forcing tool choice is spent once the model called a tool: left in force, the run could never answer.
+      if (forcesToolCall(state.toolChoice ?? agent.toolChoice)) state.toolChoice = 'auto';
       // Tool calls cut at the token limit may carry truncated arguments: running them would act on half a request.
       if (response.finishReason === 'length') return failedEnding(truncatedCallsError(run));
       // Spent past the budget: no tool runs on the strength of a step the run could not afford.

@@ -1,6 +1,7 @@
+import { contentPartsProblem } from '../../content/content-parts.js';
 import type { KeelError } from '../../errors/keel-error.js';
 import { optionError } from '../../options/option-error.js';
-import type { Message, Usage } from '../../spec/model.js';
+import type { Message, ToolChoice, Usage } from '../../spec/model.js';
 import type { RunEventListener } from '../../spec/run-events.js';
 import type { DurableRun } from '../durability/durable-run.js';
 import type { AgentRuntime } from '../run/agent-runtime.js';
@@ -14,6 +15,7 @@ import type { RunState } from '../run/run-state.js';
 import type { SessionBusy } from '../run/session-options.js';
 import type { RunSessionOutcome } from '../run/session-state.js';
 import type { StopReason, TerminalStatus } from '../run/stop-reason.js';
+import { toolChoiceProblem } from '../tools/tool-choice.js';
 import { combineBudgets } from './budget.js';
 import type { RunEnding } from './run-ending.js';
 import { runLoop } from './run-loop.js';
@@ -47,6 +49,12 @@ export interface RunOptions {
   sessionBusy?: SessionBusy;
   /** Longest wait for a busy session, in milliseconds (0 to 3_600_000), then `store.conflict`. Defaults to 30_000. */
   sessionWaitMs?: number;
+  /**
+   * This run's tool choice, instead of the agent's `toolChoice` (see there: a forcing choice holds until the model
+   * called a tool; an unknown tool name is `config.invalid`). Kept in the run's state, so a resumed run keeps it.
+   * Defaults to the agent's.
+   */
+  toolChoice?: ToolChoice;
 }
 
 /** How a run ended. A run always resolves with one; it never rejects (except for invalid arguments to `run`). */
@@ -95,6 +103,7 @@ const RUN_OPTIONS = [
   'sessionId',
   'sessionBusy',
   'sessionWaitMs',
+  'toolChoice',
 ];
 
 /**
@@ -171,6 +180,26 @@ export function checkOptions(
   if (runId !== undefined) checkRunId(runId, where);
   if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function');
   if (onTextDelta !== undefined && typeof onTextDelta !== 'function') fail('onTextDelta must be a function');
+}
+
+/**
+ * Keeps a run's own `toolChoice` in its new state, after checking it against the agent's tools (`config.invalid`
+ * when it names a tool the agent does not offer).
+ */
+export function setRunToolChoice(runtime: AgentRuntime, state: RunState, options: RunOptions): void {
+  if (options.toolChoice === undefined) return;
+  const problem = toolChoiceProblem(options.toolChoice, runtime.toolNames, runtime.toolCatalog !== undefined);
+  if (problem !== undefined) refuseRunOption(problem);
+  state.toolChoice = options.toolChoice;
+}
+
+/** Refuses (`config.invalid`) the `parts` of an input message that are not well-formed images and files. */
+export function checkMessageParts(message: Message, index: number): void {
+  const parts = (message as { parts?: unknown }).parts;
+  if (parts === undefined) return;
+  if (message.role !== 'user') refuseRunOption(`input[${index}]: only a user message may have parts`);
+  const problem = contentPartsProblem(parts);
+  if (problem !== undefined) refuseRunOption(`input[${index}].${problem}`);
 }
 
 /** A run id must be a non-empty string of at most 200 characters. */

@@ -7,7 +7,7 @@ import type { Emitter } from '../../policies/events.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { RetryBudget } from '../../policies/retry-budget.js';
 import type { TimeoutPolicy } from '../../policies/timeout.js';
-import type { ModelProvider, ToolDefinition } from '../../spec/model.js';
+import type { ModelProvider, ToolChoice, ToolDefinition } from '../../spec/model.js';
 import type { DependencyKind, RunEvent } from '../../spec/run-events.js';
 import type { Tool, ToolFallback } from '../../spec/tool.js';
 import type { ConversationManager } from '../conversation/manager.js';
@@ -135,6 +135,8 @@ export interface AgentRuntime {
   readonly uncertainCalls: UncertainCallPolicy;
   readonly maxOutputTokens: number | undefined;
   readonly temperature: number | undefined;
+  /** The agent's `toolChoice`; a run's own, and its reset to `auto`, live in the run state. */
+  readonly toolChoice: ToolChoice | undefined;
   readonly checkpoint: CheckpointHook | undefined;
   /** The run store and how runs use it; undefined when runs are not durable. */
   readonly durability: DurabilitySettings | undefined;

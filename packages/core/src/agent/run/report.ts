@@ -17,6 +17,11 @@ export interface FallbackRecord {
   readonly from: string;
   readonly to: string;
   readonly errorCode: ErrorCode;
+  /**
+   * True when the run had used a prompt cache (read or written cached tokens) before the switch: the next model
+   * starts with a cold cache, so its first requests pay for the whole prompt. Absent otherwise.
+   */
+  readonly promptCacheLost?: true;
 }
 
 /**
@@ -57,6 +62,11 @@ export interface RunReport {
   /** Time spent waiting between retries, from the agent's clock. */
   waitingMs: number;
   usage: Usage;
+  /**
+   * Of the run's input tokens, the share read from the providers' prompt caches (`usage.cachedInputTokens /
+   * usage.inputTokens`, 0 to 1). Absent until a provider reported cached tokens.
+   */
+  promptCacheHitRate?: number;
   /** From the run's start to its end (or to now while it runs). */
   durationMs: number;
 }

@@ -1,6 +1,6 @@
 import type { JsonValue } from '../../errors/keel-error.js';
 import type { SerializedError } from '../../errors/serialize.js';
-import type { FinishReason, Message, ModelResponse, ToolCall, Usage } from '../../spec/model.js';
+import type { FinishReason, Message, ModelResponse, ToolCall, ToolChoice, Usage } from '../../spec/model.js';
 import type { ToolResult } from '../../spec/tool.js';
 import type { CorrectionTrackerState } from '../correction/correction-tracker.js';
 import type { ToolStop } from './directives.js';
@@ -130,6 +130,11 @@ export interface RunState {
    * the session when it completes). An optional field, so states without it need no migration.
    */
   session?: SessionRunState;
+  /**
+   * The run's tool choice when it is not the agent's: the run's own `toolChoice`, or `auto` once the model called a
+   * tool after a forcing choice. Absent otherwise (the agent's applies).
+   */
+  toolChoice?: ToolChoice;
 }
 
 /** A move of the run's state, handed to the checkpoint hook right after it happened. */
@@ -191,6 +196,9 @@ export function idempotencyKeyOf(runId: string, step: number, callIndex: number)
   return `${runId}:${step}:${callIndex}`;
 }
 
+/** The counts of `Usage` a provider may leave out: summed only once one reported them, so that absent stays absent. */
+const OPTIONAL_USAGE_FIELDS = ['reasoningTokens', 'cachedInputTokens', 'cacheWriteInputTokens'] as const;
+
 /** Transition: a new step begins (before its model call). */
 export function beginStep(state: RunState): void {
   state.step++;
@@ -207,10 +215,16 @@ export function recordModelResponse(state: RunState, response: ModelResponse): v
   state.usage.outputTokens += response.usage.outputTokens;
   state.report.usage.inputTokens = state.usage.inputTokens;
   state.report.usage.outputTokens = state.usage.outputTokens;
-  const reasoningTokens = response.usage.reasoningTokens;
-  if (reasoningTokens !== undefined && Number.isFinite(reasoningTokens)) {
-    state.usage.reasoningTokens = (state.usage.reasoningTokens ?? 0) + reasoningTokens;
-    state.report.usage.reasoningTokens = state.usage.reasoningTokens;
+  for (const field of OPTIONAL_USAGE_FIELDS) {
+    const tokens = response.usage[field];
+    if (tokens !== undefined && Number.isFinite(tokens)) {
+      state.usage[field] = (state.usage[field] ?? 0) + tokens;
+      state.report.usage[field] = state.usage[field];
+    }
+  }
+  if (state.usage.cachedInputTokens !== undefined) {
+    state.report.promptCacheHitRate =
+      state.usage.inputTokens === 0 ? 0 : state.usage.cachedInputTokens / state.usage.inputTokens;
   }
   const message: Extract<Message, { role: 'assistant' }> =
     response.toolCalls.length > 0
