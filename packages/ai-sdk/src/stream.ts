@@ -11,7 +11,8 @@ export class StreamErrorPart {
  * Reads an AI SDK stream (language model specification v3) into an answer's parts. Text deltas go to `onTextDelta`
  * as they arrive (reasoning is kept, not delivered); tool calls are taken whole from their `tool-call` parts;
  * reasoning is joined by its id, with the metadata of its start, deltas and end. An `error` part is thrown as a
- * {@link StreamErrorPart}; a stream that ends without a `finish` part is `provider.invalid_response`; an error
+ * {@link StreamErrorPart}; a stream that ends without a `finish` part is `provider.invalid_response`, and so is one with no text,
+ * tool call or reasoning whose finish reason the provider did not name (an empty stream is no answer); an error
  * thrown by `onTextDelta` is rethrown as it is.
  */
 export async function readStream(
@@ -68,6 +69,21 @@ export async function readStream(
     throw new KeelError(
       'provider.invalid_response',
       `${provider} sent an invalid response: the stream ended without a finish part`,
+      { provider },
+    );
+  }
+  // An empty stream (no text, call or reasoning, and no finish reason the provider named) is no answer at all: the
+  // AI SDK's providers report `{ unified: 'other', raw: undefined }` for `data: {"choices":[]}` then `data: [DONE]`.
+  if (
+    text === '' &&
+    toolCalls.length === 0 &&
+    reasoning.size === 0 &&
+    finish.finishReason.unified === 'other' &&
+    finish.finishReason.raw === undefined
+  ) {
+    throw new KeelError(
+      'provider.invalid_response',
+      `${provider} sent an invalid response: the stream ended with no content and no finish reason`,
       { provider },
     );
   }

@@ -23,7 +23,8 @@ export interface StreamInput {
  * Reads a streamed Chat Completions answer: text deltas go to `onTextDelta` as they arrive, tool call fragments are
  * joined by their `index`. A refusal (`delta.refusal`) ends with finish reason `content_filter` and the refusal as
  * content, as an unstreamed one does, and is not delivered as text. A stream that ends before `[DONE]` or a finish
- * reason is `provider.invalid_response`; an `error` chunk is classified; an error thrown by `onTextDelta` is rethrown
+ * reason is `provider.invalid_response`, and so is one that ends with no choice, no content and no finish reason (an
+ * empty stream is no answer); an `error` chunk is classified; an error thrown by `onTextDelta` is rethrown
  * as it is.
  */
 export async function readCompletionStream(input: StreamInput): Promise<ModelResponse> {
@@ -35,6 +36,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
   let usage: unknown;
   let model: string | undefined;
   let done = false;
+  let sawChoice = false;
   let callbackError: { error: unknown } | undefined;
 
   try {
@@ -65,6 +67,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       if (isObject(chunk.usage)) usage = chunk.usage;
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (!isObject(choice)) continue;
+      sawChoice = true;
       if (choice.finish_reason !== undefined && choice.finish_reason !== null)
         finishReason = choice.finish_reason;
       const delta = choice.delta;
@@ -93,6 +96,15 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
     throw malformedResponseError(
       provider,
       'the event stream ended before [DONE] or a finish reason',
+      undefined,
+      200,
+    );
+  }
+  // `data: {"choices":[]}` then `data: [DONE]` is no answer at all, not an empty one: retried like a cut-off stream.
+  if (!sawChoice || (content === '' && refusal === '' && calls.size === 0 && finishReason === undefined)) {
+    throw malformedResponseError(
+      provider,
+      'the event stream ended with no choice, no content and no finish reason',
       undefined,
       200,
     );

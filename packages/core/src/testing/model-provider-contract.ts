@@ -186,6 +186,14 @@ function transportCases(harness: ContractHarness): void {
     expect(deltas).toEqual(['Hel']);
   });
 
+  it('a stream that ends with no choice, no content and no finish reason is provider.invalid_response, retryable', async () => {
+    await harness.serveStream(wire.stream.empty, 'end');
+    const deltas: string[] = [];
+    const error = await harness.failure({ onTextDelta: (delta) => deltas.push(delta) });
+    expect(error).toMatchObject({ code: 'provider.invalid_response', retryable: true });
+    expect(deltas).toEqual([]);
+  });
+
   it('a stream event that is not JSON is provider.invalid_response', async () => {
     const broken = { ...wire.stream.text('Hel'), data: '{"type":' };
     await harness.serveStream([...wire.stream.start, broken, ...wire.stream.end], 'end');

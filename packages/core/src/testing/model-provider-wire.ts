@@ -22,6 +22,11 @@ export interface ModelProviderWire {
     end: readonly ServerSentEvent[];
     /** An event that carries `body` (made by {@link ModelProviderWire.error}) as an error mid-stream. */
     error(body: unknown): ServerSentEvent;
+    /**
+     * The events of a stream that ends cleanly with no answer in it: no choice or content block, no text, no finish
+     * reason (what a proxy or an overloaded server sometimes sends).
+     */
+    empty: readonly ServerSentEvent[];
   };
 }
 
@@ -68,6 +73,7 @@ export const openaiChatWire: ModelProviderWire = {
       { data: '[DONE]' },
     ],
     error: (body) => ({ data: body }),
+    empty: [{ data: { id: 'chatcmpl-contract', model: 'm', choices: [] } }, { data: '[DONE]' }],
   },
 };
 
@@ -124,5 +130,20 @@ export const anthropicMessagesWire: ModelProviderWire = {
       anthropicEvent('message_stop'),
     ],
     error: (body) => ({ event: 'error', data: body }),
+    empty: [
+      anthropicEvent('message_start', {
+        message: {
+          id: 'msg_contract',
+          type: 'message',
+          role: 'assistant',
+          model: 'c',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 1, output_tokens: 0 },
+        },
+      }),
+      anthropicEvent('message_stop'),
+    ],
   },
 };
