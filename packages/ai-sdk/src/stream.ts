@@ -19,6 +19,7 @@ export async function readStream(
   stream: ReadableStream<LanguageModelV3StreamPart>,
   onTextDelta: (delta: string) => void,
   provider: string,
+  onPart?: (count: number) => void,
 ): Promise<Omit<AnswerParts, 'headers'>> {
   let text = '';
   const toolCalls: AnswerParts['toolCalls'] = [];
@@ -30,6 +31,7 @@ export async function readStream(
     for (;;) {
       const { done, value: part } = await reader.read();
       if (done) break;
+      onPart?.(1);
       switch (part.type) {
         case 'text-delta':
           if (part.delta === '') break;

@@ -20,6 +20,8 @@ export interface StreamInput {
   onTextDelta: (delta: string) => void;
   /** The most bytes of events read; more is `provider.response_too_large`. */
   maxResponseBytes: number;
+  /** Told the size of each chunk as it arrives (a stall watch). Defaults to none. */
+  onReceived?: (bytes: number) => void;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
     for await (const event of readServerSentEvents(input.body, {
       maxBytes: input.maxResponseBytes,
       provider,
+      onReceived: input.onReceived,
     })) {
       let data: unknown;
       try {

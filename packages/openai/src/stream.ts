@@ -17,6 +17,8 @@ export interface StreamInput {
   onTextDelta: (delta: string) => void;
   /** The most bytes of events read; more is `provider.response_too_large`. */
   maxResponseBytes: number;
+  /** Told the size of each chunk as it arrives (a stall watch). Defaults to none. */
+  onReceived?: (bytes: number) => void;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
     for await (const event of readServerSentEvents(input.body, {
       maxBytes: input.maxResponseBytes,
       provider,
+      onReceived: input.onReceived,
     })) {
       if (event.data === '[DONE]') {
         done = true;

@@ -97,6 +97,18 @@ export interface ModelRequest {
    * delivered, the run loop no longer retries the call from the start (the caller has seen the output).
    */
   onTextDelta?: (delta: string) => void;
+  /**
+   * For a streamed call (`onTextDelta` set): the longest wait from sending the request to the first byte of the
+   * answer, in milliseconds, then `network.timeout` with `data.stalled: 'first_byte'`. The run loop sets it from the
+   * agent's `streamFirstByteTimeoutMs`. Defaults to 30_000 (`@keel/core/http`'s `DEFAULT_STREAM_FIRST_BYTE_TIMEOUT_MS`).
+   */
+  streamFirstByteTimeoutMs?: number;
+  /**
+   * For a streamed call: the longest silence between two pieces of the answer, in milliseconds, then
+   * `network.timeout` with `data.stalled: 'idle'`. The run loop sets it from the agent's `streamIdleTimeoutMs`.
+   * Defaults to 15_000 (`DEFAULT_STREAM_IDLE_TIMEOUT_MS`).
+   */
+  streamIdleTimeoutMs?: number;
 }
 
 /** A model's answer. */

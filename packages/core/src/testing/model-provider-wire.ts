@@ -27,6 +27,14 @@ export interface ModelProviderWire {
      * reason (what a proxy or an overloaded server sometimes sends).
      */
     empty: readonly ServerSentEvent[];
+    /**
+     * The events of a whole streamed answer: `text` in pieces, then one tool call (`id`, `name`, its arguments JSON
+     * in pieces) and the end of a turn that asks for tools.
+     */
+    toolAnswer(
+      text: readonly string[],
+      call: { id: string; name: string; arguments: readonly string[] },
+    ): ServerSentEvent[];
   };
 }
 
@@ -74,6 +82,28 @@ export const openaiChatWire: ModelProviderWire = {
     ],
     error: (body) => ({ data: body }),
     empty: [{ data: { id: 'chatcmpl-contract', model: 'm', choices: [] } }, { data: '[DONE]' }],
+    toolAnswer: (text, call) => [
+      openaiChunk({ role: 'assistant', content: '' }),
+      ...text.map((piece) => openaiChunk({ content: piece })),
+      openaiChunk({
+        tool_calls: [
+          { index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+        ],
+      }),
+      ...call.arguments.map((piece) =>
+        openaiChunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }),
+      ),
+      openaiChunk({}, 'tool_calls'),
+      {
+        data: {
+          id: 'chatcmpl-contract',
+          model: 'm',
+          choices: [],
+          usage: { prompt_tokens: 1, completion_tokens: 1 },
+        },
+      },
+      { data: '[DONE]' },
+    ],
   },
 };
 
@@ -142,6 +172,27 @@ export const anthropicMessagesWire: ModelProviderWire = {
           stop_sequence: null,
           usage: { input_tokens: 1, output_tokens: 0 },
         },
+      }),
+      anthropicEvent('message_stop'),
+    ],
+    toolAnswer: (text, call) => [
+      ...anthropicMessagesWire.stream.start,
+      ...text.map((piece) => anthropicMessagesWire.stream.text(piece)),
+      anthropicEvent('content_block_stop', { index: 0 }),
+      anthropicEvent('content_block_start', {
+        index: 1,
+        content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      }),
+      ...call.arguments.map((piece) =>
+        anthropicEvent('content_block_delta', {
+          index: 1,
+          delta: { type: 'input_json_delta', partial_json: piece },
+        }),
+      ),
+      anthropicEvent('content_block_stop', { index: 1 }),
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 1 },
       }),
       anthropicEvent('message_stop'),
     ],

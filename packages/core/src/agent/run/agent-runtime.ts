@@ -135,6 +135,12 @@ export interface AgentRuntime {
   readonly uncertainCalls: UncertainCallPolicy;
   readonly maxOutputTokens: number | undefined;
   readonly temperature: number | undefined;
+  /** Streamed calls: the stall timeouts handed to providers, and whether a broken stream is recovered. */
+  readonly stream: {
+    readonly firstByteTimeoutMs: number;
+    readonly idleTimeoutMs: number;
+    readonly recovery: boolean;
+  };
   readonly checkpoint: CheckpointHook | undefined;
   /** The run store and how runs use it; undefined when runs are not durable. */
   readonly durability: DurabilitySettings | undefined;
