@@ -40,6 +40,7 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
     ...(parts.clock === undefined ? {} : { clock: parts.clock }),
     ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
     ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
+    ...file.timeouts,
     ...(parts.policies === undefined
       ? {}
       : { breaker: parts.policies.breaker, toolBreaker: parts.policies.toolBreaker }),
