@@ -93,8 +93,9 @@ export interface ModelRequest {
    */
   onContinuationRequest?: () => void;
   /**
-   * When set, the provider streams and calls this with each text delta as it arrives. Once a delta has been
-   * delivered, the run loop no longer retries the call from the start (the caller has seen the output).
+   * When set, the provider streams and calls this with each text delta as it arrives. When the call breaks after a
+   * delta was delivered, the run loop retries it (unless the agent's `streamRecovery` is false) and passes on only
+   * the new answer's text beyond what the caller has (see the `stream-recovered` event).
    */
   onTextDelta?: (delta: string) => void;
   /**
