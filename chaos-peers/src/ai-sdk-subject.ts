@@ -9,6 +9,7 @@ import {
   jsonSchema,
   RetryError,
   stepCountIs,
+  streamText,
   tool,
 } from 'ai';
 import { typedFailure, untypedEnding } from './endings.js';
@@ -44,14 +45,31 @@ export function aiSdkSubject(file: AgentFile, worker: ChaosSubject['worker']): C
             ]),
           );
           try {
-            const result = await generateText({
+            const settings = {
               model,
               ...(file.instructions === undefined ? {} : { system: file.instructions }),
               prompt: task,
               tools,
               stopWhen: stepCountIs(maxTurns),
               abortSignal: signal,
-            });
+            };
+            if (environment.stream === true) {
+              // Streamed as its users stream: `streamText`, the text consumed as it arrives; an error mid-stream
+              // rejects the result's promises (the AI SDK does not retry it).
+              let streamError: unknown;
+              const result = streamText({
+                ...settings,
+                onError: ({ error }) => {
+                  streamError ??= error;
+                },
+              });
+              for await (const _ of result.textStream) {
+                // Consumed as a UI would.
+              }
+              if (streamError !== undefined) throw streamError;
+              return { status: 'completed', output: await result.text, typed: true };
+            }
+            const result = await generateText(settings);
             return { status: 'completed', output: result.text, typed: true };
           } catch (error) {
             return aiSdkEnding(error);

@@ -51,8 +51,19 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
             ),
           });
           try {
-            const result = await run(agent, task, { maxTurns, signal });
-            const output = result.finalOutput;
+            let output: unknown;
+            if (environment.stream === true) {
+              // Streamed as its users stream: `stream: true`, the text consumed as it arrives.
+              const streamed = await run(agent, task, { maxTurns, signal, stream: true });
+              for await (const _ of streamed.toTextStream()) {
+                // Consumed as a UI would.
+              }
+              await streamed.completed;
+              if (streamed.error !== null && streamed.error !== undefined) throw streamed.error;
+              output = streamed.finalOutput;
+            } else {
+              output = (await run(agent, task, { maxTurns, signal })).finalOutput;
+            }
             return {
               status: 'completed',
               output: typeof output === 'string' ? output : JSON.stringify(output),

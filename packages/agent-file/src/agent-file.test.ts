@@ -25,6 +25,9 @@ describe('parseAgentFile', () => {
         'tools: [get_weather]',
         'limits: { maxTurns: 4, timeoutMs: 30000 }',
         'retry: { maxAttempts: 5 }',
+        'modelTimeoutMs: 60000',
+        'streamFirstByteTimeoutMs: 20000',
+        'streamIdleTimeoutMs: 5000',
       ].join('\n'),
       'agent.yaml',
       TOOLS,
@@ -36,6 +39,11 @@ describe('parseAgentFile', () => {
     ]);
     expect(file.limits).toEqual({ maxTurns: 4, timeoutMs: 30000 });
     expect(file.retry.maxAttempts).toBe(5);
+    expect(file.timeouts).toEqual({
+      modelTimeoutMs: 60000,
+      streamFirstByteTimeoutMs: 20000,
+      streamIdleTimeoutMs: 5000,
+    });
   });
 
   it.each([
@@ -49,6 +57,11 @@ describe('parseAgentFile', () => {
       'a string limit',
       'name: a\nlimits: { timeoutMs: soon }',
       /agent\.yaml:2:22: limits\.timeoutMs must be a positive integer/,
+    ],
+    [
+      'a stream timeout that is not milliseconds',
+      'name: a\nstreamIdleTimeoutMs: 0',
+      /agent\.yaml:2:22: streamIdleTimeoutMs must be a positive integer of at most 2147483647 \(got 0\)/,
     ],
     [
       'an unknown tool',
@@ -139,7 +152,7 @@ describe('parseAgentFile: every mistake at once', () => {
     );
     expect(error.code).toBe('config.invalid');
     expect(error.message.split('\n')).toEqual([
-      'agent.yaml:2:1: modle is not a known field (did you mean model? known: name, instructions, model, fallbacks, tools, toolChoice, limits, retry)',
+      'agent.yaml:2:1: modle is not a known field (did you mean model? known: name, instructions, model, fallbacks, tools, toolChoice, limits, retry, modelTimeoutMs, streamFirstByteTimeoutMs, streamIdleTimeoutMs)',
       'agent.yaml:3:40: model.fautls is not a known field (did you mean model.faults? known: provider, name, baseUrl, apiKeyEnv, contextWindowTokens, faults, api)',
       expect.stringMatching(
         /^agent\.yaml:4:9: tools\[0\] names an unknown tool "get_wether" \(did you mean get_weather\? built-in tools: /,

@@ -25,6 +25,12 @@ export interface AgentFile {
   retry: { maxAttempts?: number };
   /** `toolChoice:` (auto, none, required, or `{ name }`), passed to `agent({ toolChoice })`. Defaults to none. */
   toolChoice?: ToolChoice;
+  /**
+   * The agent's model call timeouts, in milliseconds, from the top-level fields of the same names: `modelTimeoutMs`
+   * (one model request), `streamFirstByteTimeoutMs` and `streamIdleTimeoutMs` (a streamed answer's first byte, and
+   * the silence between its chunks). Each unset one keeps the agent's default (120_000, 30_000, 15_000).
+   */
+  timeouts: { modelTimeoutMs?: number; streamFirstByteTimeoutMs?: number; streamIdleTimeoutMs?: number };
   /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
   locations: Readonly<Record<string, string>>;
 }
@@ -44,6 +50,7 @@ export interface AgentFileOptions extends TrustFlags {
   allowedKeyHosts?: readonly string[];
 }
 
+const TIMEOUT_FIELDS = ['modelTimeoutMs', 'streamFirstByteTimeoutMs', 'streamIdleTimeoutMs'] as const;
 const TOP_LEVEL_FIELDS = [
   'name',
   'instructions',
@@ -53,6 +60,7 @@ const TOP_LEVEL_FIELDS = [
   'toolChoice',
   'limits',
   'retry',
+  ...TIMEOUT_FIELDS,
 ] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
 /** The longest a Node timer can wait, and so the longest run timeout. */
@@ -119,6 +127,7 @@ export function parseAgentFile(
     tools: [],
     limits: {},
     retry: {},
+    timeouts: {},
     locations: reader.locations,
   };
   const instructions = reader.attempt(() => reader.string(root, 'instructions', 'instructions', false));
@@ -179,6 +188,10 @@ export function parseAgentFile(
       );
       if (maxAttempts !== undefined) result.retry.maxAttempts = maxAttempts;
     }
+  }
+  for (const key of TIMEOUT_FIELDS) {
+    const value = reader.attempt(() => reader.positiveInteger(root, key, key, MAX_TIMEOUT_MS));
+    if (value !== undefined) result.timeouts[key] = value;
   }
   reader.finish();
   checkTrust(result, options, allowedKeyHosts);

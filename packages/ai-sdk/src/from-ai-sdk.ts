@@ -6,6 +6,8 @@ import {
   isSecretKey,
   rejectUnknownOptions,
   requireOptionsObject,
+  type StreamStallWatch,
+  watchModelStream,
 } from '@keel/core/adapter';
 import { classifyAiSdkError } from './classify-error.js';
 import { checkLanguageModel } from './language-model.js';
@@ -100,6 +102,7 @@ export function fromAiSdk(model: LanguageModelV3, options: FromAiSdkOptions = {}
     const { signal, onTextDelta } = request;
     if (signal.aborted) throw signal.reason;
     let callbackError: { error: unknown } | undefined;
+    let stall: StreamStallWatch | undefined;
     try {
       const call = toCallOptions(request, settings);
       if (onTextDelta === undefined) {
@@ -116,7 +119,9 @@ export function fromAiSdk(model: LanguageModelV3, options: FromAiSdkOptions = {}
           model.modelId,
         );
       }
-      const result = await model.doStream(call);
+      // A stream that stalls (no first part, or a silence between parts) is cut: `network.timeout`.
+      stall = watchModelStream(request, provider, 'parts');
+      const result = await model.doStream({ ...call, abortSignal: stall.signal });
       const parts = await readStream(
         result.stream,
         (delta) => {
@@ -138,16 +143,20 @@ export function fromAiSdk(model: LanguageModelV3, options: FromAiSdkOptions = {}
                 throw error;
               }
             },
+        stall.received,
       );
       return toModelResponse({ ...parts, headers: result.response?.headers }, provider, model.modelId);
     } catch (error) {
       if (callbackError !== undefined && callbackError.error === error) throw error;
       if (signal.aborted) throw signal.reason;
+      if (stall?.signal.aborted) throw redactor.error(stall.signal.reason as KeelError);
       if (isControlSignal(error)) throw error;
       const classified = classifyAiSdkError(error instanceof StreamErrorPart ? error.error : error, {
         provider,
       });
       throw redactor.error(classified);
+    } finally {
+      stall?.stop();
     }
   }
 

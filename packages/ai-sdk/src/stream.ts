@@ -13,7 +13,8 @@ export class StreamErrorPart {
  * as they arrive; reasoning deltas and tool calls' input (`tool-input-*`, then the `tool-call` that ends each) go to
  * `onStreamPart` when given (reasoning is kept with the answer, never delivered as text); tool calls are taken whole from their `tool-call` parts;
  * reasoning is joined by its id, with the metadata of its start, deltas and end. An `error` part is thrown as a
- * {@link StreamErrorPart}; a stream that ends without a `finish` part is `provider.invalid_response`; an error
+ * {@link StreamErrorPart}; a stream that ends without a `finish` part is `provider.invalid_response`, and so is one with no text,
+ * tool call or reasoning whose finish reason the provider did not name (an empty stream is no answer); an error
  * thrown by `onTextDelta` is rethrown as it is.
  */
 export async function readStream(
@@ -21,6 +22,7 @@ export async function readStream(
   onTextDelta: (delta: string) => void,
   provider: string,
   onStreamPart?: (part: ModelStreamPart) => void,
+  onPart?: (count: number) => void,
 ): Promise<Omit<AnswerParts, 'headers'>> {
   // Calls this reader announced (`tool-input-start`), by the stream's id: their place among the answer's calls.
   const announced = new Map<string, number>();
@@ -35,6 +37,7 @@ export async function readStream(
     for (;;) {
       const { done, value: part } = await reader.read();
       if (done) break;
+      onPart?.(1);
       switch (part.type) {
         case 'text-delta':
           if (part.delta === '') break;
@@ -109,6 +112,21 @@ export async function readStream(
     throw new KeelError(
       'provider.invalid_response',
       `${provider} sent an invalid response: the stream ended without a finish part`,
+      { provider },
+    );
+  }
+  // An empty stream (no text, call or reasoning, and no finish reason the provider named) is no answer at all: the
+  // AI SDK's providers report `{ unified: 'other', raw: undefined }` for `data: {"choices":[]}` then `data: [DONE]`.
+  if (
+    text === '' &&
+    toolCalls.length === 0 &&
+    reasoning.size === 0 &&
+    finish.finishReason.unified === 'other' &&
+    finish.finishReason.raw === undefined
+  ) {
+    throw new KeelError(
+      'provider.invalid_response',
+      `${provider} sent an invalid response: the stream ended with no content and no finish reason`,
       { provider },
     );
   }

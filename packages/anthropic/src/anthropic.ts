@@ -1,5 +1,10 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import {
+  rejectUnknownOptions,
+  requireOptionsObject,
+  type StreamStallWatch,
+  watchModelStream,
+} from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   credentialRedactor,
@@ -170,10 +175,33 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
   /** One request: its answer, whether it streamed, and its request id. */
   async function exchange(
     body: Record<string, unknown>,
+    request: ModelRequest,
+    outputTool: OutputTool | undefined,
+    onTextDelta: ((delta: string) => void) | undefined,
+  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
+    // A streamed call is cut when it stalls (no first byte, or a silence between chunks): `network.timeout`.
+    const stall = onTextDelta === undefined ? undefined : watchModelStream(request, provider);
+    try {
+      return await exchangeWatched(
+        body,
+        stall?.signal ?? request.signal,
+        outputTool,
+        onTextDelta,
+        stall,
+        request.onStreamPart,
+      );
+    } finally {
+      stall?.stop();
+    }
+  }
+
+  async function exchangeWatched(
+    body: Record<string, unknown>,
     signal: AbortSignal,
     outputTool: OutputTool | undefined,
     onTextDelta: ((delta: string) => void) | undefined,
-    onStreamPart?: ModelRequest['onStreamPart'],
+    stall: StreamStallWatch | undefined,
+    onStreamPart: ModelRequest['onStreamPart'],
   ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
     const response = await post({
       url: endpoint,
@@ -186,6 +214,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     const requestId = response.headers.get('request-id');
     const contentType = response.headers.get('content-type') ?? '';
     if (onTextDelta === undefined || !contentType.includes('text/event-stream')) {
+      stall?.stop();
       const answer = parseMessage(
         await readJson(response, signal, provider, maxResponseBytes),
         provider,
@@ -204,6 +233,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       onTextDelta,
       onStreamPart,
       maxResponseBytes,
+      onReceived: stall?.received,
     });
     return { answer, streamed: true, requestId };
   }
@@ -212,20 +242,13 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     request: ModelRequest,
     onTextDelta: ((delta: string) => void) | undefined,
   ): Promise<ModelResponse> {
-    const { signal } = request;
     const { body, outputTool } = toRequestBody(request, settings, onTextDelta !== undefined);
-    let last = await exchange(body, signal, outputTool, onTextDelta, request.onStreamPart);
+    let last = await exchange(body, request, outputTool, onTextDelta);
     let { answer, streamed } = last;
     for (let continuations = 0; answer.stopReason === 'pause_turn'; continuations++) {
       if (continuations >= maxPauseContinuations) throw pausedTooOften(answer, continuations, provider);
       request.onContinuationRequest?.();
-      last = await exchange(
-        continuedBody(body, answer.content),
-        signal,
-        outputTool,
-        onTextDelta,
-        request.onStreamPart,
-      );
+      last = await exchange(continuedBody(body, answer.content), request, outputTool, onTextDelta);
       answer = joinAnswers(answer, last.answer);
       streamed ||= last.streamed;
     }

@@ -26,6 +26,8 @@ export interface StreamInput {
   onStreamPart?: (part: ModelStreamPart) => void;
   /** The most bytes of events read; more is `provider.response_too_large`. */
   maxResponseBytes: number;
+  /** Told the size of each chunk as it arrives (a stall watch). Defaults to none. */
+  onReceived?: (bytes: number) => void;
 }
 
 /**
@@ -34,7 +36,8 @@ export interface StreamInput {
  * joined from their `input_json_delta` pieces, thinking from its `thinking_delta` and `signature_delta` pieces
  * (thinking is not delivered as text); `redacted_thinking` arrives whole. Every block is also rebuilt as the API
  * would have sent it unstreamed (`Answer.content`), for a paused turn to go back as it came. An `error` event is
- * classified; a stream that ends before `message_stop` is `provider.invalid_response`; an error thrown by
+ * classified; a stream that ends before `message_stop` is `provider.invalid_response`, and so is one with no content block and no
+ * stop reason (an empty stream is no answer); an error thrown by
  * `onTextDelta` is rethrown as it is.
  */
 export async function readMessageStream(input: StreamInput): Promise<Answer> {
@@ -71,6 +74,7 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
     for await (const event of readServerSentEvents(input.body, {
       maxBytes: input.maxResponseBytes,
       provider,
+      onReceived: input.onReceived,
     })) {
       let data: unknown;
       try {
@@ -206,6 +210,15 @@ export async function readMessageStream(input: StreamInput): Promise<Answer> {
   if (signal.aborted) throw signal.reason;
   if (!stopped)
     throw malformedResponseError(provider, 'the event stream ended before message_stop', undefined, 200);
+  // message_start then message_stop, with no block and no stop reason, is no answer at all: retried like a cut-off one.
+  if (content.size === 0 && stopReason === undefined) {
+    throw malformedResponseError(
+      provider,
+      'the event stream ended with no content block and no stop reason',
+      undefined,
+      200,
+    );
+  }
 
   const answerBlocks: AnswerBlock[] = [...blocks.entries()]
     .sort(([left], [right]) => left - right)

@@ -13,6 +13,8 @@ export interface EnvironmentSpec {
   readonly directory: string;
   readonly seed: number;
   readonly toolFaults?: ToolFaults;
+  /** Whether the subject runs streamed. Defaults to false. */
+  readonly stream?: boolean;
 }
 
 /** The effect ledger of an environment: one file in its directory, shared by its workers. */
@@ -32,6 +34,7 @@ export function environmentOf(
     baseUrl: spec.baseUrl,
     models: spec.models,
     directory: spec.directory,
+    stream: spec.stream === true,
     instrumentTools: (tools) =>
       instrumentTools(tools, {
         faults: spec.toolFaults,

@@ -84,7 +84,15 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
       if (primary === undefined) throw new KeelError('config.invalid', 'a chaos environment needs a model');
       const built = await options.build({ models: [primary, ...rest], environment });
       return {
-        run: async ({ runId, task, signal }) => endingOf(await built.agent.run(task, { runId, signal })),
+        run: async ({ runId, task, signal }) =>
+          endingOf(
+            await built.agent.run(task, {
+              runId,
+              signal,
+              // Streamed: the answer is consumed as it arrives, and a stream broken mid-answer is recovered.
+              ...(environment.stream === true ? { onTextDelta: consumeDelta } : {}),
+            }),
+          ),
         resume: async ({ runId, signal }) => {
           try {
             return endingOf(await built.agent.resume(runId, { signal }));
@@ -103,6 +111,9 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
     },
   };
 }
+
+/** A streamed run's consumer: the chaos suite reads the final answer, not the deltas. */
+function consumeDelta(): void {}
 
 /** A keel run's result as a run ending. */
 export function endingOf(result: RunResult<unknown>): RunEnding {

@@ -50,6 +50,7 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       directory,
       seed,
       ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
+      ...(scenario.stream === true ? { stream: true } : {}),
     };
     prepared = await subject.prepare(environmentOf(spec));
     // How late the shared event loop runs under the load: a request admitted before a breaker opened reaches the

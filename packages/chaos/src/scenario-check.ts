@@ -13,6 +13,7 @@ const SCENARIO_KEYS = Object.keys({
   tools: true,
   recallFailedCalls: true,
   crash: true,
+  stream: true,
   arrivalMs: true,
   minimum: true,
   goals: true,
@@ -81,7 +82,13 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
         prefixWhere: false,
       });
   }
-  for (const field of ['fallbacksOffered', 'tightContextWindow', 'recallFailedCalls', 'crash'] as const) {
+  for (const field of [
+    'fallbacksOffered',
+    'tightContextWindow',
+    'recallFailedCalls',
+    'crash',
+    'stream',
+  ] as const) {
     if (value[field] !== undefined && typeof value[field] !== 'boolean')
       throwOptionError({
         where: 'scenario',

@@ -85,6 +85,11 @@ export interface ChaosScenario {
    * subjects) or starts them again (the others). Defaults to false.
    */
   readonly crash?: boolean;
+  /**
+   * Runs every subject streamed (keel: `onTextDelta`; the AI SDK: `streamText`; the OpenAI Agents SDK: `stream:
+   * true`), the answer consumed as it arrives. Defaults to false.
+   */
+  readonly stream?: boolean;
   /** Runs start evenly spread over this many milliseconds. */
   readonly arrivalMs: number;
   /**

@@ -91,6 +91,46 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     goals: RECOVERABLE,
   },
   {
+    name: 'stream-cut',
+    title: 'streamed answers cut mid-way',
+    description:
+      '20% of the streamed answers of every model are reset at a random byte offset: inside the text, inside a ' +
+      "tool call's arguments, between events. The runs stream.",
+    primary: { rates: { stream_cut: 0.2 } },
+    fallbacks: { rates: { stream_cut: 0.2 } },
+    stream: true,
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: RECOVERABLE,
+  },
+  {
+    name: 'stall',
+    title: 'streamed answers that stall, or drip',
+    description:
+      '10% of the streamed answers of every model send their headers and part of the answer, then nothing until ' +
+      "the connection is cut after 1.5 s (a proxy's 60 s idle timeout, compressed 40x); another 10% drip one event " +
+      'every 100 ms (slow but alive: not to be cut). The runs stream.',
+    primary: { rates: { stall: 0.1, slow_drip: 0.1 }, hangMs: 1_500 },
+    fallbacks: { rates: { stall: 0.1, slow_drip: 0.1 }, hangMs: 1_500 },
+    stream: true,
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: RECOVERABLE,
+  },
+  {
+    name: 'empty-stream',
+    title: 'streamed answers with nothing in them',
+    description:
+      '20% of the streamed answers of every model are `data: {"choices":[]}` then `data: [DONE]`: no choice, no ' +
+      'text, no finish reason. The runs stream.',
+    primary: { rates: { empty_stream: 0.2 } },
+    fallbacks: { rates: { empty_stream: 0.2 } },
+    stream: true,
+    arrivalMs: 1_000,
+    minimum: 'schedule',
+    goals: RECOVERABLE,
+  },
+  {
     name: 'malformed-tool-calls',
     title: 'malformed tool-call JSON and unknown tool names',
     description:

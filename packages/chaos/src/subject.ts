@@ -16,6 +16,8 @@ export interface ChaosEnvironment {
   readonly baseUrl: string;
   /** The models, primary first, then the fallbacks (none when the scenario offers none). */
   readonly models: readonly ChaosModel[];
+  /** Whether the subject runs streamed (see `ChaosScenario.stream`). Defaults to false. */
+  readonly stream?: boolean;
   /** A scratch directory of this scenario's own (stores, outboxes), removed afterwards. */
   readonly directory: string;
   /**

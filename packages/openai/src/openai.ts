@@ -1,5 +1,5 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { checkContentSizes, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import { checkContentSizes, rejectUnknownOptions, requireOptionsObject, watchModelStream } from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   credentialRedactor,
@@ -188,40 +188,48 @@ function createProvider(settings: ProviderSettings): ModelProvider {
     request: ModelRequest,
     onTextDelta: ((delta: string) => void) | undefined,
   ): Promise<ModelResponse> {
-    const { signal } = request;
     const stream = onTextDelta !== undefined;
     checkContentSizes(request.messages, OPENAI_CONTENT_LIMITS, provider);
-    const response = await post({
-      url,
-      headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,
-      body: toRequestBody(request, bodySettings, stream),
-      signal,
-      fetch,
-      provider,
-    });
-    const contentType = response.headers.get('content-type') ?? '';
-    let result: ModelResponse;
-    if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
-      if (response.body === null)
-        throw malformedResponseError(provider, 'the event stream has no body', undefined, 200);
-      result = await readCompletionStream({
-        body: response.body,
+    // A streamed call is cut when it stalls (no first byte, or a silence between chunks): `network.timeout`.
+    const stall = stream ? watchModelStream(request, provider) : undefined;
+    const signal = stall?.signal ?? request.signal;
+    try {
+      const response = await post({
+        url,
+        headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,
+        body: toRequestBody(request, bodySettings, stream),
         signal,
+        fetch,
         provider,
-        requestedModel: model,
-        onTextDelta,
-        onStreamPart: request.onStreamPart,
-        maxResponseBytes,
       });
-    } else {
-      // A server that ignores `stream: true` answers in one piece: deliver its text as a single delta.
-      const body = await readJson(response, signal, provider, maxResponseBytes);
-      result = parseCompletion(body, provider, model);
-      if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+      const contentType = response.headers.get('content-type') ?? '';
+      let result: ModelResponse;
+      if (onTextDelta !== undefined && contentType.includes('text/event-stream')) {
+        if (response.body === null)
+          throw malformedResponseError(provider, 'the event stream has no body', undefined, 200);
+        result = await readCompletionStream({
+          body: response.body,
+          signal,
+          provider,
+          requestedModel: model,
+          onTextDelta,
+          onStreamPart: request.onStreamPart,
+          maxResponseBytes,
+          onReceived: stall?.received,
+        });
+      } else {
+        // A server that ignores `stream: true` answers in one piece: deliver its text as a single delta.
+        stall?.stop();
+        const body = await readJson(response, signal, provider, maxResponseBytes);
+        result = parseCompletion(body, provider, model);
+        if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
+      }
+      const requestId = response.headers.get('x-request-id');
+      if (requestId !== null && requestId !== '') result.requestId = requestId;
+      return result;
+    } finally {
+      stall?.stop();
     }
-    const requestId = response.headers.get('x-request-id');
-    if (requestId !== null && requestId !== '') result.requestId = requestId;
-    return result;
   }
 
   const generate = (request: ModelRequest): Promise<ModelResponse> =>

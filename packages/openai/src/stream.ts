@@ -22,13 +22,16 @@ export interface StreamInput {
   onStreamPart?: (part: ModelStreamPart) => void;
   /** The most bytes of events read; more is `provider.response_too_large`. */
   maxResponseBytes: number;
+  /** Told the size of each chunk as it arrives (a stall watch). Defaults to none. */
+  onReceived?: (bytes: number) => void;
 }
 
 /**
  * Reads a streamed Chat Completions answer: text deltas go to `onTextDelta` as they arrive, tool call fragments are
  * joined by their `index`. A refusal (`delta.refusal`) ends with finish reason `content_filter` and the refusal as
  * content, as an unstreamed one does, and is not delivered as text. A stream that ends before `[DONE]` or a finish
- * reason is `provider.invalid_response`; an `error` chunk is classified; an error thrown by `onTextDelta` is rethrown
+ * reason is `provider.invalid_response`, and so is one that ends with no choice, no content and no finish reason (an
+ * empty stream is no answer); an `error` chunk is classified; an error thrown by `onTextDelta` is rethrown
  * as it is.
  */
 export async function readCompletionStream(input: StreamInput): Promise<ModelResponse> {
@@ -40,6 +43,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
   let usage: unknown;
   let model: string | undefined;
   let done = false;
+  let sawChoice = false;
   let callbackError: { error: unknown } | undefined;
   const onStreamPart = input.onStreamPart;
   const emit =
@@ -58,6 +62,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
     for await (const event of readServerSentEvents(input.body, {
       maxBytes: input.maxResponseBytes,
       provider,
+      onReceived: input.onReceived,
     })) {
       if (event.data === '[DONE]') {
         done = true;
@@ -82,6 +87,7 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
       if (isObject(chunk.usage)) usage = chunk.usage;
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (!isObject(choice)) continue;
+      sawChoice = true;
       if (choice.finish_reason !== undefined && choice.finish_reason !== null)
         finishReason = choice.finish_reason;
       const delta = choice.delta;
@@ -114,6 +120,15 @@ export async function readCompletionStream(input: StreamInput): Promise<ModelRes
     throw malformedResponseError(
       provider,
       'the event stream ended before [DONE] or a finish reason',
+      undefined,
+      200,
+    );
+  }
+  // `data: {"choices":[]}` then `data: [DONE]` is no answer at all, not an empty one: retried like a cut-off stream.
+  if (!sawChoice || (content === '' && refusal === '' && calls.size === 0 && finishReason === undefined)) {
+    throw malformedResponseError(
+      provider,
+      'the event stream ended with no choice, no content and no finish reason',
       undefined,
       200,
     );

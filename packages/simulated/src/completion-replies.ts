@@ -1,8 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import { type CompletionParts, completionBody, completionChunks } from './completion.js';
 
-/** How a completion reaches the client: whole, cut off by a connection reset, or cut off in the middle of its JSON. */
-export type Delivery = 'whole' | 'reset' | 'truncated_json';
+/**
+ * How a completion reaches the client: whole, cut off by a connection reset, or cut off in the middle of its JSON; or,
+ * streamed, cut at a byte offset (`cut`: reset there; `stall`: silent there), dripped slowly, or empty.
+ */
+export type Delivery =
+  | 'whole'
+  | 'reset'
+  | 'truncated_json'
+  | { kind: 'cut' | 'stall'; fraction: number; onStall?: (response: ServerResponse) => void }
+  | { kind: 'drip'; intervalMs: number }
+  | { kind: 'empty' };
 
 const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
@@ -13,14 +22,68 @@ export function sendCompletion(
   options: { stream: boolean; includeUsage: boolean; delivery: Delivery },
   headers: Record<string, string>,
 ): void {
-  if (options.stream) sendStream(response, parts, options.includeUsage, options.delivery, headers);
-  else sendBody(response, parts, options.delivery, headers);
+  const { delivery } = options;
+  if (typeof delivery === 'object') {
+    if (options.stream) sendStreamFault(response, parts, options.includeUsage, delivery, headers);
+    else if (delivery.kind === 'empty') {
+      response.writeHead(200, { ...headers, 'content-type': 'application/json' });
+      response.end(JSON.stringify({ ...completionBody(parts), choices: [] }));
+    } else sendBody(response, parts, delivery.kind === 'drip' ? 'whole' : 'reset', headers);
+    return;
+  }
+  if (options.stream) sendStream(response, parts, options.includeUsage, delivery, headers);
+  else sendBody(response, parts, delivery, headers);
+}
+
+/** A streamed answer cut or stalled at a byte offset, dripped event by event, or empty. */
+function sendStreamFault(
+  response: ServerResponse,
+  parts: CompletionParts,
+  includeUsage: boolean,
+  delivery: Exclude<Delivery, string>,
+  headers: Record<string, string>,
+): void {
+  const events = [
+    ...completionChunks(parts, includeUsage).map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`),
+    'data: [DONE]\n\n',
+  ];
+  response.writeHead(200, { ...headers, ...STREAM_HEADERS });
+  if (delivery.kind === 'empty') {
+    response.end(
+      `data: ${JSON.stringify({ id: 'chatcmpl-sim-empty', object: 'chat.completion.chunk', choices: [] })}\n\ndata: [DONE]\n\n`,
+    );
+    return;
+  }
+  if (delivery.kind === 'drip') {
+    let next = 0;
+    const drip = () => {
+      if (response.destroyed) return;
+      response.write(events[next++]!);
+      if (next === events.length) response.end();
+      else setTimeout(drip, delivery.intervalMs).unref();
+    };
+    drip();
+    return;
+  }
+  const body = events.join('');
+  // At least one byte, never the whole: the client sees part of the answer and then the fault.
+  const offset = 1 + Math.floor(delivery.fraction * (Buffer.byteLength(body) - 1));
+  const head = Buffer.from(body).subarray(0, offset);
+  if (delivery.kind === 'cut') {
+    response.write(head, () => {
+      const socket = response.socket;
+      if (socket !== null && !socket.destroyed) socket.resetAndDestroy();
+    });
+    return;
+  }
+  response.write(head);
+  delivery.onStall?.(response);
 }
 
 function sendBody(
   response: ServerResponse,
   parts: CompletionParts,
-  delivery: Delivery,
+  delivery: 'whole' | 'reset' | 'truncated_json',
   headers: Record<string, string>,
 ) {
   const text = JSON.stringify(completionBody(parts));
@@ -44,7 +107,7 @@ function sendStream(
   response: ServerResponse,
   parts: CompletionParts,
   includeUsage: boolean,
-  delivery: Delivery,
+  delivery: 'whole' | 'reset' | 'truncated_json',
   headers: Record<string, string>,
 ) {
   const events = completionChunks(parts, includeUsage).map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);

@@ -17,6 +17,10 @@ export const FAULT_KINDS = [
   'unknown_tool',
   'context_overflow',
   'max_tokens',
+  'stream_cut',
+  'stall',
+  'slow_drip',
+  'empty_stream',
 ] as const;
 
 /**
@@ -33,6 +37,15 @@ export const FAULT_KINDS = [
  * - `unknown_tool`: a tool call naming a tool the request did not offer.
  * - `context_overflow`: 400 with `error.code` `context_length_exceeded`.
  * - `max_tokens`: `finish_reason` `length` with partial content.
+ * - `stream_cut`: a streamed answer cut (TCP reset) at a random byte offset of its events, drawn from the schedule's
+ *   seed and the request's position: inside the text, inside a tool call's arguments, between events. Unstreamed: as
+ *   `reset`.
+ * - `stall`: the headers and part of a streamed answer (a random byte offset, as `stream_cut`), then silence until the
+ *   client gives up or, with `hangMs`, the server cuts the connection. Unstreamed: as `hang`.
+ * - `slow_drip`: a streamed answer whole, one event every 100 ms (a slow but live stream, which must not be cut).
+ *   Unstreamed: answers normally.
+ * - `empty_stream`: a 200 with no answer in it: `data: {"choices":[]}` then `data: [DONE]` (unstreamed: a body whose
+ *   `choices` is empty).
  */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

@@ -10,6 +10,7 @@ import { errorBody, isStatusFault, type StatusFault, sendJson, sendStatusFault }
 import { outageAt } from './outages.js';
 import { sendResponses, sendResumedEvents } from './responses-replies.js';
 import { parseResponsesRequest } from './responses-request.js';
+import { randomAt } from './prng.js';
 import {
   checkModelOptions,
   checkServerOptions,
@@ -214,8 +215,8 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
       );
       return;
     }
-    if (scheduled === 'hang') {
-      decide('hang');
+    if (scheduled === 'hang' || (scheduled === 'stall' && !parsed.stream)) {
+      decide(scheduled);
       const { hangMs } = settings.faults;
       if (hangMs !== undefined) {
         // Cut without a byte sent, as a proxy's idle timeout does; a client that gave up first closed it already.
@@ -244,14 +245,23 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
         errorBody(`The simulated brain failed: ${record.brainError}`, 'server_error', 'brain_error'),
       );
     }
-    const replyFault = scheduled === 'reset' || scheduled === 'truncated_json' ? 'none' : scheduled;
+    const replyFault = DELIVERY_FAULTS.has(scheduled) ? 'none' : scheduled;
     const shaped = shapeReply(brainReply, chat, {
       fault: replyFault,
       requestIndex: record.index,
       parallelToolCalls: parsed.parallelToolCalls,
     });
-    const delivery: Delivery = scheduled === 'reset' || scheduled === 'truncated_json' ? scheduled : 'whole';
-    decide(delivery === 'whole' ? shaped.fault : delivery);
+    const delivery = deliveryOf(
+      scheduled,
+      randomAt(((settings.faults.seed ?? 1) ^ 0x5bd1e995) >>> 0, record.index),
+      (stalled) => {
+        const { hangMs } = settings.faults;
+        if (hangMs === undefined) return;
+        const timer = clock.setTimeout(() => stalled.socket?.destroy(), hangMs);
+        stalled.once('close', () => clock.clearTimeout(timer));
+      },
+    );
+    decide(delivery === 'whole' ? shaped.fault : scheduled);
     record.status = 200;
     const completionTokens = estimateTokens(
       shaped.content + shaped.toolCalls.map((call) => call.name + call.arguments).join(''),
@@ -375,4 +385,37 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The faults that change how an answer is delivered rather than what it says. */
+const DELIVERY_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'reset',
+  'truncated_json',
+  'stream_cut',
+  'stall',
+  'slow_drip',
+  'empty_stream',
+]);
+
+/** How an answer with `fault` is delivered; `fraction` places a cut or a stall in the body. */
+function deliveryOf(
+  fault: FaultKind,
+  fraction: number,
+  onStall: (response: ServerResponse) => void,
+): Delivery {
+  switch (fault) {
+    case 'reset':
+    case 'truncated_json':
+      return fault;
+    case 'stream_cut':
+      return { kind: 'cut', fraction };
+    case 'stall':
+      return { kind: 'stall', fraction, onStall };
+    case 'slow_drip':
+      return { kind: 'drip', intervalMs: 100 };
+    case 'empty_stream':
+      return { kind: 'empty' };
+    default:
+      return 'whole';
+  }
 }

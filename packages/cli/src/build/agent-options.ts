@@ -41,6 +41,7 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
     ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
     ...(file.toolChoice === undefined ? {} : { toolChoice: file.toolChoice }),
     ...(Object.keys(file.limits).length === 0 ? {} : { limits: file.limits }),
+    ...file.timeouts,
     ...(parts.policies === undefined
       ? {}
       : { breaker: parts.policies.breaker, toolBreaker: parts.policies.toolBreaker }),

@@ -71,6 +71,15 @@ export {
 } from '../policies/context.js';
 export { Emitter } from '../policies/events.js';
 export type { Event, PolicyContext } from '../policies/policy.js';
+// The stall watch every streamed model call shares: the SSE readers of the HTTP providers, and bridges.
+export {
+  DEFAULT_STREAM_FIRST_BYTE_TIMEOUT_MS,
+  DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+  type StreamStallOptions,
+  type StreamStallWatch,
+  watchModelStream,
+  watchStreamStall,
+} from '../policies/stream-stall.js';
 export { parseJson } from '../schemas/parse-json.js';
 export { resolveSchema } from '../schemas/schema.js';
 export type {

@@ -39,6 +39,25 @@ export interface AgentOptions<Output = string> {
   retry?: AgentRetryOptions;
   /** Longest one model request may take, in milliseconds (`network.timeout`). Defaults to 120_000. */
   modelTimeoutMs?: number;
+  /**
+   * For a streamed call (the run has `onTextDelta`): the longest wait from sending the request to the first byte of
+   * the answer, in milliseconds, then `network.timeout` with `data.stalled: 'first_byte'` (retried like any timeout).
+   * Defaults to 30_000.
+   */
+  streamFirstByteTimeoutMs?: number;
+  /**
+   * For a streamed call: the longest silence between two chunks of the answer, in milliseconds, then
+   * `network.timeout` with `data.stalled: 'idle'` and the bytes received. Defaults to 15_000.
+   */
+  streamIdleTimeoutMs?: number;
+  /**
+   * Whether a streamed model call that breaks after part of the answer reached the caller (a reset, a cut-off, an
+   * invalid chunk, a stall) is retried, within the run's retry budget and breaker rules, on the same model or the
+   * fallback: text already delivered is never sent again (the `stream-recovered` event says whether the new answer
+   * `continued` it or `restarted` the step's text). `false` fails the step at once with the error,
+   * `data.partialOutput` holding what was streamed. Defaults to true.
+   */
+  streamRecovery?: boolean;
   /** Longest one tool call may take when the tool sets no `timeoutMs` (`tool.timeout`). Defaults to 60_000. */
   toolTimeoutMs?: number;
   /**

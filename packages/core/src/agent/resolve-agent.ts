@@ -2,6 +2,10 @@ import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import { systemClock } from '../policies/clock.js';
 import { DeadlineQueue } from '../policies/deadline-queue.js';
 import { Emitter } from '../policies/events.js';
+import {
+  DEFAULT_STREAM_FIRST_BYTE_TIMEOUT_MS,
+  DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+} from '../policies/stream-stall.js';
 import type { SchemaLike } from '../schemas/schema.js';
 import type { RunEvent } from '../spec/run-events.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
@@ -11,7 +15,7 @@ import { slidingWindow } from './conversation/sliding-window.js';
 import { CorrectionTracker } from './correction/correction-tracker.js';
 import { type StructuredOutput, structuredOutput } from './correction/structured-output.js';
 import type { AgentRuntime, ToolCatalog } from './run/agent-runtime.js';
-import { agentConfigError as fail } from './run/config-error.js';
+import { checkMilliseconds, agentConfigError as fail } from './run/config-error.js';
 import { resolveDurability } from './run/durability.js';
 import { resolveLimits } from './run/limits.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from './run/tool-result.js';
@@ -28,6 +32,9 @@ const KNOWN_OPTIONS = [
   'limits',
   'retry',
   'modelTimeoutMs',
+  'streamFirstByteTimeoutMs',
+  'streamIdleTimeoutMs',
+  'streamRecovery',
   'toolTimeoutMs',
   'breaker',
   'toolBreaker',
@@ -89,6 +96,12 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
   if (!Array.isArray(guardrails) || guardrails.some((entry) => typeof entry?.check !== 'function')) {
     fail('guardrails must be an array of guardrail(...) values');
   }
+  const streamFirstByteTimeoutMs = options.streamFirstByteTimeoutMs ?? DEFAULT_STREAM_FIRST_BYTE_TIMEOUT_MS;
+  checkMilliseconds(streamFirstByteTimeoutMs, 'streamFirstByteTimeoutMs');
+  const streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
+  checkMilliseconds(streamIdleTimeoutMs, 'streamIdleTimeoutMs');
+  const streamRecovery = options.streamRecovery ?? true;
+  if (typeof streamRecovery !== 'boolean') fail('streamRecovery must be true or false');
   const events = new Emitter<RunEvent>();
   if (options.onEvent !== undefined) events.event(options.onEvent);
   const breakers = new Map<string, CircuitBreaker>();
@@ -131,6 +144,11 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     maxOutputTokens: options.maxOutputTokens,
     temperature: options.temperature,
     toolChoice: options.toolChoice,
+    stream: {
+      firstByteTimeoutMs: streamFirstByteTimeoutMs,
+      idleTimeoutMs: streamIdleTimeoutMs,
+      recovery: streamRecovery,
+    },
     checkpoint: options.checkpoint,
     durability: resolveDurability(options.store, options.durability),
   };

@@ -15,6 +15,11 @@ export interface ServerSentEventsOptions {
   maxBytes?: number;
   /** Named in that error. Defaults to undefined. */
   provider?: string;
+  /**
+   * Called with the size of each chunk read, in bytes, as it arrives: a stall watch's `received` (see
+   * `watchStreamStall`). Defaults to none.
+   */
+  onReceived?: (bytes: number) => void;
 }
 
 /**
@@ -29,7 +34,7 @@ export async function* readServerSentEvents(
   body: ReadableStream<Uint8Array>,
   options: ServerSentEventsOptions = {},
 ): AsyncGenerator<SseEvent> {
-  const { maxBytes = Number.POSITIVE_INFINITY, provider } = options;
+  const { maxBytes = Number.POSITIVE_INFINITY, provider, onReceived } = options;
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const lines = new LineSplitter();
@@ -45,6 +50,7 @@ export async function* readServerSentEvents(
         return;
       }
       receivedBytes += value.byteLength;
+      onReceived?.(value.byteLength);
       if (receivedBytes > maxBytes) throw responseTooLarge(provider, maxBytes, 'event stream');
       for (const line of lines.push(decoder.decode(value, { stream: true }))) {
         if (line === '') {

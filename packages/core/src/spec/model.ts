@@ -113,8 +113,9 @@ export interface ModelRequest {
    */
   onContinuationRequest?: () => void;
   /**
-   * When set, the provider streams and calls this with each text delta as it arrives. Once a delta has been
-   * delivered, the run loop no longer retries the call from the start (the caller has seen the output).
+   * When set, the provider streams and calls this with each text delta as it arrives. When the call breaks after a
+   * delta was delivered, the run loop retries it (unless the agent's `streamRecovery` is false) and passes on only
+   * the new answer's text beyond what the caller has (see the `stream-recovered` event).
    */
   onTextDelta?: (delta: string) => void;
   /**
@@ -125,6 +126,18 @@ export interface ModelRequest {
    * Defaults to none.
    */
   onStreamPart?: (part: ModelStreamPart) => void;
+  /**
+   * For a streamed call (`onTextDelta` set): the longest wait from sending the request to the first byte of the
+   * answer, in milliseconds, then `network.timeout` with `data.stalled: 'first_byte'`. The run loop sets it from the
+   * agent's `streamFirstByteTimeoutMs`. Defaults to 30_000 (`@keel/core/http`'s `DEFAULT_STREAM_FIRST_BYTE_TIMEOUT_MS`).
+   */
+  streamFirstByteTimeoutMs?: number;
+  /**
+   * For a streamed call: the longest silence between two pieces of the answer, in milliseconds, then
+   * `network.timeout` with `data.stalled: 'idle'`. The run loop sets it from the agent's `streamIdleTimeoutMs`.
+   * Defaults to 15_000 (`DEFAULT_STREAM_IDLE_TIMEOUT_MS`).
+   */
+  streamIdleTimeoutMs?: number;
 }
 
 /**

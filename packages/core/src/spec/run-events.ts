@@ -204,6 +204,20 @@ export type RunEvent =
       readonly model: string;
     })
   | (RunEventBase & { readonly type: 'text-delta'; readonly step: number; readonly delta: string })
+  | (RunEventBase & {
+      /**
+       * A streamed model call broke after part of the answer reached the caller (`errorCode`), and a retry on `model`
+       * recovered it: its answer `continued` the delivered text (`keptCharacters` of it kept; only what follows is
+       * delivered), or `restarted` it (the step's text delivered so far is void; the new answer is delivered from its
+       * start, `keptCharacters` 0).
+       */
+      readonly type: 'stream-recovered';
+      readonly step: number;
+      readonly errorCode: ErrorCode;
+      readonly mode: 'continued' | 'restarted';
+      readonly keptCharacters: number;
+      readonly model: string;
+    })
   | (RunEventBase & { readonly type: 'step-end'; readonly step: number; readonly toolCalls: number });
 
 /**

@@ -34,3 +34,7 @@ export {
   scriptedModel,
 } from './scripted-model.js';
 export { SESSION_START_MS, SessionFixture } from './session-fixture.js';
+export {
+  type StreamRecoveryContractDefinition,
+  streamRecoveryContract,
+} from './stream-recovery-contract.js';

@@ -7,6 +7,7 @@ import {
   type ModelProviderContractDefinition,
 } from './model-provider-contract-support.js';
 import { modelProviderFailureContract } from './model-provider-failure-contract.js';
+import { modelProviderStallContract } from './model-provider-stall-contract.js';
 import { afterEach, describe, expect, it } from './vitest-functions.js';
 
 /**
@@ -14,7 +15,8 @@ import { afterEach, describe, expect, it } from './vitest-functions.js';
  * provider's wire: one request per call; an abort before the call, while waiting for the response head, while
  * reading an error body, a 200 body or a stream, rejects with the signal's reason and closes the connection; a
  * refused connection, a cut-off body or stream, a body over `maxResponseBytes`, a 429 with Retry-After, 5xx and 401
- * statuses and errors mid-stream are classified; the API key never shows in an error, a run's events or its stored
+ * statuses and errors mid-stream are classified; a stream that stalls (no first byte, a silence mid-answer) is
+ * `network.timeout`; the API key never shows in an error, a run's events or its stored
  * state. The suite owns the cases; `wire` says how the provider's format writes bodies ({@link openaiChatWire},
  * {@link anthropicMessagesWire}, or your own {@link ModelProviderWire}). Call it from a test file.
  *
@@ -34,6 +36,7 @@ export function modelProviderContract(definition: ModelProviderContractDefinitio
     abortCases(harness);
     transportCases(harness);
     modelProviderFailureContract(harness);
+    modelProviderStallContract(harness);
   });
 }
 
@@ -184,6 +187,14 @@ function transportCases(harness: ContractHarness): void {
     const error = await harness.failure({ onTextDelta: (delta) => deltas.push(delta) });
     expect(error).toMatchObject({ code: 'provider.invalid_response', retryable: true });
     expect(deltas).toEqual(['Hel']);
+  });
+
+  it('a stream that ends with no choice, no content and no finish reason is provider.invalid_response, retryable', async () => {
+    await harness.serveStream(wire.stream.empty, 'end');
+    const deltas: string[] = [];
+    const error = await harness.failure({ onTextDelta: (delta) => deltas.push(delta) });
+    expect(error).toMatchObject({ code: 'provider.invalid_response', retryable: true });
+    expect(deltas).toEqual([]);
   });
 
   it('a stream event that is not JSON is provider.invalid_response', async () => {

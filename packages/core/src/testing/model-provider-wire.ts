@@ -22,6 +22,19 @@ export interface ModelProviderWire {
     end: readonly ServerSentEvent[];
     /** An event that carries `body` (made by {@link ModelProviderWire.error}) as an error mid-stream. */
     error(body: unknown): ServerSentEvent;
+    /**
+     * The events of a stream that ends cleanly with no answer in it: no choice or content block, no text, no finish
+     * reason (what a proxy or an overloaded server sometimes sends).
+     */
+    empty: readonly ServerSentEvent[];
+    /**
+     * The events of a whole streamed answer: `text` in pieces, then one tool call (`id`, `name`, its arguments JSON
+     * in pieces) and the end of a turn that asks for tools.
+     */
+    toolAnswer(
+      text: readonly string[],
+      call: { id: string; name: string; arguments: readonly string[] },
+    ): ServerSentEvent[];
   };
 }
 
@@ -68,6 +81,29 @@ export const openaiChatWire: ModelProviderWire = {
       { data: '[DONE]' },
     ],
     error: (body) => ({ data: body }),
+    empty: [{ data: { id: 'chatcmpl-contract', model: 'm', choices: [] } }, { data: '[DONE]' }],
+    toolAnswer: (text, call) => [
+      openaiChunk({ role: 'assistant', content: '' }),
+      ...text.map((piece) => openaiChunk({ content: piece })),
+      openaiChunk({
+        tool_calls: [
+          { index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+        ],
+      }),
+      ...call.arguments.map((piece) =>
+        openaiChunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }),
+      ),
+      openaiChunk({}, 'tool_calls'),
+      {
+        data: {
+          id: 'chatcmpl-contract',
+          model: 'm',
+          choices: [],
+          usage: { prompt_tokens: 1, completion_tokens: 1 },
+        },
+      },
+      { data: '[DONE]' },
+    ],
   },
 };
 
@@ -124,5 +160,41 @@ export const anthropicMessagesWire: ModelProviderWire = {
       anthropicEvent('message_stop'),
     ],
     error: (body) => ({ event: 'error', data: body }),
+    empty: [
+      anthropicEvent('message_start', {
+        message: {
+          id: 'msg_contract',
+          type: 'message',
+          role: 'assistant',
+          model: 'c',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 1, output_tokens: 0 },
+        },
+      }),
+      anthropicEvent('message_stop'),
+    ],
+    toolAnswer: (text, call) => [
+      ...anthropicMessagesWire.stream.start,
+      ...text.map((piece) => anthropicMessagesWire.stream.text(piece)),
+      anthropicEvent('content_block_stop', { index: 0 }),
+      anthropicEvent('content_block_start', {
+        index: 1,
+        content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      }),
+      ...call.arguments.map((piece) =>
+        anthropicEvent('content_block_delta', {
+          index: 1,
+          delta: { type: 'input_json_delta', partial_json: piece },
+        }),
+      ),
+      anthropicEvent('content_block_stop', { index: 1 }),
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 1 },
+      }),
+      anthropicEvent('message_stop'),
+    ],
   },
 };

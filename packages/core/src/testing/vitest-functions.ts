@@ -4,7 +4,10 @@
 import type * as Vitest from 'vitest';
 import { KeelError } from '../errors/keel-error.js';
 
-type TestFunctions = Pick<typeof Vitest, 'afterEach' | 'beforeEach' | 'describe' | 'expect' | 'it'>;
+type TestFunctions = Pick<
+  typeof Vitest,
+  'afterAll' | 'afterEach' | 'beforeAll' | 'beforeEach' | 'describe' | 'expect' | 'it' | 'vi'
+>;
 
 // A variable specifier, so that bundlers and type checkers leave the optional peer alone.
 const VITEST = 'vitest';
@@ -30,6 +33,10 @@ function lazy<Name extends keyof TestFunctions>(name: Name): TestFunctions[Name]
   }) as unknown as TestFunctions[Name];
 }
 
+/** vitest's `afterAll`, found when called. */
+export const afterAll = lazy('afterAll');
+/** vitest's `beforeAll`, found when called. */
+export const beforeAll = lazy('beforeAll');
 /** vitest's `afterEach`, found when called. */
 export const afterEach = lazy('afterEach');
 /** vitest's `beforeEach`, found when called. */
@@ -40,3 +47,7 @@ export const describe = lazy('describe');
 export const expect = lazy('expect');
 /** vitest's `it`, found when called. */
 export const it = lazy('it');
+/** vitest's `vi` (fake timers), found when called. */
+export function vitestUtilities(): TestFunctions['vi'] {
+  return vitest().vi;
+}

@@ -1,5 +1,11 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { checkContentSizes, rejectUnknownOptions, requireOptionsObject } from '@keel/core/adapter';
+import {
+  checkContentSizes,
+  rejectUnknownOptions,
+  requireOptionsObject,
+  type StreamStallWatch,
+  watchModelStream,
+} from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   classifyBodyError,
@@ -159,10 +165,25 @@ export function openaiResponses(model: string, options: OpenAIResponsesOptions =
   }
 
   async function send(request: ModelRequest, onTextDelta: ((delta: string) => void) | undefined) {
-    const { signal } = request;
     // Background mode always streams: its stream is what can be resumed.
     const stream = onTextDelta !== undefined || background;
     checkContentSizes(request.messages, OPENAI_CONTENT_LIMITS, provider);
+    // A streamed call is cut when it stalls (no first byte, or a silence between chunks): `network.timeout`.
+    const stall = stream ? watchModelStream(request, provider) : undefined;
+    try {
+      return await sendWatched(request, onTextDelta, stream, stall);
+    } finally {
+      stall?.stop();
+    }
+  }
+
+  async function sendWatched(
+    request: ModelRequest,
+    onTextDelta: ((delta: string) => void) | undefined,
+    stream: boolean,
+    stall: StreamStallWatch | undefined,
+  ): Promise<ModelResponse> {
+    const signal = stall?.signal ?? request.signal;
     const response = await post({
       url: `${root}/responses`,
       headers: stream ? { ...headers, accept: 'text/event-stream' } : headers,
@@ -182,6 +203,8 @@ export function openaiResponses(model: string, options: OpenAIResponsesOptions =
         provider,
         requestedModel: model,
         onTextDelta,
+        onStreamPart: onTextDelta === undefined ? undefined : request.onStreamPart,
+        onReceived: stall?.received,
         maxResponseBytes,
         ...(background
           ? {
@@ -191,6 +214,7 @@ export function openaiResponses(model: string, options: OpenAIResponsesOptions =
           : {}),
       });
     } else {
+      stall?.stop();
       result = parseResponse(await readJson(response, signal, provider, maxResponseBytes), provider, model);
       if (onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     }

@@ -1,4 +1,5 @@
 import type { ModelResponse } from '@keel/core';
+import type { ModelStreamPart } from '@keel/core/adapter';
 import { malformedResponseError, readServerSentEvents, streamReadError } from '@keel/core/http';
 import { isObject } from '../response.js';
 import { parseResponse, responsesBodyError } from './response.js';
@@ -13,6 +14,10 @@ export interface ResponsesStreamInput {
   provider: string;
   requestedModel: string;
   onTextDelta: ((delta: string) => void) | undefined;
+  /** Reasoning summary deltas and each function call's start, argument pieces and end, as they arrive. Defaults to none. */
+  onStreamPart?: (part: ModelStreamPart) => void;
+  /** Told of each chunk of bytes read (the stall watch's clock). Defaults to none. */
+  onReceived?: (bytes: number) => void;
   /** The most bytes of events read, over every resumed stream; more is `provider.response_too_large`. */
   maxResponseBytes: number;
   /** Set in background mode: how a cut stream is picked up again (`starting_after` the last event's number). */
@@ -24,7 +29,8 @@ export interface ResponsesStreamInput {
 /**
  * Reads a streamed Responses API answer. `response.output_text.delta` events go to `onTextDelta` as they arrive; the
  * answer is read from the terminal event's response (`response.completed`, or `response.incomplete` when cut at the
- * token limit), the items of `response.output_item.done` standing in when that response lists no output. A
+ * token limit), the items of `response.output_item.done` standing in when that response lists no output, and the
+ * streamed text when neither lists any. A
  * `response.failed` or `error` event throws its classified error. A stream that ends (or is cut) before a terminal
  * event is `provider.invalid_response`, as a cut Chat Completions stream is, so that the run loop's recovery treats
  * both alike; an error thrown by `onTextDelta` is rethrown as it is.
@@ -44,6 +50,10 @@ export async function readResponsesStream(input: ResponsesStreamInput): Promise<
   let readBytes = 0;
   let body = input.body;
   let resumes = 0;
+  // The text delivered as deltas: the answer's message when the terminal response and the done items list none.
+  let streamedText = '';
+  // Function calls announced by `response.output_item.added`, by output index: their place among the answer's calls.
+  const calls = new Map<number, { index: number; callId: string; name: string }>();
 
   for (;;) {
     let cut: unknown;
@@ -51,6 +61,7 @@ export async function readResponsesStream(input: ResponsesStreamInput): Promise<
       for await (const event of readServerSentEvents(body, {
         maxBytes: input.maxResponseBytes - readBytes,
         provider,
+        onReceived: input.onReceived,
       })) {
         readBytes += event.data.length;
         if (event.data === '[DONE]') break;
@@ -70,6 +81,15 @@ export async function readResponsesStream(input: ResponsesStreamInput): Promise<
         if (typeof data.sequence_number === 'number') lastSequence = data.sequence_number;
         const type = data.type;
         if (type === 'error') throw responsesBodyError(data, provider)!;
+        const part = input.onStreamPart === undefined ? undefined : streamPartOf(data, calls);
+        if (part !== undefined) {
+          try {
+            input.onStreamPart!(part);
+          } catch (error) {
+            callbackError = { error };
+            throw error;
+          }
+        }
         const response = isObject(data.response) ? data.response : undefined;
         if (response !== undefined) {
           if (typeof response.id === 'string' && response.id !== '') responseId = response.id;
@@ -82,6 +102,7 @@ export async function readResponsesStream(input: ResponsesStreamInput): Promise<
           );
         }
         if (type === 'response.output_text.delta' && typeof data.delta === 'string' && data.delta !== '') {
+          streamedText += data.delta;
           try {
             input.onTextDelta?.(data.delta);
           } catch (error) {
@@ -116,10 +137,19 @@ export async function readResponsesStream(input: ResponsesStreamInput): Promise<
     body = await input.resume(responseId, lastSequence ?? 0);
   }
 
-  const output =
+  let output =
     Array.isArray(terminal.output) && terminal.output.length > 0
       ? terminal.output
       : [...items.entries()].sort(([left], [right]) => left - right).map(([, item]) => item);
+  if (output.length === 0 && streamedText !== '') {
+    output = [
+      {
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: streamedText, annotations: [] }],
+      },
+    ];
+  }
   return parseResponse(
     { ...terminal, output, model: terminal.model ?? model },
     provider,
@@ -134,4 +164,47 @@ function resumable(error: unknown): boolean {
     error !== null &&
     (error as { code?: unknown }).code === 'provider.invalid_response'
   );
+}
+
+/**
+ * The stream part an event stands for, if any: a reasoning summary delta, or a function call's start (its
+ * `output_item.added`), argument piece or end (its `output_item.done`). Records started calls in `calls`.
+ */
+function streamPartOf(
+  data: Record<string, unknown>,
+  calls: Map<number, { index: number; callId: string; name: string }>,
+): ModelStreamPart | undefined {
+  const type = data.type;
+  if (type === 'response.reasoning_summary_text.delta' || type === 'response.reasoning_text.delta')
+    return typeof data.delta === 'string' && data.delta !== ''
+      ? { type: 'reasoning-delta', delta: data.delta }
+      : undefined;
+  if (typeof data.output_index !== 'number') return undefined;
+  const outputIndex = data.output_index;
+  if (type === 'response.function_call_arguments.delta') {
+    const call = calls.get(outputIndex);
+    return call !== undefined && typeof data.delta === 'string' && data.delta !== ''
+      ? { type: 'tool-call-delta', index: call.index, toolCallId: call.callId, delta: data.delta }
+      : undefined;
+  }
+  const item = isObject(data.item) ? data.item : undefined;
+  if (item?.type !== 'function_call') return undefined;
+  if (type === 'response.output_item.added') {
+    if (calls.has(outputIndex)) return undefined;
+    const call = { index: calls.size, callId: String(item.call_id ?? ''), name: String(item.name ?? '') };
+    calls.set(outputIndex, call);
+    return { type: 'tool-call-start', index: call.index, toolCallId: call.callId, toolName: call.name };
+  }
+  if (type === 'response.output_item.done') {
+    const call = calls.get(outputIndex);
+    if (call === undefined) return undefined;
+    return {
+      type: 'tool-call-end',
+      index: call.index,
+      toolCallId: call.callId,
+      toolName: call.name,
+      arguments: typeof item.arguments === 'string' ? item.arguments : '',
+    };
+  }
+  return undefined;
 }

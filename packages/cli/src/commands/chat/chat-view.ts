@@ -53,8 +53,13 @@ export class TextChatView implements ChatView {
   private midLine = false;
   /** Set while deltas of one assistant message are being written. */
   private answering = false;
-  /** Text streamed since the last event line: the answer, when the run completes. */
+  /**
+   * The answer being streamed (since the last event line, or across a recovered stream): the answer, when the run
+   * completes.
+   */
   private streamed = '';
+  /** Set by a `continued` stream recovery: the next deltas go on with the answer shown so far. */
+  private continuing = false;
   /** Whether the terminal's current line is the ticking wait line (to erase before anything else is written). */
   private waitShown = false;
   private readonly wait: ModelWait;
@@ -117,9 +122,10 @@ export class TextChatView implements ChatView {
         this.wait.stop();
         if (!this.answering) {
           this.endLine();
-          this.write(`${paint(this.output, 'bold', 'agent ›')} `);
+          this.write(`${paint(this.output, 'bold', 'agent ›')} ${this.continuing ? '… ' : ''}`);
           this.answering = true;
-          this.streamed = '';
+          if (!this.continuing) this.streamed = '';
+          this.continuing = false;
         }
         this.write(delta);
         this.streamed += delta;
@@ -215,6 +221,11 @@ export class TextChatView implements ChatView {
     this.endLine();
     this.answering = false;
     this.line(`  ${line}`);
+    // A continued answer goes on after the text shown (never shown twice); a restarted one starts again.
+    if (event.type === 'stream-recovered') {
+      this.continuing = event.mode === 'continued';
+      if (!this.continuing) this.streamed = '';
+    }
   }
 
   /** The model has sent nothing for `waitedMs`: say so (in place on a terminal). */
@@ -278,6 +289,10 @@ function eventLine(event: RunEvent, output: Output): string | undefined {
       return `${paint(output, 'cyan', '✎')} correction (${event.kind}): ${event.message}`;
     case 'guardrail-tripped':
       return `${paint(output, 'red', '⛨')} guardrail ${event.guardrail} (${event.stage}) ${event.action}`;
+    case 'stream-recovered':
+      return event.mode === 'continued'
+        ? `${paint(output, 'yellow', '↺')} stream recovered on ${event.model} after ${event.errorCode}: the answer goes on after the ${event.keptCharacters} characters shown`
+        : `${paint(output, 'yellow', '↺')} stream recovered on ${event.model} after ${event.errorCode}: the answer starts again (the text above is void)`;
     case 'context-reduced':
       return `${paint(output, 'cyan', '⇣')} context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`;
     default:

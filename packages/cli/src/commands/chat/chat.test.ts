@@ -2,9 +2,10 @@
 // with send-keys and the screen is read with capture-pane, polled until what is awaited shows (bounded, no fixed
 // sleeps). Each test has a scratch directory with its own SQLite store; agent files turn retries' waits off.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KEEL_BINARY, type KeelOutcome, runKeel } from '../../test-support/keel-cli.js';
 
@@ -236,6 +237,50 @@ describe('keel chat in a terminal', () => {
     expect(turns).toHaveLength(2);
     const rejection = turns[1]!.messages.find((message) => message.role === 'tool');
     expect(rejection?.content).toMatch(/tool\.rejected.*coffee can wait/);
+  }, 60_000);
+
+  it('keeps the turn when the answer’s stream breaks after the approved ticket (examples/support.yaml, seed 1)', async () => {
+    // The example as shipped: its faults (seed 1) cut the answer's stream after "Here is what I", past the approved
+    // side effect; the run recovers the stream, so the ticket exists once and the session holds the turn.
+    const example = join(directory, 'support-example');
+    mkdirSync(example);
+    copyFileSync(
+      fileURLToPath(new URL('../../../../../examples/support.yaml', import.meta.url)),
+      join(example, 'support.yaml'),
+    );
+    const pane = Pane.start(
+      'example',
+      `sh -c "cd support-example && ${chat('support.yaml', 'desk-example')}"`,
+    );
+    await pane.waitFor(PROMPT);
+    pane.type('Open an urgent ticket: server down');
+    await pane.waitFor(/Approve\? \[y\/n\]/);
+    pane.type('y');
+    const screen = await pane.waitFor(PROMPT, 2, 30_000);
+    expect(screen).toMatch(/✓ create_ticket/);
+    expect(screen).toMatch(
+      /↺ stream recovered on simulated\/sim-primary after provider\.invalid_response: the answer goes on after the \d+ characters shown/,
+    );
+    expect(screen).not.toContain('✗ failed');
+    // The answer is shown once: its first part, then the rest after the recovery line.
+    expect(screen.match(/T-[0-9a-f]{8}/g)).toHaveLength(1);
+    pane.press('C-c');
+    expect(await pane.exitStatus()).toBe(0);
+
+    const tickets = readFileSync(join(example, '.keel', 'outbox.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(tickets).toHaveLength(1);
+    const shown = await runKeel(example, 'sessions', 'show', 'desk-example', '--json');
+    const turns = JSON.parse(shown.stdout).turns;
+    expect(turns).toHaveLength(1);
+    expect(turns[0].messages.map((message: { role: string }) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(turns[0].messages[3].content).toMatch(/^Here is what I found: .*T-[0-9a-f]{8}/);
   }, 60_000);
 
   it('cancels the answer being written on Ctrl-C, keeps the completed turns, and leaves on Ctrl-C at the prompt', async () => {

@@ -90,9 +90,15 @@ export function switchModel(run: RunContext, index: number, errorCode: ErrorCode
   }
 }
 
-/** The error again, with what the caller already received in `data.partialOutput`. */
-export function withPartialOutput(error: KeelError, partialOutput: string): KeelError {
-  return new KeelError(error.code, `${error.message} (after part of the answer was streamed; not retried)`, {
+/**
+ * The error again, with what the caller already received in `data.partialOutput`: `recovered` when stream recovery
+ * was on (and its retries ran out or could not help), else the stream was not retried at all.
+ */
+export function withPartialOutput(error: KeelError, partialOutput: string, recovered: boolean): KeelError {
+  const why = recovered
+    ? 'after part of the answer was streamed'
+    : 'after part of the answer was streamed; not retried';
+  return new KeelError(error.code, `${error.message} (${why})`, {
     retryable: false,
     retryAfterMs: error.retryAfterMs,
     status: error.status,

@@ -326,7 +326,38 @@ describe('model step: streaming', () => {
     ).toEqual(['Hello', ' there']);
   });
 
-  it('never replays a call whose text reached the caller: the run fails with the partial output', async () => {
+  it('recovers a call that broke after its text reached the caller: the fallback continues it, nothing is sent twice', async () => {
+    const backup = model('backup', [{ content: 'Once upon a time' }]);
+    const streaming: ModelProvider = {
+      provider: 'test',
+      model: 'streaming',
+      async generate(request) {
+        request.onTextDelta?.('Once upon');
+        throw fault('provider.overloaded');
+      },
+    };
+    const deltas: string[] = [];
+    const events: RunEvent[] = [];
+    const result = await agent({ model: streaming, fallbacks: [backup], retry: { maxAttempts: 1 } }).run(
+      'tell a story',
+      { onTextDelta: (delta) => deltas.push(delta), onEvent: (event) => events.push(event) },
+    );
+    expect(result.status).toBe('completed');
+    expect(result.output).toBe('Once upon a time');
+    expect(deltas).toEqual(['Once upon', ' a time']);
+    expect(events.filter((event) => event.type === 'stream-recovered')).toMatchObject([
+      {
+        mode: 'continued',
+        keptCharacters: 9,
+        errorCode: 'provider.overloaded',
+        model: 'test/backup',
+        step: 1,
+      },
+    ]);
+    expect(result.report.streamRecoveries).toEqual({ total: 1, continued: 1, restarted: 0 });
+  });
+
+  it('with streamRecovery: false, never replays a call whose text reached the caller: the run fails with the partial output', async () => {
     const backup = model('backup', [{ content: 'not asked' }]);
     let requests = 0;
     const streaming: ModelProvider = {
@@ -339,9 +370,10 @@ describe('model step: streaming', () => {
       },
     };
     const deltas: string[] = [];
-    const result = await agent({ model: streaming, fallbacks: [backup] }).run('tell a story', {
-      onTextDelta: (delta) => deltas.push(delta),
-    });
+    const result = await agent({ model: streaming, fallbacks: [backup], streamRecovery: false }).run(
+      'tell a story',
+      { onTextDelta: (delta) => deltas.push(delta) },
+    );
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('provider.overloaded');
     expect(result.error?.data.partialOutput).toBe('Once upon');

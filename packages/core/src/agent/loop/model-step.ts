@@ -30,14 +30,18 @@ import {
  * or beyond `retry.maxRetryAfterMs` is not waited for: the loop falls back at once, or, with no fallback left, fails
  * with the provider's error carrying the wait it asked for (see `notWaitedFor`). When the last model's breaker is
  * open, the run waits for its half-open moment within `retry.waitForOpenBreakerMs` and its deadline (see
- * `waitForOpenBreaker`). Once a text delta reached the caller nothing is retried or replayed: the step fails with the
- * error, `data.partialOutput` holding what was streamed.
+ * `waitForOpenBreaker`). A stream that breaks after part of the answer reached the caller is retried by the same
+ * rules (the agent's `streamRecovery`, on by default): the new answer's text is delivered only where it goes beyond
+ * what the caller holds, or from its start when it departs from it (see `StepText`, the `stream-recovered` event).
+ * With `streamRecovery: false` it is not retried: the step fails with the error, `data.partialOutput` holding what was
+ * streamed.
  *
  * Cancellation and control signals pass through as they are.
  */
 export async function callModelChain(run: RunContext): Promise<ModelResponse> {
   const { agent, state } = run;
   let reductions = 0;
+  run.stepText.reset();
   for (;;) {
     const slot = agent.models[state.modelIndex]!;
     let thrown: unknown;
@@ -51,20 +55,24 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
     const error = presentableError(
       KeelError.isInstance(thrown) ? thrown : classify(thrown, { provider: slot.provider.provider }),
     );
-    if (run.deltaDelivered) throw withPartialOutput(error, run.streamedText);
+    const recovers = agent.stream.recovery;
+    if (run.deltaDelivered && !recovers) throw withPartialOutput(error, run.streamedText, false);
+    // The step fails: with what the caller holds of its answer, when it holds any.
+    const failure = (final: KeelError) =>
+      run.deltaDelivered ? withPartialOutput(final, run.streamedText, true) : final;
     const cause = underlyingError(error);
     if (cause.code === 'provider.context_overflow') {
       reductions++;
       if (await reduceConversation(run, cause, reductions)) continue;
       const larger = largerModelIndex(run);
-      if (larger === undefined) throw error;
+      if (larger === undefined) throw failure(error);
       switchModel(run, larger, cause.code);
       continue;
     }
-    if (!FALLBACK_CODES.has(cause.code)) throw error;
+    if (!FALLBACK_CODES.has(cause.code)) throw failure(error);
     if (state.modelIndex + 1 >= agent.models.length) {
       if (await waitForOpenBreaker(run, slot, cause)) continue;
-      throw notWaitedFor(run, error, cause);
+      throw failure(notWaitedFor(run, error, cause));
     }
     switchModel(run, state.modelIndex + 1, cause.code);
   }
@@ -76,7 +84,6 @@ type StepRequest = Omit<ModelRequest, 'signal'>;
 function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
   run.watch(slot);
   run.currentModel = slot;
-  run.deltaDelivered = false;
   const { agent, state } = run;
   const request: StepRequest = {
     messages: state.messages,
@@ -88,6 +95,8 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
     toolChoice: agent.toolDefinitions === undefined ? undefined : (state.toolChoice ?? agent.toolChoice),
     onTextDelta: run.onTextDelta === undefined ? undefined : run.deltaListener,
     onStreamPart: run.streamPartListener,
+    streamFirstByteTimeoutMs: agent.stream.firstByteTimeoutMs,
+    streamIdleTimeoutMs: agent.stream.idleTimeoutMs,
     // A continuation (Anthropic's pause_turn) is one more request the provider received.
     onContinuationRequest: () => countRequest(state.report, slot.key),
   };
@@ -122,13 +131,14 @@ async function attempt(
       messages: request.messages,
     });
   }
-  run.streamedText = '';
+  run.stepText.beginAttempt();
   try {
     const response = await slot.timeout.execute(
       (timed) => slot.provider.generate(new AttemptRequest(request, timed)),
       context,
     );
     checkResponse(response, slot);
+    run.finishAttempt();
     if (events.active) {
       emitCallEnd(run, slot, context.attempt, startedMs, {
         outcome: 'success',
@@ -144,6 +154,7 @@ async function attempt(
   } catch (thrown) {
     if (isControlSignal(thrown) || context.aborted) throw thrown;
     const error = classify(thrown, { provider: slot.provider.provider, nowMs: clock.now() });
+    run.stepText.attemptFailed(error.code);
     run.countError(error);
     if (events.active)
       emitCallEnd(run, slot, context.attempt, startedMs, { outcome: 'error', errorCode: error.code });
@@ -166,6 +177,8 @@ class AttemptRequest implements ModelRequest {
   readonly onContinuationRequest: ModelRequest['onContinuationRequest'];
   readonly onTextDelta: ModelRequest['onTextDelta'];
   readonly onStreamPart: ModelRequest['onStreamPart'];
+  readonly streamFirstByteTimeoutMs: ModelRequest['streamFirstByteTimeoutMs'];
+  readonly streamIdleTimeoutMs: ModelRequest['streamIdleTimeoutMs'];
   // A private field: copying the request (`{ ...request }`) copies only what a ModelRequest holds.
   readonly #attempt: PolicyContext;
 
@@ -180,6 +193,8 @@ class AttemptRequest implements ModelRequest {
     this.onContinuationRequest = request.onContinuationRequest;
     this.onTextDelta = request.onTextDelta;
     this.onStreamPart = request.onStreamPart;
+    this.streamFirstByteTimeoutMs = request.streamFirstByteTimeoutMs;
+    this.streamIdleTimeoutMs = request.streamIdleTimeoutMs;
   }
 
   get signal(): AbortSignal {
@@ -227,9 +242,12 @@ function modelRetryOf(run: RunContext): RetryPolicy {
   if (run.modelRetry !== undefined) return run.modelRetry;
   const policy = run.agent.retry.makeModelRetry(run.budget, (error) => {
     run.countError(error);
-    // Replaying a call whose output the caller already saw would show it twice; a retry after the run's deadline
-    // would never start, and waiting for it would keep the run from its fallback.
-    return error.retryable && !run.deltaDelivered && !declinesRetryAfter(run, error);
+    // A call whose output the caller already saw is replayed only with stream recovery (which never shows text
+    // twice); a retry after the run's deadline would never start, and waiting for it would keep the run from its
+    // fallback.
+    return (
+      error.retryable && (run.agent.stream.recovery || !run.deltaDelivered) && !declinesRetryAfter(run, error)
+    );
   });
   policy.onRetry((event) => {
     // A wait the run's deadline cuts short is counted as far as the deadline: the report's waiting fits in the run.

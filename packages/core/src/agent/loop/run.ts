@@ -29,9 +29,12 @@ export interface RunOptions {
   /** Receives this run's events (besides the agent's subscribers). Defaults to none. */
   onEvent?: RunEventListener;
   /**
-   * Receives the answer's text as it streams; setting it makes the model stream. Once a delta has been delivered a
-   * failing model call is not retried or replayed: the run fails with the error, `data.partialOutput` holding what
-   * was streamed. Defaults to none (no streaming).
+   * Receives the answer's text as it streams; setting it makes the model stream. A model call that breaks after a
+   * delta was delivered is retried (the agent's `streamRecovery`, on by default) and no text is delivered twice: the
+   * new answer's text goes on after what was delivered (`stream-recovered`, `continued`) or, when it departs from it,
+   * starts again (`restarted`: the step's text so far is void; listen to `onEvent` to know). With `streamRecovery:
+   * false` the run fails with the error, `data.partialOutput` holding what was streamed. Defaults to none (no
+   * streaming).
    */
   onTextDelta?: (delta: string) => void;
   /**

@@ -137,6 +137,12 @@ export interface AgentRuntime {
   readonly temperature: number | undefined;
   /** The agent's `toolChoice`; a run's own, and its reset to `auto`, live in the run state. */
   readonly toolChoice: ToolChoice | undefined;
+  /** Streamed calls: the stall timeouts handed to providers, and whether a broken stream is recovered. */
+  readonly stream: {
+    readonly firstByteTimeoutMs: number;
+    readonly idleTimeoutMs: number;
+    readonly recovery: boolean;
+  };
   readonly checkpoint: CheckpointHook | undefined;
   /** The run store and how runs use it; undefined when runs are not durable. */
   readonly durability: DurabilitySettings | undefined;

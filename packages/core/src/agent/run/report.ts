@@ -57,6 +57,12 @@ export interface RunReport {
    * Absent until a call's outcome is unknown (and in states saved by an older keel).
    */
   uncertainCalls?: UncertainCallCounts;
+  /**
+   * Streamed model calls that broke after part of the answer reached the caller and were recovered by a retry: the
+   * new answer `continued` the delivered text, or `restarted` the step's text. Absent until a stream is recovered
+   * (and in states saved by an older keel).
+   */
+  streamRecoveries?: StreamRecoveryCounts;
   errors: { total: number; byCode: Record<string, number> };
   guardrailsTripped: number;
   /** Time spent waiting between retries, from the agent's clock. */
@@ -77,6 +83,19 @@ export interface UncertainCallCounts {
   byTool: Record<string, number>;
   reconciled: number;
   blocked: number;
+}
+
+/** The report's counts of recovered streams (see `RunReport.streamRecoveries`). */
+export interface StreamRecoveryCounts {
+  total: number;
+  continued: number;
+  restarted: number;
+}
+
+/** The report's stream recovery counts, made on first use. */
+export function streamRecoveryCountsOf(report: RunReport): StreamRecoveryCounts {
+  report.streamRecoveries ??= { total: 0, continued: 0, restarted: 0 };
+  return report.streamRecoveries;
 }
 
 /** The report's uncertain-call counts, made on first use. */

@@ -10,9 +10,10 @@ import type { GuardrailFinding } from '../guardrails/guardrail.js';
 import type { AgentRuntime, BreakerWatcher, DurableLink, GuardedSlot, ModelSlot } from './agent-runtime.js';
 import type { RunAbort } from './cancellation.js';
 import type { RunEventSink } from './event-sink.js';
-import { countError } from './report.js';
+import { countError, streamRecoveryCountsOf } from './report.js';
 import type { RunState, RunTransition } from './run-state.js';
 import { streamLinkOf } from './stream-parts.js';
+import { StepText, type StreamRecovery } from './step-text.js';
 
 /**
  * One run's working set: its state (JSON, checkpointed) and what is not state (its abort switch, event sink, retry
@@ -21,10 +22,8 @@ import { streamLinkOf } from './stream-parts.js';
 export class RunContext implements BreakerWatcher {
   /** The correction tracker, made at the first invalid call. */
   tracker: CorrectionTracker | undefined;
-  /** Whether a text delta of the current model call reached the caller: from then on the call is not retried. */
-  deltaDelivered = false;
-  /** The current model call's streamed text, for the error's `partialOutput`. */
-  streamedText = '';
+  /** The current model step's text as the caller received it, across attempts (see {@link StepText}). */
+  readonly stepText = new StepText();
   /** The run's model retry policy, made at its first model call. */
   modelRetry: RetryPolicy | undefined;
   /** The run's tool retry policies by tool name, made at each tool's first call. */
@@ -60,9 +59,50 @@ export class RunContext implements BreakerWatcher {
     this.beforeStep = link?.beforeStep;
   }
 
+  /** Whether text of the current model step reached the caller. */
+  get deltaDelivered(): boolean {
+    return this.stepText.delivered !== '';
+  }
+
+  /** The current model step's text the caller holds, for an error's `partialOutput`. */
+  get streamedText(): string {
+    return this.stepText.delivered;
+  }
+
+  /** The current attempt answered: settles a recovery its text left open (see {@link StepText.finishAttempt}). */
+  finishAttempt(): void {
+    if (this.onTextDelta === undefined) return;
+    const { deliver, recovery } = this.stepText.finishAttempt();
+    if (recovery !== undefined) this.streamRecovered(recovery);
+    if (deliver !== '') this.sendDelta(this.onTextDelta, deliver);
+  }
+
   private deliverDelta(listener: (delta: string) => void, delta: string): void {
-    this.deltaDelivered = true;
-    this.streamedText += delta;
+    const { deliver, recovery } = this.stepText.accept(delta);
+    if (recovery !== undefined) this.streamRecovered(recovery);
+    if (deliver !== '') this.sendDelta(listener, deliver);
+  }
+
+  /** Counts a recovered stream and emits `stream-recovered`. */
+  private streamRecovered(recovery: StreamRecovery): void {
+    const counts = streamRecoveryCountsOf(this.state.report);
+    counts.total++;
+    counts[recovery.mode]++;
+    if (this.events.active) {
+      this.events.emit({
+        type: 'stream-recovered',
+        runId: this.runId,
+        atMs: this.clock.now(),
+        step: this.state.step,
+        errorCode: recovery.errorCode,
+        mode: recovery.mode,
+        keptCharacters: recovery.keptCharacters,
+        model: this.currentModel?.key ?? '',
+      });
+    }
+  }
+
+  private sendDelta(listener: (delta: string) => void, delta: string): void {
     try {
       listener(delta);
     } catch (error) {
