@@ -1,3 +1,4 @@
+import { resolveGovernance } from '../governance/governance.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import { systemClock } from '../policies/clock.js';
 import { DeadlineQueue } from '../policies/deadline-queue.js';
@@ -44,6 +45,8 @@ const KNOWN_OPTIONS = [
   'checkpoint',
   'store',
   'durability',
+  'prices',
+  'budgets',
 ];
 
 /** Checks the options and builds what every run of the agent shares; a bad option throws `config.invalid`. */
@@ -126,6 +129,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     temperature: options.temperature,
     checkpoint: options.checkpoint,
     durability: resolveDurability(options.store, options.durability),
+    governance: resolveGovernance(options.prices, options.budgets, clock),
   };
   // The catalog updates the runtime's own tool fields, which every run reads.
   if (sources.length > 0) runtime.toolCatalog = new SourcedToolCatalog(runtime, plain, sources, slots);

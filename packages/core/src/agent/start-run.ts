@@ -28,6 +28,7 @@ export async function executeRun<Output>(
     startedAtMs,
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
+  if (options.tenant !== undefined) state.tenant = options.tenant;
   if (runtime.durability !== undefined) {
     return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
   }

@@ -66,6 +66,10 @@ export interface Usage {
    * Anthropic reports no separate count, its thinking tokens are inside `outputTokens`.
    */
   reasoningTokens?: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache, when it reports them. */
+  cachedInputTokens?: number;
+  /** Of `inputTokens`, those written to the provider's prompt cache (Anthropic's cache_creation_input_tokens). */
+  cacheWriteInputTokens?: number;
 }
 
 /** One request to a model. */

@@ -77,6 +77,8 @@ export type RunEvent =
       readonly content?: string;
       /** On success: the tool calls the model asked for. */
       readonly toolCalls?: readonly ToolCall[];
+      /** On success: what the call cost in US dollars, by the agent's price table; absent for a model without a price. */
+      readonly costUsd?: number;
     })
   | (RunEventBase & {
       readonly type: 'retry-scheduled';

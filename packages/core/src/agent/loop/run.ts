@@ -47,6 +47,11 @@ export interface RunOptions {
   sessionBusy?: SessionBusy;
   /** Longest wait for a busy session, in milliseconds (0 to 3_600_000), then `store.conflict`. Defaults to 30_000. */
   sessionWaitMs?: number;
+  /**
+   * The tenant the run spends for: the agent's `tenant` budgets bound it, and metrics label it (bounded: see
+   * `@keel/telemetry`). 1 to 64 characters: letters, digits and `. _ : @ -`. Defaults to none (tenant `default`).
+   */
+  tenant?: string;
 }
 
 /** How a run ended. A run always resolves with one; it never rejects (except for invalid arguments to `run`). */
@@ -95,6 +100,7 @@ const RUN_OPTIONS = [
   'sessionId',
   'sessionBusy',
   'sessionWaitMs',
+  'tenant',
 ];
 
 /**
@@ -171,6 +177,10 @@ export function checkOptions(
   if (runId !== undefined) checkRunId(runId, where);
   if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function');
   if (onTextDelta !== undefined && typeof onTextDelta !== 'function') fail('onTextDelta must be a function');
+  const tenant = (options as { tenant?: unknown }).tenant;
+  if (tenant !== undefined && (typeof tenant !== 'string' || !/^[A-Za-z0-9._:@-]{1,64}$/.test(tenant))) {
+    fail(`tenant must be 1 to 64 letters, digits or . _ : @ -; got ${JSON.stringify(tenant)}`);
+  }
 }
 
 /** A run id must be a non-empty string of at most 200 characters. */

@@ -1,0 +1,20 @@
+import type { Clock } from '../policies/clock.js';
+import { type BudgetOptions, type ResolvedBudgets, resolveBudgets } from './budget-options.js';
+import { type PriceTable, priceTable } from './prices.js';
+
+/** What an agent's runs need for cost and budgets: its price table and budgets, resolved once. */
+export interface Governance {
+  readonly prices: PriceTable;
+  /** Undefined when the agent has no budgets: calls are sent without reservation. */
+  readonly budgets: ResolvedBudgets | undefined;
+  readonly clock: Clock;
+}
+
+/** Checks the agent's `prices` and `budgets`; a bad one throws `config.invalid`. */
+export function resolveGovernance(
+  prices: PriceTable | undefined,
+  budgets: BudgetOptions | undefined,
+  clock: Clock,
+): Governance {
+  return { prices: priceTable(prices), budgets: resolveBudgets(budgets), clock };
+}
