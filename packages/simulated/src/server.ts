@@ -57,6 +57,8 @@ export interface SimulatedRequestRecord {
   readonly down: boolean;
   /** The prompt's size as the server counts it (four characters a token), for chat completions. */
   readonly promptTokens: number | undefined;
+  /** The answer's size as the server counts it (four characters a token), once a completion was sent. */
+  readonly completionTokens: number | undefined;
   /** Why the brain failed, when it threw (the client got a 500). */
   readonly brainError: string | undefined;
 }
@@ -228,6 +230,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
     const completionTokens = estimateTokens(
       shaped.content + shaped.toolCalls.map((call) => call.name + call.arguments).join(''),
     );
+    record.completionTokens = completionTokens;
     sendCompletion(
       response,
       {
@@ -262,6 +265,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
       endedAtMs: undefined,
       down: false,
       promptTokens: undefined,
+      completionTokens: undefined,
     };
     requests.push(record);
     response.once('close', () => {
