@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { KeelError } from '@keel/core';
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { type BudgetsEntry, readBudgets } from './budgets.js';
 import { type ModelEntry, readModel } from './model.js';
 import { FieldReader } from './reader.js';
 import { readTools, type ToolEntry } from './tools.js';
@@ -21,6 +22,8 @@ export interface AgentFile {
   tools: ToolEntry[];
   limits: { maxTurns?: number; timeoutMs?: number; maxTokens?: number; maxParallelToolCalls?: number };
   retry: { maxAttempts?: number };
+  /** Token and cost budgets (see {@link BudgetsEntry}). Defaults to none. */
+  budgets?: BudgetsEntry;
   /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
   locations: Readonly<Record<string, string>>;
 }
@@ -40,7 +43,16 @@ export interface AgentFileOptions extends TrustFlags {
   allowedKeyHosts?: readonly string[];
 }
 
-const TOP_LEVEL_FIELDS = ['name', 'instructions', 'model', 'fallbacks', 'tools', 'limits', 'retry'] as const;
+const TOP_LEVEL_FIELDS = [
+  'name',
+  'instructions',
+  'model',
+  'fallbacks',
+  'tools',
+  'limits',
+  'retry',
+  'budgets',
+] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
 /** The longest a Node timer can wait, and so the longest run timeout. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -160,6 +172,11 @@ export function parseAgentFile(
       );
       if (maxAttempts !== undefined) result.retry.maxAttempts = maxAttempts;
     }
+  }
+  const budgetsNode = reader.node(root, 'budgets', 'budgets');
+  if (budgetsNode !== undefined) {
+    const budgets = reader.attempt(() => readBudgets(reader, budgetsNode));
+    if (budgets !== undefined) result.budgets = budgets;
   }
   reader.finish();
   checkTrust(result, options, allowedKeyHosts);
