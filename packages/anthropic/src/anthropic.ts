@@ -5,6 +5,8 @@ import {
   credentialRedactor,
   malformedResponseError,
   post,
+  type RateLimitSnapshot,
+  rateLimitFromHeaders,
   readJson,
   withRedactedErrors,
 } from '@keel/core/http';
@@ -161,7 +163,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     signal: AbortSignal,
     outputTool: OutputTool | undefined,
     onTextDelta: ((delta: string) => void) | undefined,
-  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
+  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null; rateLimit?: RateLimitSnapshot }> {
     const response = await post({
       url: endpoint,
       headers: onTextDelta !== undefined ? { ...headers, accept: 'text/event-stream' } : headers,
@@ -171,6 +173,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       provider,
     });
     const requestId = response.headers.get('request-id');
+    const rateLimit = rateLimitFromHeaders(response.headers);
     const contentType = response.headers.get('content-type') ?? '';
     if (onTextDelta === undefined || !contentType.includes('text/event-stream')) {
       const answer = parseMessage(
@@ -178,7 +181,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
         provider,
         model,
       );
-      return { answer, streamed: false, requestId };
+      return { answer, streamed: false, requestId, rateLimit };
     }
     if (response.body === null)
       throw malformedResponseError(provider, 'the event stream has no body', undefined, 200);
@@ -191,7 +194,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       onTextDelta,
       maxResponseBytes,
     });
-    return { answer, streamed: true, requestId };
+    return { answer, streamed: true, requestId, rateLimit };
   }
 
   async function send(
@@ -215,6 +218,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
     if (!streamed && onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     if (last.requestId !== null && last.requestId !== '') result.requestId = last.requestId;
+    if (last.rateLimit !== undefined) result.rateLimit = last.rateLimit;
     return result;
   }
 

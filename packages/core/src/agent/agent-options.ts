@@ -104,6 +104,12 @@ export interface AgentOptions<Output = string> {
    * {@link BudgetOptions}.
    */
   budgets?: BudgetOptions;
+  /**
+   * Paces the agent's model calls by what each provider says of its limits (the rate-limit headers of every answer,
+   * the Retry-After of every 429): a call waits for its window rather than draw a 429. Local to the process (not yet
+   * shared through Redis). Defaults to false.
+   */
+  pace?: boolean;
 }
 
 /** How the loop retries. Every retry of a run, model or tool, draws from the run's budget (and `budget` when set). */

@@ -47,6 +47,7 @@ const KNOWN_OPTIONS = [
   'durability',
   'prices',
   'budgets',
+  'pace',
 ];
 
 /** Checks the options and builds what every run of the agent shares; a bad option throws `config.invalid`. */
@@ -129,7 +130,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     temperature: options.temperature,
     checkpoint: options.checkpoint,
     durability: resolveDurability(options.store, options.durability),
-    governance: resolveGovernance(options.prices, options.budgets, clock),
+    governance: resolveGovernance(options.prices, options.budgets, clock, options.pace),
   };
   // The catalog updates the runtime's own tool fields, which every run reads.
   if (sources.length > 0) runtime.toolCatalog = new SourcedToolCatalog(runtime, plain, sources, slots);

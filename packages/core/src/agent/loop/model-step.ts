@@ -97,7 +97,7 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
       ? attempt(run, slot, sent, context)
       : breaker.execute((admitted) => attempt(run, slot, sent, admitted), context);
   return modelRetryOf(run).execute(
-    run.agent.governance.budgets === undefined
+    run.agent.governance.budgets === undefined && run.agent.governance.governor === undefined
       ? (context) => send(request, context)
       : (context) => budgetedAttempt(run, slot, request, (sent) => send(sent, context)),
     run.abort,
