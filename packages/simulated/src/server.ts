@@ -8,6 +8,7 @@ import { defaultBrain } from './default-brain.js';
 import { emptyFaultCounts, type FaultKind, type FaultSchedule, scheduledFault } from './faults.js';
 import { errorBody, isStatusFault, type StatusFault, sendJson, sendStatusFault } from './http-replies.js';
 import { outageAt } from './outages.js';
+import { QuotaWindows } from './quota.js';
 import {
   checkModelOptions,
   checkServerOptions,
@@ -97,6 +98,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
   const clock = options.clock ?? systemClock;
   const epochMs = options.epochMs ?? clock.now();
   const faults = toSimulatedFaults(options.faults);
+  const quota = options.quota === undefined ? undefined : new QuotaWindows(options.quota, clock);
   const models = new Map<string, { options: SimulatedModelOptions; faults: FaultSchedule | undefined }>();
   const configureModel = (model: string, modelOptions: SimulatedModelOptions) => {
     if (typeof model !== 'string' || model === '') {
@@ -162,6 +164,25 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
     record.modelIndex = modelIndex;
     record.stream = parsed.stream;
     record.promptTokens = promptTokens(chat.messages, chat.tools);
+    if (quota !== undefined) {
+      const decision = quota.take(
+        request.headers.authorization ?? '',
+        record.promptTokens + maxTokensOf(body),
+      );
+      Object.assign(headers, decision.headers);
+      if (decision.refused) {
+        record.fault = 'rate_limit';
+        stats.rate_limit += 1;
+        return reply(
+          429,
+          errorBody(
+            'Rate limit reached for requests or tokens per window.',
+            'requests',
+            'rate_limit_exceeded',
+          ),
+        );
+      }
+    }
     const outage = outageAt(settings.outages, record.receivedAtMs - epochMs);
     record.down = outage !== undefined;
     record.scheduled = outage ?? scheduledFault(settings.faults, modelIndex);
@@ -330,4 +351,11 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The request's `max_tokens` (or `max_completion_tokens`), 0 when absent: what a quota reserves for the answer. */
+function maxTokensOf(body: JsonValue): number {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 0;
+  const value = body.max_completion_tokens ?? body.max_tokens;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -2,7 +2,8 @@ import { type HeadersLike, parseDurationMs, parseTimestamp, readHeader } from '.
 
 /**
  * What a provider said of its rate limits in one response's headers: requests and tokens left in the current window,
- * and when each window resets (milliseconds since the epoch, by the caller's clock). Each field is absent when the
+ * and in how many milliseconds each window resets (relative, so that a reader on any clock, a fake one included,
+ * places the reset on its own). Each field is absent when the
  * provider did not send it. OpenAI sends `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (resets as
  * durations: `1s`, `6m0s`); Anthropic `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}` (resets as RFC
  * 3339 timestamps).
@@ -10,10 +11,10 @@ import { type HeadersLike, parseDurationMs, parseTimestamp, readHeader } from '.
 export interface RateLimitSnapshot {
   readonly requestsLimit?: number;
   readonly requestsRemaining?: number;
-  readonly requestsResetAtMs?: number;
+  readonly requestsResetInMs?: number;
   readonly tokensLimit?: number;
   readonly tokensRemaining?: number;
-  readonly tokensResetAtMs?: number;
+  readonly tokensResetInMs?: number;
 }
 
 const WIRES = [
@@ -33,7 +34,7 @@ const WIRES = [
  * The rate-limit snapshot in `headers` (see {@link RateLimitSnapshot}), or undefined when they hold none. Garbage
  * values are left out.
  *
- * @param nowMs The caller's clock, for turning reset durations into moments. Defaults to `Date.now()`.
+ * @param nowMs The current time, for Anthropic's reset timestamps. Defaults to `Date.now()`.
  */
 export function rateLimitFromHeaders(
   headers: HeadersLike | null | undefined,
@@ -54,7 +55,7 @@ export function rateLimitFromHeaders(
             : parseTimestamp(resetText, nowMs);
       if (limit !== undefined) snapshot[`${kind}Limit`] ??= limit;
       if (remaining !== undefined) snapshot[`${kind}Remaining`] ??= remaining;
-      if (resetInMs !== undefined) snapshot[`${kind}ResetAtMs`] ??= nowMs + resetInMs;
+      if (resetInMs !== undefined) snapshot[`${kind}ResetInMs`] ??= resetInMs;
     }
   }
   return Object.keys(snapshot).length === 0 ? undefined : (snapshot as RateLimitSnapshot);

@@ -48,7 +48,7 @@ export class PaceGovernor {
     return Math.max(0, Math.ceil(startMs - nowMs));
   }
 
-  /** Takes in what an answer's headers said of `key`'s limits. */
+  /** Takes in what an answer's headers said of `key`'s limits, its resets counted from `nowMs`. */
   observe(key: string, snapshot: RateLimitSnapshot | undefined, nowMs: number): void {
     if (snapshot === undefined) return;
     const window = this.windows.get(key) ?? {
@@ -60,11 +60,11 @@ export class PaceGovernor {
     };
     if (snapshot.requestsRemaining !== undefined) {
       window.requestsRemaining = snapshot.requestsRemaining;
-      window.requestsResetAtMs = snapshot.requestsResetAtMs ?? nowMs + 60_000;
+      window.requestsResetAtMs = nowMs + (snapshot.requestsResetInMs ?? 60_000);
     }
     if (snapshot.tokensRemaining !== undefined) {
       window.tokensRemaining = snapshot.tokensRemaining;
-      window.tokensResetAtMs = snapshot.tokensResetAtMs ?? nowMs + 60_000;
+      window.tokensResetAtMs = nowMs + (snapshot.tokensResetInMs ?? 60_000);
     }
     this.windows.set(key, window);
   }

@@ -22,9 +22,9 @@ describe('rateLimitFromHeaders', () => {
     ).toEqual({
       requestsLimit: 500,
       requestsRemaining: 499,
-      requestsResetAtMs: 1_120,
+      requestsResetInMs: 120,
       tokensRemaining: 29_000,
-      tokensResetAtMs: 361_000,
+      tokensResetInMs: 360_000,
     });
     const now = Date.parse('2026-11-27T12:00:00Z');
     expect(
@@ -36,7 +36,7 @@ describe('rateLimitFromHeaders', () => {
         }),
         now,
       ),
-    ).toEqual({ requestsRemaining: 3, requestsResetAtMs: now + 2_000 });
+    ).toEqual({ requestsRemaining: 3, requestsResetInMs: 2_000 });
     expect(rateLimitFromHeaders({ 'content-type': 'application/json' })).toBeUndefined();
   });
 });
@@ -46,7 +46,7 @@ describe('pace', () => {
     const clock = new FakeClock(0);
     const model = scriptedModel(() => ({
       content: 'ok',
-      rateLimit: { requestsRemaining: 0, requestsResetAtMs: clock.now() + 1_000 },
+      rateLimit: { requestsRemaining: 0, requestsResetInMs: 1_000 },
     }));
     const assistant = agent({ model, clock, pace: true });
     expect((await assistant.run('one')).status).toBe('completed');
@@ -69,7 +69,7 @@ describe('pace', () => {
     const sentAtMs: number[] = [];
     const model = scriptedModel(() => {
       sentAtMs.push(clock.now());
-      return { content: 'ok', rateLimit: { requestsRemaining: 4, requestsResetAtMs: 1_000 } };
+      return { content: 'ok', rateLimit: { requestsRemaining: 4, requestsResetInMs: 1_000 - clock.now() } };
     });
     const assistant = agent({ model, clock, pace: true });
     await assistant.run('first');
