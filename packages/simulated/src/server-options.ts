@@ -166,6 +166,22 @@ export function checkServerOptions(options: SimulatedServerOptions): void {
       prefixWhere: false,
     });
   }
+  const quota = options.quota;
+  if (quota !== undefined) {
+    const fields = ['requestsPerWindow', 'tokensPerWindow', 'windowMs'] as const;
+    const bad = fields.find((field) => {
+      const value = (quota as unknown as Record<string, unknown>)?.[field];
+      if (value === undefined && field === 'windowMs') return false;
+      return !(typeof value === 'number' && Number.isInteger(value) && value > 0);
+    });
+    if (typeof quota !== 'object' || quota === null || bad !== undefined)
+      throw optionError({
+        where: 'simulatedServer',
+        option: 'quota',
+        message: `quota.${bad ?? 'requestsPerWindow'} must be a positive integer, as in { requestsPerWindow: 500, tokensPerWindow: 200000, windowMs: 60000 }`,
+        prefixWhere: false,
+      });
+  }
   if (brain !== undefined && typeof brain !== 'function')
     throw optionError({
       where: 'simulatedServer',
