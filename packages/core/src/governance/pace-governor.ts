@@ -8,6 +8,25 @@ interface Window {
   tokensResetAtMs: number;
   /** No call before this moment: a 429's Retry-After, or the spacing of the calls left in the window. */
   nextAtMs: number;
+  /** Calls admitted whose answer has not come: an answer's `remaining` may not count them yet. */
+  inFlight: number;
+  /** The window's request limit, when the provider said it. */
+  requestsLimit: number | undefined;
+  /** The longest time to a reset seen: at most the window's length, the governor's guess of it. */
+  windowMs: number;
+}
+
+function emptyWindow(): Window {
+  return {
+    requestsRemaining: undefined,
+    requestsResetAtMs: 0,
+    tokensRemaining: undefined,
+    tokensResetAtMs: 0,
+    nextAtMs: 0,
+    inFlight: 0,
+    requestsLimit: undefined,
+    windowMs: 0,
+  };
 }
 
 /**
@@ -30,12 +49,36 @@ export class PaceGovernor {
    * `nowMs`; the call is counted against the window as if sent then.
    */
   admit(key: string, tokens: number, nowMs: number): number {
-    const window = this.windows.get(key);
-    if (window === undefined) return 0;
+    let window = this.windows.get(key);
+    if (window === undefined) {
+      window = emptyWindow();
+      this.windows.set(key, window);
+    }
+    window.inFlight++;
     let startMs = Math.max(nowMs, window.nextAtMs);
+    if (
+      window.requestsRemaining !== undefined &&
+      startMs >= window.requestsResetAtMs &&
+      window.requestsLimit !== undefined &&
+      window.windowMs > 0
+    ) {
+      // The window the last answer told of has ended: the next one (by the governor's guess of its length) starts
+      // with the provider's limit, until an answer tells it.
+      const passed = Math.floor((startMs - window.requestsResetAtMs) / window.windowMs) + 1;
+      window.requestsResetAtMs += passed * window.windowMs;
+      window.requestsRemaining = window.requestsLimit;
+    }
     if (window.requestsRemaining !== undefined && startMs < window.requestsResetAtMs) {
-      if (window.requestsRemaining <= 0) startMs = window.requestsResetAtMs;
-      else {
+      if (window.requestsRemaining <= 0) {
+        // Spent: the call goes in the next window, which the governor opens itself (with the limit the provider
+        // said) so that the calls waiting for it are spaced over it rather than sent together at its start.
+        startMs = window.requestsResetAtMs;
+        if (window.requestsLimit !== undefined && window.windowMs > 0) {
+          window.requestsResetAtMs += window.windowMs;
+          window.requestsRemaining = window.requestsLimit - 1;
+          window.nextAtMs = startMs + window.windowMs / window.requestsLimit;
+        }
+      } else {
         const spacingMs = (window.requestsResetAtMs - startMs) / window.requestsRemaining;
         window.requestsRemaining--;
         window.nextAtMs = startMs + spacingMs;
@@ -48,36 +91,31 @@ export class PaceGovernor {
     return Math.max(0, Math.ceil(startMs - nowMs));
   }
 
-  /** Takes in what an answer's headers said of `key`'s limits, its resets counted from `nowMs`. */
+  /**
+   * An admitted call of `key` ended: its answer's headers (`snapshot`, when it came with any) say what is left of the
+   * limits, resets counted from `nowMs`. The calls still in flight are taken off what the answer says is left (it may
+   * not count them yet): the governor errs towards waiting.
+   */
   observe(key: string, snapshot: RateLimitSnapshot | undefined, nowMs: number): void {
+    const window = this.windows.get(key) ?? emptyWindow();
+    window.inFlight = Math.max(0, window.inFlight - 1);
+    this.windows.set(key, window);
     if (snapshot === undefined) return;
-    const window = this.windows.get(key) ?? {
-      requestsRemaining: undefined,
-      requestsResetAtMs: 0,
-      tokensRemaining: undefined,
-      tokensResetAtMs: 0,
-      nextAtMs: 0,
-    };
     if (snapshot.requestsRemaining !== undefined) {
-      window.requestsRemaining = snapshot.requestsRemaining;
+      window.requestsRemaining = Math.max(0, snapshot.requestsRemaining - window.inFlight);
       window.requestsResetAtMs = nowMs + (snapshot.requestsResetInMs ?? 60_000);
+      window.windowMs = Math.max(window.windowMs, snapshot.requestsResetInMs ?? 0);
+      if (snapshot.requestsLimit !== undefined) window.requestsLimit = snapshot.requestsLimit;
     }
     if (snapshot.tokensRemaining !== undefined) {
       window.tokensRemaining = snapshot.tokensRemaining;
       window.tokensResetAtMs = nowMs + (snapshot.tokensResetInMs ?? 60_000);
     }
-    this.windows.set(key, window);
   }
 
   /** A 429 asked callers of `key` to wait `retryAfterMs`: every call of this process waits for it. */
   refused(key: string, retryAfterMs: number, nowMs: number): void {
-    const window = this.windows.get(key) ?? {
-      requestsRemaining: undefined,
-      requestsResetAtMs: 0,
-      tokensRemaining: undefined,
-      tokensResetAtMs: 0,
-      nextAtMs: 0,
-    };
+    const window = this.windows.get(key) ?? emptyWindow();
     window.nextAtMs = Math.max(window.nextAtMs, nowMs + retryAfterMs);
     this.windows.set(key, window);
   }

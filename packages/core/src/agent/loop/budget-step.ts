@@ -54,6 +54,7 @@ export async function budgetedAttempt(
     response = await send(sent);
   } catch (error) {
     await reservation?.settle(undefined);
+    governor?.observe(slot.key, undefined, clock.now());
     if (
       governor !== undefined &&
       KeelError.isInstance(error) &&
