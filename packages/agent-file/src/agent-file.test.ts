@@ -152,7 +152,7 @@ describe('parseAgentFile: every mistake at once', () => {
     );
     expect(error.code).toBe('config.invalid');
     expect(error.message.split('\n')).toEqual([
-      'agent.yaml:2:1: modle is not a known field (did you mean model? known: name, instructions, model, fallbacks, tools, toolChoice, limits, retry, modelTimeoutMs, streamFirstByteTimeoutMs, streamIdleTimeoutMs)',
+      'agent.yaml:2:1: modle is not a known field (did you mean model? known: name, instructions, model, fallbacks, tools, toolChoice, limits, retry, budgets, modelTimeoutMs, streamFirstByteTimeoutMs, streamIdleTimeoutMs)',
       'agent.yaml:3:40: model.fautls is not a known field (did you mean model.faults? known: provider, name, baseUrl, apiKeyEnv, contextWindowTokens, faults, api)',
       expect.stringMatching(
         /^agent\.yaml:4:9: tools\[0\] names an unknown tool "get_wether" \(did you mean get_weather\? built-in tools: /,
@@ -263,5 +263,32 @@ describe('parseAgentFile: which key goes to which host', () => {
     ['a token variable', 'model: { provider: openai, name: m, apiKeyEnv: GATEWAY_API_TOKEN }'],
   ])('accepts a key sent to %s', (_label, model) => {
     expect(parseAgentFile(`name: a\n${model}`, 'agent.yaml', TOOLS).name).toBe('a');
+  });
+});
+
+describe('budgets', () => {
+  it('reads token and cost budgets, located mistakes refused', () => {
+    const file = parseAgentFile(
+      [
+        'name: a',
+        'budgets:',
+        '  defaultOutputTokens: 512',
+        '  limits:',
+        '    - { name: daily, scope: tenant, maxCostUsd: 5, period: day }',
+        '',
+      ].join('\n'),
+      'agent.yaml',
+      TOOLS,
+    );
+    expect(file.budgets).toEqual({
+      defaultOutputTokens: 512,
+      limits: [{ name: 'daily', scope: 'tenant', maxCostUsd: 5, period: 'day' }],
+    });
+    expect(() =>
+      parseAgentFile('name: a\nbudgets:\n  limits:\n    - { name: x, scop: run }\n', 'agent.yaml', TOOLS),
+    ).toThrow(/agent\.yaml:4:18: budgets\.limits\[0\]\.scop is not a known field/);
+    expect(() => parseAgentFile('name: a\nbudgets: { limits: [] }\n', 'agent.yaml', TOOLS)).toThrow(
+      /budgets\.limits must be a non-empty list of budgets/,
+    );
   });
 });

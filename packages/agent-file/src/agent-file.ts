@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { KeelError } from '@keel/core';
 import type { ToolChoice } from '@keel/core/adapter';
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { type BudgetsEntry, readBudgets } from './budgets.js';
 import { type ModelEntry, readModel } from './model.js';
 import { FieldReader } from './reader.js';
 import { readToolChoice } from './tool-choice.js';
@@ -31,6 +32,8 @@ export interface AgentFile {
    * the silence between its chunks). Each unset one keeps the agent's default (120_000, 30_000, 15_000).
    */
   timeouts: { modelTimeoutMs?: number; streamFirstByteTimeoutMs?: number; streamIdleTimeoutMs?: number };
+  /** Token and cost budgets (see {@link BudgetsEntry}). Defaults to none. */
+  budgets?: BudgetsEntry;
   /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
   locations: Readonly<Record<string, string>>;
 }
@@ -60,6 +63,7 @@ const TOP_LEVEL_FIELDS = [
   'toolChoice',
   'limits',
   'retry',
+  'budgets',
   ...TIMEOUT_FIELDS,
 ] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
@@ -192,6 +196,11 @@ export function parseAgentFile(
   for (const key of TIMEOUT_FIELDS) {
     const value = reader.attempt(() => reader.positiveInteger(root, key, key, MAX_TIMEOUT_MS));
     if (value !== undefined) result.timeouts[key] = value;
+  }
+  const budgetsNode = reader.node(root, 'budgets', 'budgets');
+  if (budgetsNode !== undefined) {
+    const budgets = reader.attempt(() => readBudgets(reader, budgetsNode));
+    if (budgets !== undefined) result.budgets = budgets;
   }
   reader.finish();
   checkTrust(result, options, allowedKeyHosts);

@@ -106,3 +106,26 @@ describe('anthropic rate-limit headers', () => {
     );
   });
 });
+
+describe('rate-limit headers of an answer', () => {
+  it('reach keel as response.rateLimit, for the pace governor', async () => {
+    const resetAt = new Date(Date.now() + 30_000).toISOString();
+    server = await startHttpTestServer((_received, response) =>
+      sendJson(response, 200, message, {
+        'anthropic-ratelimit-requests-limit': '50',
+        'anthropic-ratelimit-requests-remaining': '49',
+        'anthropic-ratelimit-requests-reset': resetAt,
+        'anthropic-ratelimit-tokens-remaining': '40000',
+      }),
+    );
+    const model = anthropic('c', { apiKey: 'k', baseUrl: server.url });
+    const answer = await model.generate(request(new AbortController().signal));
+    expect(answer.rateLimit).toMatchObject({
+      requestsLimit: 50,
+      requestsRemaining: 49,
+      tokensRemaining: 40_000,
+    });
+    expect(answer.rateLimit?.requestsResetInMs).toBeGreaterThan(28_000);
+    expect(answer.rateLimit?.requestsResetInMs).toBeLessThanOrEqual(30_000);
+  });
+});

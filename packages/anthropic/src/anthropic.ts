@@ -10,6 +10,8 @@ import {
   credentialRedactor,
   malformedResponseError,
   post,
+  type RateLimitSnapshot,
+  rateLimitFromHeaders,
   readJson,
   withRedactedErrors,
 } from '@keel/core/http';
@@ -178,7 +180,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     request: ModelRequest,
     outputTool: OutputTool | undefined,
     onTextDelta: ((delta: string) => void) | undefined,
-  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
+  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null; rateLimit?: RateLimitSnapshot }> {
     // A streamed call is cut when it stalls (no first byte, or a silence between chunks): `network.timeout`.
     const stall = onTextDelta === undefined ? undefined : watchModelStream(request, provider);
     try {
@@ -202,7 +204,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     onTextDelta: ((delta: string) => void) | undefined,
     stall: StreamStallWatch | undefined,
     onStreamPart: ModelRequest['onStreamPart'],
-  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null }> {
+  ): Promise<{ answer: Answer; streamed: boolean; requestId: string | null; rateLimit?: RateLimitSnapshot }> {
     const response = await post({
       url: endpoint,
       headers: onTextDelta !== undefined ? { ...headers, accept: 'text/event-stream' } : headers,
@@ -212,6 +214,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       provider,
     });
     const requestId = response.headers.get('request-id');
+    const rateLimit = rateLimitFromHeaders(response.headers);
     const contentType = response.headers.get('content-type') ?? '';
     if (onTextDelta === undefined || !contentType.includes('text/event-stream')) {
       stall?.stop();
@@ -220,7 +223,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
         provider,
         model,
       );
-      return { answer, streamed: false, requestId };
+      return { answer, streamed: false, requestId, rateLimit };
     }
     if (response.body === null)
       throw malformedResponseError(provider, 'the event stream has no body', undefined, 200);
@@ -235,7 +238,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
       maxResponseBytes,
       onReceived: stall?.received,
     });
-    return { answer, streamed: true, requestId };
+    return { answer, streamed: true, requestId, rateLimit };
   }
 
   async function send(
@@ -258,6 +261,7 @@ export function anthropic(model: string, options: AnthropicOptions = {}): ModelP
     // A proxy that ignores `stream: true` answers in one piece: deliver its text as a single delta.
     if (!streamed && onTextDelta !== undefined && result.content !== '') onTextDelta(result.content);
     if (last.requestId !== null && last.requestId !== '') result.requestId = last.requestId;
+    if (last.rateLimit !== undefined) result.rateLimit = last.rateLimit;
     return result;
   }
 

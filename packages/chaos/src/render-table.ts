@@ -1,6 +1,12 @@
 import type { ChaosReport } from './run-chaos.js';
 import { formatPercent, type Scorecard } from './scorecard.js';
 
+/** US dollars for people: `$0.0123`, small amounts to the millionth (`$0.000042`). */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0';
+  return `$${usd >= 0.01 ? usd.toFixed(4) : usd.toFixed(6)}`;
+}
+
 /** A duration for people: `840 ms`, `2.4 s`. */
 export function formatDuration(milliseconds: number | null): string {
   if (milliseconds === null) return '-';
@@ -38,6 +44,7 @@ export function rowOf(card: Scorecard): Record<string, string> {
     subject: card.subject,
     completed: skipped ? '-' : formatPercent(card.completionRate),
     'req/completed': card.requestsPerCompletedRun === null ? '-' : card.requestsPerCompletedRun.toFixed(2),
+    'cost/completed': card.costPerCompletedRunUsd === null ? '-' : formatUsd(card.costPerCompletedRunUsd),
     'vs minimum': card.amplification === null ? '-' : `${card.amplification.toFixed(2)}x`,
     'while down': skipped ? '-' : String(card.requests.whileDown),
     p50: formatDuration(card.durationMs.p50),
@@ -77,6 +84,7 @@ export function renderTable(report: ChaosReport): string {
     ...(several ? ['subject'] : []),
     'completed',
     'req/completed',
+    'cost/completed',
     'vs minimum',
     'while down',
     'p50',

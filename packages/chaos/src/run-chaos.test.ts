@@ -61,6 +61,9 @@ describe('runChaos over real HTTP', () => {
       const binned = card.timeline.bins.reduce((sum, bin) => sum + bin.ok + bin.faulted + bin.down, 0);
       expect(binned).toBe(card.requests.total);
       expect(card.completed).toBeGreaterThanOrEqual(7);
+      // Every answered request is priced (the simulated model at gpt-4.1-mini's price): a fraction of a cent per run.
+      expect(card.costPerCompletedRunUsd).toBeGreaterThan(0);
+      expect(card.costPerCompletedRunUsd).toBeLessThan(0.01);
     }
     // 30% of the requests fail: the retries show in the count, every request of a completed run is needed.
     expect(transient!.requests.total).toBeGreaterThan(16);
@@ -68,6 +71,7 @@ describe('runChaos over real HTTP', () => {
     // Tool faults cost tool retries, not model requests.
     expect(flaky!.requests.total).toBe(16);
     expect(renderTable(report)).toContain('transient-30');
+    expect(renderTable(report)).toMatch(/cost\/completed/);
   });
 
   it('counts a run that outlives the cap as hung and a run that throws as untyped, without waiting for them', async () => {

@@ -1,3 +1,4 @@
+import { costOfUsage, DEFAULT_PRICES } from '@keel/core/adapter';
 import {
   type FaultSchedule,
   SIMULATED_FALLBACK_MODEL,
@@ -9,6 +10,10 @@ import {
 import { recallingBrain } from './recalling-brain.js';
 import type { ChaosScenario, ModelFaults } from './scenario.js';
 import type { RequestSample, WindowSample } from './scorecard.js';
+
+/** The simulated model's price: keel's built-in one (priced as gpt-4.1-mini). */
+const SIMULATED_PRICE = DEFAULT_PRICES.simulated!;
+
 import { seedOf } from './seeds.js';
 import type { ChaosModel, ChaosSubject } from './subject.js';
 
@@ -133,6 +138,13 @@ export function requestSamples(server: SimulatedServer): RequestSample[] {
       atMs: record.receivedAtMs,
       down: record.down,
       fault: record.fault,
+      costUsd:
+        record.completionTokens === undefined
+          ? 0
+          : costOfUsage(
+              { inputTokens: record.promptTokens ?? 0, outputTokens: record.completionTokens },
+              SIMULATED_PRICE,
+            ),
     }));
 }
 

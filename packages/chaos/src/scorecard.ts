@@ -29,6 +29,8 @@ export interface RequestSample {
   readonly down: boolean;
   /** The fault it got (`none` for a clean answer). */
   readonly fault: string;
+  /** What it cost in US dollars (its prompt and answer tokens as the server counted them, at the simulated model's price); 0 when it got no answer. */
+  readonly costUsd?: number;
 }
 
 /** An outage window, in milliseconds since the epoch. */
@@ -99,6 +101,12 @@ export interface Scorecard {
   };
   /** Every upstream request the scenario caused, divided by the runs that completed; null when none did. */
   readonly requestsPerCompletedRun: number | null;
+  /**
+   * What every answered request of the scenario cost (tokens as the server counted them, at keel's price for the
+   * simulated model), in US dollars, divided by the runs that completed; null when none did. The same measure for
+   * every subject: what the provider would bill per useful run.
+   */
+  readonly costPerCompletedRunUsd: number | null;
   /** The fewest upstream requests that complete the completed runs (see {@link minimumRequests}). */
   readonly minimumRequests: number;
   /** requests.total / minimumRequests; null when nothing completed. */
@@ -248,6 +256,11 @@ export function scorecardOf(observation: ScenarioObservation): Scorecard {
       whileDown: requests.filter((request) => request.down).length,
     },
     requestsPerCompletedRun: ratio(requests.length, completed) ?? null,
+    costPerCompletedRunUsd:
+      ratio(
+        requests.reduce((sum, request) => sum + (request.costUsd ?? 0), 0),
+        completed,
+      ) ?? null,
     minimumRequests: minimum,
     durationMs: {
       p50: percentile(durations, 0.5) ?? null,

@@ -15,8 +15,12 @@ const ENTRIES = [
   { entry: '@keel/core/process', source: 'process/index.ts', list: 'process.txt' },
 ] as const;
 
-/** The most names the root of `@keel/core` may export (issue 19): the rest belong to a subpath or to no one. */
-const ROOT_LIMIT = 150;
+/**
+ * The most names the root of `@keel/core` may export: the rest belong to a subpath or to no one. 150 when the surface
+ * was cut by audience; 170 since streams, content parts, cost and budgets, and agents made of agents each brought
+ * their entry point and option types. Raising it again is a decision made in review, as adding a name is.
+ */
+const ROOT_LIMIT = 170;
 
 /** The names an entry exports, from its `export { ... } from` statements: `type Name` for types, `name` for values. */
 function exportedNames(source: string): string[] {

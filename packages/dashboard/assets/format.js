@@ -35,3 +35,18 @@ export function runHref(runId) {
 export function workerLabel(worker) {
   return worker.leaseEnded ? `${worker.owner} (lease ended)` : worker.owner;
 }
+
+/** US dollars: `$0.0123`, small amounts to the millionth (`$0.000042`); a dash when unknown. */
+export function formatUsd(usd) {
+  if (typeof usd !== 'number') return '–';
+  if (usd === 0) return '$0';
+  return `$${usd >= 0.01 ? usd.toFixed(4) : usd.toFixed(6)}`;
+}
+
+/** A run's cost line: total, by model, and calls of models without a price. */
+export function costText(cost) {
+  if (cost === undefined || cost === null) return '–';
+  const models = Object.entries(cost.byModel ?? {}).map(([model, usd]) => `${model} ${formatUsd(usd)}`);
+  const unpriced = cost.unpricedCalls > 0 ? `; ${cost.unpricedCalls} calls of models without a price` : '';
+  return `${formatUsd(cost.totalUsd)}${models.length > 0 ? ` (${models.join(', ')})` : ''}${unpriced}`;
+}

@@ -1,6 +1,6 @@
 // The run page's read-only panels: the error, the report and budgets, the conversation and the tool ledger.
 import { h, jsonBlock } from './dom.js';
-import { figure, formatDuration, formatTime } from './format.js';
+import { costText, figure, formatDuration, formatTime } from './format.js';
 
 /** A failed request or resume: keel's error code, message and guidance. */
 export function problem(error) {
@@ -97,6 +97,7 @@ export function report(run) {
       row('errors', `${report.errors.total} (${pairs(report.errors.byCode)})`),
       row('guardrails tripped', figure(report.guardrailsTripped)),
       row('tokens', `in ${report.usage.inputTokens}, out ${report.usage.outputTokens}`),
+      row('cost', costText(report.cost)),
       row('duration', formatDuration(report.durationMs)),
     ),
     h('h2', {}, 'Budgets'),

@@ -2,7 +2,8 @@
 // the store live, and the page's scripts never turn data into markup.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Agent, MemoryRunStore, queuedRun } from '@keel/core';
+import { type Agent, agent, MemoryRunStore, queuedRun } from '@keel/core';
+import { scriptedModel } from '@keel/core/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dashboard, startDashboard } from './dashboard.js';
@@ -70,6 +71,25 @@ describe('the page', () => {
     expect(await page.locator('.error-panel').count()).toBe(0);
     expect(await page.locator('main').textContent()).not.toContain('Resume with approvals');
     expect(await page.locator('.report').textContent()).not.toContain('run.interrupted');
+  });
+
+  it("shows a run's cost in its report, by model", async () => {
+    const priced = agent({
+      name: 'priced',
+      model: scriptedModel([{ content: 'hi', usage: { inputTokens: 10_000, outputTokens: 1_000 } }], {
+        provider: 'openai',
+        model: 'gpt-4.1-mini',
+      }),
+      store,
+    });
+    const { runId } = await priced.run('Say hi');
+    // The page address carries the token the first time (other tests may have run before, or not).
+    await page.goto(dashboard.pageUrl);
+    await page.goto(`${dashboard.url}/runs/${runId}`);
+    // gpt-4.1-mini: 10,000 input tokens at 0.4 and 1,000 output at 1.6 dollars per million.
+    await expect
+      .poll(() => page.locator('.report').textContent())
+      .toContain('cost$0.005600 (openai/gpt-4.1-mini $0.005600)');
   });
 
   it('abandons a call that may have run: the run goes on without running it again', async () => {

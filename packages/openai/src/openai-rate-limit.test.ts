@@ -91,3 +91,25 @@ describe('openai rate-limit headers', () => {
     );
   });
 });
+
+describe('rate-limit headers of an answer', () => {
+  it('reach keel as response.rateLimit, for the pace governor', async () => {
+    server = await startHttpTestServer((_received, response) =>
+      sendJson(response, 200, completion, {
+        'x-ratelimit-limit-requests': '60',
+        'x-ratelimit-remaining-requests': '59',
+        'x-ratelimit-reset-requests': '1s',
+        'x-ratelimit-remaining-tokens': '9000',
+        'x-ratelimit-reset-tokens': '6m0s',
+      }),
+    );
+    const model = openaiCompatible({ baseUrl: server.url, model: 'm' });
+    const answer = await model.generate(request(new AbortController().signal));
+    expect(answer.rateLimit).toMatchObject({
+      requestsLimit: 60,
+      requestsRemaining: 59,
+      tokensRemaining: 9_000,
+    });
+    expect(answer.rateLimit).toMatchObject({ requestsResetInMs: 1_000, tokensResetInMs: 360_000 });
+  });
+});

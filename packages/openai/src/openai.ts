@@ -5,6 +5,7 @@ import {
   credentialRedactor,
   malformedResponseError,
   post,
+  rateLimitFromHeaders,
   readJson,
   withRedactedErrors,
 } from '@keel/core/http';
@@ -226,6 +227,8 @@ function createProvider(settings: ProviderSettings): ModelProvider {
       }
       const requestId = response.headers.get('x-request-id');
       if (requestId !== null && requestId !== '') result.requestId = requestId;
+      const rateLimit = rateLimitFromHeaders(response.headers);
+      if (rateLimit !== undefined) result.rateLimit = rateLimit;
       return result;
     } finally {
       stall?.stop();

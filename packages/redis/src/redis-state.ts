@@ -1,9 +1,16 @@
 import { type Clock, KeelError } from '@keel/core';
 import { Emitter, type Event, type TimerHandle } from '@keel/core/adapter';
-import type { BreakerStoreFactory, RateLimiterStoreFactory, RetryBudgetStoreFactory } from '@keel/core/store';
+import type {
+  BreakerStoreFactory,
+  BudgetStore,
+  RateLimiterStoreFactory,
+  RetryBudgetStoreFactory,
+} from '@keel/core/store';
 import { Redis, type RedisOptions } from 'ioredis';
 import { BREAKER_SCRIPT } from './breaker/breaker-script.js';
 import { type RedisBreakerStoreOptions, redisBreakerStore } from './breaker/redis-breaker-store.js';
+import { BUDGET_SCRIPT } from './budget/budget-script.js';
+import { RedisBudgetStore } from './budget/redis-budget-store.js';
 import { RATE_LIMITER_SCRIPT } from './rate-limiter/rate-limiter-script.js';
 import {
   type RedisRateLimiterStoreOptions,
@@ -47,6 +54,13 @@ export interface RedisState {
   rateLimiterStore(options: RedisRateLimiterStoreOptions): RateLimiterStoreFactory;
   /** A retry budget store factory: `retryBudget({ ratio: 0.2, store: shared.retryBudgetStore({ name }) })`. */
   retryBudgetStore(options: RedisRetryBudgetStoreOptions): RetryBudgetStoreFactory;
+  /**
+   * A store for the agent's token and cost budgets, shared by the fleet: `agent({ budgets: { limits, store:
+   * shared.budgetStore() } })`. Reserve and settle are one round trip each, atomic over a call's counters; while Redis
+   * cannot be reached they reject with `store.unavailable`, and the agent's `budgets.onStoreUnavailable` decides
+   * (`closed` by default: no call is sent).
+   */
+  budgetStore(): BudgetStore;
   /** Redis stopped answering: policies follow their `onUnavailable` rule from now on. */
   readonly onUnavailable: Event<RedisUnavailableEvent>;
   /** Redis answers again and the policies have taken the shared state back. */
@@ -74,10 +88,12 @@ export function redisState(options: RedisStateOptions): RedisState {
   return new SharedRedisState(resolveStateOptions(options));
 }
 
-const COMMANDS: Record<ScriptName, { command: string; lua: string }> = {
-  breaker: { command: 'keelBreaker', lua: BREAKER_SCRIPT },
-  rateLimiter: { command: 'keelRateLimiter', lua: RATE_LIMITER_SCRIPT },
-  retryBudget: { command: 'keelRetryBudget', lua: RETRY_BUDGET_SCRIPT },
+const COMMANDS: Record<ScriptName, { command: string; lua: string; numberOfKeys?: number }> = {
+  breaker: { command: 'keelBreaker', lua: BREAKER_SCRIPT, numberOfKeys: 1 },
+  rateLimiter: { command: 'keelRateLimiter', lua: RATE_LIMITER_SCRIPT, numberOfKeys: 1 },
+  retryBudget: { command: 'keelRetryBudget', lua: RETRY_BUDGET_SCRIPT, numberOfKeys: 1 },
+  // Over as many keys as a call has counters: called with the number of keys first.
+  budget: { command: 'keelBudget', lua: BUDGET_SCRIPT },
 };
 
 type ScriptCommand = (key: string, ...args: string[]) => Promise<unknown>;
@@ -144,8 +160,8 @@ class SharedRedisState implements RedisState, SharedConnection {
         : new Redis(settings.url as string, connection);
     this.subscriber = this.commands.duplicate();
     this.where = `${this.commands.options.host ?? '127.0.0.1'}:${this.commands.options.port ?? 6379}`;
-    for (const { command, lua } of Object.values(COMMANDS)) {
-      this.commands.defineCommand(command, { numberOfKeys: 1, lua });
+    for (const { command, lua, numberOfKeys } of Object.values(COMMANDS)) {
+      this.commands.defineCommand(command, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
     }
     for (const redis of [this.commands, this.subscriber]) {
       redis.on('error', (error: unknown) => {
@@ -211,6 +227,10 @@ class SharedRedisState implements RedisState, SharedConnection {
     return redisRetryBudgetStore(this, options);
   }
 
+  budgetStore(): BudgetStore {
+    return new RedisBudgetStore(this);
+  }
+
   key(kind: StateKind, name: string): string {
     return `keel:${this.namespace}:${kind}:${name}`;
   }
@@ -222,7 +242,16 @@ class SharedRedisState implements RedisState, SharedConnection {
     late?: (answer: unknown) => void,
   ): Promise<unknown> {
     const command = (this.commands as unknown as Record<string, ScriptCommand>)[COMMANDS[script].command]!;
-    const pending = command.call(this.commands, key, ...args);
+    return this.answerOf(command.call(this.commands, key, ...args), late);
+  }
+
+  async runKeys(script: ScriptName, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const command = (this.commands as unknown as Record<string, ScriptCommand>)[COMMANDS[script].command]!;
+    return this.answerOf(command.call(this.commands, String(keys.length), ...keys, ...args));
+  }
+
+  /** An operation's answer, or `store.unavailable`: see `SharedConnection.run`. */
+  private async answerOf(pending: Promise<unknown>, late?: (answer: unknown) => void): Promise<unknown> {
     try {
       return await within(pending, this.operationTimeoutMs);
     } catch (error) {

@@ -68,10 +68,14 @@ describe('simulated options', () => {
     const error = await rejectionOf(startSimulatedServer({ contextWindow: 100 } as never));
     expect(error.code).toBe('config.invalid');
     expect(error.message).toBe(
-      'Unknown startSimulatedServer() option contextWindow (known: faults, models, brain, contextWindowTokens, apiKey, port, onRequest, clock, epochMs, keepProcessAlive); did you mean contextWindowTokens?',
+      'Unknown startSimulatedServer() option contextWindow (known: faults, models, brain, contextWindowTokens, apiKey, port, onRequest, clock, epochMs, keepProcessAlive, quota); did you mean contextWindowTokens?',
     );
     const keepAlive = await rejectionOf(startSimulatedServer({ keepProcessAlive: 'no' } as never));
     expect(keepAlive.message).toMatch(/keepProcessAlive must be true or false/);
+    const quota = await rejectionOf(
+      startSimulatedServer({ quota: { requestsPerWindow: 0, tokensPerWindow: 5 } }),
+    );
+    expect(quota.message).toMatch(/quota\.requestsPerWindow must be a positive integer/);
   });
 
   it('a fault schedule rejects unknown fields', async () => {

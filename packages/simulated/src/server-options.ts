@@ -4,6 +4,7 @@ import type { Brain } from './brain.js';
 import { type FaultSchedule, validateFaultSchedule } from './faults.js';
 import { type OutageWindow, validateOutages } from './outages.js';
 import { faultsForModel, parseFaults, type SimulatedFaults } from './parse-faults.js';
+import type { SimulatedQuota } from './quota.js';
 import type { SimulatedRequestRecord } from './server.js';
 
 /** Settings of one model served by the simulated server. */
@@ -55,6 +56,8 @@ export interface SimulatedServerOptions {
    * false, so a forgotten `close()` does not hold a CLI open (requests in flight still do).
    */
   keepProcessAlive?: boolean;
+  /** Rate limits per API key, enforced with OpenAI's 429 and headers (see {@link SimulatedQuota}). Defaults to none. */
+  quota?: SimulatedQuota;
 }
 
 /** A model's settings with defaults resolved. */
@@ -83,6 +86,7 @@ const SERVER_OPTIONS = Object.keys({
   clock: true,
   epochMs: true,
   keepProcessAlive: true,
+  quota: true,
 } satisfies Record<keyof SimulatedServerOptions, true>);
 
 /** Reads `faults` (any accepted form) into per-model schedules. */
@@ -161,6 +165,22 @@ export function checkServerOptions(options: SimulatedServerOptions): void {
       message: `port must be an integer from 0 to 65535, got ${String(port)}`,
       prefixWhere: false,
     });
+  }
+  const quota = options.quota;
+  if (quota !== undefined) {
+    const fields = ['requestsPerWindow', 'tokensPerWindow', 'windowMs'] as const;
+    const bad = fields.find((field) => {
+      const value = (quota as unknown as Record<string, unknown>)?.[field];
+      if (value === undefined && field === 'windowMs') return false;
+      return !(typeof value === 'number' && Number.isInteger(value) && value > 0);
+    });
+    if (typeof quota !== 'object' || quota === null || bad !== undefined)
+      throw optionError({
+        where: 'simulatedServer',
+        option: 'quota',
+        message: `quota.${bad ?? 'requestsPerWindow'} must be a positive integer, as in { requestsPerWindow: 500, tokensPerWindow: 200000, windowMs: 60000 }`,
+        prefixWhere: false,
+      });
   }
   if (brain !== undefined && typeof brain !== 'function')
     throw optionError({

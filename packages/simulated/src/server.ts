@@ -11,6 +11,7 @@ import { outageAt } from './outages.js';
 import { sendResponses, sendResumedEvents } from './responses-replies.js';
 import { parseResponsesRequest } from './responses-request.js';
 import { randomAt } from './prng.js';
+import { QuotaWindows } from './quota.js';
 import {
   checkModelOptions,
   checkServerOptions,
@@ -64,6 +65,8 @@ export interface SimulatedRequestRecord {
   readonly down: boolean;
   /** The prompt's size as the server counts it (four characters a token), for chat completions. */
   readonly promptTokens: number | undefined;
+  /** The answer's size as the server counts it (four characters a token), once a completion was sent. */
+  readonly completionTokens: number | undefined;
   /** Why the brain failed, when it threw (the client got a 500). */
   readonly brainError: string | undefined;
 }
@@ -104,6 +107,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
   const clock = options.clock ?? systemClock;
   const epochMs = options.epochMs ?? clock.now();
   const faults = toSimulatedFaults(options.faults);
+  const quota = options.quota === undefined ? undefined : new QuotaWindows(options.quota, clock);
   const models = new Map<string, { options: SimulatedModelOptions; faults: FaultSchedule | undefined }>();
   const configureModel = (model: string, modelOptions: SimulatedModelOptions) => {
     if (typeof model !== 'string' || model === '') {
@@ -189,6 +193,25 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
     record.modelIndex = modelIndex;
     record.stream = parsed.stream;
     record.promptTokens = promptTokens(chat.messages, chat.tools);
+    if (quota !== undefined) {
+      const decision = quota.take(
+        request.headers.authorization ?? '',
+        record.promptTokens + maxTokensOf(body),
+      );
+      Object.assign(headers, decision.headers);
+      if (decision.refused) {
+        record.fault = 'rate_limit';
+        stats.rate_limit += 1;
+        return reply(
+          429,
+          errorBody(
+            'Rate limit reached for requests or tokens per window.',
+            'requests',
+            'rate_limit_exceeded',
+          ),
+        );
+      }
+    }
     const outage = outageAt(settings.outages, record.receivedAtMs - epochMs);
     record.down = outage !== undefined;
     record.scheduled = outage ?? scheduledFault(settings.faults, modelIndex);
@@ -266,6 +289,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
     const completionTokens = estimateTokens(
       shaped.content + shaped.toolCalls.map((call) => call.name + call.arguments).join(''),
     );
+    record.completionTokens = completionTokens;
     if (responsesWire) {
       const parts = {
         id: `resp_sim_${record.index}`,
@@ -321,6 +345,7 @@ export async function startSimulatedServer(options: SimulatedServerOptions = {})
       endedAtMs: undefined,
       down: false,
       promptTokens: undefined,
+      completionTokens: undefined,
     };
     requests.push(record);
     response.once('close', () => {
@@ -418,4 +443,11 @@ function deliveryOf(
     default:
       return 'whole';
   }
+}
+
+/** The request's `max_tokens` (or `max_completion_tokens`), 0 when absent: what a quota reserves for the answer. */
+function maxTokensOf(body: JsonValue): number {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 0;
+  const value = body.max_completion_tokens ?? body.max_tokens;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 }

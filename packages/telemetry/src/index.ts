@@ -2,7 +2,9 @@
 export type { MetricAttributes, MetricReading } from './counter-table.js';
 export {
   DEFAULT_MAX_RESPONSE_MODELS,
+  DEFAULT_MAX_TENANTS,
   DEFAULT_MAX_TOOL_NAMES,
+  DEFAULT_TENANT_LABEL,
   LABEL_BOUNDS_OPTIONS,
   LabelBounds,
   type LabelBoundsOptions,

@@ -11,6 +11,10 @@ export const OVERFLOW_LABEL = '_OTHER';
 export const DEFAULT_MAX_RESPONSE_MODELS = 4;
 /** Default of {@link LabelBoundsOptions.maxToolNames}. */
 export const DEFAULT_MAX_TOOL_NAMES = 64;
+/** Default of {@link LabelBoundsOptions.maxTenants}. */
+export const DEFAULT_MAX_TENANTS = 100;
+/** The `keel.tenant` of runs that name no tenant. */
+export const DEFAULT_TENANT_LABEL = 'default';
 
 /** Most labels {@link LabelBounds} remembers having decided. */
 const MAX_DECIDED = 1_024;
@@ -35,10 +39,15 @@ export interface LabelBoundsOptions {
    * (`tool.not_found`). Defaults to 64.
    */
   maxToolNames?: number;
+  /**
+   * Distinct `keel.tenant` values kept (the run option `tenant`: one per customer can be many); later ones are
+   * `_OTHER`, the overflow bucket. Runs with no tenant are `default`. Defaults to 100.
+   */
+  maxTenants?: number;
 }
 
 /** The options of {@link LabelBoundsOptions}, for `rejectUnknownOptions` of the packages that take them. */
-export const LABEL_BOUNDS_OPTIONS = ['secrets', 'maxResponseModels', 'maxToolNames'] as const;
+export const LABEL_BOUNDS_OPTIONS = ['secrets', 'maxResponseModels', 'maxToolNames', 'maxTenants'] as const;
 
 /**
  * Label values that come from outside keel's configuration, bounded and redacted: the model a provider says
@@ -50,6 +59,8 @@ export class LabelBounds {
   readonly redactor: Redactor;
   private readonly maxResponseModels: number;
   private readonly maxToolNames: number;
+  private readonly maxTenants: number;
+  private readonly tenants = new FirstSeen();
   private readonly responseModels = new FirstSeen();
   private readonly toolNames = new FirstSeen();
   // A value's label never changes once decided, so the usual few are found without redacting them again (an event
@@ -57,7 +68,7 @@ export class LabelBounds {
   private readonly decided = new Map<string, string>();
 
   constructor(options: LabelBoundsOptions = {}, where = 'telemetry') {
-    const { secrets = [], maxResponseModels, maxToolNames } = options;
+    const { secrets = [], maxResponseModels, maxToolNames, maxTenants } = options;
     if (!Array.isArray(secrets) || secrets.some((secret) => !isOptionalString(secret)))
       throwOptionError({
         where: where,
@@ -72,6 +83,19 @@ export class LabelBounds {
       DEFAULT_MAX_RESPONSE_MODELS,
     );
     this.maxToolNames = count(where, 'maxToolNames', maxToolNames, DEFAULT_MAX_TOOL_NAMES);
+    this.maxTenants = count(where, 'maxTenants', maxTenants, DEFAULT_MAX_TENANTS);
+  }
+
+  /**
+   * `keel.tenant` for a run of `tenant` (undefined: `default`): the tenant, redacted and cut, when it is among the
+   * first `maxTenants` seen; else `_OTHER`.
+   */
+  tenant(tenant: string | undefined): string {
+    if (tenant === undefined) return DEFAULT_TENANT_LABEL;
+    return this.memo(`n\u0000${tenant}`, () => {
+      const value = this.clean(tenant);
+      return this.tenants.keep('', value, this.maxTenants) ? value : OVERFLOW_LABEL;
+    });
   }
 
   /**

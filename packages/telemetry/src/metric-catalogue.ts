@@ -111,6 +111,15 @@ export const KEEL_METRICS = {
     description: 'Upstream model requests sent (each attempt), by model and outcome.',
     attributes: ['keel.model', 'keel.outcome', 'error.type'],
   },
+  modelCost: {
+    name: 'keel.model.cost',
+    prometheusName: 'keel_model_cost_usd_total',
+    instrument: 'counter',
+    unit: 'USD',
+    description:
+      "What answered model requests cost, in US dollars, by the agent's price table; by model and tenant (bounded: see maxTenants).",
+    attributes: ['keel.model', 'keel.tenant'],
+  },
   retries: {
     name: 'keel.retries',
     prometheusName: 'keel_retries_total',

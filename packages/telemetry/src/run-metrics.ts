@@ -74,6 +74,10 @@ interface CheckpointSeries {
 export class RunMetrics {
   private readonly counterTable = new CounterTable();
   private readonly agentOfRun = new Map<string, string>();
+  /** The `keel.tenant` label of each run going on. */
+  private readonly tenantOfRun = new Map<string, string>();
+  /** `keel.model.cost` series by model and tenant label. */
+  private readonly costSeries = new Map<string, { value: number }>();
   private readonly breakers = new Set<ObservedBreaker>();
   private readonly budgets = new Map<string, RetryBudget>();
   private readonly modelSeries = new KeyedByThree<ModelCallSeries>();
@@ -193,6 +197,7 @@ export class RunMetrics {
         if (this.agentOfRun.has(event.runId)) return;
         const agent = nameLabel(event.agentName);
         this.agentOfRun.set(event.runId, agent);
+        this.tenantOfRun.set(event.runId, this.bounds.tenant(event.tenant));
         this.activeRuns(agent).value += 1;
         return;
       }
@@ -242,6 +247,7 @@ export class RunMetrics {
   private runEnded(event: Extract<RunEvent, { type: 'run-end' }>): void {
     const agent = this.agentOfRun.get(event.runId);
     this.agentOfRun.delete(event.runId);
+    this.tenantOfRun.delete(event.runId);
     if (agent !== undefined) this.activeRuns(agent).value -= 1;
     // A run whose start was not seen (observed mid-run) is counted without its agent.
     const agentKey = agent === undefined ? '' : `=${agent}`;
@@ -291,6 +297,22 @@ export class RunMetrics {
       this.recordTokenUsage(event.usage.inputTokens, series.inputTokens);
       this.recordTokenUsage(event.usage.outputTokens, series.outputTokens);
     }
+    if (event.costUsd !== undefined) this.costOf(event.model, event.runId).value += event.costUsd;
+  }
+
+  /** The `keel.model.cost` series of a model, for the tenant of a run. */
+  private costOf(model: string, runId: string): { value: number } {
+    const tenant = this.tenantOfRun.get(runId) ?? this.bounds.tenant(undefined);
+    const key = `${model}\u0000${tenant}`;
+    let series = this.costSeries.get(key);
+    if (series === undefined) {
+      series = this.counterTable.series(KEEL_METRICS.modelCost, {
+        'keel.model': nameLabel(model),
+        'keel.tenant': tenant,
+      });
+      this.costSeries.set(key, series);
+    }
+    return series;
   }
 
   private modelCallSeries(

@@ -57,6 +57,8 @@ export interface RunQueueOptions {
 export interface SubmitOptions {
   /** The run's id. Defaults to a random UUID. */
   runId?: string;
+  /** The tenant the run spends for: its tenant budgets, metrics labels. Defaults to none (tenant `default`). */
+  tenant?: string;
 }
 
 /** What {@link RunQueue.submit} did. */
@@ -193,9 +195,16 @@ export function runQueue(options: RunQueueOptions): RunQueue {
   };
   return {
     async submit(agentName, input, submitOptions = {}) {
-      checkOptionsObject(submitOptions, ['runId'], 'submit', "{ runId: 'run-42' }");
+      checkOptionsObject(submitOptions, ['runId', 'tenant'], 'submit', "{ runId: 'run-42', tenant: 'acme' }");
       const runId = submitOptions.runId ?? randomUUID();
-      const run = queuedRun({ runId, agentName, input, nowMs: clock.now() });
+      const tenant = submitOptions.tenant;
+      const run = queuedRun({
+        runId,
+        agentName,
+        input,
+        nowMs: clock.now(),
+        ...(tenant === undefined ? {} : { tenant }),
+      });
       try {
         await store.createRun(run);
       } catch (error) {

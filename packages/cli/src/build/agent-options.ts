@@ -46,6 +46,14 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
       ? {}
       : { breaker: parts.policies.breaker, toolBreaker: parts.policies.toolBreaker }),
     ...retryOptions(file, parts.policies),
+    ...(file.budgets === undefined
+      ? {}
+      : {
+          budgets: {
+            ...file.budgets,
+            ...(parts.policies === undefined ? {} : { store: parts.policies.budgetStore }),
+          },
+        }),
   };
 }
 

@@ -1,5 +1,5 @@
 import { type AgentBreakerOptions, type RetryBudget, retryBudget } from '@keel/core';
-import type { BreakerStoreFactory } from '@keel/core/store';
+import type { BreakerStoreFactory, BudgetStore } from '@keel/core/store';
 import { type RedisState, redisState, type UnavailableRule } from '@keel/redis';
 
 /** Policy state an agent keeps beyond its process: its breakers and its retry budget. */
@@ -10,6 +10,8 @@ export interface AgentPolicies {
   toolBreaker: AgentBreakerOptions;
   /** The retry budget every run of the agent draws from, beside its own. */
   budget: RetryBudget;
+  /** Where the agent's token and cost budgets (`budgets` in its file) keep their counters: the fleet's Redis. */
+  budgetStore: BudgetStore;
 }
 
 /** The policy state of a fleet's workers, shared through Redis. */
@@ -50,6 +52,7 @@ export function fleetPolicies(options: FleetPolicyOptions): FleetPolicies {
   });
   const breakerStore = state.breakerStore();
   const budget = retryBudget({ store: state.retryBudgetStore({ name: 'fleet' }) });
+  const budgetStore = state.budgetStore();
   return {
     state,
     budget,
@@ -57,7 +60,7 @@ export function fleetPolicies(options: FleetPolicyOptions): FleetPolicies {
       const agentKey = encodeURIComponent(agentName);
       const toolStore: BreakerStoreFactory = (storeOptions) =>
         breakerStore({ ...storeOptions, name: `agent.${agentKey}.${storeOptions.name}` });
-      return { breaker: { store: breakerStore }, toolBreaker: { store: toolStore }, budget };
+      return { breaker: { store: breakerStore }, toolBreaker: { store: toolStore }, budget, budgetStore };
     },
     close: () => state.close(),
   };

@@ -148,8 +148,13 @@ describe('keel runs show', () => {
     const runId = await newestRun('completed');
     const text = await keel('runs', 'show', runId);
     expect(text.stdout).toMatch(/^output\n.+/m);
+    // The simulated model is priced as gpt-4.1-mini: a short run costs a fraction of a cent.
+    expect(text.stdout).toMatch(
+      /^cost {5}\$0\.\d{6} \(simulated\/\S+ \$0\.\d{6}\) · tokens in \d+ out \d+$/m,
+    );
     const json = JSON.parse((await keel('runs', 'show', runId, '--json')).stdout);
     expect(json).toMatchObject({ task: 'Hello there', stopReason: 'final_answer', error: null });
+    expect(json.cost.totalUsd).toBeGreaterThan(0);
     expect(typeof json.output).toBe('string');
   });
 });

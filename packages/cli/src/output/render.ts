@@ -191,6 +191,14 @@ export function reportLines(report: RunReport): string[] {
       `cache    ${report.usage.cachedInputTokens ?? 0} input tokens read from the prompt cache (hit rate ${Math.round(report.promptCacheHitRate * 100)}%), ${report.usage.cacheWriteInputTokens ?? 0} written${lost > 0 ? ` · lost by ${lost} fallback${lost === 1 ? '' : 's'}` : ''}`,
     );
   }
+  const cost = report.cost;
+  if (cost !== undefined) {
+    const byModel = Object.entries(cost.byModel).map(([model, usd]) => `${model} ${formatUsd(usd)}`);
+    const unpriced = cost.unpricedCalls > 0 ? ` · ${cost.unpricedCalls} calls of models without a price` : '';
+    lines.push(
+      `cost     ${formatUsd(cost.totalUsd)}${byModel.length > 1 ? ` (${byModel.join(', ')})` : ''}${unpriced}`,
+    );
+  }
   if (report.degradations.total > 0) {
     const byTool = Object.entries(report.degradations.byTool).map(([tool, count]) => `${tool} ×${count}`);
     lines.push(`degraded ${report.degradations.total} tool results (${byTool.join(', ')})`);
@@ -223,4 +231,10 @@ export function presentResult(result: RunResult<unknown>, json: boolean, output:
   if (json) output.out(JSON.stringify(resultJson(result), null, 2));
   else renderResult(result, output);
   return exitCodeOf(result);
+}
+
+/** US dollars for people: `$0.0123`, small amounts to the millionth (`$0.000042`). */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0';
+  return `$${usd >= 0.01 ? usd.toFixed(4) : usd.toFixed(6)}`;
 }

@@ -22,6 +22,11 @@ export { isSecretKey, REDACTED } from '../errors/redact.js';
 export { createRedactor, type Redactor } from '../errors/redactor.js';
 export { type SecretValueRedactor, secretValueRedactor } from '../errors/secret-values.js';
 export { deserializeError } from '../errors/serialize.js';
+// Cost: the built-in price table and how usage is priced (telemetry, dashboards, the CLI).
+export type { BudgetScope } from '../governance/budget-options.js';
+export { costOfUsage } from '../governance/cost.js';
+export { DEFAULT_PRICES, PRICES_AS_OF, priceOf } from '../governance/prices.js';
+export type { RunCost } from '../governance/run-cost.js';
 // The option kit: checks with object arguments whose refusals carry `{ where, option, path }`.
 export {
   type ClockShape,

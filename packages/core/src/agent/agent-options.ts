@@ -1,3 +1,5 @@
+import type { BudgetOptions } from '../governance/budget-options.js';
+import type { PriceTable } from '../governance/prices.js';
 import type { CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
 import type { Delay, RandomSource } from '../policies/delays.js';
@@ -117,6 +119,24 @@ export interface AgentOptions<Output = string> {
   store?: RunStore;
   /** How durable runs use the store (lease, owner, retries, timeouts). Defaults: see {@link DurabilityOptions}. */
   durability?: DurabilityOptions;
+  /**
+   * Prices by model (US dollars per million tokens), over keel's built-in table (`DEFAULT_PRICES`, read from the
+   * providers' price lists on `PRICES_AS_OF`): the report, the `model-call-end` events and the metrics show what each
+   * call, run and tenant cost, and cost budgets reserve by them. Defaults to the built-in table.
+   */
+  prices?: PriceTable;
+  /**
+   * Token and cost budgets per run, session, tenant or for everything, per period (a day, say), reserved before each
+   * model call and settled after it: a call that cannot be reserved is not sent. Defaults to none. See
+   * {@link BudgetOptions}.
+   */
+  budgets?: BudgetOptions;
+  /**
+   * Paces the agent's model calls by what each provider says of its limits (the rate-limit headers of every answer,
+   * the Retry-After of every 429): a call waits for its window rather than draw a 429. Local to the process (not yet
+   * shared through Redis). Defaults to false.
+   */
+  pace?: boolean;
 }
 
 /** How the loop retries. Every retry of a run, model or tool, draws from the run's budget (and `budget` when set). */

@@ -14,6 +14,8 @@ export interface QueuedRunState {
   readonly queued: true;
   readonly input: string | Message[];
   readonly submittedAtMs: number;
+  /** The tenant the run spends for (see the run option `tenant`); absent for none. */
+  readonly tenant?: string;
 }
 
 /** What {@link queuedRun} needs. */
@@ -26,6 +28,8 @@ export interface QueuedRunOptions {
   input: string | readonly Message[];
   /** Now (ms since the epoch): the record's `createdAtMs`. */
   nowMs: number;
+  /** The tenant the run spends for (see the run option `tenant`). Defaults to none. */
+  tenant?: string;
 }
 
 /**
@@ -39,7 +43,14 @@ export interface QueuedRunOptions {
  *   const result = await support.resume(runId);
  */
 export function queuedRun(options: QueuedRunOptions): NewRun {
-  const { runId, agentName, input, nowMs } = options;
+  const { runId, agentName, input, nowMs, tenant } = options;
+  if (tenant !== undefined && (typeof tenant !== 'string' || !/^[A-Za-z0-9._:@-]{1,64}$/.test(tenant))) {
+    throwOptionError({
+      where: 'queuedRun',
+      option: 'tenant',
+      message: `tenant must be 1 to 64 letters, digits or . _ : @ -; got ${JSON.stringify(tenant)}`,
+    });
+  }
   if (typeof runId !== 'string' || runId.trim() === '' || runId.length > 200) {
     throwOptionError({
       where: 'queuedRun',
@@ -80,6 +91,7 @@ export function queuedRun(options: QueuedRunOptions): NewRun {
     queued: true,
     input: typeof input === 'string' ? input : input.map((message) => ({ ...message })),
     submittedAtMs: nowMs,
+    ...(tenant === undefined ? {} : { tenant }),
   };
   return {
     runId,

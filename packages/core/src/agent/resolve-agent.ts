@@ -1,3 +1,4 @@
+import { resolveGovernance } from '../governance/governance.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import { systemClock } from '../policies/clock.js';
 import { DeadlineQueue } from '../policies/deadline-queue.js';
@@ -53,6 +54,9 @@ const KNOWN_OPTIONS = [
   'checkpoint',
   'store',
   'durability',
+  'prices',
+  'budgets',
+  'pace',
 ];
 
 /** Checks the options and builds what every run of the agent shares; a bad option throws `config.invalid`. */
@@ -151,6 +155,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
     },
     checkpoint: options.checkpoint,
     durability: resolveDurability(options.store, options.durability),
+    governance: resolveGovernance(options.prices, options.budgets, clock, options.pace),
   };
   // The catalog updates the runtime's own tool fields, which every run reads.
   if (sources.length > 0) runtime.toolCatalog = new SourcedToolCatalog(runtime, plain, sources, slots);

@@ -227,6 +227,7 @@ async function startQueued<Output>(
     startedAtMs: record.status === 'queued' ? nowMs : queued.submittedAtMs,
     deadlineAtMs: nowMs + runtime.limits.timeoutMs,
   });
+  if (typeof queued.tenant === 'string') state.tenant = queued.tenant;
   if (record.status !== 'queued') return storedResult<Output>(record, state);
   const retry = storeCallsOf(durability, clock);
   await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, nowMs), retry);

@@ -57,6 +57,7 @@ export async function runOnSession<Output>(
     const session = await withStoreRetries(() => store.loadSession(sessionId), retry);
     const state = sessionRunState(runtime, runId, sessionId, session, inputMessages);
     setRunToolChoice(runtime, state, options);
+    if (options.tenant !== undefined) state.tenant = options.tenant;
     let conflict: KeelError;
     try {
       const result = await startDurableRun<Output>(runtime, durability, registry, agentRuns, state, options);

@@ -37,6 +37,7 @@ export async function executeRun<Output>(
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
   setRunToolChoice(runtime, state, options);
+  if (options.tenant !== undefined) state.tenant = options.tenant;
   if (runtime.durability !== undefined) {
     return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
   }

@@ -12,6 +12,8 @@ const GUIDANCE: Partial<Record<ErrorCode, string>> = {
   'provider.bad_request':
     'The provider rejected the request: check the model name and the request parameters.',
   'provider.not_found': 'Check the model name and the base URL.',
+  'policy.budget_exhausted':
+    'A budget refused the call before it was sent: raise the budget named in data.budget (budgets.limits, or retry.runBudget for retries), wait for its period to renew, or ask for less output.',
   'provider.content_filter': "The provider's content filter refused the request: rephrase it.",
   'tool.outcome_unknown':
     'The call may or may not have taken effect: do not call it again with the same arguments. Check its effect another way, or tell the user the outcome is unknown.',

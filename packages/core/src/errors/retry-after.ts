@@ -144,7 +144,8 @@ export function parseDurationMs(value: string): number | undefined {
 }
 
 /** An RFC 3339 timestamp, as milliseconds from `nowMs` (0 when it has passed). */
-function parseTimestamp(value: string, nowMs: number): number | undefined {
+/** An RFC 3339 timestamp (Anthropic's resets), as milliseconds from `nowMs` (0 when past). */
+export function parseTimestamp(value: string, nowMs: number): number | undefined {
   if (!RFC_3339.test(value)) return undefined;
   const dateMs = Date.parse(value);
   return Number.isNaN(dateMs) ? undefined : Math.max(0, Math.ceil(dateMs - nowMs));

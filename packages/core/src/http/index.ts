@@ -1,6 +1,8 @@
 // `@keel/core/http`: what every provider speaking HTTP needs: one request, its errors classified and cleared of the
 // provider's credentials, bodies read within a size cap, and server-sent events read from a response body. Explicit
 // exports only.
+
+export { type RateLimitSnapshot, rateLimitFromHeaders } from '../errors/rate-limit-headers.js';
 export {
   classifyBodyError,
   excerpt,

@@ -1,4 +1,5 @@
 import type { JsonValue } from '../errors/keel-error.js';
+import type { RateLimitSnapshot } from '../errors/rate-limit-headers.js';
 
 /** A JSON Schema object, as sent to the model. */
 export type JsonSchema = { [key: string]: JsonValue };
@@ -169,6 +170,8 @@ export interface ModelResponse {
   model: string;
   /** The upstream request's id (`x-request-id`, `request-id`), when the provider sent one: what its support asks for. */
   requestId?: string;
+  /** What the provider's rate-limit headers said (`rateLimitFromHeaders`), when it sent any: the pace governor reads it. */
+  rateLimit?: RateLimitSnapshot;
 }
 
 /**

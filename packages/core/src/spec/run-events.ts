@@ -32,6 +32,8 @@ export type RunEvent =
   | (RunEventBase & {
       readonly type: 'run-start';
       readonly agentName: string;
+      /** The tenant the run spends for (the run option `tenant`); absent for none. */
+      readonly tenant?: string;
       /** Entries observers keep with the run; see {@link RunAnnotations}. */
       readonly annotations: RunAnnotations;
     })
@@ -39,6 +41,8 @@ export type RunEvent =
       /** A run restored from its last checkpoint goes on (in place of `run-start`). */
       readonly type: 'run-resumed';
       readonly agentName: string;
+      /** The tenant the run spends for (the run option `tenant`); absent for none. */
+      readonly tenant?: string;
       readonly step: number;
       /** What observers kept with the run's earlier attempts, and may add to; see {@link RunAnnotations}. */
       readonly annotations: RunAnnotations;
@@ -77,6 +81,8 @@ export type RunEvent =
       readonly content?: string;
       /** On success: the tool calls the model asked for. */
       readonly toolCalls?: readonly ToolCall[];
+      /** On success: what the call cost in US dollars, by the agent's price table; absent for a model without a price. */
+      readonly costUsd?: number;
     })
   | (RunEventBase & {
       readonly type: 'retry-scheduled';

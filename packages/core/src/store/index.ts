@@ -3,6 +3,14 @@
 // versions of the breaker, rate limiter and retry budget stores. The run store contract suite is in
 // `@keel/core/testing`. Explicit exports only; `surface/store.txt` lists them.
 
+export {
+  type BudgetAdjustment,
+  type BudgetCounter,
+  type BudgetReservation,
+  type BudgetStore,
+  type MemoryBudgetStoreOptions,
+  memoryBudgetStore,
+} from '../governance/budget-store.js';
 export type {
   BreakerAdmission,
   BreakerOutcome,

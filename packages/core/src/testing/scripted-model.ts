@@ -1,4 +1,5 @@
 import { KeelError } from '../errors/keel-error.js';
+import type { RateLimitSnapshot } from '../errors/rate-limit-headers.js';
 import type {
   FinishReason,
   ModelProvider,
@@ -31,6 +32,8 @@ export interface ScriptedResponse {
   model?: string;
   /** How `content` is streamed to `onTextDelta`. Defaults to `[content]` (one delta, none when empty). */
   textDeltas?: string[];
+  /** What the answer's rate-limit headers would say (the pace governor reads it). Defaults to none. */
+  rateLimit?: RateLimitSnapshot;
 }
 
 /** A function step: builds the answer from the request, or throws, or returns an error to throw. */
@@ -141,6 +144,7 @@ function toResponse(step: ScriptedResponse, callIndex: number, model: string): M
       outputTokens: step.usage?.outputTokens ?? 0,
     },
     model: step.model ?? model,
+    ...(step.rateLimit === undefined ? {} : { rateLimit: step.rateLimit }),
   };
 }
 

@@ -12,6 +12,12 @@ export interface ShownRun {
   output?: JsonValue;
   /** The decisions it waits for (an interrupted run): empty otherwise. */
   pending: PendingDecision[];
+  /** The tenant it spent for (the run option `tenant`). */
+  tenant?: string;
+  /** Its tokens, input and output. */
+  usage?: { inputTokens: number; outputTokens: number };
+  /** What its model calls cost (the report's `cost`). */
+  cost?: { totalUsd: number; byModel: Record<string, number>; unpricedCalls: number };
 }
 
 /** Reads a stored run's task, stop reason, error, output and pending decisions; a part the state lacks is left out. */
@@ -34,5 +40,25 @@ export function shownRunOf(run: Pick<RunRecord, 'state'>): ShownRun {
   if (state.output !== undefined) shown.output = state.output;
   if (Array.isArray(state.pendingDecisions))
     shown.pending = state.pendingDecisions as unknown as PendingDecision[];
+  if (typeof state.tenant === 'string') shown.tenant = state.tenant;
+  const report = objectOf(state.report);
+  const usage = objectOf(report?.usage);
+  if (typeof usage?.inputTokens === 'number' && typeof usage.outputTokens === 'number')
+    shown.usage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+  const cost = objectOf(report?.cost);
+  if (typeof cost?.totalUsd === 'number') {
+    const byModel = objectOf(cost.byModel) ?? {};
+    shown.cost = {
+      totalUsd: cost.totalUsd,
+      byModel: Object.fromEntries(
+        Object.entries(byModel).filter((entry): entry is [string, number] => typeof entry[1] === 'number'),
+      ),
+      unpricedCalls: typeof cost.unpricedCalls === 'number' ? cost.unpricedCalls : 0,
+    };
+  }
   return shown;
+}
+
+function objectOf(value: JsonValue | undefined): { [key: string]: JsonValue } | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
 }

@@ -1,7 +1,7 @@
 import { KeelError, type RunStatus, type RunStore, type RunSummary } from '@keel/core';
 import { type Output, paint } from '../../output/output.js';
-import { isWaiting, waitingLines } from '../../output/render.js';
-import { shownRunOf } from './run-shown.js';
+import { formatUsd, isWaiting, waitingLines } from '../../output/render.js';
+import { type ShownRun, shownRunOf } from './run-shown.js';
 
 const STATUSES: readonly RunStatus[] = [
   'queued',
@@ -90,6 +90,8 @@ export async function showRun(
           error: shown.error ?? null,
           output: shown.output ?? null,
           pending: shown.pending,
+          ...(shown.tenant === undefined ? {} : { tenant: shown.tenant }),
+          cost: shown.cost ?? null,
           run,
           ledger,
         },
@@ -114,6 +116,8 @@ export async function showRun(
     `created  ${new Date(run.createdAtMs).toISOString()}   updated ${new Date(run.updatedAtMs).toISOString()}`,
   );
   if (shown.task !== undefined) output.out(`task     ${shown.task}`);
+  if (shown.tenant !== undefined) output.out(`tenant   ${shown.tenant}`);
+  if (shown.usage !== undefined || shown.cost !== undefined) output.out(costLine(shown));
   if (isWaiting({ status: run.status, error: shown.error })) {
     for (const line of waitingLines(run.runId, shown.pending, shown.error?.message, output)) output.out(line);
   } else if (shown.error !== undefined) {
@@ -133,4 +137,23 @@ export async function showRun(
     );
   }
   return 0;
+}
+
+/** Tokens and cost: `cost     $0.000420 (openai/gpt-4.1-mini $0.000420) · tokens in 900 out 40`. */
+function costLine(shown: ShownRun): string {
+  const cost = shown.cost;
+  const models = Object.entries(cost?.byModel ?? {}).map(([model, usd]) => `${model} ${formatUsd(usd)}`);
+  const priced =
+    cost === undefined
+      ? 'unknown'
+      : `${formatUsd(cost.totalUsd)}${models.length > 0 ? ` (${models.join(', ')})` : ''}`;
+  const unpriced =
+    cost !== undefined && cost.unpricedCalls > 0
+      ? ` · ${cost.unpricedCalls} calls of models without a price`
+      : '';
+  const tokens =
+    shown.usage === undefined
+      ? ''
+      : ` · tokens in ${shown.usage.inputTokens} out ${shown.usage.outputTokens}`;
+  return `cost     ${priced}${unpriced}${tokens}`;
 }

@@ -6,7 +6,8 @@ import { TRUST_OPTIONS } from '../trust-options.js';
 export const SUBMIT_USAGE = `keel submit: queue a run of an agent file for a fleet of workers (keel worker)
 
 usage:
-  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json] [--allow-host HOST]...
+  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--tenant NAME] [--json]
+              [--allow-host HOST]...
               [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 The run is stored as queued in the store at once (keel runs list shows it), then enqueued in Redis for the workers
@@ -16,6 +17,8 @@ options:
   --store URL     the fleet's run store: postgres://... (or a SQLite file on one machine; default ./.keel/keel.db)
   --redis URL     the fleet's Redis (default: KEEL_REDIS_URL, else redis://127.0.0.1:6379)
   --run-id ID     the run's id (default: a random UUID)
+  --tenant NAME   the tenant the run spends for: the agent's tenant budgets bound it, metrics label it
+                  (1 to 64 letters, digits or . _ : @ -; default: none, counted as tenant default)
   --json          print { runId, agentName, status, enqueued }
   --allow-key-host HOST
                   as for keel run, when the file's baseUrl points at another host than its provider's
@@ -29,6 +32,7 @@ export const SUBMIT_OPTIONS = {
   store: { type: 'string' },
   redis: { type: 'string' },
   'run-id': { type: 'string' },
+  tenant: { type: 'string' },
   json: { type: 'boolean' },
   'allow-key-host': { type: 'string', multiple: true },
   ...TRUST_OPTIONS,

@@ -46,6 +46,7 @@ export async function submitCli(argv: readonly string[], context: SubmitContext)
         task,
         redis: redisUrlOf(values.redis, context.environment),
         ...(values['run-id'] === undefined ? {} : { runId: values['run-id'] }),
+        ...(values.tenant === undefined ? {} : { tenant: values.tenant }),
         allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
         trust: trustFlagsOf(values),
         json: values.json === true,
@@ -68,6 +69,8 @@ export interface SubmitCommandOptions {
   redis: string;
   /** The run's id (`--run-id`). Defaults to a random UUID. */
   runId?: string;
+  /** The tenant the run spends for (`--tenant`). Defaults to none. */
+  tenant?: string;
   /** `--allow-key-host` values, for a file whose model's baseUrl points at another host than its provider's. */
   allowedKeyHosts: string[];
   /** `--allow-host`, `--allow-programs` and `--allow-env`: the file is checked as a worker checks it. Defaults to none. */
@@ -100,6 +103,7 @@ export async function submitCommand(
   try {
     const submitted = await queue.submit(file.name, options.task, {
       ...(options.runId === undefined ? {} : { runId: options.runId }),
+      ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
     });
     if (options.json) {
       output.out(JSON.stringify({ ...submitted, agentName: file.name, status: 'queued' }, null, 2));

@@ -2,6 +2,7 @@ import { classify } from '../../errors/classify.js';
 import type { ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
+import { chargeCall } from '../../governance/run-cost.js';
 import type { PolicyContext } from '../../policies/policy.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { ModelRequest, ModelResponse } from '../../spec/model.js';
@@ -10,6 +11,7 @@ import { FALLBACK_CODES, presentableError, underlyingError } from '../run/failur
 import { countRequest, countRetry } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
 import { waitForOpenBreaker } from './breaker-wait.js';
+import { budgetedAttempt } from './budget-step.js';
 import {
   declinesRetryAfter,
   largerModelIndex,
@@ -101,11 +103,14 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
     onContinuationRequest: () => countRequest(state.report, slot.key),
   };
   const breaker = slot.breaker;
+  const send = (sent: StepRequest, context: PolicyContext) =>
+    breaker === undefined
+      ? attempt(run, slot, sent, context)
+      : breaker.execute((admitted) => attempt(run, slot, sent, admitted), context);
   return modelRetryOf(run).execute(
-    (context) =>
-      breaker === undefined
-        ? attempt(run, slot, request, context)
-        : breaker.execute((admitted) => attempt(run, slot, request, admitted), context),
+    run.agent.governance.budgets === undefined && run.agent.governance.governor === undefined
+      ? (context) => send(request, context)
+      : (context) => budgetedAttempt(run, slot, request, (sent) => send(sent, context)),
     run.abort,
   );
 }
@@ -139,6 +144,13 @@ async function attempt(
     );
     checkResponse(response, slot);
     run.finishAttempt();
+    const costUsd = chargeCall(
+      state.report,
+      run.agent.governance.prices,
+      slot.key,
+      slot.provider,
+      response.usage,
+    );
     if (events.active) {
       emitCallEnd(run, slot, context.attempt, startedMs, {
         outcome: 'success',
@@ -148,6 +160,7 @@ async function attempt(
         ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
         content: response.content,
         toolCalls: response.toolCalls,
+        ...(costUsd === undefined ? {} : { costUsd }),
       });
     }
     return response;
@@ -221,6 +234,7 @@ function emitCallEnd(
         requestId?: string;
         content: string;
         toolCalls: ModelResponse['toolCalls'];
+        costUsd?: number;
       }
     | { outcome: 'error'; errorCode: ErrorCode },
 ): void {

@@ -67,6 +67,7 @@ async function start(run: RunContext): Promise<void> {
       runId: state.runId,
       atMs: state.startedAtMs,
       agentName: state.agentName,
+      ...(state.tenant === undefined ? {} : { tenant: state.tenant }),
       annotations,
     });
     keepAnnotations(run, annotations);
@@ -84,6 +85,7 @@ async function resumed(run: RunContext): Promise<void> {
       atMs: run.clock.now(),
       agentName: state.agentName,
       step: state.step,
+      ...(state.tenant === undefined ? {} : { tenant: state.tenant }),
       annotations,
     });
     keepAnnotations(run, annotations);

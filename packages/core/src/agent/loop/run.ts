@@ -58,6 +58,11 @@ export interface RunOptions {
    * Defaults to the agent's.
    */
   toolChoice?: ToolChoice;
+  /**
+   * The tenant the run spends for: the agent's `tenant` budgets bound it, and metrics label it (bounded: see
+   * `@keel/telemetry`). 1 to 64 characters: letters, digits and `. _ : @ -`. Defaults to none (tenant `default`).
+   */
+  tenant?: string;
 }
 
 /** How a run ended. A run always resolves with one; it never rejects (except for invalid arguments to `run`). */
@@ -107,6 +112,7 @@ const RUN_OPTIONS = [
   'sessionBusy',
   'sessionWaitMs',
   'toolChoice',
+  'tenant',
 ];
 
 /**
@@ -183,6 +189,10 @@ export function checkOptions(
   if (runId !== undefined) checkRunId(runId, where);
   if (onEvent !== undefined && typeof onEvent !== 'function') fail('onEvent must be a function');
   if (onTextDelta !== undefined && typeof onTextDelta !== 'function') fail('onTextDelta must be a function');
+  const tenant = (options as { tenant?: unknown }).tenant;
+  if (tenant !== undefined && (typeof tenant !== 'string' || !/^[A-Za-z0-9._:@-]{1,64}$/.test(tenant))) {
+    fail(`tenant must be 1 to 64 letters, digits or . _ : @ -; got ${JSON.stringify(tenant)}`);
+  }
 }
 
 /**

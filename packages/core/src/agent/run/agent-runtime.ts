@@ -1,4 +1,5 @@
 import type { KeelError } from '../../errors/keel-error.js';
+import type { Governance } from '../../governance/governance.js';
 import type { BreakerTransition } from '../../policies/breaker/breaker-store.js';
 import type { CircuitBreaker } from '../../policies/circuit-breaker.js';
 import type { Clock } from '../../policies/clock.js';
@@ -146,6 +147,8 @@ export interface AgentRuntime {
   readonly checkpoint: CheckpointHook | undefined;
   /** The run store and how runs use it; undefined when runs are not durable. */
   readonly durability: DurabilitySettings | undefined;
+  /** Prices and budgets (`prices`, `budgets`). */
+  readonly governance: Governance;
 }
 
 /** Why a durable run had to stop: it can no longer save its state. */

@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../../errors/codes.js';
+import type { RunCost } from '../../governance/run-cost.js';
 import type { Usage } from '../../spec/model.js';
 import type { CorrectionEventKind, DependencyKind } from '../../spec/run-events.js';
 
@@ -73,6 +74,11 @@ export interface RunReport {
    * usage.inputTokens`, 0 to 1). Absent until a provider reported cached tokens.
    */
   promptCacheHitRate?: number;
+  /**
+   * What the run's answered model calls cost in US dollars, by the agent's price table (`prices`). Absent until the
+   * first answered call (and in states saved by an older keel).
+   */
+  cost?: RunCost;
   /** From the run's start to its end (or to now while it runs). */
   durationMs: number;
 }

@@ -116,6 +116,11 @@ export interface RunState {
   endedAtMs?: number;
   /** When the state was last saved to a run store (the agent's clock); time since then does not count on resume. */
   checkpointedAtMs?: number;
+  /**
+   * The tenant the run spends for (the run option `tenant`): its tenant budgets and metrics. Absent for a run with
+   * none (it counts as tenant `default`).
+   */
+  tenant?: string;
   /** What observers keep with the run (see `RunAnnotations`); absent until one adds an entry. keel never reads it. */
   annotations?: Record<string, string>;
   /**

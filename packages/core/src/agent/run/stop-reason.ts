@@ -24,6 +24,11 @@ export function stopReasonOf(
       return 'timeout';
     case 'run.token_budget':
       return 'token_budget';
+    case 'policy.budget_exhausted':
+      // A token or cost budget names itself; the retry budget's refusal is the model's fault it gave up on.
+      return typeof error !== 'string' && typeof error.data?.budget === 'string'
+        ? 'budget_exhausted'
+        : 'model_error';
     case 'run.no_progress':
       return 'no_progress';
     case 'run.interrupted':
