@@ -102,7 +102,9 @@ const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
     'errors',
   ],
   'agent/sessions': ['agent/loop', 'agent/durability', 'agent/run', 'options', 'spec', 'policies', 'errors'],
+  'agent/compose': ['agent/loop', 'agent/tools', 'agent/run', 'schemas', 'spec', 'errors'],
   agent: [
+    'agent/compose',
     'agent/sessions',
     'agent/loop',
     'agent/tools',
@@ -133,6 +135,7 @@ const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
   ],
   '.': [
     'agent',
+    'agent/compose',
     'agent/sessions',
     'agent/loop',
     'agent/tools',

@@ -4,6 +4,7 @@ import { startDurableRun } from './durable-start.js';
 import { checkOptions, driveRun, type RunOptions, type RunResult, refuseRunOption } from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
+import { parentRunIn } from './run/child-runs.js';
 import { createRunState } from './run/run-state.js';
 
 /**
@@ -28,6 +29,12 @@ export async function executeRun<Output>(
     startedAtMs,
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
+  const parent = parentRunIn(options);
+  if (parent !== undefined) {
+    // A child run's deadline is its own or its parent's, whichever comes first.
+    state.parentRunId = parent.runId;
+    state.deadlineAtMs = Math.min(state.deadlineAtMs, parent.deadlineAtMs);
+  }
   if (runtime.durability !== undefined) {
     return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
   }
