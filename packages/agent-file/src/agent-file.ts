@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { KeelError } from '@keel/core';
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { childFileLoader, type HandoffEntry, readHandoffs } from './agents.js';
 import { type ModelEntry, readModel } from './model.js';
 import { FieldReader } from './reader.js';
 import { readTools, type ToolEntry } from './tools.js';
@@ -17,8 +18,10 @@ export interface AgentFile {
   instructions?: string;
   model?: ModelEntry;
   fallbacks: ModelEntry[];
-  /** Built-in tool names, MCP servers, command tools and HTTP tools, in the file's order. */
+  /** Built-in tool names, MCP servers, command tools, HTTP tools and agent files (`agent:`), in the file's order. */
   tools: ToolEntry[];
+  /** Agent files the agent may hand the conversation over to (`handoffs:`), read and checked. */
+  handoffs: HandoffEntry[];
   limits: { maxTurns?: number; timeoutMs?: number; maxTokens?: number; maxParallelToolCalls?: number };
   retry: { maxAttempts?: number };
   /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
@@ -40,7 +43,16 @@ export interface AgentFileOptions extends TrustFlags {
   allowedKeyHosts?: readonly string[];
 }
 
-const TOP_LEVEL_FIELDS = ['name', 'instructions', 'model', 'fallbacks', 'tools', 'limits', 'retry'] as const;
+const TOP_LEVEL_FIELDS = [
+  'name',
+  'instructions',
+  'model',
+  'fallbacks',
+  'tools',
+  'handoffs',
+  'limits',
+  'retry',
+] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
 /** The longest a Node timer can wait, and so the longest run timeout. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -79,6 +91,7 @@ export function parseAgentFile(
   path: string,
   knownTools: readonly string[],
   options: AgentFileOptions = {},
+  ancestors: readonly string[] = [],
 ): AgentFile {
   const allowedKeyHosts = options.allowedKeyHosts ?? [];
   const lineCounter = new LineCounter();
@@ -104,6 +117,7 @@ export function parseAgentFile(
     name: reader.attempt(() => reader.string(root, 'name', 'name', true)!) ?? '',
     fallbacks: [],
     tools: [],
+    handoffs: [],
     limits: {},
     retry: {},
     locations: reader.locations,
@@ -129,13 +143,20 @@ export function parseAgentFile(
     }
   }
 
+  // A child agent file is read with the same known tools and consent: it cannot widen what the parent may do.
+  const loadChild = childFileLoader(reader, path, ancestors, (childText, childPath, chain) =>
+    parseAgentFile(childText, childPath, knownTools, options, chain),
+  );
   const toolsNode = reader.node(root, 'tools', 'tools');
   if (toolsNode !== undefined) {
     result.tools =
       reader.attempt(() =>
-        readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts }),
+        readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts }, loadChild),
       ) ?? [];
   }
+  const handoffsNode = reader.node(root, 'handoffs', 'handoffs');
+  if (handoffsNode !== undefined)
+    result.handoffs = reader.attempt(() => readHandoffs(reader, handoffsNode, loadChild)) ?? [];
 
   const limitsNode = reader.node(root, 'limits', 'limits');
   if (limitsNode !== undefined) {
