@@ -40,7 +40,10 @@ export async function runChild(
     kind,
     idempotencyKey: context.idempotencyKey,
   });
-  const stored = child.store === undefined ? undefined : await child.store.loadRun(runId);
+  // A first execution of the call cannot have started the child (the call is saved as started before it runs, and a
+  // resumed one counts its earlier executions): only a later one asks the store.
+  const stored =
+    child.store === undefined || context.attempt <= 1 ? undefined : await child.store.loadRun(runId);
   const result =
     stored === undefined
       ? await child.run(input, { runId, signal: context.signal, ...link })
