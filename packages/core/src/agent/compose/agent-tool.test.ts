@@ -203,6 +203,23 @@ describe('agentTool: an agent as a tool, in a child run', () => {
     expect(lastToolMessage(result.messages).isError).toBe(true);
   });
 
+  it('returns a structured result when the child has an outputSchema', async () => {
+    const { clock, triage } = tree([{ content: '{"capital":"Paris"}' }], {
+      child: {
+        outputSchema: {
+          type: 'object',
+          properties: { capital: { type: 'string' } },
+          required: ['capital'],
+        },
+      },
+    });
+    const result = await clock.runUntilSettled(triage.run('capital?', { runId: 'p8' }));
+    expect(JSON.parse(lastToolMessage(result.messages).content)).toEqual({
+      status: 'success',
+      content: { capital: 'Paris' },
+    });
+  });
+
   it("bounds the child's deadline by its parent's", async () => {
     const { clock, store, triage } = tree([{ content: 'Paris' }], {
       parent: { limits: { timeoutMs: 5_000 } },
