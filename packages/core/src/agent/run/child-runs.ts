@@ -1,4 +1,5 @@
 import { CONTROL_SIGNAL } from '../../errors/control.js';
+import { hasBrand } from '../../errors/safe-read.js';
 import type { RetryBudget } from '../../policies/retry-budget.js';
 import type { Message } from '../../spec/model.js';
 import type { ApprovalAnswer, PendingDecision, ToolCallDecision } from './pending-decision.js';
@@ -51,6 +52,8 @@ export interface ChildRunEnding {
   readonly report: RunReport;
 }
 
+const CHILD_INTERRUPTION = Symbol.for('keel.child-interruption');
+
 /**
  * Thrown by an agent tool or handoff whose child run was interrupted waiting for decisions (approvals, calls that may
  * have run): the parent is interrupted too, waiting for the same decisions under the same keys. A control signal: no
@@ -58,6 +61,7 @@ export interface ChildRunEnding {
  */
 export class ChildInterruption extends Error {
   readonly [CONTROL_SIGNAL] = true as const;
+  readonly [CHILD_INTERRUPTION] = true as const;
   readonly kind = 'child-interruption' as const;
 
   constructor(
@@ -69,9 +73,9 @@ export class ChildInterruption extends Error {
   }
 }
 
-/** True when `value` is a {@link ChildInterruption}. */
+/** True when `value` is a {@link ChildInterruption}; never throws (a revoked proxy is not one). */
 export function isChildInterruption(value: unknown): value is ChildInterruption {
-  return value instanceof ChildInterruption;
+  return hasBrand(value, CHILD_INTERRUPTION);
 }
 
 /** Records a child run in the parent's state (`children`), once per run id; a child seen again is running again. */
