@@ -4,6 +4,7 @@ import { KeelError } from '@keel/core';
 import type { ToolChoice } from '@keel/core/adapter';
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { type BudgetsEntry, readBudgets } from './budgets.js';
+import { childFileLoader, type HandoffEntry, readHandoffs } from './agents.js';
 import { type ModelEntry, readModel } from './model.js';
 import { FieldReader } from './reader.js';
 import { readToolChoice } from './tool-choice.js';
@@ -20,8 +21,10 @@ export interface AgentFile {
   instructions?: string;
   model?: ModelEntry;
   fallbacks: ModelEntry[];
-  /** Built-in tool names, MCP servers, command tools and HTTP tools, in the file's order. */
+  /** Built-in tool names, MCP servers, command tools, HTTP tools and agent files (`agent:`), in the file's order. */
   tools: ToolEntry[];
+  /** Agent files the agent may hand the conversation over to (`handoffs:`), read and checked. */
+  handoffs: HandoffEntry[];
   limits: { maxTurns?: number; timeoutMs?: number; maxTokens?: number; maxParallelToolCalls?: number };
   retry: { maxAttempts?: number };
   /** `toolChoice:` (auto, none, required, or `{ name }`), passed to `agent({ toolChoice })`. Defaults to none. */
@@ -61,6 +64,7 @@ const TOP_LEVEL_FIELDS = [
   'fallbacks',
   'tools',
   'toolChoice',
+  'handoffs',
   'limits',
   'retry',
   'budgets',
@@ -104,6 +108,7 @@ export function parseAgentFile(
   path: string,
   knownTools: readonly string[],
   options: AgentFileOptions = {},
+  ancestors: readonly string[] = [],
 ): AgentFile {
   const allowedKeyHosts = options.allowedKeyHosts ?? [];
   const lineCounter = new LineCounter();
@@ -129,6 +134,7 @@ export function parseAgentFile(
     name: reader.attempt(() => reader.string(root, 'name', 'name', true)!) ?? '',
     fallbacks: [],
     tools: [],
+    handoffs: [],
     limits: {},
     retry: {},
     timeouts: {},
@@ -155,13 +161,20 @@ export function parseAgentFile(
     }
   }
 
+  // A child agent file is read with the same known tools and consent: it cannot widen what the parent may do.
+  const loadChild = childFileLoader(reader, path, ancestors, (childText, childPath, chain) =>
+    parseAgentFile(childText, childPath, knownTools, options, chain),
+  );
   const toolsNode = reader.node(root, 'tools', 'tools');
   if (toolsNode !== undefined) {
     result.tools =
       reader.attempt(() =>
-        readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts }),
+        readTools(reader, toolsNode, knownTools, { directory: dirname(path), allowedKeyHosts }, loadChild),
       ) ?? [];
   }
+  const handoffsNode = reader.node(root, 'handoffs', 'handoffs');
+  if (handoffsNode !== undefined)
+    result.handoffs = reader.attempt(() => readHandoffs(reader, handoffsNode, loadChild)) ?? [];
 
   const toolChoiceNode = reader.node(root, 'toolChoice', 'toolChoice');
   if (toolChoiceNode !== undefined) {

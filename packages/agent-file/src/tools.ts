@@ -1,5 +1,6 @@
 import { closestName } from '@keel/core/adapter';
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
+import { type AgentEntry, type ChildFileLoader, readAgentEntry } from './agents.js';
 import { type CommandEntry, readCommandEntry } from './command.js';
 import { type HttpEntry, readHttpEntry } from './http.js';
 import { type McpEntry, readMcpEntry } from './mcp.js';
@@ -15,9 +16,9 @@ export interface BuiltinEntry {
 }
 
 /** One entry of an agent file's `tools:` list. */
-export type ToolEntry = BuiltinEntry | McpEntry | CommandEntry | HttpEntry;
+export type ToolEntry = BuiltinEntry | McpEntry | CommandEntry | HttpEntry | AgentEntry;
 
-const KINDS = ['mcp', 'command', 'http'] as const;
+const KINDS = ['mcp', 'command', 'http', 'agent'] as const;
 
 /**
  * Reads `tools:`: built-in names, and single-key mappings `mcp:`, `command:` or `http:`. Each entry is checked as far
@@ -30,6 +31,7 @@ export function readTools(
   node: Node,
   knownTools: readonly string[],
   context: ToolEntryContext,
+  loadChild?: ChildFileLoader,
 ): ToolEntry[] {
   if (!isSeq(node))
     return reader.fail(node, 'tools', 'must be a list of tool names, or mcp:, command: and http: entries');
@@ -66,7 +68,7 @@ export function readTools(
       reader.fail(
         entryNode,
         field,
-        'must be a built-in tool name, or a mapping with one key: mcp, command or http',
+        'must be a built-in tool name, or a mapping with one key: mcp, command, http or agent',
       );
     }
     const [kind] = reader.keys(entryNode);
@@ -79,6 +81,12 @@ export function readTools(
     }
     const bodyField = `${field}.${kind}`;
     const body = reader.node(entryNode, kind!, bodyField);
+    if (kind === 'agent' && body !== undefined && loadChild !== undefined) {
+      const entry = readAgentEntry(reader, body, bodyField, loadChild);
+      claim(names, entry.name, body, `${bodyField}`);
+      entries.push({ ...entry, field });
+      return;
+    }
     if (!isMap(body)) {
       reader.fail(body, bodyField, 'must be a mapping');
     }

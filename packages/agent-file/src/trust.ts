@@ -116,7 +116,8 @@ export function checkTrust(
     });
   }
   for (const tool of file.tools) {
-    if (tool.kind === 'builtin') continue;
+    // An agent entry's file was checked as it was read, with the same consent.
+    if (tool.kind === 'builtin' || tool.kind === 'agent') continue;
     if (tool.kind === 'http') {
       const url = new URL(tool.url);
       if (!isLoopbackHost(url.hostname) && !hostAllowed(url, hosts)) {

@@ -108,8 +108,10 @@ const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
   ],
   'agent/sessions': ['agent/loop', 'agent/durability', 'agent/run', 'options', 'spec', 'policies', 'errors'],
   'agent/stream': ['agent/loop', 'agent/run', 'options', 'spec', 'errors'],
+  'agent/compose': ['agent/loop', 'agent/tools', 'agent/run', 'schemas', 'spec', 'errors'],
   agent: [
     'agent/stream',
+    'agent/compose',
     'agent/sessions',
     'agent/loop',
     'agent/tools',
@@ -142,6 +144,7 @@ const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
   '.': [
     'agent',
     'agent/stream',
+    'agent/compose',
     'agent/sessions',
     'agent/loop',
     'agent/tools',

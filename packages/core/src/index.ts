@@ -5,6 +5,8 @@
 
 export { type Agent, agent } from './agent/agent.js';
 export type { AgentBreakerOptions, AgentOptions, AgentRetryOptions } from './agent/agent-options.js';
+export { type AgentToolOptions, agentTool } from './agent/compose/agent-tool.js';
+export { handoff } from './agent/compose/handoff.js';
 export type { ConversationManager } from './agent/conversation/manager.js';
 export { type SlidingWindowOptions, slidingWindow } from './agent/conversation/sliding-window.js';
 export { type SummarizingOptions, summarizing } from './agent/conversation/summarizing.js';

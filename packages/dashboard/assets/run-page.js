@@ -4,7 +4,7 @@
 import { ApiError, getJson } from './api.js';
 import { decisions } from './decisions.js';
 import { h, jsonBlock, replace } from './dom.js';
-import { formatDuration, formatTime, workerLabel } from './format.js';
+import { formatDuration, formatTime, runHref, workerLabel } from './format.js';
 import { conversation, errorPanel, ledger, problem, report } from './run-panels.js';
 import { renderTimeline } from './timeline-panel.js';
 
@@ -16,6 +16,7 @@ export function showRun(context, runId) {
   const view = { runId, context, sections: {}, pollTimer: undefined };
   const names = [
     'header',
+    'tree',
     'resume',
     'queue',
     'decisions',
@@ -52,6 +53,7 @@ async function reload(view) {
   }
   const { sections } = view;
   replace(sections.header, header(run));
+  replace(sections.tree, tree(run));
   replace(sections.resume, resumeStatus(run.resume));
   replace(sections.queue, run.queued ? queuePanel(run) : null);
   replace(sections.decisions, decisions(view, run));
@@ -168,4 +170,35 @@ function resumeStatus(resume) {
     );
   }
   return null;
+}
+
+/** The run's place in a tree of agents: the run that started it, and the child runs it started (each one opens). */
+function tree(run) {
+  const children = run.children ?? [];
+  if (run.parentRunId === undefined && children.length === 0) return null;
+  return [
+    h('h2', {}, 'Agents'),
+    run.parentRunId === undefined
+      ? null
+      : h(
+          'p',
+          { className: 'parent-run' },
+          'Started by run ',
+          h('a', { href: runHref(run.parentRunId) }, run.parentRunId),
+        ),
+    children.length === 0
+      ? null
+      : h(
+          'ul',
+          { className: 'child-runs' },
+          children.map((child) =>
+            h(
+              'li',
+              {},
+              h('a', { href: runHref(child.runId), title: child.runId }, child.agentName),
+              ` (${child.kind === 'handoff' ? 'handoff' : `agent tool ${child.toolName}`}) ${child.status}`,
+            ),
+          ),
+        ),
+  ];
 }

@@ -83,6 +83,20 @@ export interface RunView {
   messages: Message[];
   ledger: LedgerEntry[];
   pendingDecisions: PendingDecision[];
+  /** The run that started this one (an agent tool's or a handoff's child run). */
+  parentRunId?: string;
+  /** The child runs it started, as it last recorded them: empty when none. */
+  children: ChildRunLink[];
+}
+
+/** A child run as the run page links to it. */
+export interface ChildRunLink {
+  runId: string;
+  agentName: string;
+  /** `tool` (an agent tool) or `handoff`. */
+  kind: string;
+  toolName: string;
+  status: string;
 }
 
 /** The run page of a run submitted to a fleet that no worker has started: its input and how long it has waited. */
@@ -217,7 +231,15 @@ export function runView(record: RunRecord, ledger: LedgerEntry[], nowMs: number)
     messages: state.messages,
     ledger,
     pendingDecisions: record.status === 'interrupted' ? state.pendingDecisions : [],
+    children: (state.children ?? []).map((child) => ({
+      runId: child.runId,
+      agentName: child.agentName,
+      kind: child.kind,
+      toolName: child.toolName,
+      status: child.status,
+    })),
   };
+  if (state.parentRunId !== undefined) view.parentRunId = state.parentRunId;
   if (state.stopDetail !== undefined) view.stopDetail = state.stopDetail;
   if (state.output !== undefined) view.output = state.output;
   if (state.error !== undefined) view.error = state.error;

@@ -1,5 +1,6 @@
 import type { AgentFile } from '@keel/agent-file';
 import type {
+  Agent,
   AgentOptions,
   Clock,
   DurabilityOptions,
@@ -23,6 +24,8 @@ export interface AgentParts {
   clock?: Clock;
   /** Breakers and retry budget shared beyond the process (`keel worker`). Defaults to the agent's own. */
   policies?: AgentPolicies;
+  /** The agents of the file's `handoffs:`, built. Defaults to none. */
+  handoffs?: readonly Agent<string>[];
 }
 
 /**
@@ -35,6 +38,7 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
     model: parts.model,
     fallbacks: parts.fallbacks,
     tools: parts.tools,
+    ...(parts.handoffs === undefined || parts.handoffs.length === 0 ? {} : { handoffs: parts.handoffs }),
     store: parts.store,
     ...(parts.durability === undefined ? {} : { durability: parts.durability }),
     ...(parts.clock === undefined ? {} : { clock: parts.clock }),

@@ -1,6 +1,6 @@
 import type { AgentFile } from '@keel/agent-file';
 import { commandToolOptions, httpToolOptions, mcpToolsOptions } from '@keel/agent-file';
-import type { Tool, ToolSource } from '@keel/core';
+import { type Agent, agentTool, KeelError, type Tool, type ToolSource } from '@keel/core';
 import type { McpToolset } from '@keel/mcp';
 import { commandTool, httpTool } from '@keel/tools';
 
@@ -23,6 +23,7 @@ export async function buildAgentTools(
   file: AgentFile,
   builtins: ReadonlyMap<string, Tool>,
   environment: NodeJS.ProcessEnv,
+  childAgent?: (file: AgentFile) => Promise<Agent<string>>,
 ): Promise<AgentTools> {
   // The MCP SDK takes a while to load: only files with an MCP server pay for it.
   const mcp = file.tools.some((entry) => entry.kind === 'mcp') ? await import('@keel/mcp') : undefined;
@@ -59,6 +60,17 @@ export async function buildAgentTools(
           built.tools.push(httpTool(httpToolOptions(entry, environment, locate(entry.field))));
           built.summary.push(`http ${entry.name} (${entry.method ?? 'GET'} ${entry.url})`);
           break;
+        case 'agent': {
+          if (childAgent === undefined)
+            throw new KeelError(
+              'config.invalid',
+              `${entry.field}: agent tools need a builder of child agents`,
+            );
+          const child = await childAgent(entry.file);
+          built.tools.push(agentTool(child, { name: entry.name, description: entry.description }));
+          built.summary.push(`agent ${entry.name} (${entry.file.path})`);
+          break;
+        }
       }
     }
   } catch (error) {

@@ -62,7 +62,23 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
     filesDirectory: dirname(file.path),
     outboxPath: join(options.workingDirectory, '.keel', 'outbox.jsonl'),
   });
-  const tools = await buildAgentTools(file, builtins, options.environment);
+  // Child agents (agent tools, handoffs) are built from their own files, on the same store, and closed with this one.
+  const children: BuiltAgent[] = [];
+  const childAgent = async (childFile: AgentFile) => {
+    const child = await buildAgentFromFile(childFile, options);
+    children.push(child);
+    return child.agent;
+  };
+  let tools: AgentTools;
+  let handoffs: Agent<string>[];
+  try {
+    tools = await buildAgentTools(file, builtins, options.environment, childAgent);
+    handoffs = [];
+    for (const entry of file.handoffs) handoffs.push(await childAgent(entry.file));
+  } catch (error) {
+    await Promise.all(children.map((child) => child.close()));
+    throw error;
+  }
   const { wrapTools } = options;
   // Plain tools are wrapped (tracing, say); a tool source (an MCP toolset) lists its tools itself and passes as it is.
   const offered =
@@ -70,7 +86,11 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
       ? tools.tools
       : tools.tools.map((entry) => ('execute' in entry ? (wrapTools([entry])[0] ?? entry) : entry));
   const close = async () => {
-    await Promise.all([...tools.toolsets.map((toolset) => toolset.close()), models?.close()]);
+    await Promise.all([
+      ...tools.toolsets.map((toolset) => toolset.close()),
+      models?.close(),
+      ...children.map((child) => child.close()),
+    ]);
   };
   let models: ResolvedModels | undefined;
   try {
@@ -84,6 +104,7 @@ export async function buildAgentFromFile(file: AgentFile, options: BuildOptions)
         model: models.model,
         fallbacks: models.fallbacks,
         tools: offered,
+        handoffs,
         store: options.store,
         ...(options.clock === undefined ? {} : { clock: options.clock }),
         ...(options.durability === undefined ? {} : { durability: options.durability }),

@@ -210,6 +210,13 @@ export function reportLines(report: RunReport): string[] {
       `unknown  ${uncertain.total} tool calls with an unknown outcome (${byTool.join(', ')}) · repeats reconciled ${uncertain.reconciled}, not run ${uncertain.blocked}`,
     );
   }
+  const children = report.children;
+  if (children !== undefined && children.total > 0) {
+    const runs = children.runs.map((child) => `${child.agentName} (${child.kind}) ${child.status}`);
+    lines.push(
+      `children ${children.total} child runs, their requests and retries counted above: ${runs.join(', ')}${children.answeredBy === undefined ? '' : ` · answered by ${children.answeredBy}`}`,
+    );
+  }
   const errors = Object.entries(report.errors.byCode);
   if (errors.length > 0)
     lines.push(`errors   ${errors.map(([code, count]) => `${code} ×${count}`).join(', ')}`);

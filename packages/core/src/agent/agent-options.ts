@@ -9,6 +9,7 @@ import type { ModelProvider, ToolChoice } from '../spec/model.js';
 import type { RunEventListener } from '../spec/run-events.js';
 import type { RunStore } from '../spec/run-store.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
+import type { ChildAgent } from './compose/child-agent.js';
 import type { ConversationManager } from './conversation/manager.js';
 import type { CorrectionLimits } from './correction/correction-tracker.js';
 import type { StructuredOutput } from './correction/structured-output.js';
@@ -35,6 +36,12 @@ export interface AgentOptions<Output = string> {
    * Defaults to none.
    */
   tools?: readonly (Tool | ToolSource)[];
+  /**
+   * Agents the model may hand the conversation over to (each one a `transfer_to_<name>` tool, see `handoff()`): the
+   * agent handed to answers instead, in a child run. An entry is an agent, or `handoff(agent, options)` for a filter
+   * or another name. Defaults to none.
+   */
+  handoffs?: readonly (ChildAgent | Tool)[];
   /** Turn, time, token and parallelism bounds. Defaults: see {@link RunLimits}. */
   limits?: RunLimits;
   /** Retry settings. Defaults: see {@link AgentRetryOptions}. */

@@ -12,6 +12,8 @@ import type { RunEvent } from '../spec/run-events.js';
 import type { Tool, ToolSource } from '../spec/tool.js';
 import { resolveModels, resolveRetry, toolSlots } from './agent-dependencies.js';
 import type { AgentOptions } from './agent-options.js';
+import type { ChildAgent } from './compose/child-agent.js';
+import { handoff } from './compose/handoff.js';
 import { slidingWindow } from './conversation/sliding-window.js';
 import { CorrectionTracker } from './correction/correction-tracker.js';
 import { type StructuredOutput, structuredOutput } from './correction/structured-output.js';
@@ -30,6 +32,7 @@ const KNOWN_OPTIONS = [
   'fallbacks',
   'instructions',
   'tools',
+  'handoffs',
   'limits',
   'retry',
   'modelTimeoutMs',
@@ -112,7 +115,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
   const addBreaker = (breaker: CircuitBreaker) => breakers.set(breaker.name, breaker);
   const models = resolveModels(options, clock);
   for (const slot of models) if (slot.breaker !== undefined) addBreaker(slot.breaker);
-  const { plain, sources } = splitTools(options.tools ?? []);
+  const { plain, sources } = splitTools([...(options.tools ?? []), ...handoffTools(options.handoffs)]);
   const slots = toolSlots(options, clock, addBreaker);
   const tools = slots.index(plain);
   if (options.toolChoice !== undefined) {
@@ -196,4 +199,17 @@ function resolveOutput<Output>(schema: StructuredOutput<Output> | SchemaLike<Out
 
 function optionalFunction(value: unknown, name: string): void {
   if (value !== undefined && typeof value !== 'function') fail(`${name} must be a function`);
+}
+
+/** The tools of the `handoffs` option: an agent becomes `handoff(agent)`, a tool made by `handoff()` stays as it is. */
+function handoffTools(handoffs: AgentOptions['handoffs']): Tool[] {
+  if (handoffs === undefined) return [];
+  if (!Array.isArray(handoffs))
+    fail('handoffs must be an array of agents (or handoff(agent, options) tools)');
+  return handoffs.map((entry, index) => {
+    if (typeof entry !== 'object' || entry === null)
+      fail(`handoffs[${index}] must be an agent made by agent()`);
+    if (typeof (entry as Tool).execute === 'function') return entry as Tool;
+    return handoff(entry as ChildAgent) as Tool;
+  });
 }

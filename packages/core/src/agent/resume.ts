@@ -9,6 +9,7 @@ import { checkOptions, checkRunId, driveRun, type RunResult } from './loop/run.j
 import { type QueuedRunState, readQueuedState } from './queued-run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import { RunAbort, type RunRegistry } from './run/cancellation.js';
+import type { ForwardedAnswers } from './run/child-runs.js';
 import type { DurabilitySettings } from './run/durability.js';
 import type { ApprovalAnswer, ToolCallDecision } from './run/pending-decision.js';
 import { createRunState, RUN_STATE_SCHEMA_VERSION, type RunState } from './run/run-state.js';
@@ -106,6 +107,7 @@ export async function resumeRun<Output>(
     return await driveRun<Output>(runtime, registry, agentRuns, prepared.state, options, prepared.fresh, {
       abort,
       durable,
+      ...(prepared.childAnswers === undefined ? {} : { childAnswers: prepared.childAnswers }),
     });
   } finally {
     pauseSignal?.removeEventListener('abort', pause);
@@ -117,6 +119,7 @@ interface Prepared {
   state: RunState;
   durable: DurableRun;
   fresh: boolean;
+  childAnswers?: ForwardedAnswers;
 }
 
 /** Loads, checks, leases and reconciles the run; an ended run resolves with its stored result instead. */
@@ -166,7 +169,8 @@ async function prepare<Output>(
     // Whether a call may run again depends on its tool, which a tool source (an MCP server) has to list first.
     if (runtime.toolCatalog?.stale) await runtime.toolCatalog.update();
     const reconciled = reconcile(runtime, state, ledger);
-    const abandoned = applyAnswers(state, reconciled, options.approvals, options.decisions);
+    const childAnswers: ForwardedAnswers = {};
+    const abandoned = applyAnswers(state, reconciled, options.approvals, options.decisions, childAnswers);
     for (const { call, result } of abandoned) {
       if (!reconciled.startedKeys.has(call.idempotencyKey)) continue;
       await withStoreRetries(
@@ -190,6 +194,7 @@ async function prepare<Output>(
         loggedMessages,
       ),
       fresh: false,
+      childAnswers,
     };
   } catch (error) {
     await withStoreTimeout(() => store.releaseLease(runId, owner), durability.storeTimeoutMs, clock).catch(

@@ -12,6 +12,7 @@ import {
 } from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
+import { parentRunIn } from './run/child-runs.js';
 import { createRunState } from './run/run-state.js';
 
 /**
@@ -38,6 +39,12 @@ export async function executeRun<Output>(
   });
   setRunToolChoice(runtime, state, options);
   if (options.tenant !== undefined) state.tenant = options.tenant;
+  const parent = parentRunIn(options);
+  if (parent !== undefined) {
+    // A child run's deadline is its own or its parent's, whichever comes first.
+    state.parentRunId = parent.runId;
+    state.deadlineAtMs = Math.min(state.deadlineAtMs, parent.deadlineAtMs);
+  }
   if (runtime.durability !== undefined) {
     return startDurableRun<Output>(runtime, runtime.durability, registry, agentRuns, state, options);
   }

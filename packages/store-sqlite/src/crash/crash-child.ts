@@ -10,6 +10,7 @@ import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   agent,
+  agentTool,
   KeelError,
   type ModelProvider,
   type ModelRequest,
@@ -22,6 +23,8 @@ import {
   CRASH_TOOLS,
   type CrashPlan,
   crashPlan,
+  DELEGATE_TOOL,
+  delegateRunId,
   EXIT_CONFLICT,
   EXIT_RUN_NOT_FOUND,
   effectLine,
@@ -37,8 +40,11 @@ function pauseMs(text: string, min: number, max: number): number {
   return min + (seedOf(text) % (max - min + 1));
 }
 
-/** Plays the model: a function of the conversation alone, so a resumed run that asks again gets the same answer. */
-function planModel(plan: CrashPlan): ModelProvider {
+/**
+ * Plays the model: a function of the conversation alone, so a resumed run that asks again gets the same answer. With
+ * `delegate`, step 1 also calls the agent tool.
+ */
+function planModel(plan: CrashPlan, delegate = false): ModelProvider {
   return {
     provider: 'crash',
     model: 'plan',
@@ -48,13 +54,20 @@ function planModel(plan: CrashPlan): ModelProvider {
       const usage = { inputTokens: 10, outputTokens: 5 };
       const calls = plan.steps[step - 1];
       if (calls !== undefined) {
+        const toolCalls = calls.map((call) => ({
+          id: call.callId,
+          name: call.toolName,
+          arguments: JSON.stringify({ note: call.callId }),
+        }));
+        if (delegate && step === 1)
+          toolCalls.push({
+            id: 'call_delegate',
+            name: DELEGATE_TOOL,
+            arguments: '{"prompt":"Carry out your plan."}',
+          });
         return {
           content: '',
-          toolCalls: calls.map((call) => ({
-            id: call.callId,
-            name: call.toolName,
-            arguments: JSON.stringify({ note: call.callId }),
-          })),
+          toolCalls,
           finishReason: 'tool_calls',
           usage,
           model: 'plan',
@@ -145,17 +158,40 @@ async function main(argv: readonly string[]): Promise<number> {
   const settings = (settingsJson === undefined ? {} : JSON.parse(settingsJson)) as ChildSettings;
   const store = new HoldingStore(databasePath, settings.holdLeaseMs ?? 0);
   try {
+    const durability = {
+      // By default one owner per run, as a restarted worker with a stable identity would have: the killed process
+      // cannot release its lease, and the test only resumes once it is dead.
+      owner: settings.owner ?? `crash-worker:${runId}`,
+      ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
+    };
+    // A nested run's child agent: its own plan, the same tools and store; its events are printed too, so that a kill
+    // can land inside the child run.
+    const delegate =
+      settings.nested === true
+        ? agentTool(
+            agent({
+              name: 'crash-delegate',
+              model: planModel(crashPlan(delegateRunId(runId))),
+              tools: crashTools(effectsPath),
+              store,
+              durability,
+              onEvent: (event: { type: string; step?: number; callIndex?: number }) =>
+                report({
+                  type: 'event',
+                  event: `child:${event.type}`,
+                  step: event.step,
+                  callIndex: event.callIndex,
+                }),
+            }),
+            { name: DELEGATE_TOOL, description: 'Hands the plan to a child agent' },
+          )
+        : undefined;
     const assistant = agent({
       name: 'crash',
-      model: planModel(crashPlan(runId)),
-      tools: crashTools(effectsPath),
+      model: planModel(crashPlan(runId), delegate !== undefined),
+      tools: [...crashTools(effectsPath), ...(delegate === undefined ? [] : [delegate])],
       store,
-      durability: {
-        // By default one owner per run, as a restarted worker with a stable identity would have: the killed process
-        // cannot release its lease, and the test only resumes once it is dead.
-        owner: settings.owner ?? `crash-worker:${runId}`,
-        ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
-      },
+      durability,
     });
     const onEvent = (event: { type: string; step?: number; callIndex?: number }) =>
       report({ type: 'event', event: event.type, step: event.step, callIndex: event.callIndex });

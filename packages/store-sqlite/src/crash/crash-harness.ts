@@ -59,6 +59,8 @@ export interface DriveOptions {
   handover?: { leaseTtlMs: number };
   /** The first child's mode: `resume` for a run already in the store. Defaults to `run`. */
   startMode?: 'run' | 'resume';
+  /** Makes every run a tree: an agent tool with a child run (see `ChildSettings.nested`). Defaults to false. */
+  nested?: boolean;
 }
 
 // Past a dead owner's lease expiry, so that clock granularity cannot make a due retry early.
@@ -122,6 +124,7 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
   const discarded: Promise<unknown>[] = [];
   let owners = 0;
   const spawnFor = (childMode: 'run' | 'resume', settings: ChildSettings) => {
+    if (options.nested === true) settings.nested = true;
     if (options.handover !== undefined) {
       settings.owner = `crash-worker:${runId}:${owners++}`;
       settings.leaseTtlMs = options.handover.leaseTtlMs;

@@ -81,4 +81,17 @@ export interface ChildSettings {
   holdLeaseMs?: number;
   /** Prints a `ready` line once set up, then waits for a line on stdin before it runs or resumes. Defaults to false. */
   waitForGo?: boolean;
+  /**
+   * Makes the run a tree: its first tool step also calls `delegate`, an agent tool whose child run (id
+   * `<runId>:1:<n>/delegate`) follows a crash plan of its own, with the same tools. Defaults to false.
+   */
+  nested?: boolean;
+}
+
+/** The agent tool of a nested crash run. */
+export const DELEGATE_TOOL = 'delegate';
+
+/** The id of a nested crash run's child: the agent tool's call comes after the planned calls of step 1. */
+export function delegateRunId(runId: string): string {
+  return `${expectedKey(runId, 1, crashPlan(runId).steps[0]!.length)}/${DELEGATE_TOOL}`;
 }

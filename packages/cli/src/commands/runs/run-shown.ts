@@ -18,6 +18,21 @@ export interface ShownRun {
   usage?: { inputTokens: number; outputTokens: number };
   /** What its model calls cost (the report's `cost`). */
   cost?: { totalUsd: number; byModel: Record<string, number>; unpricedCalls: number };
+  /** The run that started it, for a child run (an agent tool's, a handoff's). */
+  parentRunId?: string;
+  /** The child runs it started, in order: empty when none. */
+  children: ShownChild[];
+}
+
+/** A child run as `keel runs show` lists it. */
+export interface ShownChild {
+  runId: string;
+  agentName: string;
+  kind: string;
+  toolName: string;
+  /** As its parent last recorded it; `keel runs show` puts the child's own stored status over it. */
+  status: string;
+  stopReason?: string;
 }
 
 /** Reads a stored run's task, stop reason, error, output and pending decisions; a part the state lacks is left out. */
@@ -25,7 +40,7 @@ export function shownRunOf(run: Pick<RunRecord, 'state'>): ShownRun {
   const state = (
     typeof run.state === 'object' && run.state !== null && !Array.isArray(run.state) ? run.state : {}
   ) as Record<string, JsonValue | undefined>;
-  const shown: ShownRun = { pending: [] };
+  const shown: ShownRun = { pending: [], children: [] };
   const messages = Array.isArray(state.messages) ? state.messages : [];
   const first = messages.find(
     (message) =>
@@ -55,6 +70,26 @@ export function shownRunOf(run: Pick<RunRecord, 'state'>): ShownRun {
       ),
       unpricedCalls: typeof cost.unpricedCalls === 'number' ? cost.unpricedCalls : 0,
     };
+  }
+  if (typeof state.parentRunId === 'string') shown.parentRunId = state.parentRunId;
+  if (Array.isArray(state.children)) {
+    for (const child of state.children) {
+      if (
+        typeof child !== 'object' ||
+        child === null ||
+        Array.isArray(child) ||
+        typeof child.runId !== 'string'
+      )
+        continue;
+      shown.children.push({
+        runId: child.runId,
+        agentName: String(child.agentName ?? ''),
+        kind: String(child.kind ?? 'tool'),
+        toolName: String(child.toolName ?? ''),
+        status: String(child.status ?? 'running'),
+        ...(typeof child.stopReason === 'string' ? { stopReason: child.stopReason } : {}),
+      });
+    }
   }
   return shown;
 }

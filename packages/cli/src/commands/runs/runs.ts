@@ -80,6 +80,10 @@ export async function showRun(
   }
   const ledger = await store.ledger(runId);
   const shown = shownRunOf(run);
+  for (const child of shown.children) {
+    const record = await store.loadRun(child.runId);
+    if (record !== undefined) child.status = record.status;
+  }
   if (options.json) {
     output.out(
       JSON.stringify(
@@ -92,6 +96,8 @@ export async function showRun(
           pending: shown.pending,
           ...(shown.tenant === undefined ? {} : { tenant: shown.tenant }),
           cost: shown.cost ?? null,
+          parentRunId: shown.parentRunId ?? null,
+          children: shown.children,
           run,
           ledger,
         },
@@ -118,6 +124,7 @@ export async function showRun(
   if (shown.task !== undefined) output.out(`task     ${shown.task}`);
   if (shown.tenant !== undefined) output.out(`tenant   ${shown.tenant}`);
   if (shown.usage !== undefined || shown.cost !== undefined) output.out(costLine(shown));
+  if (shown.parentRunId !== undefined) output.out(`parent   ${shown.parentRunId}`);
   if (isWaiting({ status: run.status, error: shown.error })) {
     for (const line of waitingLines(run.runId, shown.pending, shown.error?.message, output)) output.out(line);
   } else if (shown.error !== undefined) {
@@ -129,6 +136,13 @@ export async function showRun(
   if (shown.output !== undefined) {
     output.out(paint(output, 'bold', 'output'));
     output.out(typeof shown.output === 'string' ? shown.output : JSON.stringify(shown.output, null, 2));
+  }
+  if (shown.children.length > 0) {
+    output.out(paint(output, 'bold', `child runs (${shown.children.length})`));
+    for (const child of shown.children)
+      output.out(
+        `  ${child.kind.padEnd(8)} ${child.agentName.padEnd(16)} ${child.status.padEnd(11)} ${child.runId}`,
+      );
   }
   output.out(paint(output, 'bold', `tool ledger (${ledger.length})`));
   for (const entry of ledger) {

@@ -2,6 +2,7 @@ import { KeelError } from '../../errors/keel-error.js';
 import type { LedgerEntry } from '../../spec/run-store.js';
 import type { ToolResult } from '../../spec/tool.js';
 import type { AgentRuntime } from '../run/agent-runtime.js';
+import type { ForwardedAnswers } from '../run/child-runs.js';
 import {
   type ApprovalAnswer,
   abandonedResult,
@@ -93,14 +94,21 @@ export interface Abandoned {
  * interrupted run waits for, or a call that may have run (`config.invalid` otherwise, listing what is pending). A key
  * the run waited for whose call the ledger has settled since (see `Reconciled.settledKeys`) is an answer applied
  * already, by a process that died before its next checkpoint: it is skipped, so an answer sent again after a crash
- * at any point reaches the run. Resolves with the calls abandoned.
+ * at any point reaches the run. A key a child run waits for (a pending decision with `childRunId`) goes into
+ * `forwarded`, for the child to be resumed with. Resolves with the calls abandoned.
  */
 export function applyAnswers(
   state: RunState,
   reconciled: Reconciled,
   approvals: Readonly<Record<string, ApprovalAnswer>> | undefined,
   decisions: Readonly<Record<string, ToolCallDecision>> | undefined,
+  forwarded: ForwardedAnswers = {},
 ): Abandoned[] {
+  const childKeys = new Set(
+    state.pendingDecisions
+      .filter((decision) => decision.childRunId !== undefined)
+      .map((decision) => decision.idempotencyKey),
+  );
   const waitingApproval = new Map<string, PendingToolCall>();
   for (const decision of state.pendingDecisions) {
     if (decision.kind !== 'approval') continue;
@@ -108,6 +116,10 @@ export function applyAnswers(
     if (call !== undefined && call.status === 'pending') waitingApproval.set(decision.idempotencyKey, call);
   }
   for (const [key, answer] of Object.entries(approvals ?? {})) {
+    if (childKeys.has(key)) {
+      forwarded.approvals = { ...forwarded.approvals, [key]: answer };
+      continue;
+    }
     if (reconciled.settledKeys.has(key)) continue;
     const call = waitingApproval.get(key);
     if (call === undefined) notPending('approvals', key, state.runId, [...waitingApproval.keys()]);
@@ -115,6 +127,10 @@ export function applyAnswers(
   }
   const abandoned: Abandoned[] = [];
   for (const [key, decision] of Object.entries(decisions ?? {})) {
+    if (childKeys.has(key)) {
+      forwarded.decisions = { ...forwarded.decisions, [key]: decision };
+      continue;
+    }
     if (reconciled.settledKeys.has(key)) continue;
     const call = reconciled.uncertain.get(key);
     if (call === undefined) notPending('decisions', key, state.runId, [...reconciled.uncertain.keys()]);

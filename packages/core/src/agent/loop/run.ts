@@ -6,6 +6,7 @@ import type { RunEventListener } from '../../spec/run-events.js';
 import type { DurableRun } from '../durability/durable-run.js';
 import type { AgentRuntime } from '../run/agent-runtime.js';
 import { RunAbort, type RunRegistry } from '../run/cancellation.js';
+import { type ForwardedAnswers, parentRunIn } from '../run/child-runs.js';
 import { journalingListener } from '../run/event-journal.js';
 import { RunEventSink } from '../run/event-sink.js';
 import type { PendingDecision } from '../run/pending-decision.js';
@@ -101,6 +102,8 @@ export interface PreparedRun {
   /** Already registered in the registry. */
   readonly abort: RunAbort;
   readonly durable: DurableRun;
+  /** Answers its `resume` was given for its children's pending calls, passed down to them. */
+  readonly childAnswers?: ForwardedAnswers;
 }
 
 const RUN_OPTIONS = [
@@ -135,10 +138,18 @@ export async function driveRun<Output>(
   if (prepared === undefined) registry.register(abort);
   agentRuns.set(runId, abort);
   const durable = prepared?.durable;
-  const budget = combineBudgets(runtime.retry.createRunBudget(), runtime.retry.sharedBudget);
+  const parent = parentRunIn(options);
+  // A child run draws from its parent's budget (which draws from the shared one) and keeps within its deadline.
+  const budget = combineBudgets(
+    runtime.retry.createRunBudget(),
+    parent?.budget ?? runtime.retry.sharedBudget,
+  );
+  if (parent !== undefined && parent.deadlineAtMs < state.deadlineAtMs)
+    state.deadlineAtMs = parent.deadlineAtMs;
   const journal = durable === undefined ? undefined : journalingListener(state);
   const events = new RunEventSink(runtime.events, options.onEvent, journal);
   const run = new RunContext(runtime, state, abort, events, budget, options.onTextDelta, durable);
+  if (prepared?.childAnswers !== undefined) run.childAnswers = prepared.childAnswers;
   try {
     durable?.attach(run);
     abort.follow(options.signal);

@@ -31,6 +31,11 @@ export interface PendingDecision {
    * for a call the process died in.
    */
   readonly repeatOf?: string;
+  /**
+   * Set when a child run (an agent tool's, a handoff's) waits for it and its parent surfaces it: the child's run id.
+   * Answer it through the parent's `resume`, which passes it down. Absent for the run's own calls.
+   */
+  readonly childRunId?: string;
 }
 
 /** The pending decision about one call (a `PendingToolCall`) of step `step`. */

@@ -81,6 +81,33 @@ export interface RunReport {
   cost?: RunCost;
   /** From the run's start to its end (or to now while it runs). */
   durationMs: number;
+  /**
+   * The child runs that ended (agent tools, handoffs): their figures (requests, retries, fallbacks, waits, tokens) are
+   * added to this report's. Absent until a child run ends.
+   */
+  children?: ChildRunsSummary;
+}
+
+/** The report's child runs (see `RunReport.children`). */
+export interface ChildRunsSummary {
+  total: number;
+  byStatus: Record<string, number>;
+  runs: ChildRunSummary[];
+  /** The agent that gave the run's answer through a handoff. Absent when the run answered itself. */
+  answeredBy?: string;
+}
+
+/** One child run that ended, as the report lists it. */
+export interface ChildRunSummary {
+  readonly runId: string;
+  readonly agentName: string;
+  readonly kind: 'tool' | 'handoff';
+  readonly status: string;
+  readonly stopReason: string;
+  readonly errorCode?: string;
+  /** Its model requests, its own children's included. */
+  readonly requests: number;
+  readonly retries: number;
 }
 
 /** The report's counts of calls whose outcome is unknown (see `RunReport.uncertainCalls`). */

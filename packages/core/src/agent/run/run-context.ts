@@ -9,6 +9,7 @@ import type { CorrectionTracker } from '../correction/correction-tracker.js';
 import type { GuardrailFinding } from '../guardrails/guardrail.js';
 import type { AgentRuntime, BreakerWatcher, DurableLink, GuardedSlot, ModelSlot } from './agent-runtime.js';
 import type { RunAbort } from './cancellation.js';
+import type { ForwardedAnswers } from './child-runs.js';
 import type { RunEventSink } from './event-sink.js';
 import { countError, streamRecoveryCountsOf } from './report.js';
 import type { RunState, RunTransition } from './run-state.js';
@@ -30,6 +31,8 @@ export class RunContext implements BreakerWatcher {
   toolRetries: Map<string, RetryPolicy> | undefined;
   /** The model being called, for retry events. */
   currentModel: ModelSlot | undefined;
+  /** Answers the run's `resume` was given for its children's pending calls, passed down to them (see `ParentRunHandle`). */
+  childAnswers: ForwardedAnswers | undefined;
   /** Handed to providers as `onTextDelta` when the caller streams. */
   readonly deltaListener: ((delta: string) => void) | undefined;
   /** Handed to providers as `onStreamPart` when the run streams through `agent.stream()`. */

@@ -140,6 +140,26 @@ export interface RunState {
    * tool after a forcing choice. Absent otherwise (the agent's applies).
    */
   toolChoice?: ToolChoice;
+  /** For a child run (started by an agent tool or a handoff): the run that started it. Absent for a top-level run. */
+  parentRunId?: string;
+  /** The child runs this run started (agent tools, handoffs), in the order they started. Absent until one starts. */
+  children?: ChildRunEntry[];
+}
+
+/** A child run as its parent's state lists it. */
+export interface ChildRunEntry {
+  readonly runId: string;
+  readonly agentName: string;
+  /** The tool through which the parent started it (`transfer_to_*` for a handoff). */
+  readonly toolName: string;
+  /** `tool`: an agent tool, whose output came back to the parent's model; `handoff`: it answered for the parent. */
+  readonly kind: 'tool' | 'handoff';
+  /** The parent's tool call that started it. */
+  readonly idempotencyKey: string;
+  /** `running` until the parent saw it end. */
+  status: 'running' | TerminalStatus;
+  stopReason?: string;
+  errorCode?: string;
 }
 
 /** A move of the run's state, handed to the checkpoint hook right after it happened. */

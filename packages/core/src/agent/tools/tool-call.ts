@@ -81,6 +81,7 @@ function invoke(
       run.state.step,
       pending.callIndex,
       pending.attempts,
+      run,
     );
     let running = true;
     if (run.events.active) {

@@ -1,5 +1,8 @@
 import type { PolicyContext } from '../../policies/policy.js';
 import type { ToolContext, ToolProgress } from '../../spec/tool.js';
+import { PARENT_RUN, type ParentRunHandle } from '../run/child-runs.js';
+import type { RunContext } from '../run/run-context.js';
+import { parentHandleOf } from './parent-handle.js';
 
 /**
  * What a tool call is handed. Its signal is the call's own (aborted at the tool's timeout or the run's cancellation),
@@ -12,6 +15,7 @@ export class ToolCallContext implements ToolContext {
   declare reportProgress?: (progress: ToolProgress) => void;
   // A private field: copying the context (`{ ...context }`) copies only what a ToolContext holds.
   readonly #call: PolicyContext;
+  readonly #run: RunContext | undefined;
 
   constructor(
     call: PolicyContext,
@@ -20,12 +24,19 @@ export class ToolCallContext implements ToolContext {
     readonly step: number,
     readonly callIndex: number,
     readonly attempt: number,
+    run?: RunContext,
   ) {
     this.#call = call;
+    this.#run = run;
   }
 
   get signal(): AbortSignal {
     return this.#call.signal;
+  }
+
+  /** The run making the call, for an agent tool or a handoff to start a child run of it (see `parentRunOf`). */
+  get [PARENT_RUN](): ParentRunHandle | undefined {
+    return this.#run === undefined ? undefined : parentHandleOf(this.#run);
   }
 }
 

@@ -6,6 +6,7 @@ import type { ToolResult } from '../../spec/tool.js';
 import { mismatchedArgumentsError, parseToolArguments, unknownToolError } from '../correction/correction.js';
 import { CorrectionTracker } from '../correction/correction-tracker.js';
 import { runToolCallGuardrails } from '../guardrails/guardrail.js';
+import { isChildInterruption } from '../run/child-runs.js';
 import { isRetryStep, isStopRun, type ToolStop } from '../run/directives.js';
 import {
   interruptionError,
@@ -151,6 +152,14 @@ export async function runToolCall(run: RunContext, pending: PendingToolCall): Pr
         status: 'error',
         error: { name: 'RetryStep', message: 'The tool asked for this step to be done again' },
         guidance: thrown.guidance,
+      };
+    } else if (isChildInterruption(thrown)) {
+      // The call stays started: resumed, it runs again with its key and resumes its child with the answers.
+      return {
+        kind: 'interrupt',
+        stopReason: thrown.stopReason,
+        error: interruptionError(run.runId, thrown.pending),
+        pending: thrown.pending,
       };
     } else if (isControlSignal(thrown)) {
       throw thrown;

@@ -1,0 +1,36 @@
+import {
+  type ChildRunEnding,
+  type ChildRunStart,
+  type ForwardedAnswers,
+  type ParentRunHandle,
+  recordChildEnded,
+  recordChildStarted,
+} from '../run/child-runs.js';
+import type { RunContext } from '../run/run-context.js';
+
+/** What a tool call of `run` hands an agent tool or a handoff about the run (see `ParentRunHandle`). */
+export function parentHandleOf(run: RunContext): ParentRunHandle {
+  const state = run.state;
+  return {
+    runId: state.runId,
+    budget: run.budget,
+    deadlineAtMs: state.deadlineAtMs,
+    messages: state.messages,
+    answersFor: (childRunId) => answersFor(run.childAnswers, childRunId),
+    childStarted: (child: ChildRunStart) => recordChildStarted(state, child),
+    childEnded: (childRunId: string, ending: ChildRunEnding) => recordChildEnded(state, childRunId, ending),
+  };
+}
+
+/** The answers whose keys belong to the child run or its own children (their keys start with its run id). */
+function answersFor(answers: ForwardedAnswers | undefined, childRunId: string): ForwardedAnswers {
+  const prefix = `${childRunId}:`;
+  const picked: ForwardedAnswers = {};
+  for (const [key, answer] of Object.entries(answers?.approvals ?? {})) {
+    if (key.startsWith(prefix)) picked.approvals = { ...picked.approvals, [key]: answer };
+  }
+  for (const [key, decision] of Object.entries(answers?.decisions ?? {})) {
+    if (key.startsWith(prefix)) picked.decisions = { ...picked.decisions, [key]: decision };
+  }
+  return picked;
+}
