@@ -32,3 +32,44 @@ describe('README.md code blocks', () => {
     expect(readFileSync(file, 'utf8')).not.toContain('const old = 1;');
   });
 });
+
+describe('README.md command list', () => {
+  const readme = readFileSync(join(REPOSITORY_ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## The command line'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  // Continuation lines (indented) belong to the command above them; one line may hold several commands.
+  const lines = block.replace(/\n\s+(?=\S)/g, ' ').split('\n');
+  const segments = lines
+    .flatMap((line) => line.split(/\s+(?=keel )/))
+    .filter((text) => text.startsWith('keel '));
+
+  it('names every command of the CLI, with only the options each one takes', async () => {
+    const { COMMANDS } = await import('../packages/cli/src/commands/command-table.js');
+    const names = COMMANDS.map((command) => command.name).sort((left, right) => right.length - left.length);
+    const problems: string[] = [];
+    for (const command of COMMANDS) {
+      if (
+        !segments.some(
+          (segment) => segment.startsWith(`keel ${command.name} `) || segment === `keel ${command.name}`,
+        )
+      ) {
+        problems.push(`keel ${command.name} is missing`);
+      }
+    }
+    for (const segment of segments) {
+      if (segment.startsWith('keel --')) continue;
+      const name = names.find((candidate) => segment.startsWith(`keel ${candidate}`));
+      const command = COMMANDS.find((entry) => entry.name === name);
+      if (command === undefined) {
+        problems.push(`${segment}: no such command`);
+        continue;
+      }
+      for (const option of segment.match(/--[a-z][a-z-]*/g) ?? []) {
+        if (!Object.hasOwn(command.options, option.slice(2)) && option !== '--help') {
+          problems.push(`keel ${command.name} takes no ${option}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  }, 60_000);
+});

@@ -42,6 +42,7 @@ export interface AgentFileOptions extends TrustFlags {
 
 const TOP_LEVEL_FIELDS = ['name', 'instructions', 'model', 'fallbacks', 'tools', 'limits', 'retry'] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
+const RETRY_FIELDS = ['maxAttempts'] as const;
 /** The longest a Node timer can wait, and so the longest run timeout. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -154,7 +155,7 @@ export function parseAgentFile(
   if (retryNode !== undefined) {
     if (!isMap(retryNode)) reader.record(retryNode, 'retry', 'must be a mapping');
     else {
-      reader.rejectUnknownFields(retryNode, ['maxAttempts'], 'retry.');
+      reader.rejectUnknownFields(retryNode, RETRY_FIELDS, 'retry.');
       const maxAttempts = reader.attempt(() =>
         reader.positiveInteger(retryNode, 'maxAttempts', 'retry.maxAttempts'),
       );
@@ -165,3 +166,6 @@ export function parseAgentFile(
   checkTrust(result, options, allowedKeyHosts);
   return result;
 }
+
+// The loader's field lists, for the agent-file reference (fields.ts).
+export { LIMIT_FIELDS, RETRY_FIELDS, TOP_LEVEL_FIELDS };
