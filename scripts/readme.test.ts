@@ -72,4 +72,18 @@ describe('README.md command list', () => {
     }
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('says which commands take --json and --store', async () => {
+    const { COMMANDS } = await import('../packages/cli/src/commands/command-table.js');
+    expect(
+      COMMANDS.filter((command) => !Object.hasOwn(command.options, 'json')).map((command) => command.name),
+    ).toEqual([]);
+    const withoutStore = COMMANDS.filter((command) => !Object.hasOwn(command.options, 'store')).map(
+      (command) => command.name,
+    );
+    expect(withoutStore).toEqual(['chaos']);
+    expect(readme).toContain(
+      'Every command takes `--json`, and every command but `keel chaos` (which stores nothing) takes `--store`.',
+    );
+  }, 60_000);
 });

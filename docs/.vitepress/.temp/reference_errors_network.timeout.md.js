@@ -1,0 +1,19 @@
+import { ssrRenderAttrs } from "vue/server-renderer";
+import { useSSRContext } from "vue";
+import { _ as _export_sfc } from "./plugin-vue_export-helper.1tPrXgE0.js";
+const __pageData = JSON.parse('{"title":"network.timeout","description":"","frontmatter":{},"headers":[],"relativePath":"reference/errors/network.timeout.md","filePath":"reference/errors/network.timeout.md"}');
+const _sfc_main = { name: "reference/errors/network.timeout.md" };
+function _sfc_ssrRender(_ctx, _push, _parent, _attrs, $props, $setup, $data, $options) {
+  _push(`<div${ssrRenderAttrs(_attrs)}><h1 id="network-timeout" tabindex="-1"><code>network.timeout</code> <a class="header-anchor" href="#network-timeout" aria-label="Permalink to &quot;\`network.timeout\`&quot;">​</a></h1><table tabindex="0"><thead><tr><th>category</th><th>retried by default</th></tr></thead><tbody><tr><td><code>network</code></td><td>yes</td></tr></tbody></table><h2 id="what-it-means" tabindex="-1">What it means <a class="header-anchor" href="#what-it-means" aria-label="Permalink to &quot;What it means&quot;">​</a></h2><p>A connection or request timed out.</p><h2 id="what-to-do" tabindex="-1">What to do <a class="header-anchor" href="#what-to-do" aria-label="Permalink to &quot;What to do&quot;">​</a></h2><p>Retried within the budget; raise <code>modelTimeoutMs</code> or <code>toolTimeoutMs</code> for slow dependencies.</p><p>Every error is a <code>KeelError</code>: <code>error.code</code> is this code, <code>error.retryable</code> says whether keel retries it, <code>error.data</code> holds typed details. See <a href="/concepts#errors-and-codes">errors and codes</a>.</p></div>`);
+}
+const _sfc_setup = _sfc_main.setup;
+_sfc_main.setup = (props, ctx) => {
+  const ssrContext = useSSRContext();
+  (ssrContext.modules || (ssrContext.modules = /* @__PURE__ */ new Set())).add("reference/errors/network.timeout.md");
+  return _sfc_setup ? _sfc_setup(props, ctx) : void 0;
+};
+const network_timeout = /* @__PURE__ */ _export_sfc(_sfc_main, [["ssrRender", _sfc_ssrRender]]);
+export {
+  __pageData,
+  network_timeout as default
+};
