@@ -16,7 +16,15 @@ const report = join(directory, 'report.html');
 try {
   await promisify(execFile)(
     process.execPath,
-    [join(root, 'packages/cli/bin/keel.js'), 'chaos', join(root, 'examples/weather.yaml'), '--runs', '5', '--html', report],
+    [
+      join(root, 'packages/cli/bin/keel.js'),
+      'chaos',
+      join(root, 'examples/weather.yaml'),
+      '--runs',
+      '5',
+      '--html',
+      report,
+    ],
     { cwd: directory, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 },
   ).catch((error) => {
     // keel chaos exits 1 when a goal is missed; the report is written all the same.
