@@ -15,7 +15,13 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'bench/src/**/*.test.ts'],
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'bench/src/**/*.test.ts',
+      'scripts/**/*.test.ts',
+      'examples/**/*.test.ts',
+      'docs/scripts/**/*.test.ts',
+    ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 20_000,
     pool: 'forks',

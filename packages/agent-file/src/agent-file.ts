@@ -71,6 +71,7 @@ const TOP_LEVEL_FIELDS = [
   ...TIMEOUT_FIELDS,
 ] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
+const RETRY_FIELDS = ['maxAttempts'] as const;
 /** The longest a Node timer can wait, and so the longest run timeout. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -199,7 +200,7 @@ export function parseAgentFile(
   if (retryNode !== undefined) {
     if (!isMap(retryNode)) reader.record(retryNode, 'retry', 'must be a mapping');
     else {
-      reader.rejectUnknownFields(retryNode, ['maxAttempts'], 'retry.');
+      reader.rejectUnknownFields(retryNode, RETRY_FIELDS, 'retry.');
       const maxAttempts = reader.attempt(() =>
         reader.positiveInteger(retryNode, 'maxAttempts', 'retry.maxAttempts'),
       );
@@ -219,3 +220,6 @@ export function parseAgentFile(
   checkTrust(result, options, allowedKeyHosts);
   return result;
 }
+
+// The loader's field lists, for the agent-file reference (fields.ts).
+export { LIMIT_FIELDS, RETRY_FIELDS, TOP_LEVEL_FIELDS };

@@ -137,3 +137,6 @@ export function commandToolOptions(
   if (entry.needsApproval !== undefined) options.needsApproval = entry.needsApproval;
   return options;
 }
+
+// The loader's field lists, for the agent-file reference (fields.ts).
+export { FIELDS, LIMITS };

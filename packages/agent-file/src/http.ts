@@ -130,3 +130,6 @@ export function httpToolOptions(
   if (entry.needsApproval !== undefined) options.needsApproval = entry.needsApproval;
   return options;
 }
+
+// The loader's field list, for the agent-file reference (fields.ts).
+export { FIELDS };

@@ -262,3 +262,6 @@ function packageBin(reader: FieldReader, node: Node, field: string, name: string
   }
   return resolve(dirname(manifestPath), chosen[1]);
 }
+
+// The loader's field list, for the agent-file reference (fields.ts).
+export { FIELDS };

@@ -201,3 +201,6 @@ function checkKeyHost(
     `If you trust ${host} with that key, run with --allow-key-host ${host}`,
   );
 }
+
+// The loader's field list, for the agent-file reference (fields.ts).
+export { MODEL_FIELDS };
