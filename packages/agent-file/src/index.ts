@@ -10,8 +10,8 @@ export {
   parseAgentFile,
   type ToolEntry,
 } from './agent-file.js';
-export type { BudgetsEntry } from './budgets.js';
 export type { AgentEntry, HandoffEntry } from './agents.js';
+export type { BudgetsEntry } from './budgets.js';
 export { type CommandEntry, commandToolOptions } from './command.js';
 export { type HttpEntry, httpToolOptions } from './http.js';
 export { API_KEY_VARIABLE, type KeyedModel, keyVariableOf, parseAllowedHost } from './key-hosts.js';

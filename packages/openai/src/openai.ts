@@ -1,5 +1,10 @@
 import { KeelError, type ModelProvider, type ModelRequest, type ModelResponse } from '@keel/core';
-import { checkContentSizes, rejectUnknownOptions, requireOptionsObject, watchModelStream } from '@keel/core/adapter';
+import {
+  checkContentSizes,
+  rejectUnknownOptions,
+  requireOptionsObject,
+  watchModelStream,
+} from '@keel/core/adapter';
 import {
   checkMaxResponseBytes,
   credentialRedactor,

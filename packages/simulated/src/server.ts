@@ -8,10 +8,10 @@ import { defaultBrain } from './default-brain.js';
 import { emptyFaultCounts, type FaultKind, type FaultSchedule, scheduledFault } from './faults.js';
 import { errorBody, isStatusFault, type StatusFault, sendJson, sendStatusFault } from './http-replies.js';
 import { outageAt } from './outages.js';
-import { sendResponses, sendResumedEvents } from './responses-replies.js';
-import { parseResponsesRequest } from './responses-request.js';
 import { randomAt } from './prng.js';
 import { QuotaWindows } from './quota.js';
+import { sendResponses, sendResumedEvents } from './responses-replies.js';
+import { parseResponsesRequest } from './responses-request.js';
 import {
   checkModelOptions,
   checkServerOptions,

@@ -13,8 +13,8 @@ import type { ForwardedAnswers } from './child-runs.js';
 import type { RunEventSink } from './event-sink.js';
 import { countError, streamRecoveryCountsOf } from './report.js';
 import type { RunState, RunTransition } from './run-state.js';
-import { streamLinkOf } from './stream-parts.js';
 import { StepText, type StreamRecovery } from './step-text.js';
+import { streamLinkOf } from './stream-parts.js';
 
 /**
  * One run's working set: its state (JSON, checkpointed) and what is not state (its abort switch, event sink, retry
