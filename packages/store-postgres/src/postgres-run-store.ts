@@ -10,10 +10,13 @@ import {
 } from '@keel/core';
 import {
   type CheckpointWrite,
+  checkNewRunLog,
+  createdRecord,
   type Lease,
   type LedgerRow,
   leaseConflict,
   ledgerEntryFromRow,
+  messageTextsOf,
   type NewRun,
   RUN_SUMMARY_COLUMNS,
   type RunRow,
@@ -86,12 +89,21 @@ export class PostgresRunStore implements RunStore {
   }
 
   async createRun(run: NewRun): Promise<RunRecord> {
-    const { session, ...created } = run;
+    checkNewRunLog(run);
+    const { session, messages: log } = run;
+    // One statement: the run's row and, for a run whose messages go to the log, their rows.
     const insert = (query: Query) =>
       query(
-        `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
-           lease_owner, lease_expires_at_ms)
-         VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8)`,
+        `WITH run AS (
+           INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms,
+             updated_at_ms, lease_owner, lease_expires_at_ms, message_count)
+           VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8,
+             CASE WHEN $9::boolean THEN cardinality($10::text[]) ELSE NULL END)
+           RETURNING run_id
+         )
+         INSERT INTO keel_run_messages (run_id, idx, message)
+         SELECT run.run_id, m.ordinality - 1, m.message
+         FROM run, unnest($10::text[]) WITH ORDINALITY AS m(message, ordinality)`,
         [
           run.runId,
           run.agentName,
@@ -101,6 +113,8 @@ export class PostgresRunStore implements RunStore {
           run.createdAtMs,
           run.lease?.owner ?? null,
           run.lease?.expiresAtMs ?? null,
+          log !== undefined,
+          log === undefined ? [] : messageTextsOf(log),
         ],
       );
     if (session === undefined) await insert(this.query.bind(this));
@@ -109,7 +123,7 @@ export class PostgresRunStore implements RunStore {
         await claimSession(query, run, session);
         await insert(query);
       });
-    return { ...created, version: 1, updatedAtMs: run.createdAtMs };
+    return createdRecord(run);
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {

@@ -12,10 +12,14 @@ import {
 } from '@keel/core';
 import {
   type CheckpointWrite,
+  checkNewRunLog,
+  createdRecord,
   type Lease,
   type LedgerRow,
   leaseConflict,
   ledgerEntryFromRow,
+  messageCountAfter,
+  messageTextsOf,
   type NewRun,
   RUN_SUMMARY_COLUMNS,
   type RunRow,
@@ -82,10 +86,11 @@ export class SqliteRunStore implements RunStore {
     this.statements = {
       insertRun: database.prepare(
         `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
-           lease_owner, lease_expires_at_ms)
+           lease_owner, lease_expires_at_ms, message_count)
          VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs, @leaseOwner,
-           @leaseExpiresAtMs)`,
+           @leaseExpiresAtMs, @messageCount)`,
       ),
+      insertMessage: database.prepare('INSERT INTO run_messages (run_id, idx, message) VALUES (?, ?, ?)'),
       loadRun: database.prepare(
         `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count FROM runs WHERE run_id = ?`,
       ),
@@ -134,7 +139,9 @@ export class SqliteRunStore implements RunStore {
   }
 
   async createRun(run: NewRun): Promise<RunRecord> {
-    const insert = () =>
+    checkNewRunLog(run);
+    const log = run.messages;
+    const insertRun = () =>
       this.statements.insertRun.run({
         runId: run.runId,
         agentName: run.agentName,
@@ -144,19 +151,27 @@ export class SqliteRunStore implements RunStore {
         createdAtMs: run.createdAtMs,
         leaseOwner: run.lease?.owner ?? null,
         leaseExpiresAtMs: run.lease?.expiresAtMs ?? null,
+        messageCount: log === undefined ? null : messageCountAfter(log),
       });
-    const { session, ...created } = run;
+    const insert = () => {
+      insertRun();
+      if (log === undefined) return;
+      const texts = messageTextsOf(log);
+      for (let index = 0; index < texts.length; index++)
+        this.statements.insertMessage.run(run.runId, index, texts[index]);
+    };
+    const { session } = run;
     this.guard(() => {
-      if (session === undefined) insert();
+      if (session === undefined && log === undefined) insert();
       else
         this.database
           .transaction(() => {
-            this.sessions.claim({ ...run, session });
+            if (session !== undefined) this.sessions.claim({ ...run, session });
             insert();
           })
           .immediate();
     });
-    return { ...created, version: 1, updatedAtMs: run.createdAtMs };
+    return createdRecord(run);
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {

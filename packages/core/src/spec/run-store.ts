@@ -57,6 +57,13 @@ export type RunSummary = Omit<RunRecord, 'state' | 'messageCount'>;
  */
 export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation' | 'messageCount'> & {
   session?: SessionClaim;
+  /**
+   * For a store with a message log ({@link RunStore.messageLog}) only: the run's first messages, written to its log
+   * (`start` 0; a larger one is refused with `store.invalid`). `state` is then the state without its conversation,
+   * its `messages` field their count, as in a {@link CheckpointWrite}, and the run's first checkpoint writes only
+   * the messages added since. Defaults to none: `state` holds its messages inline.
+   */
+  messages?: MessageLogWrite;
 };
 
 /**
@@ -245,7 +252,8 @@ export interface RunStore {
   /**
    * Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`), leased to `run.lease.owner` until
    * `run.lease.expiresAtMs` when `run.lease` is given (in the same write: a new run needs no `acquireLease`);
-   * `store.conflict` when its id is taken. With `run.session`, claims the session in the same transaction (see
+   * `store.conflict` when its id is taken. With `run.messages`, the run's log holds them in the same write (its
+   * record's `messageCount` is their number). With `run.session`, claims the session in the same transaction (see
    * {@link SessionClaim}): when the claim is refused nothing is stored, and the `store.conflict` says why in `data`
    * ({@link SessionConflictData}).
    */

@@ -52,7 +52,13 @@ export {
   runNotFound,
   toolCallNotStarted,
 } from '../store/conflicts.js';
-export { messageCountAfter, messageTextsOf, stateWithMessages } from '../store/message-log.js';
+export {
+  checkNewRunLog,
+  createdRecord,
+  messageCountAfter,
+  messageTextsOf,
+  stateWithMessages,
+} from '../store/message-log.js';
 export { type SessionHead, sessionAppendConflict, sessionClaimConflict } from '../store/session-conflicts.js';
 export {
   SESSION_COLUMNS,

@@ -21,7 +21,7 @@ import {
   runNotFound,
   toolCallNotStarted,
 } from './conflicts.js';
-import { messageTextsOf } from './message-log.js';
+import { checkNewRunLog, messageCountAfter, messageTextsOf } from './message-log.js';
 import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts.js';
 
 /**
@@ -44,6 +44,7 @@ export class MemoryRunStore implements RunStore {
 
   async createRun(run: NewRun): Promise<RunRecord> {
     this.assertOpen();
+    checkNewRunLog(run);
     const claim = run.session;
     if (claim !== undefined) {
       const session = this.sessions.get(claim.sessionId);
@@ -93,6 +94,13 @@ export class MemoryRunStore implements RunStore {
       createdAtMs: run.createdAtMs,
       updatedAtMs: run.createdAtMs,
     };
+    if (run.messages !== undefined) {
+      this.logs.set(
+        run.runId,
+        messageTextsOf(run.messages).map((text) => JSON.parse(text) as JsonValue),
+      );
+      record.messageCount = messageCountAfter(run.messages);
+    }
     this.runs.set(run.runId, record);
     if (run.lease !== undefined) this.leases.set(run.runId, { runId: run.runId, ...run.lease });
     return this.copyOut(record);

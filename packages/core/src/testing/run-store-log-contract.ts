@@ -97,6 +97,54 @@ export function runStoreLogContract(name: string, createStore: () => RunStore | 
       expect(summary).not.toHaveProperty('messageCount');
     });
 
+    it('starts the log with the messages a new run is created with', async (context) => {
+      if (store.messageLog !== true) return context.skip();
+      const runId = newRunId();
+      const created = await store.createRun({
+        runId,
+        agentName: 'contract',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: 0, messages: 2 },
+        messages: { start: 0, messages: [message('a'), message('b')] },
+        createdAtMs: NOW_MS,
+        lease: { owner: 'owner-a', expiresAtMs: NOW_MS + 60_000 },
+      });
+      expect(created).toMatchObject({ version: 1, messageCount: 2 });
+      expect(created.state).toEqual({ step: 0, messages: [message('a'), message('b')] });
+      const loaded = await store.loadRun(runId);
+      expect(loaded).toMatchObject({ version: 1, messageCount: 2 });
+      expect(loaded?.state).toEqual({ step: 0, messages: [message('a'), message('b')] });
+      // The first checkpoint appends after them.
+      expect(await store.saveCheckpoint(runId, logWrite(1, 2, ['c']))).toBe(2);
+      expect(await contentsOf(runId)).toEqual(['a', 'b', 'c']);
+      // A new run's log starts at 0: anything else is refused, and nothing is stored.
+      const gapId = newRunId();
+      const gap = store.createRun({
+        runId: gapId,
+        agentName: 'contract',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: 0, messages: 2 },
+        messages: { start: 1, messages: [message('b')] },
+        createdAtMs: NOW_MS,
+      });
+      expect(await codeOf(gap)).toBe('store.invalid');
+      expect(await store.loadRun(gapId)).toBeUndefined();
+      // A taken id stores no message either.
+      const again = store.createRun({
+        runId,
+        agentName: 'contract',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: 0, messages: 1 },
+        messages: { start: 0, messages: [message('other')] },
+        createdAtMs: NOW_MS,
+      });
+      expect(await codeOf(again)).toBe('store.conflict');
+      expect(await contentsOf(runId)).toEqual(['a', 'b', 'c']);
+    });
+
     it('refuses a log write past the end of the log with store.invalid, writing nothing', async (context) => {
       if (store.messageLog !== true) return context.skip();
       const runId = await leasedRun();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../../errors/keel-error.js';
-import type { StepCommit } from '../../spec/run-store.js';
+import type { NewRun, RunRecord, StepCommit } from '../../spec/run-store.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
@@ -18,6 +18,16 @@ interface Written {
 
 class RecordingStore extends MemoryRunStore {
   readonly writes: Written[] = [];
+  /** What each `createRun` handed the store: its log write's start and length, and the state's text. */
+  readonly created: Written[] = [];
+  override async createRun(run: NewRun): Promise<RunRecord> {
+    this.created.push({
+      start: run.messages?.start,
+      messages: run.messages?.messages.length ?? 0,
+      stateText: JSON.stringify(run.state),
+    });
+    return super.createRun(run);
+  }
   override async commitStep(runId: string, commit: StepCommit): Promise<number> {
     const version = await super.commitStep(runId, commit);
     const log = commit.checkpoint.messages;
@@ -70,10 +80,12 @@ describe('durable runs on a store with a message log', () => {
     const store = new RecordingStore();
     const result = await counter(store, 30).run('count to 30', { runId: 'appends' });
     expect(result.status).toBe('completed');
-    // The first write holds the input and the first answer; each later one the messages of its transition.
-    expect(store.writes[0]).toMatchObject({ start: 0, messages: 2 });
-    let end = 2;
-    for (const write of store.writes.slice(1)) {
+    // The run's creation logs its input; each write then holds the messages of its transition.
+    expect(store.created).toEqual([{ start: 0, messages: 1, stateText: expect.any(String) }]);
+    expect(JSON.parse(store.created[0]!.stateText).messages).toBe(1);
+    expect(store.writes[0]).toMatchObject({ start: 1, messages: 1 });
+    let end = 1;
+    for (const write of store.writes) {
       expect(write.start).toBe(end);
       expect(write.messages).toBeLessThanOrEqual(1);
       end += write.messages;
@@ -84,6 +96,21 @@ describe('durable runs on a store with a message log', () => {
     const stored = await store.loadRun('appends');
     expect((stored!.state as unknown as RunState).messages).toEqual(result.messages);
     expect(stored!.messageCount).toBe(result.messages.length);
+  });
+
+  it("write a queued run's input once, when a worker starts it", async () => {
+    const store = new RecordingStore();
+    const { queuedRun } = await import('../queued-run.js');
+    await store.createRun(
+      queuedRun({ runId: 'queued', agentName: 'counter', input: 'count to 3', nowMs: 0 }),
+    );
+    const result = await counter(store, 3).resume('queued');
+    expect(result.status).toBe('completed');
+    // The worker's first checkpoint logs the input; the next write starts after it.
+    const logged = await store.loadRun('queued');
+    expect(logged!.messageCount).toBe(result.messages.length);
+    expect(store.writes[0]).toMatchObject({ start: 1 });
+    expect((logged!.state as unknown as RunState).messages).toEqual(result.messages);
   });
 
   it('rewrite the log from the first message a context reduction changed', async () => {
@@ -100,7 +127,7 @@ describe('durable runs on a store with a message log', () => {
     });
     expect(result.status).toBe('completed');
     expect(result.report.contextReductions).toBe(1);
-    const rewrite = store.writes.findIndex((write) => write.start === 1);
+    const rewrite = store.writes.findIndex((write) => write.start === 1 && write.messages > 1);
     expect(rewrite).toBeGreaterThan(0);
     // Everything after the kept first message, written once; then appends again.
     expect(store.writes[rewrite]!.messages).toBe(4);
