@@ -51,6 +51,7 @@ import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
  */
 export class SqliteRunStore implements RunStore {
   readonly messageLog = true;
+  readonly journalLog = true;
   private readonly database: Database.Database;
   private readonly statements;
   private readonly steps: SqliteStepCommit;
@@ -92,8 +93,11 @@ export class SqliteRunStore implements RunStore {
       ),
       insertMessage: database.prepare('INSERT INTO run_messages (run_id, idx, message) VALUES (?, ?, ?)'),
       loadRun: database.prepare(
-        `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count FROM runs WHERE run_id = ?`,
+        `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count, journal_end FROM runs WHERE run_id = ?`,
       ),
+      loadJournal: database
+        .prepare('SELECT entry FROM run_journal WHERE run_id = ? AND idx < ? ORDER BY idx')
+        .pluck(),
       loadMessages: database
         .prepare('SELECT message FROM run_messages WHERE run_id = ? AND idx < ? ORDER BY idx')
         .pluck(),
@@ -183,9 +187,17 @@ export class SqliteRunStore implements RunStore {
   private readonly loadRow = (runId: string): RunRow | undefined =>
     this.database.transaction(() => {
       const row = this.statements.loadRun.get(runId) as RunRow | undefined;
-      if (row === undefined || row.message_count === null || row.message_count === undefined) return row;
-      const texts = this.statements.loadMessages.all(runId, row.message_count) as string[];
-      return { ...row, messages: texts.join(',') };
+      if (row === undefined) return row;
+      const loaded = { ...row };
+      if (row.message_count !== null && row.message_count !== undefined) {
+        const texts = this.statements.loadMessages.all(runId, row.message_count) as string[];
+        loaded.messages = texts.join(',');
+      }
+      if (row.journal_end !== null && row.journal_end !== undefined) {
+        const texts = this.statements.loadJournal.all(runId, row.journal_end) as string[];
+        loaded.journal = texts.join(',');
+      }
+      return loaded;
     })();
 
   async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {

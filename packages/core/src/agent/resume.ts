@@ -190,6 +190,7 @@ async function prepare<Output>(
         leasedAtMs,
         reconciled.startedKeys,
         loggedMessages,
+        record.journalEnd,
       ),
       fresh: false,
     };

@@ -36,6 +36,7 @@ export type {
 } from '../policies/retry-budget-store.js';
 export type {
   CheckpointWrite,
+  JournalLogWrite,
   Lease,
   MessageLogWrite,
   NewRun,
@@ -52,6 +53,7 @@ export {
   runNotFound,
   toolCallNotStarted,
 } from '../store/conflicts.js';
+export { journalEndAfter, journalTextsOf, putJournalBack } from '../store/journal-log.js';
 export {
   checkNewRunLog,
   createdRecord,

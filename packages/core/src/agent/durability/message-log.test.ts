@@ -14,6 +14,8 @@ interface Written {
   start: number | undefined;
   messages: number;
   stateText: string;
+  /** The journal log write's start and entries, when it had one. */
+  journal?: { start: number; entries: number; dropped: number };
 }
 
 class RecordingStore extends MemoryRunStore {
@@ -31,10 +33,14 @@ class RecordingStore extends MemoryRunStore {
   override async commitStep(runId: string, commit: StepCommit): Promise<number> {
     const version = await super.commitStep(runId, commit);
     const log = commit.checkpoint.messages;
+    const journal = commit.checkpoint.journal;
     this.writes.push({
       start: log?.start,
       messages: log?.messages.length ?? 0,
       stateText: commit.stateText ?? JSON.stringify(commit.checkpoint.state),
+      ...(journal === undefined
+        ? {}
+        : { journal: { start: journal.start, entries: journal.entries.length, dropped: journal.dropped } }),
     });
     return version;
   }
@@ -96,6 +102,31 @@ describe('durable runs on a store with a message log', () => {
     const stored = await store.loadRun('appends');
     expect((stored!.state as unknown as RunState).messages).toEqual(result.messages);
     expect(stored!.messageCount).toBe(result.messages.length);
+  });
+
+  it('write only the journal entries added since their last write', async () => {
+    const store = new RecordingStore();
+    const result = await counter(store, 20).run('count to 20', { runId: 'journal' });
+    expect(result.status).toBe('completed');
+    let end = 0;
+    for (const write of store.writes) {
+      const journal = JSON.parse(write.stateText).journal as { entries: number; dropped: number } | undefined;
+      if (write.journal === undefined) {
+        expect(journal).toBeUndefined();
+        continue;
+      }
+      // Each write appends where the last one ended; the state holds the entries' count, never an entry.
+      expect(write.journal.start).toBe(end);
+      expect(write.journal.entries).toBeLessThanOrEqual(2);
+      end += write.journal.entries;
+      expect(journal).toEqual({ entries: end, dropped: 0 });
+      expect(write.stateText).not.toContain('model-call-end');
+    }
+    const stored = await store.loadRun('journal');
+    const journal = (stored!.state as unknown as RunState).journal!;
+    expect(journal.entries.length).toBe(end);
+    expect(journal.entries.filter((entry) => entry.type === 'model-call-end')).toHaveLength(21);
+    expect(stored!.journalEnd).toBe(end);
   });
 
   it("write a queued run's input once, when a worker starts it", async () => {
