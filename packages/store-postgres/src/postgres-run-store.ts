@@ -64,6 +64,7 @@ type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) =>
  */
 export class PostgresRunStore implements RunStore {
   readonly messageLog = true;
+  readonly journalLog = true;
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private ready: Promise<void> | undefined;
@@ -129,9 +130,11 @@ export class PostgresRunStore implements RunStore {
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     // One statement: the row and its log's messages from one snapshot.
     const result = await this.query<RunRow>(
-      `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count,
+      `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count, journal_end,
          (SELECT string_agg(m.message, ',' ORDER BY m.idx) FROM keel_run_messages m
-          WHERE m.run_id = r.run_id AND m.idx < r.message_count) AS messages
+          WHERE m.run_id = r.run_id AND m.idx < r.message_count) AS messages,
+         (SELECT string_agg(j.entry, ',' ORDER BY j.idx) FROM keel_run_journal j
+          WHERE j.run_id = r.run_id AND j.idx < r.journal_end) AS journal
        FROM keel_runs r WHERE run_id = $1`,
       [runId],
     );

@@ -173,7 +173,7 @@ export function runStoreLogContract(name: string, createStore: () => RunStore | 
       });
       const journalOf = async () => {
         const loaded = await store.loadRun(runId);
-        const journal = (loaded?.state as { journal: { entries: Array<{ atMs: number }>; dropped: number } })
+        const journal = (loaded!.state as { journal: { entries: Array<{ atMs: number }>; dropped: number } })
           .journal;
         return {
           end: loaded?.journalEnd,
@@ -194,7 +194,7 @@ export function runStoreLogContract(name: string, createStore: () => RunStore | 
       expect(await journalOf()).toEqual({ end: 10, dropped: 8, positions: [8, 9] });
       // The state's other fields as written, the journal's keys in their order.
       const loaded = await store.loadRun(runId);
-      expect(Object.keys((loaded?.state as { journal: object }).journal)).toEqual(['entries', 'dropped']);
+      expect(Object.keys((loaded!.state as { journal: object }).journal)).toEqual(['entries', 'dropped']);
       // A refused write changes nothing.
       expect(await codeOf(store.saveCheckpoint(runId, write(4, 10, 12, 8)))).toBe('store.conflict');
       expect(await journalOf()).toEqual({ end: 10, dropped: 8, positions: [8, 9] });
