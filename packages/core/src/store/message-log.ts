@@ -35,7 +35,15 @@ export function createdRecord(run: NewRun): RunRecord {
   const { session: _session, messages: log, ...created } = run;
   const record: RunRecord = { ...created, version: 1, updatedAtMs: run.createdAtMs };
   if (log === undefined) return record;
-  record.state = { ...(run.state as Record<string, JsonValue>), messages: log.messages };
+  // Put together only if read: a caller that wants only the version does not parse the messages back.
+  let state: JsonValue | undefined;
+  Object.defineProperty(record, 'state', {
+    enumerable: true,
+    get: () => {
+      state ??= { ...(run.state as Record<string, JsonValue>), messages: log.messages };
+      return state;
+    },
+  });
   record.messageCount = messageCountAfter(log);
   return record;
 }
