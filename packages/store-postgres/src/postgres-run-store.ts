@@ -10,10 +10,13 @@ import {
 } from '@keel/core';
 import {
   type CheckpointWrite,
+  checkNewRunLog,
+  createdRecord,
   type Lease,
   type LedgerRow,
   leaseConflict,
   ledgerEntryFromRow,
+  messageTextsOf,
   type NewRun,
   RUN_SUMMARY_COLUMNS,
   type RunRow,
@@ -61,6 +64,7 @@ type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) =>
  */
 export class PostgresRunStore implements RunStore {
   readonly messageLog = true;
+  readonly journalLog = true;
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private ready: Promise<void> | undefined;
@@ -86,12 +90,21 @@ export class PostgresRunStore implements RunStore {
   }
 
   async createRun(run: NewRun): Promise<RunRecord> {
-    const { session, ...created } = run;
+    checkNewRunLog(run);
+    const { session, messages: log } = run;
+    // One statement: the run's row and, for a run whose messages go to the log, their rows.
     const insert = (query: Query) =>
       query(
-        `INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
-           lease_owner, lease_expires_at_ms)
-         VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8)`,
+        `WITH run AS (
+           INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms,
+             updated_at_ms, lease_owner, lease_expires_at_ms, message_count)
+           VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8,
+             CASE WHEN $9::boolean THEN cardinality($10::text[]) ELSE NULL END)
+           RETURNING run_id
+         )
+         INSERT INTO keel_run_messages (run_id, idx, message)
+         SELECT run.run_id, m.ordinality - 1, m.message
+         FROM run, unnest($10::text[]) WITH ORDINALITY AS m(message, ordinality)`,
         [
           run.runId,
           run.agentName,
@@ -101,6 +114,8 @@ export class PostgresRunStore implements RunStore {
           run.createdAtMs,
           run.lease?.owner ?? null,
           run.lease?.expiresAtMs ?? null,
+          log !== undefined,
+          log === undefined ? [] : messageTextsOf(log),
         ],
       );
     if (session === undefined) await insert(this.query.bind(this));
@@ -109,15 +124,17 @@ export class PostgresRunStore implements RunStore {
         await claimSession(query, run, session);
         await insert(query);
       });
-    return { ...created, version: 1, updatedAtMs: run.createdAtMs };
+    return createdRecord(run);
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
     // One statement: the row and its log's messages from one snapshot.
     const result = await this.query<RunRow>(
-      `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count,
+      `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count, journal_end,
          (SELECT string_agg(m.message, ',' ORDER BY m.idx) FROM keel_run_messages m
-          WHERE m.run_id = r.run_id AND m.idx < r.message_count) AS messages
+          WHERE m.run_id = r.run_id AND m.idx < r.message_count) AS messages,
+         (SELECT string_agg(j.entry, ',' ORDER BY j.idx) FROM keel_run_journal j
+          WHERE j.run_id = r.run_id AND j.idx < r.journal_end) AS journal
        FROM keel_runs r WHERE run_id = $1`,
       [runId],
     );

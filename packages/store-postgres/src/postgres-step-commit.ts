@@ -1,5 +1,6 @@
 import {
   checkpointConflict,
+  journalTextsOf,
   messageLogGap,
   messageTextsOf,
   type StepCommit,
@@ -13,7 +14,9 @@ import {
  * ledger and log writes run only when the checkpoint did (`EXISTS (SELECT 1 FROM checkpoint)`). Ledger entries travel
  * as JSON arrays and messages as a text array, so any number of them fits the one statement. The log's rows from
  * `start` on are upserted and those past its new end deleted (disjoint rows: sub-statements of one statement must
- * not touch a row twice); a checkpoint without messages ($12 NULL) deletes the run's log.
+ * not touch a row twice); a checkpoint without messages ($12 NULL) deletes the run's log. The journal log likewise
+ * ($14 start, $15 entries, $16 dropped): rows from `start` on upserted, those below `dropped` or past the new end
+ * deleted, and all of them for a checkpoint whose journal is inline ($14 NULL).
  */
 export const COMMIT_STEP_SQL = `
 WITH completions AS (
@@ -22,7 +25,8 @@ WITH completions AS (
   UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7,
     lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
     lease_expires_at_ms = CASE WHEN $8::boolean THEN NULL ELSE COALESCE($9::bigint, lease_expires_at_ms) END,
-    message_count = CASE WHEN $12::integer IS NULL THEN NULL ELSE $12::integer + cardinality($13::text[]) END
+    message_count = CASE WHEN $12::integer IS NULL THEN NULL ELSE $12::integer + cardinality($13::text[]) END,
+    journal_end = CASE WHEN $14::integer IS NULL THEN NULL ELSE $14::integer + cardinality($15::text[]) END
   WHERE run_id = $1 AND version = $2 AND lease_owner = $3
     AND ($12::integer IS NULL OR $12::integer <= COALESCE(message_count, 0))
     AND NOT EXISTS (
@@ -40,6 +44,16 @@ WITH completions AS (
   DELETE FROM keel_run_messages
   WHERE run_id = $1 AND idx >= COALESCE($12::integer + cardinality($13::text[]), 0)
     AND EXISTS (SELECT 1 FROM checkpoint)
+), put_journal AS (
+  INSERT INTO keel_run_journal (run_id, idx, entry)
+  SELECT $1, $14::integer + e.ordinality - 1, e.entry
+  FROM unnest($15::text[]) WITH ORDINALITY AS e(entry, ordinality)
+  WHERE EXISTS (SELECT 1 FROM checkpoint)
+  ON CONFLICT (run_id, idx) DO UPDATE SET entry = EXCLUDED.entry
+), dropped_journal AS (
+  DELETE FROM keel_run_journal
+  WHERE run_id = $1 AND EXISTS (SELECT 1 FROM checkpoint)
+    AND ($14::integer IS NULL OR idx < $16::integer OR idx >= $14::integer + cardinality($15::text[]))
 ), started AS (
   INSERT INTO keel_ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
   SELECT $1, s.idempotency_key, s.step, s.call_index, s.tool_name, 'started', s.started_at_ms
@@ -86,6 +100,9 @@ export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
     ),
     checkpoint.messages === undefined ? null : checkpoint.messages.start,
     checkpoint.messages === undefined ? [] : messageTextsOf(checkpoint.messages),
+    checkpoint.journal === undefined ? null : checkpoint.journal.start,
+    checkpoint.journal === undefined ? [] : journalTextsOf(checkpoint.journal),
+    checkpoint.journal === undefined ? null : checkpoint.journal.dropped,
   ];
 }
 

@@ -40,18 +40,23 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 function inline(store: RunStore): RunStore {
   return new Proxy(store, {
     get(target, key) {
-      if (key === 'messageLog') return false;
+      if (key === 'messageLog' || key === 'journalLog') return false;
       const value = Reflect.get(target, key, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
 }
 
-/** Takes the file back to schema 3, the last before the log: no message_count column, no run_messages table. */
+/**
+ * Takes the file back to schema 3, the last before the logs: no message_count or journal_end column, no run_messages
+ * or run_journal table.
+ */
 function toSchema3(path: string): void {
   const database = new Database(path);
   database.exec(`ALTER TABLE runs DROP COLUMN message_count;
+    ALTER TABLE runs DROP COLUMN journal_end;
     DROP TABLE run_messages;
+    DROP TABLE run_journal;
     UPDATE keel_schema SET version = 3;`);
   database.close();
 }
@@ -88,11 +93,25 @@ describe('SqliteRunStore: runs stored before the message log', () => {
     expect((record!.state as unknown as RunState).messages).toEqual(clean.messages);
     await store.close();
     const after = new Database(path);
-    expect(after.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(4);
-    const row = after.prepare('SELECT state, message_count FROM runs WHERE run_id = ?').get('old') as {
+    expect(after.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(5);
+    const row = after
+      .prepare('SELECT state, message_count, journal_end FROM runs WHERE run_id = ?')
+      .get('old') as {
       state: string;
       message_count: number;
+      journal_end: number;
     };
+    // The journal moved to its log too: the row holds its entries' count.
+    const journal = (record!.state as unknown as RunState).journal!;
+    expect(journal.entries.length).toBeGreaterThan(0);
+    expect((JSON.parse(row.state) as { journal: unknown }).journal).toEqual({
+      entries: journal.entries.length,
+      dropped: journal.dropped,
+    });
+    expect(row.journal_end).toBe(journal.dropped + journal.entries.length);
+    expect(after.prepare("SELECT count(*) FROM run_journal WHERE run_id = 'old'").pluck().get()).toBe(
+      journal.entries.length,
+    );
     // The row holds the small state, the messages' count in their place; the log holds them.
     expect((JSON.parse(row.state) as { messages: unknown }).messages).toBe(clean.messages.length);
     expect(after.prepare("SELECT count(*) FROM run_messages WHERE run_id = 'old'").pluck().get()).toBe(

@@ -61,6 +61,16 @@ const MIGRATIONS: readonly string[] = [
      message TEXT NOT NULL,
      PRIMARY KEY (run_id, idx)
    ) WITHOUT ROWID;`,
+  // 5: each run's event journal as a log, a row per entry at its position in the journal; journal_end is where the
+  // log ends, NULL for a run whose state holds its journal inline (every run written before this migration: its next
+  // checkpoint moves its journal to the log).
+  `ALTER TABLE runs ADD COLUMN journal_end INTEGER;
+   CREATE TABLE run_journal (
+     run_id TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     entry TEXT NOT NULL,
+     PRIMARY KEY (run_id, idx)
+   ) WITHOUT ROWID;`,
 ];
 
 /** Brings the database to the newest schema, in one transaction per step; safe to run from several processes. */

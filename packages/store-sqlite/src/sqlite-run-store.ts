@@ -12,10 +12,14 @@ import {
 } from '@keel/core';
 import {
   type CheckpointWrite,
+  checkNewRunLog,
+  createdRecord,
   type Lease,
   type LedgerRow,
   leaseConflict,
   ledgerEntryFromRow,
+  messageCountAfter,
+  messageTextsOf,
   type NewRun,
   RUN_SUMMARY_COLUMNS,
   type RunRow,
@@ -47,6 +51,7 @@ import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
  */
 export class SqliteRunStore implements RunStore {
   readonly messageLog = true;
+  readonly journalLog = true;
   private readonly database: Database.Database;
   private readonly statements;
   private readonly steps: SqliteStepCommit;
@@ -82,13 +87,17 @@ export class SqliteRunStore implements RunStore {
     this.statements = {
       insertRun: database.prepare(
         `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
-           lease_owner, lease_expires_at_ms)
+           lease_owner, lease_expires_at_ms, message_count)
          VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @createdAtMs, @leaseOwner,
-           @leaseExpiresAtMs)`,
+           @leaseExpiresAtMs, @messageCount)`,
       ),
+      insertMessage: database.prepare('INSERT INTO run_messages (run_id, idx, message) VALUES (?, ?, ?)'),
       loadRun: database.prepare(
-        `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count FROM runs WHERE run_id = ?`,
+        `SELECT ${RUN_SUMMARY_COLUMNS}, state, message_count, journal_end FROM runs WHERE run_id = ?`,
       ),
+      loadJournal: database
+        .prepare('SELECT entry FROM run_journal WHERE run_id = ? AND idx < ? ORDER BY idx')
+        .pluck(),
       loadMessages: database
         .prepare('SELECT message FROM run_messages WHERE run_id = ? AND idx < ? ORDER BY idx')
         .pluck(),
@@ -134,7 +143,9 @@ export class SqliteRunStore implements RunStore {
   }
 
   async createRun(run: NewRun): Promise<RunRecord> {
-    const insert = () =>
+    checkNewRunLog(run);
+    const log = run.messages;
+    const insertRun = () =>
       this.statements.insertRun.run({
         runId: run.runId,
         agentName: run.agentName,
@@ -144,19 +155,27 @@ export class SqliteRunStore implements RunStore {
         createdAtMs: run.createdAtMs,
         leaseOwner: run.lease?.owner ?? null,
         leaseExpiresAtMs: run.lease?.expiresAtMs ?? null,
+        messageCount: log === undefined ? null : messageCountAfter(log),
       });
-    const { session, ...created } = run;
+    const insert = () => {
+      insertRun();
+      if (log === undefined) return;
+      const texts = messageTextsOf(log);
+      for (let index = 0; index < texts.length; index++)
+        this.statements.insertMessage.run(run.runId, index, texts[index]);
+    };
+    const { session } = run;
     this.guard(() => {
-      if (session === undefined) insert();
+      if (session === undefined && log === undefined) insert();
       else
         this.database
           .transaction(() => {
-            this.sessions.claim({ ...run, session });
+            if (session !== undefined) this.sessions.claim({ ...run, session });
             insert();
           })
           .immediate();
     });
-    return { ...created, version: 1, updatedAtMs: run.createdAtMs };
+    return createdRecord(run);
   }
 
   async loadRun(runId: string): Promise<RunRecord | undefined> {
@@ -168,9 +187,17 @@ export class SqliteRunStore implements RunStore {
   private readonly loadRow = (runId: string): RunRow | undefined =>
     this.database.transaction(() => {
       const row = this.statements.loadRun.get(runId) as RunRow | undefined;
-      if (row === undefined || row.message_count === null || row.message_count === undefined) return row;
-      const texts = this.statements.loadMessages.all(runId, row.message_count) as string[];
-      return { ...row, messages: texts.join(',') };
+      if (row === undefined) return row;
+      const loaded = { ...row };
+      if (row.message_count !== null && row.message_count !== undefined) {
+        const texts = this.statements.loadMessages.all(runId, row.message_count) as string[];
+        loaded.messages = texts.join(',');
+      }
+      if (row.journal_end !== null && row.journal_end !== undefined) {
+        const texts = this.statements.loadJournal.all(runId, row.journal_end) as string[];
+        loaded.journal = texts.join(',');
+      }
+      return loaded;
     })();
 
   async saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number> {

@@ -1,5 +1,7 @@
 import {
   checkpointConflict,
+  journalEndAfter,
+  journalTextsOf,
   messageCountAfter,
   messageLogGap,
   messageTextsOf,
@@ -17,7 +19,7 @@ export interface LeaseRow {
 
 /**
  * `RunStore.commitStep` (and `saveCheckpoint`) on SQLite: the ledger writes, the checkpoint (which renews or frees
- * the lease in the same statement), its messages in the run's log and the checks, in one immediate transaction, so a
+ * the lease in the same statement), its messages in the run's log, its journal entries in the journal log and the checks, in one immediate transaction, so a
  * refused checkpoint rolls everything back.
  */
 export class SqliteStepCommit {
@@ -28,7 +30,7 @@ export class SqliteStepCommit {
     this.statements = {
       checkpoint: database.prepare(
         `UPDATE runs SET version = version + 1, status = @status, schema_version = @schemaVersion, state = @state,
-           updated_at_ms = @updatedAtMs, message_count = @messageCount,
+           updated_at_ms = @updatedAtMs, message_count = @messageCount, journal_end = @journalEnd,
            lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
            lease_expires_at_ms = CASE WHEN @release = 1 THEN NULL
                                       ELSE COALESCE(@leaseExpiresAtMs, lease_expires_at_ms) END
@@ -37,7 +39,13 @@ export class SqliteStepCommit {
       loadLease: database.prepare(
         'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
       ),
-      messageCount: database.prepare('SELECT message_count FROM runs WHERE run_id = ?').pluck(),
+      logs: database.prepare('SELECT message_count, journal_end FROM runs WHERE run_id = ?'),
+      putEntry: database.prepare(
+        `INSERT INTO run_journal (run_id, idx, entry) VALUES (?, ?, ?)
+         ON CONFLICT (run_id, idx) DO UPDATE SET entry = excluded.entry`,
+      ),
+      dropEntries: database.prepare('DELETE FROM run_journal WHERE run_id = ? AND (idx < ? OR idx >= ?)'),
+      dropJournal: database.prepare('DELETE FROM run_journal WHERE run_id = ?'),
       putMessage: database.prepare(
         `INSERT INTO run_messages (run_id, idx, message) VALUES (?, ?, ?)
          ON CONFLICT (run_id, idx) DO UPDATE SET message = excluded.message`,
@@ -67,7 +75,11 @@ export class SqliteStepCommit {
     const { checkpoint } = commit;
     const { statements } = this;
     const log = checkpoint.messages;
-    const storedCount = statements.messageCount.get(runId) as number | null | undefined;
+    const stored = statements.logs.get(runId) as
+      | { message_count: number | null; journal_end: number | null }
+      | undefined;
+    const storedCount = stored?.message_count;
+    const journal = checkpoint.journal;
     const changes = statements.checkpoint.run({
       runId,
       expectedVersion: checkpoint.expectedVersion,
@@ -79,6 +91,7 @@ export class SqliteStepCommit {
       release: commit.releaseLease === true ? 1 : 0,
       leaseExpiresAtMs: commit.leaseTtlMs === undefined ? null : checkpoint.nowMs + commit.leaseTtlMs,
       messageCount: log === undefined ? null : messageCountAfter(log),
+      journalEnd: journal === undefined ? null : journalEndAfter(journal),
     }).changes;
     if (changes !== 1) {
       const current = statements.loadLease.get(runId) as LeaseRow | undefined;
@@ -95,6 +108,14 @@ export class SqliteStepCommit {
       }
     }
     this.writeMessages(runId, log, storedCount ?? 0);
+    if (journal !== undefined) {
+      statements.dropEntries.run(runId, journal.dropped, journal.start);
+      const texts = journalTextsOf(journal);
+      for (let index = 0; index < texts.length; index++)
+        statements.putEntry.run(runId, journal.start + index, texts[index]);
+    } else if (stored?.journal_end !== null && stored?.journal_end !== undefined) {
+      statements.dropJournal.run(runId);
+    }
     for (const entry of commit.toolsStarted ?? []) statements.startTool.run(entry);
     for (const completed of commit.toolsCompleted ?? []) {
       statements.completeTool.run({

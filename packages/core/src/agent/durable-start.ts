@@ -1,6 +1,8 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import type { Clock } from '../policies/clock.js';
 import { DurableRun } from './durability/durable-run.js';
+import { holdsSnapshot } from './durability/durable-writes.js';
+import { MessageLogCursor, messageLogWriteOf, type StateSnapshot } from './durability/message-log-cursor.js';
 import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from './durability/store-calls.js';
 import { driveRun, type RunOptions, type RunResult, resultOf } from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
@@ -35,7 +37,10 @@ export async function startDurableRun<Output>(
   let created = false;
   try {
     state.checkpointedAtMs = state.startedAtMs;
-    const text = JSON.stringify(state);
+    // With a message log, the run's first messages go to it: its first checkpoint writes only those added since.
+    const snapshot: StateSnapshot =
+      store.messageLog === true ? new MessageLogCursor().snapshot(state) : { text: JSON.stringify(state) };
+    const { text, log } = snapshot;
     const retry = storeCallsOf(durability, clock);
     // The run is created leased to this process, in one write (a store that ignores `lease` is leased after).
     const leasedAtMs = clock.now();
@@ -50,6 +55,7 @@ export async function startDurableRun<Output>(
             state: JSON.parse(text) as JsonValue,
             createdAtMs: state.startedAtMs,
             lease: { owner, expiresAtMs: leasedAtMs + leaseTtlMs },
+            ...(log === undefined ? {} : { messages: messageLogWriteOf(log) }),
             ...(state.session === undefined
               ? {}
               : {
@@ -59,13 +65,13 @@ export async function startDurableRun<Output>(
           .then((record) => ({ version: record.version, leased: record.lease?.owner === owner })),
       retry,
     ).catch(async (error: unknown) => ({
-      version: await createdAfterAll(durability, runId, text, error, clock),
+      version: await createdAfterAll(durability, runId, snapshot, error, clock),
       leased: false,
     }));
     created = true;
     if (!leased)
       await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, leasedAtMs), retry);
-    durable = new DurableRun(durability, runId, version, clock, leasedAtMs);
+    durable = new DurableRun(durability, runId, version, clock, leasedAtMs, [], log?.conversation);
   } catch (error) {
     registry.unregister(abort);
     abort.dispose();
@@ -83,7 +89,7 @@ export async function startDurableRun<Output>(
 async function createdAfterAll(
   durability: DurabilitySettings,
   runId: string,
-  text: string,
+  snapshot: StateSnapshot,
   error: unknown,
   clock: Clock,
 ): Promise<number> {
@@ -94,7 +100,7 @@ async function createdAfterAll(
     durability.storeTimeoutMs,
     clock,
   ).catch(() => undefined);
-  if (existing !== undefined && existing.version === 1 && JSON.stringify(existing.state) === text) return 1;
+  if (existing !== undefined && holdsSnapshot(existing, 1, snapshot)) return 1;
   throw new KeelError(
     'config.invalid',
     `run: a run with id "${runId}" already exists in the store; pass a unique runId, or resume it with resume(runId)`,

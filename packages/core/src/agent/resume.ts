@@ -2,6 +2,8 @@ import { type JsonValue, KeelError } from '../errors/keel-error.js';
 import type { RunEventListener } from '../spec/run-events.js';
 import type { RunRecord } from '../spec/run-store.js';
 import { DurableRun } from './durability/durable-run.js';
+import { checkpointOf } from './durability/durable-writes.js';
+import { MessageLogCursor, type StateSnapshot } from './durability/message-log-cursor.js';
 import { applyAnswers, checkAnswers, reconcile } from './durability/resume-decisions.js';
 import { migrateRunState } from './durability/run-state-migrations.js';
 import { storeCallsOf, withStoreRetries, withStoreTimeout } from './durability/store-calls.js';
@@ -12,7 +14,7 @@ import { RunAbort, type RunRegistry } from './run/cancellation.js';
 import type { ForwardedAnswers } from './run/child-runs.js';
 import type { DurabilitySettings } from './run/durability.js';
 import type { ApprovalAnswer, ToolCallDecision } from './run/pending-decision.js';
-import { createRunState, RUN_STATE_SCHEMA_VERSION, type RunState } from './run/run-state.js';
+import { createRunState, type RunState } from './run/run-state.js';
 import { initialMessages } from './start-run.js';
 
 /** Options of `agent.resume(runId, options)`. */
@@ -192,6 +194,7 @@ async function prepare<Output>(
         leasedAtMs,
         reconciled.startedKeys,
         loggedMessages,
+        record.journalEnd,
       ),
       fresh: false,
       childAnswers,
@@ -237,17 +240,21 @@ async function startQueued<Output>(
   const retry = storeCallsOf(durability, clock);
   await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, nowMs), retry);
   state.checkpointedAtMs = nowMs;
-  const checkpoint = {
-    expectedVersion: record.version,
-    owner,
-    status: 'running' as const,
-    schemaVersion: RUN_STATE_SCHEMA_VERSION,
-    state: JSON.parse(JSON.stringify(state)) as JsonValue,
-    nowMs,
-  };
+  // With a message log, the input goes to it now: the run's next checkpoint writes only what it added.
+  const snapshot: StateSnapshot =
+    store.messageLog === true ? new MessageLogCursor().snapshot(state) : { text: JSON.stringify(state) };
+  const checkpoint = checkpointOf(
+    { expectedVersion: record.version, owner, status: 'running', nowMs },
+    snapshot,
+  );
   try {
     const version = await withStoreRetries(() => store.saveCheckpoint(runId, checkpoint), retry);
-    return { state, durable: new DurableRun(durability, runId, version, clock, nowMs), fresh: true };
+    const logged = snapshot.log?.conversation;
+    return {
+      state,
+      durable: new DurableRun(durability, runId, version, clock, nowMs, [], logged),
+      fresh: true,
+    };
   } catch (error) {
     await withStoreTimeout(() => store.releaseLease(runId, owner), durability.storeTimeoutMs, clock).catch(
       () => undefined,

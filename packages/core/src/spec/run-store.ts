@@ -29,6 +29,13 @@ export interface RunRecord {
    */
   messageCount?: number;
   /**
+   * For a store with a journal log ({@link RunStore.journalLog}): the position after the last entry of the run's
+   * event journal the log holds (positions count the entries the journal dropped from its front), where the next
+   * {@link JournalLogWrite} appends. Absent when the stored state holds its journal inline. Either way
+   * `state.journal.entries` is the journal's entries.
+   */
+  journalEnd?: number;
+  /**
    * Set by {@link RunStore.requestCancellation}: another process asked for the run to be cancelled. The run's owner
    * finds it at its next checkpoint (which fails with `store.conflict`, the version having moved) and ends the run
    * as `cancelled`; a resume finds it before anything runs.
@@ -48,15 +55,25 @@ export interface CancellationRequest {
 }
 
 /** A summary row for listings. */
-export type RunSummary = Omit<RunRecord, 'state' | 'messageCount'>;
+export type RunSummary = Omit<RunRecord, 'state' | 'messageCount' | 'journalEnd'>;
 
 /**
  * A new run, as handed to {@link RunStore.createRun}. With `lease`, it is created leased to that owner. With
  * `session`, the run is a turn of that session: it is created only if it can hold the session (see
  * {@link SessionClaim}).
  */
-export type NewRun = Omit<RunRecord, 'version' | 'updatedAtMs' | 'cancellation' | 'messageCount'> & {
+export type NewRun = Omit<
+  RunRecord,
+  'version' | 'updatedAtMs' | 'cancellation' | 'messageCount' | 'journalEnd'
+> & {
   session?: SessionClaim;
+  /**
+   * For a store with a message log ({@link RunStore.messageLog}) only: the run's first messages, written to its log
+   * (`start` 0; a larger one is refused with `store.invalid`). `state` is then the state without its conversation,
+   * its `messages` field their count, as in a {@link CheckpointWrite}, and the run's first checkpoint writes only
+   * the messages added since. Defaults to none: `state` holds its messages inline.
+   */
+  messages?: MessageLogWrite;
 };
 
 /**
@@ -148,6 +165,26 @@ export interface MessageLogWrite {
   texts?: readonly string[];
 }
 
+/**
+ * What a checkpoint writes to the run's event journal log (see {@link RunStore.journalLog}). A run's journal (the
+ * state's `journal`: `entries`, and `dropped`, the entries dropped from its front past its limit) only grows at its
+ * end and drops at its front, so each entry has a fixed position: `dropped` plus its index in `entries`. The log keeps
+ * the entries at positions from `dropped` to `start` (those below `dropped` are deleted, as are any from `start` on)
+ * and appends `entries` at `start`: it then holds positions `dropped` to `start + entries.length`. `start` is at least
+ * `dropped`; it may lie past the log's end when entries were added and dropped between two writes (the positions
+ * between were dropped, so nothing is missing).
+ */
+export interface JournalLogWrite {
+  /** The position of `entries[0]` in the run's journal (at least `dropped`). */
+  start: number;
+  /** The journal's entries from `start` on, in order (keel `JournalEntry`s as plain JSON). */
+  entries: JsonValue[];
+  /** `entries` already serialised, one JSON text each: a store may write them as they are. Defaults to none. */
+  texts?: readonly string[];
+  /** The entries dropped from the journal's front (the state's `journal.dropped`): the log keeps none below it. */
+  dropped: number;
+}
+
 /** One checkpoint, as handed to {@link RunStore.saveCheckpoint}. */
 export interface CheckpointWrite {
   /** The version the stored record must be at; the checkpoint makes it `expectedVersion + 1`. */
@@ -167,6 +204,14 @@ export interface CheckpointWrite {
    * (if any) is dropped.
    */
   messages?: MessageLogWrite;
+  /**
+   * The run's journal entries added since the last checkpoint, for a store with a journal log
+   * ({@link RunStore.journalLog}). With it, the state's `journal.entries` is the number of entries the journal holds
+   * (positions `dropped` to `start + entries.length`), and the store keeps them in its log; `loadRun` puts them back.
+   * Defaults to none: the state holds its journal inline (if it has one), and the store's journal log of the run (if
+   * any) is dropped.
+   */
+  journal?: JournalLogWrite;
   /** Now, on the writer's clock (ms since the epoch): becomes the record's `updatedAtMs`. */
   nowMs: number;
 }
@@ -243,9 +288,16 @@ export interface RunStore {
    */
   readonly messageLog?: boolean;
   /**
+   * Set (true) by a store that keeps each run's event journal (the state's `journal`) as a log, a row per entry (see
+   * {@link JournalLogWrite}): keel's durable runs then write, at each checkpoint, only the entries added since the
+   * last one. A store without it is handed the journal inline in the state. Defaults to false.
+   */
+  readonly journalLog?: boolean;
+  /**
    * Stores a new run at version 1 (`updatedAtMs` = `createdAtMs`), leased to `run.lease.owner` until
    * `run.lease.expiresAtMs` when `run.lease` is given (in the same write: a new run needs no `acquireLease`);
-   * `store.conflict` when its id is taken. With `run.session`, claims the session in the same transaction (see
+   * `store.conflict` when its id is taken. With `run.messages`, the run's log holds them in the same write (its
+   * record's `messageCount` is their number). With `run.session`, claims the session in the same transaction (see
    * {@link SessionClaim}): when the claim is refused nothing is stored, and the `store.conflict` says why in `data`
    * ({@link SessionConflictData}).
    */
@@ -253,7 +305,8 @@ export interface RunStore {
   /**
    * The run with this id (a copy: changing it changes nothing stored), or undefined when there is none. A state whose
    * messages are in the store's log comes back whole: `state.messages` is the conversation, and `messageCount` says
-   * how many of them the log holds.
+   * how many of them the log holds. Likewise a journal in the store's journal log comes back whole
+   * (`state.journal.entries`), with `journalEnd`.
    */
   loadRun(runId: string): Promise<RunRecord | undefined>;
   /**

@@ -44,6 +44,7 @@ export type {
 } from '../policies/retry-budget-store.js';
 export type {
   CheckpointWrite,
+  JournalLogWrite,
   Lease,
   MessageLogWrite,
   NewRun,
@@ -60,7 +61,14 @@ export {
   runNotFound,
   toolCallNotStarted,
 } from '../store/conflicts.js';
-export { messageCountAfter, messageTextsOf, stateWithMessages } from '../store/message-log.js';
+export { journalEndAfter, journalTextsOf, putJournalBack } from '../store/journal-log.js';
+export {
+  checkNewRunLog,
+  createdRecord,
+  messageCountAfter,
+  messageTextsOf,
+  stateWithMessages,
+} from '../store/message-log.js';
 export { type SessionHead, sessionAppendConflict, sessionClaimConflict } from '../store/session-conflicts.js';
 export {
   SESSION_COLUMNS,

@@ -21,7 +21,8 @@ import {
   runNotFound,
   toolCallNotStarted,
 } from './conflicts.js';
-import { messageTextsOf } from './message-log.js';
+import { journalEndAfter, journalTextsOf } from './journal-log.js';
+import { checkNewRunLog, messageCountAfter, messageTextsOf } from './message-log.js';
 import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts.js';
 
 /**
@@ -34,9 +35,12 @@ import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts
  */
 export class MemoryRunStore implements RunStore {
   readonly messageLog = true;
+  readonly journalLog = true;
   private readonly runs = new Map<string, RunRecord>();
   /** Each run's message log (copies), for runs whose `messageCount` is set. */
   private readonly logs = new Map<string, JsonValue[]>();
+  /** Each run's journal log (copies) by position, for runs whose `journalEnd` is set. */
+  private readonly journals = new Map<string, Map<number, JsonValue>>();
   private readonly leases = new Map<string, Lease>();
   private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
   private readonly sessions = new Map<string, SessionRecord>();
@@ -44,6 +48,7 @@ export class MemoryRunStore implements RunStore {
 
   async createRun(run: NewRun): Promise<RunRecord> {
     this.assertOpen();
+    checkNewRunLog(run);
     const claim = run.session;
     if (claim !== undefined) {
       const session = this.sessions.get(claim.sessionId);
@@ -93,6 +98,13 @@ export class MemoryRunStore implements RunStore {
       createdAtMs: run.createdAtMs,
       updatedAtMs: run.createdAtMs,
     };
+    if (run.messages !== undefined) {
+      this.logs.set(
+        run.runId,
+        messageTextsOf(run.messages).map((text) => JSON.parse(text) as JsonValue),
+      );
+      record.messageCount = messageCountAfter(run.messages);
+    }
     this.runs.set(run.runId, record);
     if (run.lease !== undefined) this.leases.set(run.runId, { runId: run.runId, ...run.lease });
     return this.copyOut(record);
@@ -171,12 +183,32 @@ export class MemoryRunStore implements RunStore {
       this.logs.set(runId, log);
       record.messageCount = log.length;
     }
+    this.writeJournal(record, checkpoint);
     record.version += 1;
     record.status = checkpoint.status;
     record.schemaVersion = checkpoint.schemaVersion;
     record.state = stateText === undefined ? copy(checkpoint.state) : (JSON.parse(stateText) as JsonValue);
     record.updatedAtMs = checkpoint.nowMs;
     return record.version;
+  }
+
+  /** The checkpoint's journal entries into the run's journal log, or the log dropped for a journal inline. */
+  private writeJournal(record: RunRecord, checkpoint: CheckpointWrite): void {
+    const write = checkpoint.journal;
+    if (write === undefined) {
+      this.journals.delete(record.runId);
+      delete record.journalEnd;
+      return;
+    }
+    const log = this.journals.get(record.runId) ?? new Map<number, JsonValue>();
+    for (const position of [...log.keys()]) {
+      if (position < write.dropped || position >= write.start) log.delete(position);
+    }
+    journalTextsOf(write).forEach((text, index) => {
+      log.set(write.start + index, JSON.parse(text) as JsonValue);
+    });
+    this.journals.set(record.runId, log);
+    record.journalEnd = journalEndAfter(write);
   }
 
   async listRuns(filter: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
@@ -186,7 +218,12 @@ export class MemoryRunStore implements RunStore {
       .sort((left, right) => right.createdAtMs - left.createdAtMs || right.runId.localeCompare(left.runId))
       .slice(0, filter.limit ?? 100);
     return rows.map((record) => {
-      const { state: _state, messageCount: _count, ...summary } = this.copyOut({ ...record, state: null });
+      const {
+        state: _state,
+        messageCount: _count,
+        journalEnd: _end,
+        ...summary
+      } = this.copyOut({ ...record, state: null });
       return summary;
     });
   }
@@ -331,6 +368,13 @@ export class MemoryRunStore implements RunStore {
     const log = this.logs.get(record.runId);
     if (record.messageCount !== undefined && log !== undefined && record.state !== null) {
       (copied.state as Record<string, JsonValue>).messages = log.map(copy);
+    }
+    const journal = this.journals.get(record.runId);
+    if (record.journalEnd !== undefined && journal !== undefined && record.state !== null) {
+      const positions = [...journal.keys()].filter((position) => position < record.journalEnd!);
+      const entries = positions.sort((left, right) => left - right).map((position) => journal.get(position)!);
+      const held = (copied.state as { journal?: Record<string, JsonValue> }).journal;
+      if (held !== undefined) held.entries = entries.map(copy);
     }
     if (record.cancellation !== undefined) copied.cancellation = { ...record.cancellation };
     const lease = this.leases.get(record.runId);

@@ -1,5 +1,6 @@
 import type { JsonValue } from '../errors/keel-error.js';
-import type { MessageLogWrite } from '../spec/run-store.js';
+import type { MessageLogWrite, NewRun, RunRecord } from '../spec/run-store.js';
+import { messageLogGap } from './conflicts.js';
 
 // What every store with a message log (RunStore.messageLog) does alike: the texts of a log write, the count the log
 // holds after it, and a stored state put back together with its messages.
@@ -23,4 +24,32 @@ export function stateWithMessages(stateText: string, joined: string): JsonValue 
   const state = JSON.parse(stateText) as Record<string, JsonValue>;
   state.messages = JSON.parse(`[${joined}]`) as JsonValue[];
   return state;
+}
+
+/**
+ * The record `createRun` returns for `run` (at version 1, its lease as given), its conversation whole when its
+ * messages went to the log (`messageCount` their number). Throws `store.invalid` for a log write of a new run that
+ * does not start at 0: check it before writing anything.
+ */
+export function createdRecord(run: NewRun): RunRecord {
+  const { session: _session, messages: log, ...created } = run;
+  const record: RunRecord = { ...created, version: 1, updatedAtMs: run.createdAtMs };
+  if (log === undefined) return record;
+  // Put together only if read: a caller that wants only the version does not parse the messages back.
+  let state: JsonValue | undefined;
+  Object.defineProperty(record, 'state', {
+    enumerable: true,
+    get: () => {
+      state ??= { ...(run.state as Record<string, JsonValue>), messages: log.messages };
+      return state;
+    },
+  });
+  record.messageCount = messageCountAfter(log);
+  return record;
+}
+
+/** Throws `store.invalid` when a new run's log write does not start at 0 (its log is empty). */
+export function checkNewRunLog(run: NewRun): void {
+  if (run.messages !== undefined && run.messages.start !== 0)
+    throw messageLogGap(run.runId, run.messages.start, 0);
 }

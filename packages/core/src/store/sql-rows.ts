@@ -1,5 +1,6 @@
 import type { JsonValue } from '../errors/keel-error.js';
 import type { LedgerEntry, RunRecord, RunStatus, RunSummary } from '../spec/run-store.js';
+import { putJournalBack } from './journal-log.js';
 import { stateWithMessages } from './message-log.js';
 
 // How rows of keel's SQL schema (the same columns in SQLite and PostgreSQL) map to the RunStore's records. Times are
@@ -26,6 +27,10 @@ export interface RunRow {
   message_count?: number | null;
   /** The log's message texts in order, joined with commas (loads only, with `message_count`). */
   messages?: string | null;
+  /** Where the run's journal log ends; null when the state holds its journal inline (loads only). */
+  journal_end?: number | string | null;
+  /** The journal log's entry texts in order, joined with commas (loads only, with `journal_end`). */
+  journal?: string | null;
 }
 
 /** A row of the ledger table. */
@@ -67,18 +72,22 @@ export function runSummaryFromRow(row: RunRow): RunSummary {
 
 /**
  * A run row, `state` included, as a record. With `message_count`, the state's messages are in the log: `messages`
- * (their texts joined with commas) takes the place of their count in the state.
+ * (their texts joined with commas) takes the place of their count in the state; likewise with `journal_end`, the
+ * journal's entries (`journal`).
  */
 export function runRecordFromRow(row: RunRow): RunRecord {
   const stateText = row.state ?? 'null';
-  if (row.message_count === undefined || row.message_count === null) {
-    return { ...runSummaryFromRow(row), state: JSON.parse(stateText) as JsonValue };
-  }
-  return {
+  const logged = row.message_count !== undefined && row.message_count !== null;
+  const record: RunRecord = {
     ...runSummaryFromRow(row),
-    state: stateWithMessages(stateText, row.messages ?? ''),
-    messageCount: Number(row.message_count),
+    state: logged ? stateWithMessages(stateText, row.messages ?? '') : (JSON.parse(stateText) as JsonValue),
   };
+  if (logged) record.messageCount = Number(row.message_count);
+  if (row.journal_end !== undefined && row.journal_end !== null) {
+    record.state = putJournalBack(record.state, row.journal ?? '');
+    record.journalEnd = Number(row.journal_end);
+  }
+  return record;
 }
 
 /** A ledger row as an entry. */

@@ -97,6 +97,120 @@ export function runStoreLogContract(name: string, createStore: () => RunStore | 
       expect(summary).not.toHaveProperty('messageCount');
     });
 
+    it('starts the log with the messages a new run is created with', async (context) => {
+      if (store.messageLog !== true) return context.skip();
+      const runId = newRunId();
+      const created = await store.createRun({
+        runId,
+        agentName: 'contract',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: 0, messages: 2 },
+        messages: { start: 0, messages: [message('a'), message('b')] },
+        createdAtMs: NOW_MS,
+        lease: { owner: 'owner-a', expiresAtMs: NOW_MS + 60_000 },
+      });
+      expect(created).toMatchObject({ version: 1, messageCount: 2 });
+      expect(created.state).toEqual({ step: 0, messages: [message('a'), message('b')] });
+      const loaded = await store.loadRun(runId);
+      expect(loaded).toMatchObject({ version: 1, messageCount: 2 });
+      expect(loaded?.state).toEqual({ step: 0, messages: [message('a'), message('b')] });
+      // The first checkpoint appends after them.
+      expect(await store.saveCheckpoint(runId, logWrite(1, 2, ['c']))).toBe(2);
+      expect(await contentsOf(runId)).toEqual(['a', 'b', 'c']);
+      // A new run's log starts at 0: anything else is refused, and nothing is stored.
+      const gapId = newRunId();
+      const gap = store.createRun({
+        runId: gapId,
+        agentName: 'contract',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: 0, messages: 2 },
+        messages: { start: 1, messages: [message('b')] },
+        createdAtMs: NOW_MS,
+      });
+      expect(await codeOf(gap)).toBe('store.invalid');
+      expect(await store.loadRun(gapId)).toBeUndefined();
+      // A taken id stores no message either.
+      const again = store.createRun({
+        runId,
+        agentName: 'contract',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: 0, messages: 1 },
+        messages: { start: 0, messages: [message('other')] },
+        createdAtMs: NOW_MS,
+      });
+      expect(await codeOf(again)).toBe('store.conflict');
+      expect(await contentsOf(runId)).toEqual(['a', 'b', 'c']);
+    });
+
+    it('keeps the event journal as a log: appends, drops from the front, and inline again', async (context) => {
+      if (store.journalLog !== true) return context.skip();
+      const runId = await leasedRun();
+      const entry = (position: number): JsonValue => ({
+        type: 'model-call-end',
+        atMs: position,
+        step: position,
+      });
+      const write = (
+        expectedVersion: number,
+        start: number,
+        end: number,
+        dropped: number,
+      ): CheckpointWrite => ({
+        expectedVersion,
+        owner: 'owner-a',
+        status: 'running',
+        schemaVersion: 1,
+        state: { step: expectedVersion, journal: { entries: end - dropped, dropped } },
+        journal: {
+          start,
+          dropped,
+          entries: Array.from({ length: end - start }, (_, index) => entry(start + index)),
+        },
+        nowMs: NOW_MS,
+      });
+      const journalOf = async () => {
+        const loaded = await store.loadRun(runId);
+        const journal = (loaded!.state as { journal: { entries: Array<{ atMs: number }>; dropped: number } })
+          .journal;
+        return {
+          end: loaded?.journalEnd,
+          dropped: journal.dropped,
+          positions: journal.entries.map((e) => e.atMs),
+        };
+      };
+      expect((await store.loadRun(runId))?.journalEnd).toBeUndefined();
+      await store.saveCheckpoint(runId, write(1, 0, 3, 0));
+      expect(await journalOf()).toEqual({ end: 3, dropped: 0, positions: [0, 1, 2] });
+      await store.saveCheckpoint(runId, write(2, 3, 4, 0));
+      expect(await journalOf()).toEqual({ end: 4, dropped: 0, positions: [0, 1, 2, 3] });
+      // Past its limit the journal drops its oldest entries: the log drops them too.
+      await store.saveCheckpoint(runId, write(3, 4, 6, 2));
+      expect(await journalOf()).toEqual({ end: 6, dropped: 2, positions: [2, 3, 4, 5] });
+      // Entries added and dropped between two writes leave a gap the log never reads.
+      await store.saveCheckpoint(runId, write(4, 8, 10, 8));
+      expect(await journalOf()).toEqual({ end: 10, dropped: 8, positions: [8, 9] });
+      // The state's other fields as written, the journal's keys in their order.
+      const loaded = await store.loadRun(runId);
+      expect(Object.keys((loaded!.state as { journal: object }).journal)).toEqual(['entries', 'dropped']);
+      // A refused write changes nothing.
+      expect(await codeOf(store.saveCheckpoint(runId, write(4, 10, 12, 8)))).toBe('store.conflict');
+      expect(await journalOf()).toEqual({ end: 10, dropped: 8, positions: [8, 9] });
+      // A checkpoint with its journal inline drops the log.
+      const inline: CheckpointWrite = {
+        ...write(5, 0, 0, 0),
+        state: { step: 5, journal: { entries: [entry(0)], dropped: 0 } },
+      };
+      delete inline.journal;
+      await store.saveCheckpoint(runId, inline);
+      expect(await journalOf()).toEqual({ end: undefined, dropped: 0, positions: [0] });
+      // Listings carry no journal.
+      const [summary] = (await store.listRuns({ limit: 100 })).filter((row) => row.runId === runId);
+      expect(summary).not.toHaveProperty('journalEnd');
+    });
+
     it('refuses a log write past the end of the log with store.invalid, writing nothing', async (context) => {
       if (store.messageLog !== true) return context.skip();
       const runId = await leasedRun();

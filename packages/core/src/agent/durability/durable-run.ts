@@ -7,8 +7,9 @@ import type { DurableHalt, DurableLink } from '../run/agent-runtime.js';
 import type { DurabilitySettings } from '../run/durability.js';
 import { countRetry } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
-import type { RunTransition } from '../run/run-state.js';
+import type { RunState, RunTransition } from '../run/run-state.js';
 import { carriedByNext, checkpointOf, holdsSnapshot, journalPause } from './durable-writes.js';
+import { JournalLogCursor } from './journal-log-cursor.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { LedgerBuffer, type LedgerWrites } from './ledger-buffer.js';
 import { MessageLogCursor, type StateSnapshot } from './message-log-cursor.js';
@@ -60,6 +61,8 @@ export class DurableRun implements DurableLink {
     | undefined;
   /** Where the run's message log stands, for a store that keeps one (`RunStore.messageLog`). */
   private readonly messageLog: MessageLogCursor | undefined;
+  /** Where the run's journal log stands, for a store that keeps one (`RunStore.journalLog`). */
+  private readonly journalLog: JournalLogCursor | undefined;
   /** Set when the run may be paused (see {@link pause}); defaults to false. */
   pausable = false;
   /** Set once {@link pause} was asked for. */
@@ -79,9 +82,11 @@ export class DurableRun implements DurableLink {
     leaseTakenAtMs: number,
     startedKeys: Iterable<string> = [],
     loggedMessages: readonly Message[] = [],
+    journalEnd: number | undefined = undefined,
   ) {
     this.version = version;
     this.messageLog = settings.store.messageLog === true ? new MessageLogCursor(loggedMessages) : undefined;
+    this.journalLog = settings.store.journalLog === true ? new JournalLogCursor(journalEnd) : undefined;
     this.ledger = new LedgerBuffer(runId, startedKeys);
     this.heartbeat = new LeaseHeartbeat(settings, runId, clock, leaseTakenAtMs, (error) => this.stop(error));
   }
@@ -158,7 +163,12 @@ export class DurableRun implements DurableLink {
    * and the messages since the last write that succeeded.
    */
   private snapshotOf(state: RunContext['state']): StateSnapshot {
-    return this.messageLog === undefined ? { text: JSON.stringify(state) } : this.messageLog.snapshot(state);
+    const journal = this.journalLog?.snapshot(state.journal);
+    // The state as written: its journal's entries replaced by their count when they go to the store's journal log.
+    const written =
+      journal === undefined ? state : ({ ...state, journal: journal.field } as unknown as RunState);
+    if (this.messageLog === undefined) return { text: JSON.stringify(written), ...(journal && { journal }) };
+    return { ...this.messageLog.snapshot(written), ...(journal && { journal }) };
   }
 
   /** Stops the heartbeat, waits for the last write, and releases the lease (unless the run halted). */
@@ -213,6 +223,7 @@ export class DurableRun implements DurableLink {
       }
       this.version = await this.saveState(status, snapshot, nowMs, ledger, end);
       this.messageLog?.written(snapshot);
+      this.journalLog?.written(snapshot.journal);
     } catch (error) {
       const stopped = this.stop(error);
       for (const transition of transitions) this.reportCheckpoint(transition, startedMs, stopped);

@@ -4,6 +4,7 @@ import type { JsonValue } from '../../errors/keel-error.js';
 import type { CheckpointWrite, RunRecord } from '../../spec/run-store.js';
 import { journal } from '../run/event-journal.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from '../run/run-state.js';
+import { journalLogWriteOf } from './journal-log-cursor.js';
 import { messageLogWriteOf, type StateSnapshot } from './message-log-cursor.js';
 
 /**
@@ -39,7 +40,7 @@ export function checkpointOf(
   snapshot: StateSnapshot,
 ): CheckpointWrite {
   let state: JsonValue | undefined;
-  const { text, log } = snapshot;
+  const { text, log, journal } = snapshot;
   return {
     expectedVersion: fields.expectedVersion,
     owner: fields.owner,
@@ -51,20 +52,30 @@ export function checkpointOf(
       return state;
     },
     ...(log === undefined ? {} : { messages: messageLogWriteOf(log) }),
+    ...(journal === undefined ? {} : { journal: journalLogWriteOf(journal) }),
   };
 }
 
 /**
  * Whether a loaded record holds what `snapshot` wrote at `version` (a write whose answer was lost may have landed):
- * the same version, the same state and, with a message log, as many messages.
+ * the same version, the same state and, with a message log or a journal log, as many messages and entries.
  */
 export function holdsSnapshot(record: RunRecord, version: number, snapshot: StateSnapshot): boolean {
   if (record.version !== version) return false;
-  const { log } = snapshot;
-  if (log === undefined) return JSON.stringify(record.state) === snapshot.text;
-  const state = record.state as { messages?: unknown };
-  if (record.messageCount !== log.start + log.texts.length || !Array.isArray(state.messages)) return false;
-  return JSON.stringify({ ...state, messages: state.messages.length }) === snapshot.text;
+  const { log, journal } = snapshot;
+  if (log === undefined && journal === undefined) return JSON.stringify(record.state) === snapshot.text;
+  const state = { ...(record.state as Record<string, JsonValue>) };
+  if (log !== undefined) {
+    if (record.messageCount !== log.start + log.texts.length || !Array.isArray(state.messages)) return false;
+    state.messages = state.messages.length;
+  }
+  if (journal !== undefined) {
+    if (record.journalEnd !== journal.end) return false;
+    const stored = state.journal as { entries?: unknown } | undefined;
+    if (stored === undefined || !Array.isArray(stored.entries)) return false;
+    state.journal = { ...stored, entries: stored.entries.length } as JsonValue;
+  }
+  return JSON.stringify(state) === snapshot.text;
 }
 
 /**

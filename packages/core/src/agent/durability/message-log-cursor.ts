@@ -2,6 +2,7 @@ import type { JsonValue } from '../../errors/keel-error.js';
 import type { Message } from '../../spec/model.js';
 import type { MessageLogWrite } from '../../spec/run-store.js';
 import type { RunState } from '../run/run-state.js';
+import type { JournalSnapshot } from './journal-log-cursor.js';
 
 /** What one write of a durable run saves: the state as text and, for a store with a message log, the log's part. */
 export interface StateSnapshot {
@@ -15,6 +16,8 @@ export interface StateSnapshot {
     /** The whole conversation as it was (the same message objects), for the cursor once the write succeeded. */
     readonly conversation: readonly Message[];
   };
+  /** The journal's entries since the last write, for a store with a journal log only (the text holds their count). */
+  readonly journal?: JournalSnapshot;
 }
 
 /**

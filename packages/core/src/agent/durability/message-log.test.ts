@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeelError } from '../../errors/keel-error.js';
-import type { StepCommit } from '../../spec/run-store.js';
+import type { NewRun, RunRecord, StepCommit } from '../../spec/run-store.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { scriptedModel } from '../../testing/scripted-model.js';
@@ -14,17 +14,33 @@ interface Written {
   start: number | undefined;
   messages: number;
   stateText: string;
+  /** The journal log write's start and entries, when it had one. */
+  journal?: { start: number; entries: number; dropped: number };
 }
 
 class RecordingStore extends MemoryRunStore {
   readonly writes: Written[] = [];
+  /** What each `createRun` handed the store: its log write's start and length, and the state's text. */
+  readonly created: Written[] = [];
+  override async createRun(run: NewRun): Promise<RunRecord> {
+    this.created.push({
+      start: run.messages?.start,
+      messages: run.messages?.messages.length ?? 0,
+      stateText: JSON.stringify(run.state),
+    });
+    return super.createRun(run);
+  }
   override async commitStep(runId: string, commit: StepCommit): Promise<number> {
     const version = await super.commitStep(runId, commit);
     const log = commit.checkpoint.messages;
+    const journal = commit.checkpoint.journal;
     this.writes.push({
       start: log?.start,
       messages: log?.messages.length ?? 0,
       stateText: commit.stateText ?? JSON.stringify(commit.checkpoint.state),
+      ...(journal === undefined
+        ? {}
+        : { journal: { start: journal.start, entries: journal.entries.length, dropped: journal.dropped } }),
     });
     return version;
   }
@@ -70,10 +86,12 @@ describe('durable runs on a store with a message log', () => {
     const store = new RecordingStore();
     const result = await counter(store, 30).run('count to 30', { runId: 'appends' });
     expect(result.status).toBe('completed');
-    // The first write holds the input and the first answer; each later one the messages of its transition.
-    expect(store.writes[0]).toMatchObject({ start: 0, messages: 2 });
-    let end = 2;
-    for (const write of store.writes.slice(1)) {
+    // The run's creation logs its input; each write then holds the messages of its transition.
+    expect(store.created).toEqual([{ start: 0, messages: 1, stateText: expect.any(String) }]);
+    expect(JSON.parse(store.created[0]!.stateText).messages).toBe(1);
+    expect(store.writes[0]).toMatchObject({ start: 1, messages: 1 });
+    let end = 1;
+    for (const write of store.writes) {
       expect(write.start).toBe(end);
       expect(write.messages).toBeLessThanOrEqual(1);
       end += write.messages;
@@ -84,6 +102,46 @@ describe('durable runs on a store with a message log', () => {
     const stored = await store.loadRun('appends');
     expect((stored!.state as unknown as RunState).messages).toEqual(result.messages);
     expect(stored!.messageCount).toBe(result.messages.length);
+  });
+
+  it('write only the journal entries added since their last write', async () => {
+    const store = new RecordingStore();
+    const result = await counter(store, 20).run('count to 20', { runId: 'journal' });
+    expect(result.status).toBe('completed');
+    let end = 0;
+    for (const write of store.writes) {
+      const journal = JSON.parse(write.stateText).journal as { entries: number; dropped: number } | undefined;
+      if (write.journal === undefined) {
+        expect(journal).toBeUndefined();
+        continue;
+      }
+      // Each write appends where the last one ended; the state holds the entries' count, never an entry.
+      expect(write.journal.start).toBe(end);
+      expect(write.journal.entries).toBeLessThanOrEqual(2);
+      end += write.journal.entries;
+      expect(journal).toEqual({ entries: end, dropped: 0 });
+      expect(write.stateText).not.toContain('model-call-end');
+    }
+    const stored = await store.loadRun('journal');
+    const journal = (stored!.state as unknown as RunState).journal!;
+    expect(journal.entries.length).toBe(end);
+    expect(journal.entries.filter((entry) => entry.type === 'model-call-end')).toHaveLength(21);
+    expect(stored!.journalEnd).toBe(end);
+  });
+
+  it("write a queued run's input once, when a worker starts it", async () => {
+    const store = new RecordingStore();
+    const { queuedRun } = await import('../queued-run.js');
+    await store.createRun(
+      queuedRun({ runId: 'queued', agentName: 'counter', input: 'count to 3', nowMs: 0 }),
+    );
+    const result = await counter(store, 3).resume('queued');
+    expect(result.status).toBe('completed');
+    // The worker's first checkpoint logs the input; the next write starts after it.
+    const logged = await store.loadRun('queued');
+    expect(logged!.messageCount).toBe(result.messages.length);
+    expect(store.writes[0]).toMatchObject({ start: 1 });
+    expect((logged!.state as unknown as RunState).messages).toEqual(result.messages);
   });
 
   it('rewrite the log from the first message a context reduction changed', async () => {
@@ -100,7 +158,7 @@ describe('durable runs on a store with a message log', () => {
     });
     expect(result.status).toBe('completed');
     expect(result.report.contextReductions).toBe(1);
-    const rewrite = store.writes.findIndex((write) => write.start === 1);
+    const rewrite = store.writes.findIndex((write) => write.start === 1 && write.messages > 1);
     expect(rewrite).toBeGreaterThan(0);
     // Everything after the kept first message, written once; then appends again.
     expect(store.writes[rewrite]!.messages).toBe(4);
