@@ -3,7 +3,7 @@
 // simulated provider; main() fetches the stream once as the page would, reads it back with the AI SDK's client, and
 // closes the server:
 //   npm run build && node examples/dist/stream-to-web-page.js
-//   npm run build && node examples/dist/stream-to-web-page.js --serve    (then open the address it prints)
+//   npm run build && node examples/dist/stream-to-web-page.js --serve    (PORT=3000 by default; open the address it prints)
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -151,6 +151,7 @@ export async function main(): Promise<{
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  if (process.argv.includes('--serve')) console.log(`open ${(await serve(3000)).url}`);
+  if (process.argv.includes('--serve'))
+    console.log(`open ${(await serve(Number(process.env.PORT ?? 3000))).url}`);
   else console.log(JSON.stringify(await main(), null, 2));
 }
