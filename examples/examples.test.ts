@@ -67,6 +67,44 @@ const cases: Record<string, () => Promise<void>> = {
     const { main } = await import('./ai-sdk-model.js');
     expect(await main()).toEqual({ status: 'completed', retries: 1, requests: 2 });
   },
+  'stream-to-web-page.ts': async () => {
+    const { main } = await import('./stream-to-web-page.js');
+    const result = await main();
+    expect(result.status).toBe('completed');
+    expect(result.byTool).toEqual({ get_weather: 1 });
+    expect(result.output).toContain('Paris');
+    expect(result.streamed).toBe(result.output); // the text-delta parts of the last step spell the answer
+    expect(result.page).toBe(true);
+    expect(result.webText).toBe(result.output); // read back by the AI SDK's own client
+    expect(result.webFinished).toBe(true);
+  },
+  'budgets.ts': async () => {
+    const { main } = await import('./budgets.js');
+    const result = await main();
+    expect(result.status).toBe('completed');
+    expect(result.cost?.totalUsd).toBeGreaterThan(0);
+    expect(result.cost?.byModel['simulated/sim-primary']).toBe(result.cost?.totalUsd);
+    expect(result.cost?.unpricedCalls).toBe(0);
+    expect(result.refused).toEqual({
+      status: 'failed',
+      stopReason: 'budget_exhausted',
+      code: 'policy.budget_exhausted',
+      budget: 'tiny',
+    });
+  },
+  'compose-agents.ts': async () => {
+    const { main } = await import('./compose-agents.js');
+    expect(await main()).toEqual({
+      status: 'completed',
+      stopDetail: 'handoff to support',
+      children: [
+        { agentName: 'research', kind: 'tool', status: 'completed', linked: true },
+        { agentName: 'support', kind: 'handoff', status: 'completed', linked: true },
+      ],
+      answeredBy: 'support',
+      tickets: 1,
+    });
+  },
   'fleet-worker.ts': async () => {
     const postgres = process.env.KEEL_TEST_POSTGRES_URL;
     const redis = process.env.KEEL_TEST_REDIS_URL;
