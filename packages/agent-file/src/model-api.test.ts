@@ -13,11 +13,21 @@ describe('agent file: a model on the Responses API', () => {
     expect(parse('name: a\nmodel: { provider: openai, name: gpt-4.1, api: chat }').model?.api).toBe('chat');
   });
 
+  it('reads api: responses for the simulated provider (offline, the same wire)', () => {
+    expect(parse('name: a\nmodel: { provider: simulated, name: sim-primary, api: responses }').model).toEqual(
+      {
+        provider: 'simulated',
+        name: 'sim-primary',
+        api: 'responses',
+      },
+    );
+  });
+
   it.each([
     [
       'another provider',
       'model: { provider: anthropic, name: c, api: responses }',
-      /model\.api applies only to the openai provider/,
+      /model\.api applies only to the openai and simulated providers/,
     ],
     [
       'another word',

@@ -35,8 +35,9 @@ export interface ModelEntry {
   /** For the simulated provider only: this model's fault schedule, such as `rate_limit=1`. Defaults to none. */
   faults?: string;
   /**
-   * For the openai provider only: the API spoken, Chat Completions (`chat`) or the Responses API (`responses`,
-   * `openaiResponses`). Defaults to `chat`.
+   * For the openai and simulated providers: the API spoken, Chat Completions (`chat`) or the Responses API
+   * (`responses`, `openaiResponses`). The simulated models of a file share one server, which speaks the first one's.
+   * Defaults to `chat`.
    */
   api?: 'chat' | 'responses';
 }
@@ -139,8 +140,8 @@ export function readModel(
   const api = reader.string(node, 'api', `${field}.api`, false);
   if (api !== undefined) {
     const apiNode = node.get('api', true) as Node;
-    if (entry.provider !== 'openai')
-      reader.fail(apiNode, `${field}.api`, 'applies only to the openai provider');
+    if (entry.provider !== 'openai' && entry.provider !== 'simulated')
+      reader.fail(apiNode, `${field}.api`, 'applies only to the openai and simulated providers');
     if (api !== 'chat' && api !== 'responses')
       reader.fail(apiNode, `${field}.api`, `must be chat or responses (got ${api})`);
     entry.api = api as 'chat' | 'responses';

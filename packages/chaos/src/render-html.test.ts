@@ -172,7 +172,9 @@ describe('the text table', () => {
   it('aligns columns and lists the goals missed with what was measured', () => {
     const text = renderTable(report());
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^scenario\s+subject\s+completed\s+req\/completed\s+vs minimum/);
+    expect(lines[0]).toMatch(
+      /^scenario\s+subject\s+completed\s+req\/completed\s+cost\/completed\s+vs minimum/,
+    );
     expect(lines[2]).toMatch(/^transient-30\s+keel <\/script><b>x<\/b>\s+100\.0%\s+4\.00/);
     expect(lines[3]).toMatch(
       /^transient-30\s+ai-sdk\s+60\.0%\s+6\.67\s+.*provider\.overloaded 4\s+missed: completion/,

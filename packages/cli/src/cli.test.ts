@@ -199,7 +199,8 @@ describe('keel run examples/files.yaml (an MCP server, offline)', () => {
     expect(outcome.stdout).toContain('tools mcp files (@modelcontextprotocol/server-filesystem .)');
     expect(outcome.stdout).toMatch(/step 1 {2}✓ tool list_directory/);
     expect(outcome.stdout).toContain('completed (stop reason: final_answer)');
-    for (const name of ['files.yaml', 'weather.yaml', 'support.yaml']) expect(outcome.stdout).toContain(name);
+    // The answer quotes the listing's start (the simulated model shortens long tool results).
+    for (const name of ['ai-sdk-model.ts', 'files.yaml']) expect(outcome.stdout).toContain(name);
     expect(exampleServers()).toEqual([]);
   });
 

@@ -54,7 +54,12 @@ export function resolveModels(file: AgentFile, options: SimulationOptions): Reso
     }
     if (entry.contextWindowTokens !== undefined) modelOptions.contextWindowTokens = entry.contextWindowTokens;
     if (root === undefined) {
-      root = simulated({ model: entry.name, ...(faults === undefined ? {} : { faults }) });
+      // Every simulated model of a file shares one server, speaking the wire of the first one's `api`.
+      root = simulated({
+        model: entry.name,
+        ...(faults === undefined ? {} : { faults }),
+        ...(entry.api === undefined ? {} : { api: entry.api }),
+      });
       return Object.keys(modelOptions).length === 0 ? root : root.withModel(entry.name, modelOptions);
     }
     return root.withModel(entry.name, modelOptions);

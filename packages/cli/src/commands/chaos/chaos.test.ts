@@ -42,7 +42,9 @@ describe('keel chaos (the binary)', () => {
     ]);
     expect(outcome.stderr).toContain(`report written to ${join(directory, 'report.html')}`);
     const lines = outcome.stdout.split('\n');
-    expect(lines[0]).toMatch(/^scenario\s+completed\s+req\/completed\s+vs minimum\s+while down\s+p50\s+p99/);
+    expect(lines[0]).toMatch(
+      /^scenario\s+completed\s+req\/completed\s+cost\/completed\s+vs minimum\s+while down\s+p50\s+p99/,
+    );
     expect(lines[2]).toMatch(/^transient-10\s+100\.0%/);
     // weather.yaml's only tool is idempotent: the duplicates goal is shown as not exercised, never as met.
     expect(lines[3]).toMatch(
