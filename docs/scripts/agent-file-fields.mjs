@@ -25,7 +25,8 @@ export const AGENT_FILE_FIELD_DOCS = {
   'model.apiKeyEnv':
     'the variable holding the key (`*_API_KEY` or `*_API_TOKEN`; default `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`)',
   'model.contextWindowTokens': "the model's context window, in tokens",
-  'model.api': '`chat` (Chat Completions, the default) or `responses` (the Responses API); openai and simulated',
+  'model.api':
+    '`chat` (Chat Completions, the default) or `responses` (the Responses API); openai and simulated',
   'model.faults': 'a fault schedule (simulated only), as `--faults` takes it',
   'limits.maxTurns': 'most model steps in a run (a positive integer)',
   'limits.timeoutMs': "the run's deadline in ms (at most 2147483647)",

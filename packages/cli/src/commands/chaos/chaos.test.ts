@@ -48,7 +48,7 @@ describe('keel chaos (the binary)', () => {
     expect(lines[2]).toMatch(/^transient-10\s+100\.0%/);
     // weather.yaml's only tool is idempotent: the duplicates goal is shown as not exercised, never as met.
     expect(lines[3]).toMatch(
-      /^crash\s+100\.0%\s+[\d.]+\s+[\d.]+x\s+0\s+.*\s+0\s+0\/0\s+-\s+ok; not exercised: duplicates$/,
+      /^crash\s+100\.0%\s+[\d.]+\s+\$[\d.]+\s+[\d.]+x\s+0\s+.*\s+0\s+0\/0\s+-\s+ok; not exercised: duplicates$/,
     );
     expect(outcome.stdout).toContain('task: What is the weather in Paris?');
     expect(outcome.stdout).toContain('every goal that was exercised was met');
