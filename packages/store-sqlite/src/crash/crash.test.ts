@@ -4,12 +4,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LedgerEntry, Message } from '@keel/core';
 import { describe, expect, it } from 'vitest';
 import { SqliteRunStore } from '../sqlite-run-store.js';
-import { type DriveResult, driveRun, type Effect, readEffects } from './crash-harness.js';
-import { crashPlan, expectedKey } from './crash-plan.js';
+import { type DriveResult, driveRun, readEffects } from './crash-harness.js';
 import { crashSettings } from './crash-settings.js';
+import { lostSteps, type StoredState } from './crash-steps.js';
 import { seededRandom, seedOf } from './prng.js';
 
 const CHILD_PATH = fileURLToPath(new URL('../../dist/crash/crash-child.js', import.meta.url));
@@ -26,55 +25,6 @@ const TIMEOUT_MS = Math.max(240_000, 6_000 * RUNS, 1_000 * MIN_KILLS);
 // the dead owner's lease, whose TTL is short so that the wait stays small.
 const HANDOVER_EVERY = 4;
 const HANDOVER_LEASE_TTL_MS = 200;
-
-interface StoredState {
-  messages: Message[];
-  output?: unknown;
-}
-
-/** What is wrong with one finished run: its completed steps that the store or the file lost. */
-function lostSteps(
-  drive: DriveResult,
-  state: StoredState,
-  ledger: readonly LedgerEntry[],
-  effects: ReadonlyMap<string, Effect>,
-): string[] {
-  const { runId } = drive;
-  const problems: string[] = [];
-  const plan = crashPlan(runId);
-  const assistants = state.messages.filter((message) => message.role === 'assistant');
-  if (assistants.length !== plan.steps.length + 1)
-    problems.push(`${runId}: ${assistants.length} model steps, planned ${plan.steps.length + 1}`);
-  const output = String(state.output ?? '');
-  plan.steps.forEach((calls, stepIndex) => {
-    const step = stepIndex + 1;
-    const asked = assistants[stepIndex]?.role === 'assistant' ? (assistants[stepIndex].toolCalls ?? []) : [];
-    calls.forEach((call, callIndex) => {
-      const key = expectedKey(runId, step, callIndex);
-      const where = `${runId} step ${step} call ${callIndex} (${call.toolName})`;
-      if (asked[callIndex]?.id !== call.callId || asked[callIndex]?.name !== call.toolName)
-        problems.push(`${where}: the model's call is missing from the conversation`);
-      const entry = ledger.find((candidate) => candidate.idempotencyKey === key);
-      if (entry?.status !== 'completed')
-        problems.push(`${where}: the ledger says ${entry?.status ?? 'nothing'}`);
-      const message = state.messages.find(
-        (candidate) => candidate.role === 'tool' && candidate.toolCallId === call.callId,
-      );
-      if (message?.role !== 'tool') {
-        problems.push(`${where}: no tool result in the conversation`);
-      } else if (message.isError === true) {
-        if (drive.decisions.get(key) !== 'abandon')
-          problems.push(`${where}: an error result nobody abandoned`);
-      } else if (!message.content.includes(key)) {
-        problems.push(`${where}: the result does not carry its idempotency key`);
-      }
-      if (!effects.has(key)) problems.push(`${where}: completed, but its side effect is not in the file`);
-      if (!output.includes(`${call.callId}=`))
-        problems.push(`${where}: the final answer does not mention it`);
-    });
-  });
-  return problems;
-}
 
 /**
  * Drives RUNS runs, PARALLEL_CHILDREN at once, and more while the kills so far fall short of MIN_KILLS (a run that
@@ -150,7 +100,15 @@ describe('crash test (SIGKILL at seeded moments, resume to the end)', () => {
             completedCalls++;
             if (!effects.has(entry.idempotencyKey)) ledgerWithoutEffect++;
           }
-          problems.push(...lostSteps(drive, record.state as unknown as StoredState, ledger, effects));
+          problems.push(
+            ...lostSteps(
+              drive.runId,
+              drive.decisions,
+              record.state as unknown as StoredState,
+              ledger,
+              effects,
+            ),
+          );
         }
       } finally {
         await store.close();
