@@ -8,6 +8,7 @@
 import { circuitBreaker, type Policy, rateLimiter, retryBudget } from '@keel/core';
 import { redisState } from '@keel/redis';
 import { Redis } from 'ioredis';
+import { type Case, roundTripsPerCall, takeTurns } from './call-turns.js';
 import { printLoadAround } from './fair.js';
 import { startBenchRedis } from './redis-server.js';
 import { percentile } from './statistics.js';
@@ -19,52 +20,6 @@ const WARMUP_CALLS = 2_000;
 const COUNTED_CALLS = 1_000;
 const TARGET_P50_MS = 0.5;
 const TARGET_ROUND_TRIPS = 1;
-
-interface Case {
-  readonly label: string;
-  readonly call: () => Promise<unknown>;
-}
-
-/** Milliseconds the call took. */
-async function timed(call: () => Promise<unknown>): Promise<number> {
-  const started = process.hrtime.bigint();
-  await call();
-  return Number(process.hrtime.bigint() - started) / 1e6;
-}
-
-/** Calls every case `calls` times, taking turns (the order rotates each turn); each case's durations, sorted. */
-async function takeTurns(cases: readonly Case[], calls: number): Promise<number[][]> {
-  const times = cases.map(() => new Array<number>(calls));
-  for (let turn = 0; turn < calls; turn++) {
-    for (let offset = 0; offset < cases.length; offset++) {
-      const index = (turn + offset) % cases.length;
-      times[index]![turn] = await timed(cases[index]!.call);
-    }
-  }
-  return times.map((values) => values.sort((left, right) => left - right));
-}
-
-/** Commands on keel's keys that Redis received from clients, per call of `call`, over `calls` calls. */
-async function roundTripsPerCall(url: string, call: () => Promise<unknown>, calls: number): Promise<number> {
-  const client = new Redis(url);
-  const monitor = await client.monitor();
-  let commands = 0;
-  let markerSeen!: () => void;
-  const marker = new Promise<void>((resolve) => (markerSeen = resolve));
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source === 'lua') return;
-    if (args[0]?.toLowerCase() === 'echo' && args[1] === 'bench:marker') return markerSeen();
-    if (args.some((argument) => argument.startsWith('keel:bench:'))) commands++;
-  });
-  for (let index = 0; index < calls; index++) await call();
-  const sender = new Redis(url);
-  await sender.echo('bench:marker');
-  await marker;
-  monitor.disconnect();
-  client.disconnect();
-  sender.disconnect();
-  return commands / calls;
-}
 
 async function main(): Promise<void> {
   const redis = await startBenchRedis();
