@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { type CompletionParts, completionBody, completionChunks } from './completion.js';
+import type { FaultKind } from './faults.js';
 
 /**
  * How a completion reaches the client: whole, cut off by a connection reset, or cut off in the middle of its JSON; or,
@@ -156,4 +157,37 @@ export function sendMalformed(
     'content-length': String(Buffer.byteLength(MALFORMED_BODY)),
   });
   response.end(MALFORMED_BODY);
+}
+
+/** The faults that change how an answer is delivered rather than what it says. */
+export const DELIVERY_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'reset',
+  'truncated_json',
+  'stream_cut',
+  'stall',
+  'slow_drip',
+  'empty_stream',
+]);
+
+/** How an answer with `fault` is delivered; `fraction` places a cut or a stall in the body. */
+export function deliveryOf(
+  fault: FaultKind,
+  fraction: number,
+  onStall: (response: ServerResponse) => void,
+): Delivery {
+  switch (fault) {
+    case 'reset':
+    case 'truncated_json':
+      return fault;
+    case 'stream_cut':
+      return { kind: 'cut', fraction };
+    case 'stall':
+      return { kind: 'stall', fraction, onStall };
+    case 'slow_drip':
+      return { kind: 'drip', intervalMs: 100 };
+    case 'empty_stream':
+      return { kind: 'empty' };
+    default:
+      return 'whole';
+  }
 }

@@ -1,4 +1,4 @@
-import type { Clock } from '@keel/core';
+import type { Clock, JsonValue } from '@keel/core';
 
 /**
  * A provider's rate limits, enforced per API key (the `authorization` header; requests without one share a key):
@@ -61,4 +61,11 @@ export class QuotaWindows {
     if (refused) headers['retry-after-ms'] = String(resetMs);
     return { refused, retryAfterMs: resetMs, headers };
   }
+}
+
+/** The request's `max_tokens` (or `max_completion_tokens`), 0 when absent: what a quota reserves for the answer. */
+export function maxTokensOf(body: JsonValue): number {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 0;
+  const value = body.max_completion_tokens ?? body.max_tokens;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { type JsonValue, KeelError, systemClock } from '@keel/core';
 import type { BrainRequest } from './brain.js';
 import { estimateTokens, promptTokens } from './completion.js';
-import { type Delivery, sendCompletion, sendMalformed } from './completion-replies.js';
+import { DELIVERY_FAULTS, deliveryOf, sendCompletion, sendMalformed } from './completion-replies.js';
 import { defaultBrain } from './default-brain.js';
 import { emptyFaultCounts, type FaultKind, type FaultSchedule, scheduledFault } from './faults.js';
 import { errorBody, isStatusFault, type StatusFault, sendJson, sendStatusFault } from './http-replies.js';
 import { outageAt } from './outages.js';
 import { randomAt } from './prng.js';
-import { QuotaWindows } from './quota.js';
+import { maxTokensOf, QuotaWindows } from './quota.js';
 import { sendResponses, sendResumedEvents } from './responses-replies.js';
 import { parseResponsesRequest } from './responses-request.js';
 import {
@@ -410,44 +410,4 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The faults that change how an answer is delivered rather than what it says. */
-const DELIVERY_FAULTS: ReadonlySet<FaultKind> = new Set([
-  'reset',
-  'truncated_json',
-  'stream_cut',
-  'stall',
-  'slow_drip',
-  'empty_stream',
-]);
-
-/** How an answer with `fault` is delivered; `fraction` places a cut or a stall in the body. */
-function deliveryOf(
-  fault: FaultKind,
-  fraction: number,
-  onStall: (response: ServerResponse) => void,
-): Delivery {
-  switch (fault) {
-    case 'reset':
-    case 'truncated_json':
-      return fault;
-    case 'stream_cut':
-      return { kind: 'cut', fraction };
-    case 'stall':
-      return { kind: 'stall', fraction, onStall };
-    case 'slow_drip':
-      return { kind: 'drip', intervalMs: 100 };
-    case 'empty_stream':
-      return { kind: 'empty' };
-    default:
-      return 'whole';
-  }
-}
-
-/** The request's `max_tokens` (or `max_completion_tokens`), 0 when absent: what a quota reserves for the answer. */
-function maxTokensOf(body: JsonValue): number {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 0;
-  const value = body.max_completion_tokens ?? body.max_tokens;
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 }
