@@ -69,7 +69,11 @@ describe('pace', () => {
     const sentAtMs: number[] = [];
     const model = scriptedModel(() => {
       sentAtMs.push(clock.now());
-      return { content: 'ok', rateLimit: { requestsRemaining: 4, requestsResetInMs: 1_000 - clock.now() } };
+      // A window of 5 requests ending at 1,000 ms.
+      return {
+        content: 'ok',
+        rateLimit: { requestsRemaining: 5 - sentAtMs.length, requestsResetInMs: 1_000 - clock.now() },
+      };
     });
     const assistant = agent({ model, clock, pace: true });
     await assistant.run('first');
