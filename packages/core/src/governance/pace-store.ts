@@ -6,7 +6,8 @@ export interface PaceRequest {
   readonly key: string;
   /**
    * Identifies the call while it waits, so that it keeps its place when it asks again: unique per call attempt (keel
-   * uses the run id and a counter).
+   * uses a zero-padded counter of the process and the run id). Of two calls that first asked in the same millisecond,
+   * the smaller id is first in line.
    */
   readonly callId: string;
   /** The call's estimated tokens: its prompt's estimate plus its output limit. */

@@ -54,7 +54,7 @@ export async function budgetedAttempt(
         governor,
         {
           key: `${slot.key}/${governor.keyName}`,
-          callId: `${state.runId}:${++callSequence}`,
+          callId: `${String(++callSequence).padStart(12, '0')}:${state.runId}`,
           tokens: promptTokens + (sent.maxOutputTokens ?? 0),
           tenant: state.tenant ?? 'default',
           priority: state.priority ?? 0,
@@ -85,7 +85,10 @@ export async function budgetedAttempt(
   return response;
 }
 
-/** Tells pace stores one waiting call from another (with the run id). */
+/**
+ * Tells pace stores one waiting call from another (with the run id); zero-padded first, so that of two calls of this
+ * process that asked in the same millisecond the one that asked first is first in line.
+ */
 let callSequence = 0;
 
 /** The agent's shared pace store did not answer: the call is paced by the process's governor (see `PaceOptions`). */
