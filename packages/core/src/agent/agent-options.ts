@@ -1,6 +1,6 @@
 import type { BudgetOptions } from '../governance/budget-options.js';
-import type { PriceTable } from '../governance/prices.js';
 import type { PaceOptions } from '../governance/pace-options.js';
+import type { PriceTable } from '../governance/prices.js';
 import type { CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
 import type { Delay, RandomSource } from '../policies/delays.js';

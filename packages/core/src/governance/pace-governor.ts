@@ -68,7 +68,8 @@ function roll(window: Window, nowMs: number): void {
       window.requestsRemaining = undefined;
     }
   }
-  if (window.tokensRemaining !== undefined && nowMs >= window.tokensResetAtMs) window.tokensRemaining = undefined;
+  if (window.tokensRemaining !== undefined && nowMs >= window.tokensResetAtMs)
+    window.tokensRemaining = undefined;
 }
 
 /** The first moment a call of `tokens` may go, by the window alone. */
@@ -111,7 +112,12 @@ export class PaceGovernor implements PaceStore {
     const own = window.claims.get(callId);
     const sinceMs = own?.sinceMs ?? nowMs;
     const claim = (waitMs: number): number => {
-      window.claims.set(callId, { tenant, priority, sinceMs, expiresAtMs: nowMs + waitMs + PACE_CLAIM_GRACE_MS });
+      window.claims.set(callId, {
+        tenant,
+        priority,
+        sinceMs,
+        expiresAtMs: nowMs + waitMs + PACE_CLAIM_GRACE_MS,
+      });
       return waitMs;
     };
     const readyMs = readyAtMs(window, tokens, nowMs);

@@ -66,7 +66,10 @@ export function resolvePace(pace: boolean | PaceOptions | undefined): ResolvedPa
     }
   }
   if (keyName !== undefined && (typeof keyName !== 'string' || !/^[A-Za-z0-9._:@-]{1,64}$/.test(keyName))) {
-    fail(`pace.keyName must be 1 to 64 letters, digits or . _ : @ -; got ${JSON.stringify(keyName)}`, 'pace.keyName');
+    fail(
+      `pace.keyName must be 1 to 64 letters, digits or . _ : @ -; got ${JSON.stringify(keyName)}`,
+      'pace.keyName',
+    );
   }
   return { store: store ?? local, local, keyName: keyName ?? 'default' };
 }

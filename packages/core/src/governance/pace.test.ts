@@ -123,7 +123,9 @@ describe('pace options', () => {
       }
     };
     expect(refusal('yes')).toMatchObject({ code: 'config.invalid', data: { option: 'pace' } });
-    expect(refusal({ store: {} })?.message).toMatch(/pace\.store must be a PaceStore \(admit, observe, refused\)/);
+    expect(refusal({ store: {} })?.message).toMatch(
+      /pace\.store must be a PaceStore \(admit, observe, refused\)/,
+    );
     expect(refusal({ keyName: 'has space' })?.message).toMatch(/pace\.keyName must be 1 to 64 letters/);
     expect(refusal({ every: 5 })?.message).toMatch(/unknown option "every"; known options: store, keyName/);
     expect(refusal({ store: memoryPaceStore(), keyName: 'team-key' })).toBeUndefined();

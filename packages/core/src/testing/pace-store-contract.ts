@@ -18,7 +18,10 @@ const KEY = 'openai/gpt-test/default';
  * ends (without headers) the moment it is admitted. Returns each call's admission time (undefined: never admitted),
  * by call index.
  */
-async function simulatePace(calls: readonly SimulatedCall[], untilMs = 60_000): Promise<(number | undefined)[]> {
+async function simulatePace(
+  calls: readonly SimulatedCall[],
+  untilMs = 60_000,
+): Promise<(number | undefined)[]> {
   const admittedAtMs: (number | undefined)[] = calls.map(() => undefined);
   let order = 0;
   const queue = calls.map((call, index) => ({ atMs: call.arriveAtMs, order: order++, index }));
@@ -129,8 +132,16 @@ export function paceStoreContract(
       const [one, two] = await createStores();
       await learnWindow(one, 10);
       // 30 calls of a busy tenant first, then 5 of a quiet one: the quiet one is not left behind the busy one's queue.
-      const busy = Array.from({ length: 30 }, (_, index) => ({ store: one, tenant: 'busy', arriveAtMs: index }));
-      const quiet = Array.from({ length: 5 }, (_, index) => ({ store: two, tenant: 'quiet', arriveAtMs: 50 + index }));
+      const busy = Array.from({ length: 30 }, (_, index) => ({
+        store: one,
+        tenant: 'busy',
+        arriveAtMs: index,
+      }));
+      const quiet = Array.from({ length: 5 }, (_, index) => ({
+        store: two,
+        tenant: 'quiet',
+        arriveAtMs: 50 + index,
+      }));
       const admitted = await simulatePace([...busy, ...quiet]);
       const order = admitted
         .map((atMs, index) => ({ atMs: atMs as number, tenant: index < 30 ? 'busy' : 'quiet' }))
@@ -155,7 +166,11 @@ export function paceStoreContract(
       const alone = await createStores();
       await learnWindow(alone[0], 10);
       const times = await simulatePace(
-        Array.from({ length: 19 }, (_, index) => ({ store: alone[index % 2]!, tenant: 'busy', arriveAtMs: 0 })),
+        Array.from({ length: 19 }, (_, index) => ({
+          store: alone[index % 2]!,
+          tenant: 'busy',
+          arriveAtMs: 0,
+        })),
       );
       expect(times.filter((atMs) => (atMs as number) < 1_000)).toHaveLength(9);
       expect(times.filter((atMs) => (atMs as number) < 2_000)).toHaveLength(19);
@@ -164,7 +179,11 @@ export function paceStoreContract(
     it('admits a waiting call of higher priority first, and forgets a call that stopped asking', async () => {
       const [one, two] = await createStores();
       await learnWindow(one, 10);
-      const low = Array.from({ length: 6 }, (_, index) => ({ store: one, tenant: 'batch', arriveAtMs: index }));
+      const low = Array.from({ length: 6 }, (_, index) => ({
+        store: one,
+        tenant: 'batch',
+        arriveAtMs: index,
+      }));
       const high = { store: two, tenant: 'batch', priority: 5, arriveAtMs: 10 };
       const admitted = await simulatePace([...low, high]);
       const firstLowAfterHigh = Math.min(...(admitted.slice(1, 6) as number[]));

@@ -58,7 +58,11 @@ function providerWindow(clock: FakeClock) {
       sentAtMs.push(nowMs);
       return {
         content: 'ok',
-        rateLimit: { requestsLimit: LIMIT, requestsRemaining: LIMIT - used - 1, requestsResetInMs: resetInMs },
+        rateLimit: {
+          requestsLimit: LIMIT,
+          requestsRemaining: LIMIT - used - 1,
+          requestsResetInMs: resetInMs,
+        },
       };
     });
   return {
@@ -94,7 +98,11 @@ function tracked(store: PaceStore, pending: Set<Promise<unknown>>): PaceStore {
 }
 
 /** Moves the fake clock on, 2 ms at a time and only while no store operation is in flight, until `runs` end. */
-async function drive(clock: FakeClock, runs: Promise<unknown>[], pending: Set<Promise<unknown>>): Promise<void> {
+async function drive(
+  clock: FakeClock,
+  runs: Promise<unknown>[],
+  pending: Set<Promise<unknown>>,
+): Promise<void> {
   let left = runs.length;
   for (const run of runs) void run.finally(() => left--);
   while (left > 0) {
@@ -118,7 +126,9 @@ async function twoProcesses(pace: (process: number) => true | PaceOptions, pendi
   );
   const first = agents[0]!.run('learn the window');
   await drive(clock, [first], pending);
-  const runs = agents.flatMap((assistant) => Array.from({ length: 6 }, (_, index) => assistant.run(`run ${index}`)));
+  const runs = agents.flatMap((assistant) =>
+    Array.from({ length: 6 }, (_, index) => assistant.run(`run ${index}`)),
+  );
   await drive(clock, runs, pending);
   const results = await Promise.all(runs);
   return {
