@@ -1,4 +1,4 @@
-import type { PaceStore } from '../governance/pace-store.js';
+import type { PaceStore } from '../store/index.js';
 import { describe, expect, it } from './vitest-functions.js';
 
 /** One call of a {@link simulatePace} run: which store (process) asks, for whom, and when it first asks. */
