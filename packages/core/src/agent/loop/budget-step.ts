@@ -13,9 +13,10 @@ type StepRequest = Omit<ModelRequest, 'signal'>;
 /**
  * One attempt of a model call under the agent's budgets and pace: reserves the call's worst case before `send` (which
  * sends it with the output limit the reservation holds for), waits for the pace governor's turn (a paced wait is not a
- * retry: it draws nothing from the retry budget), and settles the actual spend after. A call that cannot be reserved is not sent: `reserveCall` throws (`policy.budget_exhausted`, or
- * `store.unavailable` under the rule `closed`, which the retry policy retries). The answer's rate-limit headers, and a
- * 429's Retry-After, go to the governor.
+ * retry: it draws nothing from the retry budget, and the breaker judges the call only once it is sent), and settles
+ * the actual spend after. A call that cannot be reserved is not sent: `reserveCall` throws (`policy.budget_exhausted`,
+ * or `store.unavailable` under the rule `closed`, which the retry policy retries). The answer's rate-limit headers, and
+ * a 429's Retry-After, go to the governor.
  */
 export async function budgetedAttempt(
   run: RunContext,
