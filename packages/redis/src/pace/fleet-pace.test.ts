@@ -151,6 +151,9 @@ it('paces two processes against one shared window: no 429, where governors of th
   const local = await twoProcesses(() => true, pending);
   expect(local.completed).toBe(12);
   expect(local.refused).toBeGreaterThan(0);
+  console.log(
+    `two processes, 12 runs: 429s with the shared window ${shared.refused}, with their own ${local.refused}`,
+  );
 }, 60_000);
 
 it('paces calls with the process governor while Redis is down (pace-store-unavailable), and shares again after', async () => {
