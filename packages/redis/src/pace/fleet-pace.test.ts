@@ -197,3 +197,40 @@ it('paces calls with the process governor while Redis is down (pace-store-unavai
   expect(provider.refused).toBe(0);
   expect(provider.busiestWindow()).toBeLessThanOrEqual(LIMIT);
 }, 120_000);
+
+it("holds back the other process's calls for a 429's Retry-After, without drawing on its retries", async () => {
+  const namespace = uniqueNamespace('pace-refused');
+  const states = [connect(namespace), connect(namespace)];
+  await Promise.all(states.map((state) => state.ready()));
+  const pending = new Set<Promise<unknown>>();
+  const clock = new FakeClock(1_000_000);
+  const sentAtMs: number[] = [];
+  // The provider sends no rate-limit headers; its first answer is a 429 asking for 500 ms.
+  const model = () =>
+    scriptedModel(() => {
+      sentAtMs.push(clock.now());
+      return sentAtMs.length === 1
+        ? new KeelError('provider.rate_limited', 'slow down', { retryAfterMs: 500 })
+        : { content: 'ok' };
+    });
+  const [one, two] = states.map((state) =>
+    agent({
+      model: model(),
+      clock,
+      pace: { store: tracked(state.paceStore(), pending) },
+      breaker: false,
+      retry: { maxAttempts: 1 },
+    }),
+  );
+  const refused = one!.run('first');
+  await drive(clock, [refused], pending);
+  expect((await refused).error?.code).toBe('provider.rate_limited');
+  const second = two!.run('second');
+  await drive(clock, [second], pending);
+  const result = await second;
+  expect(result.status).toBe('completed');
+  // The second process sent its call when the Retry-After the first one was given ended, not before.
+  expect(sentAtMs).toHaveLength(2);
+  expect(sentAtMs[1]! - sentAtMs[0]!).toBe(500);
+  expect(result.report.retries.total).toBe(0);
+}, 60_000);
