@@ -45,7 +45,8 @@ export async function awaitPaceTurn(
         continue;
       }
     }
-    if (waitMs <= 0) break;
+    // Anything but a positive wait (0, or a store's garbage) lets the call go: pacing must never hold a call forever.
+    if (!(waitMs > 0)) break;
     await context.sleep(waitMs);
   }
   const { key } = request;
