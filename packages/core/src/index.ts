@@ -60,6 +60,7 @@ export { type JsonValue, KeelError } from './errors/keel-error.js';
 export { redactSecrets } from './errors/redact.js';
 export { type SerializedError, serializeError } from './errors/serialize.js';
 export type { BudgetLimit, BudgetOptions } from './governance/budget-options.js';
+export type { PaceOptions } from './governance/pace-options.js';
 export type { ModelPrice, PriceTable } from './governance/prices.js';
 export type { BreakerTransition } from './policies/breaker/breaker-store.js';
 export { type ConsecutiveOptions, consecutive } from './policies/breaker/consecutive.js';

@@ -154,6 +154,15 @@ export function eventLine(event: RunEvent, recordContent: boolean): EventLine | 
         durationMs: event.durationMs,
         errorCode: event.errorCode,
       });
+    case 'pace-store-unavailable':
+      return line(
+        'warn',
+        `pace store unavailable (${event.errorCode}): ${event.model} paced by this process alone`,
+        {
+          model: event.model,
+          errorCode: event.errorCode,
+        },
+      );
     case 'step-end':
       return line('debug', `step ${event.step} ended (${event.toolCalls} tool calls)`, {
         toolCalls: event.toolCalls,

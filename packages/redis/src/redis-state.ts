@@ -3,6 +3,7 @@ import { Emitter, type Event, type TimerHandle } from '@keel/core/adapter';
 import type {
   BreakerStoreFactory,
   BudgetStore,
+  PaceStore,
   RateLimiterStoreFactory,
   RetryBudgetStoreFactory,
 } from '@keel/core/store';
@@ -11,6 +12,8 @@ import { BREAKER_SCRIPT } from './breaker/breaker-script.js';
 import { type RedisBreakerStoreOptions, redisBreakerStore } from './breaker/redis-breaker-store.js';
 import { BUDGET_SCRIPT } from './budget/budget-script.js';
 import { RedisBudgetStore } from './budget/redis-budget-store.js';
+import { PACE_SCRIPT } from './pace/pace-script.js';
+import { RedisPaceStore } from './pace/redis-pace-store.js';
 import { RATE_LIMITER_SCRIPT } from './rate-limiter/rate-limiter-script.js';
 import {
   type RedisRateLimiterStoreOptions,
@@ -61,6 +64,14 @@ export interface RedisState {
    * (`closed` by default: no call is sent).
    */
   budgetStore(): BudgetStore;
+  /**
+   * A store for the agent's pace governor, shared by the fleet: `agent({ model, pace: { store: shared.paceStore() } })`.
+   * Every process paces its calls against one window per provider/model/key, by what the answers of all of them said;
+   * waiting calls go by run priority, then in turns between tenants (see `PaceStore`). Each operation is one round
+   * trip. While Redis cannot be reached the agent paces each call with its own local governor (a
+   * `pace-store-unavailable` run event) and goes back to the shared window once Redis answers.
+   */
+  paceStore(): PaceStore;
   /** Redis stopped answering: policies follow their `onUnavailable` rule from now on. */
   readonly onUnavailable: Event<RedisUnavailableEvent>;
   /** Redis answers again and the policies have taken the shared state back. */
@@ -92,8 +103,9 @@ const COMMANDS: Record<ScriptName, { command: string; lua: string; numberOfKeys?
   breaker: { command: 'keelBreaker', lua: BREAKER_SCRIPT, numberOfKeys: 1 },
   rateLimiter: { command: 'keelRateLimiter', lua: RATE_LIMITER_SCRIPT, numberOfKeys: 1 },
   retryBudget: { command: 'keelRetryBudget', lua: RETRY_BUDGET_SCRIPT, numberOfKeys: 1 },
-  // Over as many keys as a call has counters: called with the number of keys first.
+  // Over several keys (a call's counters; a pace window's three): called with the number of keys first.
   budget: { command: 'keelBudget', lua: BUDGET_SCRIPT },
+  pace: { command: 'keelPace', lua: PACE_SCRIPT },
 };
 
 type ScriptCommand = (key: string, ...args: string[]) => Promise<unknown>;
@@ -229,6 +241,10 @@ class SharedRedisState implements RedisState, SharedConnection {
 
   budgetStore(): BudgetStore {
     return new RedisBudgetStore(this);
+  }
+
+  paceStore(): PaceStore {
+    return new RedisPaceStore(this);
   }
 
   key(kind: StateKind, name: string): string {

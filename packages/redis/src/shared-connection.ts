@@ -1,10 +1,10 @@
 import type { Clock, KeelError } from '@keel/core';
 
 /** The Lua scripts a connection runs, by name. */
-export type ScriptName = 'breaker' | 'rateLimiter' | 'retryBudget' | 'budget';
+export type ScriptName = 'breaker' | 'rateLimiter' | 'retryBudget' | 'budget' | 'pace';
 
 /** What each kind of shared state is called in its key: `keel:<namespace>:<kind>:<name>`. */
-export type StateKind = 'breaker' | 'rate-limiter' | 'retry-budget' | 'budget';
+export type StateKind = 'breaker' | 'rate-limiter' | 'retry-budget' | 'budget' | 'pace';
 
 /** What a policy does while Redis cannot be reached: go on with state of its own, or refuse calls. */
 export type UnavailableRule = 'local' | 'closed';
@@ -43,7 +43,7 @@ export interface SharedConnection {
     args: readonly string[],
     late?: (answer: unknown) => void,
   ): Promise<unknown>;
-  /** As `run`, for a script over several keys (the budget's counters of one call). */
+  /** As `run`, for a script over several keys (the budget's counters of one call, a pace window's three keys). */
   runKeys(script: ScriptName, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Delivers every message published on `channel` to `listener`, from now on and after every reconnection. */
   subscribe(channel: string, listener: (message: string) => void): void;

@@ -1,4 +1,5 @@
 import type { BudgetOptions } from '../governance/budget-options.js';
+import type { PaceOptions } from '../governance/pace-options.js';
 import type { PriceTable } from '../governance/prices.js';
 import type { CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
@@ -140,10 +141,12 @@ export interface AgentOptions<Output = string> {
   budgets?: BudgetOptions;
   /**
    * Paces the agent's model calls by what each provider says of its limits (the rate-limit headers of every answer,
-   * the Retry-After of every 429): a call waits for its window rather than draw a 429. Local to the process (not yet
-   * shared through Redis). Defaults to false.
+   * the Retry-After of every 429): a call waits for its turn in the window rather than draw a 429. `true` paces the
+   * agent's runs in this process; `{ store: shared.paceStore() }` (`@keel/redis`) paces a whole fleet against one
+   * window per provider/model/key. Waiting calls go by run `priority`, then in turns between tenants. Defaults to
+   * false. See {@link PaceOptions} and `PaceStore`.
    */
-  pace?: boolean;
+  pace?: boolean | PaceOptions;
 }
 
 /** How the loop retries. Every retry of a run, model or tool, draws from the run's budget (and `budget` when set). */

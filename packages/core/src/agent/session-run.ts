@@ -58,6 +58,7 @@ export async function runOnSession<Output>(
     const state = sessionRunState(runtime, runId, sessionId, session, inputMessages);
     setRunToolChoice(runtime, state, options);
     if (options.tenant !== undefined) state.tenant = options.tenant;
+    if (options.priority !== undefined && options.priority !== 0) state.priority = options.priority;
     let conflict: KeelError;
     try {
       const result = await startDurableRun<Output>(runtime, durability, registry, agentRuns, state, options);

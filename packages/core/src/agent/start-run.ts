@@ -39,6 +39,7 @@ export async function executeRun<Output>(
   });
   setRunToolChoice(runtime, state, options);
   if (options.tenant !== undefined) state.tenant = options.tenant;
+  if (options.priority !== undefined && options.priority !== 0) state.priority = options.priority;
   const parent = parentRunIn(options);
   if (parent !== undefined) {
     // A child run's deadline is its own or its parent's, whichever comes first.

@@ -1,6 +1,13 @@
 import type { RateLimitSnapshot } from '../errors/rate-limit-headers.js';
+import type { PaceRequest, PaceStore } from './pace-store.js';
 
-/** What the governor knows of one provider/model's limits, from its last answer and the calls sent since. */
+/**
+ * How long a waiting call keeps its place after the moment it was told to ask again, in milliseconds: a call whose run
+ * was cancelled (or whose process died) stops holding back the others after this. `@keel/redis`'s script uses the same.
+ */
+export const PACE_CLAIM_GRACE_MS = 1_000;
+
+/** What the governor knows of one provider/model/key's limits, from its last answer and the calls sent since. */
 interface Window {
   requestsRemaining: number | undefined;
   requestsResetAtMs: number;
@@ -14,6 +21,21 @@ interface Window {
   requestsLimit: number | undefined;
   /** The longest time to a reset seen: at most the window's length, the governor's guess of it. */
   windowMs: number;
+  /** Calls admitted so far: the tenants' turns are told by it. */
+  served: number;
+  /** Calls waiting for a slot, by call id. */
+  readonly claims: Map<string, Claim>;
+  /** The `served` count at each tenant's last admitted call. */
+  readonly lastServed: Map<string, number>;
+}
+
+interface Claim {
+  readonly tenant: string;
+  readonly priority: number;
+  /** When the call first asked. */
+  readonly sinceMs: number;
+  /** When it loses its place unless it asks again. */
+  expiresAtMs: number;
 }
 
 function emptyWindow(): Window {
@@ -26,81 +48,121 @@ function emptyWindow(): Window {
     inFlight: 0,
     requestsLimit: undefined,
     windowMs: 0,
+    served: 0,
+    claims: new Map(),
+    lastServed: new Map(),
   };
 }
 
 /**
- * Paces the calls of one process to each provider/model by what the provider said of its limits: the rate-limit
- * headers of every answer (`ModelResponse.rateLimit`) and the Retry-After of every 429. Local to the process (the
- * fleet-wide version through Redis is not built). A call waits when:
- *
- * - a 429 asked every caller to wait (until its Retry-After ends);
- * - the requests left in the window are spent, or too few tokens are left for the call's estimate (until the window
- *   resets);
- * - the requests left would run out before the window resets: calls are spaced evenly over what is left of it.
- *
- * A window whose reset has passed is forgotten: the next answer tells the new one.
+ * A window whose reset has passed: the next one (by the governor's guess of its length) starts with the provider's
+ * limit, or, with no limit known, is forgotten until an answer tells it.
  */
-export class PaceGovernor {
-  private readonly windows = new Map<string, Window>();
-
-  /**
-   * The wait, in milliseconds, before a call of `tokens` estimated tokens to `key` (`provider/model`) may be sent at
-   * `nowMs`; the call is counted against the window as if sent then.
-   */
-  admit(key: string, tokens: number, nowMs: number): number {
-    let window = this.windows.get(key);
-    if (window === undefined) {
-      window = emptyWindow();
-      this.windows.set(key, window);
-    }
-    window.inFlight++;
-    let startMs = Math.max(nowMs, window.nextAtMs);
-    if (
-      window.requestsRemaining !== undefined &&
-      startMs >= window.requestsResetAtMs &&
-      window.requestsLimit !== undefined &&
-      window.windowMs > 0
-    ) {
-      // The window the last answer told of has ended: the next one (by the governor's guess of its length) starts
-      // with the provider's limit, until an answer tells it.
-      const passed = Math.floor((startMs - window.requestsResetAtMs) / window.windowMs) + 1;
+function roll(window: Window, nowMs: number): void {
+  if (window.requestsRemaining !== undefined && nowMs >= window.requestsResetAtMs) {
+    if (window.requestsLimit !== undefined && window.windowMs > 0) {
+      const passed = Math.floor((nowMs - window.requestsResetAtMs) / window.windowMs) + 1;
       window.requestsResetAtMs += passed * window.windowMs;
       window.requestsRemaining = window.requestsLimit;
+    } else {
+      window.requestsRemaining = undefined;
     }
-    if (window.requestsRemaining !== undefined && startMs < window.requestsResetAtMs) {
-      if (window.requestsRemaining <= 0) {
-        // Spent: the call goes in the next window, which the governor opens itself (with the limit the provider
-        // said) so that the calls waiting for it are spaced over it rather than sent together at its start.
-        startMs = window.requestsResetAtMs;
-        if (window.requestsLimit !== undefined && window.windowMs > 0) {
-          window.requestsResetAtMs += window.windowMs;
-          window.requestsRemaining = window.requestsLimit - 1;
-          window.nextAtMs = startMs + window.windowMs / window.requestsLimit;
-        }
-      } else {
-        const spacingMs = (window.requestsResetAtMs - startMs) / window.requestsRemaining;
-        window.requestsRemaining--;
-        window.nextAtMs = startMs + spacingMs;
+  }
+  if (window.tokensRemaining !== undefined && nowMs >= window.tokensResetAtMs)
+    window.tokensRemaining = undefined;
+}
+
+/** The first moment a call of `tokens` may go, by the window alone. */
+function readyAtMs(window: Window, tokens: number, nowMs: number): number {
+  let readyMs = Math.max(nowMs, window.nextAtMs);
+  if (window.requestsRemaining !== undefined && window.requestsRemaining <= 0) {
+    readyMs = Math.max(readyMs, window.requestsResetAtMs);
+  }
+  if (window.tokensRemaining !== undefined && window.tokensRemaining < tokens) {
+    readyMs = Math.max(readyMs, window.tokensResetAtMs);
+  }
+  return readyMs;
+}
+
+/** Whether the call `a` goes before `b`: higher priority, then the tenant served least recently, then the older. */
+function goesBefore(
+  a: { priority: number; served: number; sinceMs: number; callId: string },
+  b: { priority: number; served: number; sinceMs: number; callId: string },
+): boolean {
+  if (a.priority !== b.priority) return a.priority > b.priority;
+  if (a.served !== b.served) return a.served < b.served;
+  if (a.sinceMs !== b.sinceMs) return a.sinceMs < b.sinceMs;
+  return a.callId < b.callId;
+}
+
+/**
+ * The pace governor of one process: its windows in memory (see {@link PaceStore} for the rule). Every operation runs
+ * to its end without yielding, so it is atomic for the process's runs. What `pace: true` uses, and what an agent with
+ * a shared store falls back to while that store cannot answer.
+ */
+export class PaceGovernor implements PaceStore {
+  private readonly windows = new Map<string, Window>();
+
+  /** As {@link PaceStore.admit}, synchronously. */
+  admitNow(request: PaceRequest): number {
+    const { key, callId, tokens, nowMs, tenant, priority } = request;
+    const window = this.windowOf(key);
+    roll(window, nowMs);
+    for (const [id, claim] of window.claims) if (claim.expiresAtMs <= nowMs) window.claims.delete(id);
+    const own = window.claims.get(callId);
+    const sinceMs = own?.sinceMs ?? nowMs;
+    const claim = (waitMs: number): number => {
+      window.claims.set(callId, {
+        tenant,
+        priority,
+        sinceMs,
+        expiresAtMs: nowMs + waitMs + PACE_CLAIM_GRACE_MS,
+      });
+      return waitMs;
+    };
+    const readyMs = readyAtMs(window, tokens, nowMs);
+    if (readyMs > nowMs) return claim(Math.ceil(readyMs - nowMs));
+    if (window.requestsRemaining !== undefined) {
+      // Slots are counted: the slot goes to the call first in line, which may be another one, waiting. A call behind
+      // others asks again about when its turn should come (a slot per call ahead of it), not at every slot.
+      const self = { priority, served: window.lastServed.get(tenant) ?? 0, sinceMs, callId };
+      let ahead = 0;
+      for (const [id, other] of window.claims) {
+        if (id === callId) continue;
+        const candidate = { ...other, served: window.lastServed.get(other.tenant) ?? 0, callId: id };
+        if (goesBefore(candidate, self)) ahead++;
+      }
+      if (ahead > 0) {
+        const spacingMs = (window.requestsResetAtMs - nowMs) / Math.max(1, window.requestsRemaining);
+        return claim(Math.max(1, Math.ceil(spacingMs * ahead)));
       }
     }
-    if (window.tokensRemaining !== undefined && startMs < window.tokensResetAtMs) {
-      if (window.tokensRemaining < tokens) startMs = Math.max(startMs, window.tokensResetAtMs);
-      else window.tokensRemaining -= tokens;
+    window.claims.delete(callId);
+    window.inFlight++;
+    window.served++;
+    window.lastServed.set(tenant, window.served);
+    if (window.requestsRemaining !== undefined) {
+      const spacingMs = (window.requestsResetAtMs - nowMs) / window.requestsRemaining;
+      window.requestsRemaining--;
+      window.nextAtMs = nowMs + spacingMs;
     }
-    return Math.max(0, Math.ceil(startMs - nowMs));
+    if (window.tokensRemaining !== undefined) window.tokensRemaining -= tokens;
+    return 0;
+  }
+
+  /** As {@link PaceStore.observe}, synchronously. */
+  observeNow(key: string, snapshot: RateLimitSnapshot | undefined, nowMs: number): void {
+    const window = this.windowOf(key);
+    window.inFlight = Math.max(0, window.inFlight - 1);
+    if (snapshot !== undefined) this.learn(key, snapshot, nowMs);
   }
 
   /**
-   * An admitted call of `key` ended: its answer's headers (`snapshot`, when it came with any) say what is left of the
-   * limits, resets counted from `nowMs`. The calls still in flight are taken off what the answer says is left (it may
-   * not count them yet): the governor errs towards waiting.
+   * What an answer for `key` said of the limits, for a call this governor did not admit (a shared store did): the
+   * window is learnt, so that calls paced here while the shared store cannot answer know it.
    */
-  observe(key: string, snapshot: RateLimitSnapshot | undefined, nowMs: number): void {
-    const window = this.windows.get(key) ?? emptyWindow();
-    window.inFlight = Math.max(0, window.inFlight - 1);
-    this.windows.set(key, window);
-    if (snapshot === undefined) return;
+  learn(key: string, snapshot: RateLimitSnapshot, nowMs: number): void {
+    const window = this.windowOf(key);
     if (snapshot.requestsRemaining !== undefined) {
       window.requestsRemaining = Math.max(0, snapshot.requestsRemaining - window.inFlight);
       window.requestsResetAtMs = nowMs + (snapshot.requestsResetInMs ?? 60_000);
@@ -113,10 +175,45 @@ export class PaceGovernor {
     }
   }
 
-  /** A 429 asked callers of `key` to wait `retryAfterMs`: every call of this process waits for it. */
-  refused(key: string, retryAfterMs: number, nowMs: number): void {
-    const window = this.windows.get(key) ?? emptyWindow();
+  /** As {@link PaceStore.refused}, synchronously. */
+  refusedNow(key: string, retryAfterMs: number, nowMs: number): void {
+    const window = this.windowOf(key);
     window.nextAtMs = Math.max(window.nextAtMs, nowMs + retryAfterMs);
-    this.windows.set(key, window);
   }
+
+  admit(request: PaceRequest): Promise<number> {
+    return Promise.resolve(this.admitNow(request));
+  }
+
+  observe(key: string, snapshot: RateLimitSnapshot | undefined, nowMs: number): Promise<void> {
+    this.observeNow(key, snapshot, nowMs);
+    return Promise.resolve();
+  }
+
+  refused(key: string, retryAfterMs: number, nowMs: number): Promise<void> {
+    this.refusedNow(key, retryAfterMs, nowMs);
+    return Promise.resolve();
+  }
+
+  private windowOf(key: string): Window {
+    let window = this.windows.get(key);
+    if (window === undefined) {
+      window = emptyWindow();
+      this.windows.set(key, window);
+    }
+    return window;
+  }
+}
+
+/**
+ * A pace store in this process's memory: the runs of every agent given it pace together (`pace: { store }`); each agent
+ * with `pace: true` has one of its own. See {@link PaceStore} for the rule.
+ *
+ * @example
+ *   const pace = memoryPaceStore();
+ *   const writer = agent({ model, pace: { store: pace } });
+ *   const reviewer = agent({ model, pace: { store: pace } });
+ */
+export function memoryPaceStore(): PaceStore {
+  return new PaceGovernor();
 }

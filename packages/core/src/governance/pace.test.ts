@@ -5,6 +5,8 @@ import { rateLimitFromHeaders } from '../errors/rate-limit-headers.js';
 import { constant } from '../policies/delays.js';
 import { FakeClock, flushMicrotasks } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
+import { memoryPaceStore } from './pace-governor.js';
+import type { PaceStore } from './pace-store.js';
 
 describe('rateLimitFromHeaders', () => {
   it("reads OpenAI's and Anthropic's rate-limit headers as moments on the caller's clock", () => {
@@ -69,7 +71,11 @@ describe('pace', () => {
     const sentAtMs: number[] = [];
     const model = scriptedModel(() => {
       sentAtMs.push(clock.now());
-      return { content: 'ok', rateLimit: { requestsRemaining: 4, requestsResetInMs: 1_000 - clock.now() } };
+      // A window of 5 requests ending at 1,000 ms.
+      return {
+        content: 'ok',
+        rateLimit: { requestsRemaining: 5 - sentAtMs.length, requestsResetInMs: 1_000 - clock.now() },
+      };
     });
     const assistant = agent({ model, clock, pace: true });
     await assistant.run('first');
@@ -102,5 +108,80 @@ describe('pace', () => {
     expect(calls).toBe(1);
     await clock.advance(1);
     expect((await second).status).toBe('completed');
+  });
+});
+
+describe('pace options', () => {
+  it('refuses a bad pace option or run priority with config.invalid saying what to write', async () => {
+    const model = scriptedModel(() => ({ content: 'ok' }));
+    const refusal = (pace: unknown) => {
+      try {
+        agent({ model, pace: pace as boolean });
+        return undefined;
+      } catch (error) {
+        return error as KeelError;
+      }
+    };
+    expect(refusal('yes')).toMatchObject({ code: 'config.invalid', data: { option: 'pace' } });
+    expect(refusal({ store: {} })?.message).toMatch(
+      /pace\.store must be a PaceStore \(admit, observe, refused\)/,
+    );
+    expect(refusal({ keyName: 'has space' })?.message).toMatch(/pace\.keyName must be 1 to 64 letters/);
+    expect(refusal({ every: 5 })?.message).toMatch(/unknown option "every"; known options: store, keyName/);
+    expect(refusal({ store: memoryPaceStore(), keyName: 'team-key' })).toBeUndefined();
+    expect(refusal(false)).toBeUndefined();
+    const assistant = agent({ model, pace: true });
+    for (const priority of [11, -11, 1.5, '5']) {
+      await expect(assistant.run('hi', { priority: priority as number })).rejects.toMatchObject({
+        code: 'config.invalid',
+        message: expect.stringMatching(/priority must be an integer from -10 to 10/),
+      });
+    }
+  });
+});
+
+describe('pace priorities and tenants', () => {
+  /** An agent whose provider said 2 requests are left of a 1,000 ms window, and the moments each prompt was sent. */
+  async function constrained(pace: true | { store: PaceStore }) {
+    const clock = new FakeClock(0);
+    const sent: string[] = [];
+    const model = scriptedModel((request) => {
+      sent.push(String(request.messages.at(-1)?.content));
+      return {
+        content: 'ok',
+        rateLimit: { requestsLimit: 2, requestsRemaining: 2 - sent.length, requestsResetInMs: 1_000 },
+      };
+    });
+    const assistant = agent({ model, clock, pace });
+    expect((await assistant.run('first')).status).toBe('completed');
+    sent.length = 0;
+    return { clock, sent, assistant };
+  }
+
+  it('sends a waiting run of higher priority first, and a paced wait is no retry', async () => {
+    const { clock, sent, assistant } = await constrained(true);
+    const runs = [
+      assistant.run('low 1'),
+      assistant.run('low 2'),
+      assistant.run('low 3'),
+      assistant.run('urgent', { priority: 5 }),
+    ];
+    for (let step = 0; step < 40; step++) await clock.advance(100);
+    const results = await Promise.all(runs);
+    // One request was left in the window: low 1 took it; the urgent run, last to ask, went next.
+    expect(sent).toEqual(['low 1', 'urgent', 'low 2', 'low 3']);
+    expect(results.map((result) => result.report.retries.total)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('gives tenants with waiting runs the slots in turns, across agents sharing a store', async () => {
+    const store = memoryPaceStore();
+    const { clock, sent, assistant } = await constrained({ store });
+    const runs = [
+      ...['a1', 'a2', 'a3', 'a4'].map((prompt) => assistant.run(prompt, { tenant: 'acme' })),
+      ...['b1', 'b2'].map((prompt) => assistant.run(prompt, { tenant: 'beta' })),
+    ];
+    for (let step = 0; step < 60; step++) await clock.advance(100);
+    await Promise.all(runs);
+    expect(sent).toEqual(['a1', 'b1', 'a2', 'b2', 'a3', 'a4']);
   });
 });

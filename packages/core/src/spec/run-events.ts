@@ -224,7 +224,17 @@ export type RunEvent =
       readonly keptCharacters: number;
       readonly model: string;
     })
-  | (RunEventBase & { readonly type: 'step-end'; readonly step: number; readonly toolCalls: number });
+  | (RunEventBase & { readonly type: 'step-end'; readonly step: number; readonly toolCalls: number })
+  | (RunEventBase & {
+      /**
+       * The agent's shared pace store (`pace: { store }`, Redis) could not answer (`errorCode`): this call to `model`
+       * was paced by the process's own governor instead; the next call asks the shared store again.
+       */
+      readonly type: 'pace-store-unavailable';
+      readonly step: number;
+      readonly model: string;
+      readonly errorCode: ErrorCode;
+    });
 
 /**
  * Small string entries observers keep with a run, such as the trace context of each of its attempts (so that a

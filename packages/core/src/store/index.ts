@@ -11,6 +11,8 @@ export {
   type MemoryBudgetStoreOptions,
   memoryBudgetStore,
 } from '../governance/budget-store.js';
+export { memoryPaceStore } from '../governance/pace-governor.js';
+export type { PaceRequest, PaceStore } from '../governance/pace-store.js';
 export type {
   BreakerAdmission,
   BreakerOutcome,

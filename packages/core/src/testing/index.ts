@@ -23,6 +23,7 @@ export {
   openaiChatWire,
   type WireErrorKind,
 } from './model-provider-wire.js';
+export { paceStoreContract } from './pace-store-contract.js';
 export { runStoreContract } from './run-store-contract.js';
 export {
   type ScriptedModel,

@@ -1,5 +1,6 @@
 import { KeelError } from '../../errors/keel-error.js';
 import { type CallReservation, reserveCall } from '../../governance/budget-gate.js';
+import { awaitPaceTurn, type PaceTurn } from '../../governance/pace-turn.js';
 import { estimatePromptTokens } from '../../governance/prompt-estimate.js';
 import { sleep } from '../../policies/sleep.js';
 import type { ModelRequest, ModelResponse } from '../../spec/model.js';
@@ -11,10 +12,11 @@ type StepRequest = Omit<ModelRequest, 'signal'>;
 
 /**
  * One attempt of a model call under the agent's budgets and pace: reserves the call's worst case before `send` (which
- * sends it with the output limit the reservation holds for), waits for the pace governor's turn, and settles the
- * actual spend after. A call that cannot be reserved is not sent: `reserveCall` throws (`policy.budget_exhausted`, or
- * `store.unavailable` under the rule `closed`, which the retry policy retries). The answer's rate-limit headers, and a
- * 429's Retry-After, go to the governor.
+ * sends it with the output limit the reservation holds for), waits for the pace governor's turn (a paced wait is not a
+ * retry: it draws nothing from the retry budget, and the breaker judges the call only once it is sent), and settles
+ * the actual spend after. A call that cannot be reserved is not sent: `reserveCall` throws (`policy.budget_exhausted`,
+ * or `store.unavailable` under the rule `closed`, which the retry policy retries). The answer's rate-limit headers, and
+ * a 429's Retry-After, go to the governor.
  */
 export async function budgetedAttempt(
   run: RunContext,
@@ -46,26 +48,60 @@ export async function budgetedAttempt(
       ? request
       : { ...request, maxOutputTokens: reservation.maxOutputTokens };
   let response: ModelResponse;
+  let turn: PaceTurn | undefined;
   try {
     if (governor !== undefined) {
-      const waitMs = governor.admit(slot.key, promptTokens + (sent.maxOutputTokens ?? 0), clock.now());
-      if (waitMs > 0) await sleep(waitMs, clock, run.abort.signal);
+      turn = await awaitPaceTurn(
+        governor,
+        {
+          key: `${slot.key}/${governor.keyName}`,
+          callId: `${String(++callSequence).padStart(12, '0')}:${state.runId}`,
+          tokens: promptTokens + (sent.maxOutputTokens ?? 0),
+          tenant: state.tenant ?? 'default',
+          priority: state.priority ?? 0,
+        },
+        {
+          now: () => clock.now(),
+          sleep: (delayMs) => sleep(delayMs, clock, run.abort.signal),
+          onStoreUnavailable: (error) => paceStoreUnavailable(run, slot, error),
+        },
+      );
     }
     response = await send(sent);
   } catch (error) {
     await reservation?.settle(undefined);
-    governor?.observe(slot.key, undefined, clock.now());
+    await turn?.ended(undefined);
     if (
-      governor !== undefined &&
+      turn !== undefined &&
       KeelError.isInstance(error) &&
       error.code === 'provider.rate_limited' &&
       error.retryAfterMs !== undefined
     ) {
-      governor.refused(slot.key, error.retryAfterMs, clock.now());
+      await turn.refused(error.retryAfterMs);
     }
     throw error;
   }
   await reservation?.settle(response.usage);
-  governor?.observe(slot.key, response.rateLimit, clock.now());
+  await turn?.ended(response.rateLimit);
   return response;
+}
+
+/**
+ * Tells pace stores one waiting call from another (with the run id); zero-padded first, so that of two calls of this
+ * process that asked in the same millisecond the one that asked first is first in line.
+ */
+let callSequence = 0;
+
+/** The agent's shared pace store did not answer: the call is paced by the process's governor (see `PaceOptions`). */
+function paceStoreUnavailable(run: RunContext, slot: ModelSlot, error: unknown): void {
+  const { events, state, clock } = run;
+  if (!events.active) return;
+  events.emit({
+    type: 'pace-store-unavailable',
+    runId: state.runId,
+    atMs: clock.now(),
+    step: state.step,
+    model: slot.key,
+    errorCode: KeelError.isInstance(error) ? error.code : 'store.unavailable',
+  });
 }

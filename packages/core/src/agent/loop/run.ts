@@ -64,6 +64,11 @@ export interface RunOptions {
    * `@keel/telemetry`). 1 to 64 characters: letters, digits and `. _ : @ -`. Defaults to none (tenant `default`).
    */
   tenant?: string;
+  /**
+   * The run's priority with the agent's pace governor (`pace`): when calls wait for a slot of a provider's window, a
+   * higher priority goes first (before fair shares between tenants apply). An integer from -10 to 10. Defaults to 0.
+   */
+  priority?: number;
 }
 
 /** How a run ended. A run always resolves with one; it never rejects (except for invalid arguments to `run`). */
@@ -116,6 +121,7 @@ const RUN_OPTIONS = [
   'sessionWaitMs',
   'toolChoice',
   'tenant',
+  'priority',
 ];
 
 /**
@@ -203,6 +209,10 @@ export function checkOptions(
   const tenant = (options as { tenant?: unknown }).tenant;
   if (tenant !== undefined && (typeof tenant !== 'string' || !/^[A-Za-z0-9._:@-]{1,64}$/.test(tenant))) {
     fail(`tenant must be 1 to 64 letters, digits or . _ : @ -; got ${JSON.stringify(tenant)}`);
+  }
+  const priority = (options as { priority?: unknown }).priority;
+  if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority as number) > 10)) {
+    fail(`priority must be an integer from -10 to 10; got ${JSON.stringify(priority)}`);
   }
 }
 

@@ -121,6 +121,8 @@ export interface RunState {
    * none (it counts as tenant `default`).
    */
   tenant?: string;
+  /** The run's pace priority (the run option `priority`): absent for the default, 0. */
+  priority?: number;
   /** What observers keep with the run (see `RunAnnotations`); absent until one adds an entry. keel never reads it. */
   annotations?: Record<string, string>;
   /**
