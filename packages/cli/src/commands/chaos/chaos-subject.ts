@@ -1,5 +1,5 @@
 // An agent file as a chaos subject: the agent `keel run` builds from the file, with its models replaced by the
-// scenario's simulated ones and its tools instrumented. Also the worker module of the crash scenario (the
+// scenario's simulated ones and its tools instrumented. Also the worker module of the crash and quota scenarios (the
 // `createChaosSubject` export), so that a worker process builds the very same agent.
 import { dirname, join } from 'node:path';
 import type { TrustFlags } from '@keel/agent-file';
