@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadScenarios, progressLine, renderHtml, renderTable, runChaos, selectScenarios } from '@keel/chaos';
 import { defaultChaosTask } from '@keel/cli';
+import { type PrivateRedis, startPrivateRedis } from './redis-server.js';
 import { createChaosSubject, PEER_KINDS, type PeerKind } from './subjects.js';
 
 const AGENT_FILE = fileURLToPath(new URL('../agent.yaml', import.meta.url));
@@ -24,10 +25,7 @@ async function main(): Promise<number> {
       json: { type: 'boolean' },
     },
   });
-  const kinds = (values.subjects?.split(',') ?? [...PEER_KINDS]) as PeerKind[];
-  const subjects = await Promise.all(
-    kinds.map((kind) => createChaosSubject({ kind, agentFile: AGENT_FILE })),
-  );
+  let kinds = (values.subjects?.split(',') ?? [...PEER_KINDS]) as PeerKind[];
   const task = defaultChaosTask(['get_weather', 'create_ticket']);
   const defined = values['scenarios-file'] === undefined ? [] : await loadScenarios(values['scenarios-file']);
   const scenarios =
@@ -38,6 +36,27 @@ async function main(): Promise<number> {
       : selectScenarios(values.scenarios.split(','), defined).map((scenario) =>
           defined.includes(scenario) ? scenario : scenario.name,
         );
+  // keel's fleet subject shares its state through a private Redis, started only when the quota scenario runs.
+  let redis: PrivateRedis | undefined;
+  if (kinds.includes('keel-pace') && (scenarios === undefined || scenarios.includes('quota'))) {
+    try {
+      redis = await startPrivateRedis();
+    } catch (error) {
+      process.stderr.write(`keel-pace left out: no private Redis (${String((error as Error).message)})\n`);
+    }
+  }
+  if (redis === undefined) kinds = kinds.filter((kind) => kind !== 'keel-pace');
+  const fleetRedis =
+    redis === undefined ? undefined : { redisUrl: redis.url, namespace: `peers${process.pid}` };
+  const subjects = await Promise.all(
+    kinds.map((kind) =>
+      createChaosSubject({
+        kind,
+        agentFile: AGENT_FILE,
+        ...(kind === 'keel-pace' && fleetRedis !== undefined ? { redis: { ...fleetRedis } } : {}),
+      }),
+    ),
+  );
   const started = Date.now();
   const report = await runChaos({
     subjects,
@@ -46,7 +65,7 @@ async function main(): Promise<number> {
     ...(values.runs === undefined ? {} : { runs: Number(values.runs) }),
     ...(values.seed === undefined ? {} : { seed: Number(values.seed) }),
     onScorecard: (card) => process.stderr.write(`${progressLine(card)}\n`),
-  });
+  }).finally(() => redis?.stop());
   if (values.html !== undefined) {
     await writeFile(values.html, renderHtml(report));
     process.stderr.write(`report written to ${values.html}\n`);

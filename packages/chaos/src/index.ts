@@ -33,6 +33,7 @@ export {
   type GoalName,
   MAX_RECALLS,
   type ModelFaults,
+  type ScenarioQuota,
   type ToolFaults,
 } from './scenario.js';
 export { checkScenario } from './scenario-check.js';
@@ -41,6 +42,7 @@ export { type Calibration, fallbackName, scenarioSchedule } from './scenario-ser
 export { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
 export {
   formatPercent,
+  formatShare,
   GOAL_TARGETS,
   type GoalResult,
   IN_FLIGHT_MS,

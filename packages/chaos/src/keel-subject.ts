@@ -31,6 +31,8 @@ export interface KeelSubjectOptions {
   fallbacks?: number;
   /** How to make the same subject in a worker process (the crash scenario). Defaults to none: crash is skipped. */
   worker?: ChaosSubject['worker'];
+  /** The only scenarios the subject runs (see `ChaosSubject.scenarios`). Defaults to every scenario. */
+  scenarios?: readonly string[];
   /**
    * Builds the agent for one scenario. One agent serves all of a scenario's runs at once, so its breakers span them
    * as they would in a service. Required.
@@ -69,6 +71,7 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
     name: options.name ?? 'keel',
     fallbacks,
     ...(options.worker === undefined ? {} : { worker: options.worker }),
+    ...(options.scenarios === undefined ? {} : { scenarios: options.scenarios }),
     async prepare(environment): Promise<PreparedSubject> {
       const providers = environment.models.map((model) =>
         openaiCompatible({

@@ -1,5 +1,5 @@
 import type { ChaosReport } from './run-chaos.js';
-import { formatPercent, type Scorecard } from './scorecard.js';
+import { formatPercent, formatShare, type Scorecard } from './scorecard.js';
 
 /** US dollars for people: `$0.0123`, small amounts to the millionth (`$0.000042`). */
 export function formatUsd(usd: number): string {
@@ -43,12 +43,17 @@ export function rowOf(card: Scorecard): Record<string, string> {
     scenario: card.scenario,
     subject: card.subject,
     completed: skipped ? '-' : formatPercent(card.completionRate),
+    '429s':
+      card.refusals === null || card.refusals.rate === null
+        ? '-'
+        : `${formatShare(card.refusals.rate)} (${card.refusals.requests})`,
     'req/completed': card.requestsPerCompletedRun === null ? '-' : card.requestsPerCompletedRun.toFixed(2),
     'cost/completed': card.costPerCompletedRunUsd === null ? '-' : formatUsd(card.costPerCompletedRunUsd),
     'vs minimum': card.amplification === null ? '-' : `${card.amplification.toFixed(2)}x`,
     'while down': skipped ? '-' : String(card.requests.whileDown),
     p50: formatDuration(card.durationMs.p50),
     p99: formatDuration(card.durationMs.p99),
+    wall: skipped ? '-' : formatDuration(card.wallMs),
     'dup effects': skipped ? '-' : String(card.duplicateSideEffects),
     'untyped/hung': skipped ? '-' : `${card.untyped}/${card.hung}`,
     failures: skipped ? (card.skipped ?? '') : topFailures(card),
@@ -79,16 +84,20 @@ export function alignColumns(columns: readonly string[], rows: readonly Record<s
  */
 export function renderTable(report: ChaosReport): string {
   const several = report.subjects.length > 1;
+  // A scenario with a quota adds the share of requests answered 429 and the wall time the runs took together.
+  const quota = report.scorecards.some((card) => card.refusals !== null);
   const columns = [
     'scenario',
     ...(several ? ['subject'] : []),
     'completed',
+    ...(quota ? ['429s'] : []),
     'req/completed',
     'cost/completed',
     'vs minimum',
     'while down',
     'p50',
     'p99',
+    ...(quota ? ['wall'] : []),
     'dup effects',
     'untyped/hung',
     'failures',

@@ -112,6 +112,31 @@ describe('runChaos over real HTTP', () => {
     });
   });
 
+  it('runs a subject limited to some scenarios only in those, and leaves out one none of whose scenarios runs', async () => {
+    const prepared: string[] = [];
+    const limited = (name: string, scenarios: string[]): ChaosSubject => ({
+      name,
+      fallbacks: 0,
+      scenarios,
+      prepare: async (environment) => {
+        prepared.push(`${name}:${environment.scenario}`);
+        return {
+          run: async () => ({ status: 'completed', output: 'Hello.', typed: true }),
+          close: async () => undefined,
+        };
+      },
+    });
+    const report = await runChaos({
+      subjects: [limited('only-reset', ['reset']), limited('only-quota', ['quota'])],
+      task: 'Say hello.',
+      scenarios: ['transient-10', 'reset'],
+      runs: 1,
+    });
+    expect(prepared).toEqual(['only-reset:calibration', 'only-reset:reset']);
+    expect(report.subjects.map((subject) => subject.name)).toEqual(['only-reset']);
+    expect(report.scorecards.map((card) => `${card.scenario}:${card.subject}`)).toEqual(['reset:only-reset']);
+  });
+
   it('refuses a subject that cannot complete the task without faults, saying so', async () => {
     const broken: ChaosSubject = {
       name: 'broken',

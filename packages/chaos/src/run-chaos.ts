@@ -2,6 +2,7 @@ import { KeelError } from '@keel/core';
 import { rejectUnknownOptions, throwOptionError } from '@keel/core/adapter';
 import { calibrate } from './calibrate.js';
 import { runCrashScenario } from './crash-scenario.js';
+import { runFleetScenario } from './fleet-scenario.js';
 import { runScenario } from './run-scenario.js';
 import type { ChaosScenario, GoalName } from './scenario.js';
 import { checkScenario } from './scenario-check.js';
@@ -125,8 +126,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       message: `two scenarios share a name (${scenarioNames.join(', ')})`,
     });
   const started = Date.now();
+  const runsIn = (subject: ChaosSubject, scenario: ChaosScenario) =>
+    subject.scenarios === undefined || subject.scenarios.includes(scenario.name);
+  // A subject limited to scenarios none of which runs is left out altogether (not even calibrated).
+  const active = subjects.filter((subject) => scenarios.some((scenario) => runsIn(subject, scenario)));
   const calibrations: { name: string; calibration: Calibration }[] = [];
-  for (const subject of subjects) {
+  for (const subject of active) {
     calibrations.push({ name: subject.name, calibration: await calibrate(subject, task, seed, capMs) });
   }
   const scorecards: Scorecard[] = [];
@@ -137,7 +142,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
   };
   for (const scenario of scenarios) {
-    for (const [index, subject] of subjects.entries()) {
+    for (const [index, subject] of active.entries()) {
+      if (!runsIn(subject, scenario)) continue;
       stopIfCancelled();
       const run = {
         subject,
@@ -149,7 +155,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         capMs,
         ...(signal === undefined ? {} : { signal }),
       };
-      const observation = scenario.crash === true ? await runCrashScenario(run) : await runScenario(run);
+      const observation =
+        scenario.crash === true
+          ? await runCrashScenario(run)
+          : scenario.workers !== undefined
+            ? await runFleetScenario(run)
+            : await runScenario(run);
       stopIfCancelled();
       const scorecard = scorecardOf(observation);
       scorecards.push(scorecard);

@@ -1,6 +1,6 @@
 import { rejectUnknownOptions, throwOptionError } from '@keel/core/adapter';
 import { type FaultSchedule, validateFaultSchedule, validateOutages } from '@keel/simulated';
-import type { ChaosScenario, GoalName, ModelFaults, ToolFaults } from './scenario.js';
+import type { ChaosScenario, GoalName, ModelFaults, ScenarioQuota, ToolFaults } from './scenario.js';
 
 const SCENARIO_KEYS = Object.keys({
   name: true,
@@ -13,6 +13,8 @@ const SCENARIO_KEYS = Object.keys({
   tools: true,
   recallFailedCalls: true,
   crash: true,
+  quota: true,
+  workers: true,
   stream: true,
   arrivalMs: true,
   minimum: true,
@@ -38,7 +40,17 @@ const GOALS = Object.keys({
   probes: true,
   duplicates: true,
   typed: true,
+  refusals: true,
 } satisfies Record<GoalName, true>);
+
+const QUOTA_KEYS = Object.keys({
+  requestsPerWindow: true,
+  tokensPerWindow: true,
+  windowMs: true,
+} satisfies Record<keyof ScenarioQuota, true>);
+
+/** The most worker processes a scenario may ask for. */
+const MAX_WORKERS = 16;
 
 /** What a scenario's name must look like: it is typed in `--scenarios`. */
 export const SCENARIO_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -124,6 +136,27 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
   if (value.primary !== undefined) checkModelFaults(value.primary, `${at}: primary`);
   if (value.fallbacks !== undefined) checkModelFaults(value.fallbacks, `${at}: fallbacks`);
   if (value.tools !== undefined) checkToolFaults(value.tools, `${at}: tools`);
+  if (value.quota !== undefined) checkQuota(value.quota, `${at}: quota`);
+  const { workers } = value;
+  if (
+    workers !== undefined &&
+    !(Number.isInteger(workers) && (workers as number) >= 1 && (workers as number) <= MAX_WORKERS)
+  ) {
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${at}: workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(workers)}`,
+      prefixWhere: false,
+    });
+  }
+  if (workers !== undefined && value.crash === true) {
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${at}: a scenario is either crash: true or runs in workers; remove one of them`,
+      prefixWhere: false,
+    });
+  }
   return Object.freeze({ ...value }) as unknown as ChaosScenario;
 }
 
@@ -170,4 +203,25 @@ function checkToolFaults(value: unknown, where: string): void {
       message: `${where}: the rates add up to ${total}, more than 1`,
       prefixWhere: false,
     });
+}
+
+function checkQuota(value: unknown, where: string): void {
+  if (!isObject(value))
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${where} must be an object such as { requestsPerWindow: 20, tokensPerWindow: 8000, windowMs: 2000 }`,
+      prefixWhere: false,
+    });
+  rejectUnknownOptions(value, QUOTA_KEYS, { where: where });
+  for (const key of QUOTA_KEYS) {
+    const number = value[key];
+    if (typeof number !== 'number' || !Number.isInteger(number) || number < 1)
+      throwOptionError({
+        where: 'scenario',
+        option: 'options',
+        message: `${where}: ${key} must be a positive integer, got ${String(number)}`,
+        prefixWhere: false,
+      });
+  }
 }

@@ -80,6 +80,20 @@ describe('scenarios from a module', () => {
       /goals must be a non-empty array/,
     );
     expect(() => checkScenario({ ...SLOW_SEARCH, colour: 'red' }, 'mine')).toThrow(/colour/);
+    const quota = { requestsPerWindow: 20, tokensPerWindow: 5_000, windowMs: 2_000 };
+    expect(checkScenario({ ...SLOW_SEARCH, quota, workers: 3, goals: ['refusals'] }, 'mine')).toMatchObject({
+      quota,
+      workers: 3,
+    });
+    expect(() => checkScenario({ ...SLOW_SEARCH, quota: { ...quota, windowMs: 0 } }, 'mine')).toThrow(
+      /quota: windowMs must be a positive integer, got 0/,
+    );
+    expect(() => checkScenario({ ...SLOW_SEARCH, workers: 0 }, 'mine')).toThrow(
+      /workers must be an integer from 1 to 16, got 0/,
+    );
+    expect(() => checkScenario({ ...SLOW_SEARCH, workers: 2, crash: true }, 'mine')).toThrow(
+      /either crash: true or runs in workers/,
+    );
   });
 
   it('runs a loaded scenario through runChaos beside a built-in one', async () => {

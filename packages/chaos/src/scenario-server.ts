@@ -56,7 +56,8 @@ export function fallbackName(index: number): string {
 /**
  * Starts the simulated server for `scenario`: the primary and as many fallbacks as the subject uses (none when the
  * scenario offers none), each with a fault schedule seeded by (seed, scenario, model), and the context windows the
- * scenario asks for. Faults start with `arm`, once the subject is ready.
+ * scenario asks for, and its quota (enforced from the start: nothing is sent before `arm`). Faults start with `arm`,
+ * once the subject is ready.
  */
 export async function startScenarioServer(
   scenario: ChaosScenario,
@@ -83,6 +84,7 @@ export async function startScenarioServer(
   const server = await startSimulatedServer({
     models: quiet,
     ...(scenario.recallFailedCalls === true ? { brain: recallingBrain } : {}),
+    ...(scenario.quota === undefined ? {} : { quota: scenario.quota }),
   });
   return {
     server,

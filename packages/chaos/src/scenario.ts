@@ -18,7 +18,12 @@ export type GoalName =
   /** No call of a tool with side effects ran twice. Not exercised when no such call ran. */
   | 'duplicates'
   /** Every run ended typed: no untyped failure, no run cut by the wall-clock cap. */
-  | 'typed';
+  | 'typed'
+  /**
+   * At most 1% of the upstream requests answered 429 by the server's quota (see `ChaosScenario.quota`). Not exercised
+   * when no request was sent.
+   */
+  | 'refusals';
 
 /** The most times a model that recalls failed calls (`recallFailedCalls`) calls one call again. */
 export const MAX_RECALLS = 2;
@@ -47,6 +52,19 @@ export interface ToolFaults {
    * when the answer is lost after the service acted. Idempotent tools are left alone. Defaults to 0.
    */
   timeoutAfterEffectRate?: number;
+}
+
+/**
+ * A provider's rate limits, as the simulated server enforces them per API key (`@keel/simulated`'s `quota`): fixed
+ * windows of `windowMs`, each allowing `requestsPerWindow` requests and `tokensPerWindow` tokens (prompt plus the
+ * request's `max_tokens`); a request past either gets 429 with `retry-after-ms`, and every answer carries OpenAI's
+ * `x-ratelimit-*` headers.
+ */
+export interface ScenarioQuota {
+  readonly requestsPerWindow: number;
+  readonly tokensPerWindow: number;
+  /** The window's length in milliseconds (a minute compressed). */
+  readonly windowMs: number;
 }
 
 /**
@@ -85,6 +103,17 @@ export interface ChaosScenario {
    * subjects) or starts them again (the others). Defaults to false.
    */
   readonly crash?: boolean;
+  /**
+   * Rate limits the server enforces on the subject's API key (every process of the subject shares it). Defaults to
+   * none.
+   */
+  readonly quota?: ScenarioQuota;
+  /**
+   * Runs the runs in this many worker processes at once (run `i` in process `i % workers`), started together once
+   * every one is ready: a fleet. A subject without a worker module is skipped. Defaults to none: the runs run in this
+   * process.
+   */
+  readonly workers?: number;
   /**
    * Runs every subject streamed (keel: `onTextDelta`; the AI SDK: `streamText`; the OpenAI Agents SDK: `stream:
    * true`), the answer consumed as it arrives. Defaults to false.

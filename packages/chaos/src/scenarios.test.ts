@@ -213,6 +213,7 @@ describe('selectScenarios', () => {
       'tool-hang',
       'tool-timeout-recall',
       'crash',
+      'quota',
     ]);
     for (const entry of SCENARIOS) {
       expect(entry.goals, entry.name).toContain('typed');

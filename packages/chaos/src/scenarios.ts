@@ -206,6 +206,21 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     minimum: 'clean',
     goals: RECOVERABLE,
   },
+  {
+    name: 'quota',
+    title: 'a provider rate limit shared by a fleet of 3 processes',
+    description:
+      'The server enforces a rate limit per API key, as OpenAI does: 20 requests and 5,000 tokens (prompt plus ' +
+      'max_tokens) per 2 s window (a per-minute limit compressed 30x), with the x-ratelimit-* headers on every ' +
+      'answer and 429 with retry-after-ms past either. The runs execute in 3 worker processes that share the key and ' +
+      'start together, all arriving within 1 s: more than a window allows.',
+    quota: { requestsPerWindow: 20, tokensPerWindow: 5_000, windowMs: 2_000 },
+    workers: 3,
+    fallbacksOffered: false,
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: ['completion', 'refusals', ...SAFETY],
+  },
 ] satisfies ChaosScenario[]);
 
 /** The names of the built-in scenarios. */

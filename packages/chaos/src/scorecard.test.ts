@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { answerCheck } from './answer-check.js';
 import { canonicalJson, duplicateEffects, type EffectRecord } from './effect-ledger.js';
-import { goalSummary } from './render-table.js';
+import { goalSummary, rowOf } from './render-table.js';
 import { requireTools, sampleOf, thrownSample } from './run-sample.js';
 import { selectScenarios } from './scenarios.js';
 import {
@@ -234,6 +234,32 @@ describe('scorecardOf', () => {
       untyped: 1,
       hung: 1,
     });
+  });
+
+  it('counts the requests answered 429 under a quota, and holds them to at most 1% of the requests', () => {
+    const quota = selectScenarios(['quota'])[0]!;
+    const refused = (count: number) =>
+      scorecardOf({
+        ...observation,
+        scenario: quota,
+        runs: Array.from({ length: 10 }, (_, index) => run(index, 'completed', 100)),
+        requests: Array.from({ length: 200 }, (_, index) =>
+          request('sim-primary', index, false, index < count ? 'rate_limit' : 'none'),
+        ),
+      });
+    const two = refused(2);
+    expect(two.refusals).toEqual({ requests: 2, rate: 0.01 });
+    expect(two.goals.find((goal) => goal.goal === 'refusals')).toMatchObject({
+      met: true,
+      actual: '1.0% (2 requests)',
+    });
+    expect(refused(3).goals.find((goal) => goal.goal === 'refusals')).toMatchObject({
+      met: false,
+      actual: '1.5% (3 requests)',
+    });
+    expect(rowOf(refused(3))).toMatchObject({ '429s': '1.5% (3)', wall: '30.1 s' });
+    // A scenario without a quota has no refusals to count.
+    expect(scorecardOf(observation).refusals).toBeNull();
   });
 
   it('judges the scenario goals', () => {

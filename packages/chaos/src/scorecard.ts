@@ -99,6 +99,11 @@ export interface Scorecard {
     /** Requests that arrived while their model was down. */
     readonly whileDown: number;
   };
+  /**
+   * Requests answered 429 (the server's quota, or a scheduled `rate_limit`), and their share of every request (0 to 1;
+   * null when none was sent). Null for a scenario without a quota.
+   */
+  readonly refusals: { readonly requests: number; readonly rate: number | null } | null;
   /** Every upstream request the scenario caused, divided by the runs that completed; null when none did. */
   readonly requestsPerCompletedRun: number | null;
   /**
@@ -140,7 +145,7 @@ export interface Scorecard {
 }
 
 /** The goals' thresholds. */
-export const GOAL_TARGETS = { completionRate: 0.999, amplification: 1.1 } as const;
+export const GOAL_TARGETS = { completionRate: 0.999, amplification: 1.1, refusedRate: 0.01 } as const;
 
 /**
  * The fewest upstream requests that complete `completed` runs of `requestsPerCleanRun` requests each: that many with
@@ -231,7 +236,12 @@ export function scorecardOf(observation: ScenarioObservation): Scorecard {
   const untyped = runs.filter((run) => run.outcome === 'untyped').length;
   const hung = runs.filter((run) => run.outcome === 'hung').length;
   const duplicates = duplicateEffects(observation.effects);
+  const refused = requests.filter((request) => request.fault === 'rate_limit').length;
   const partial = {
+    refusals:
+      scenario.quota === undefined
+        ? null
+        : { requests: refused, rate: ratio(refused, requests.length) ?? null },
     runs: runs.length,
     completionRate: ratio(completed, runs.length) ?? 0,
     amplification: amplification ?? null,
@@ -285,6 +295,7 @@ function judge(
     | 'sideEffectExecutions'
     | 'untyped'
     | 'hung'
+    | 'refusals'
   >,
 ): GoalResult {
   switch (goal) {
@@ -317,6 +328,18 @@ function judge(
             : `${card.duplicateSideEffects} of ${card.sideEffectExecutions} executions`,
         met: card.sideEffectExecutions === 0 ? null : card.duplicateSideEffects === 0,
       };
+    case 'refusals': {
+      const rate = card.refusals?.rate ?? null;
+      return {
+        goal,
+        target: `<= ${GOAL_TARGETS.refusedRate * 100}% of requests answered 429 (needs a request)`,
+        actual:
+          rate === null
+            ? 'not exercised: no request was sent'
+            : `${formatShare(rate)} (${card.refusals!.requests} requests)`,
+        met: rate === null ? null : rate <= GOAL_TARGETS.refusedRate,
+      };
+    }
     case 'typed':
       return {
         goal,
@@ -356,4 +379,9 @@ function judgeProbes(probes: Scorecard['probes']): GoalResult {
 /** A rate from 0 to 1 as a percentage with one decimal (`99.9%`). */
 export function formatPercent(rate: number): string {
   return `${(Math.floor(rate * 1000) / 10).toFixed(1)}%`;
+}
+
+/** A share from 0 to 1 as a percentage with one decimal, rounded up (`0.3%`): a share of failures is never understated. */
+export function formatShare(rate: number): string {
+  return `${(Math.ceil(rate * 1000 - 1e-9) / 10).toFixed(1)}%`;
 }

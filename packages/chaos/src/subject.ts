@@ -75,10 +75,17 @@ export interface ChaosSubject {
   /** How many fallback models the subject uses when the scenario offers them (0: it has no fallback). */
   readonly fallbacks: number;
   /**
-   * How to make the same subject in a worker process, for the crash scenario: a module (its file URL or absolute
-   * path) whose `createChaosSubject(options)` export returns it. Without it, the crash scenario is skipped.
+   * How to make the same subject in a worker process, for the crash scenario and the scenarios that run in worker
+   * processes (`quota`): a module (its file URL or absolute path) whose `createChaosSubject(options)` export returns
+   * it. Without it, those scenarios are skipped.
    */
   readonly worker?: { readonly module: string; readonly options: JsonValue };
+  /**
+   * The only scenarios (by name) this subject runs; the others leave it out of their scorecards, as if it were not
+   * given. Defaults to every scenario. For a subject that exists to be compared in one scenario (a fleet with a
+   * shared state, in `quota`).
+   */
+  readonly scenarios?: readonly string[];
   /** Sets the subject up against one scenario's server. */
   prepare(environment: ChaosEnvironment): Promise<PreparedSubject>;
 }

@@ -11,7 +11,12 @@ export interface WorkerSpec {
   readonly task: string;
   /** `run`: start the runs; `recover`: go on with runs a killed worker left (resume, or start again). */
   readonly mode: 'run' | 'recover';
-  /** The runs, each started `delayMs` after the worker is ready. */
+  /**
+   * Whether the worker waits, once ready, for a line on its stdin (the go of a fleet whose processes start together)
+   * before it starts its runs. Defaults to false.
+   */
+  readonly waitForGo?: boolean;
+  /** The runs, each started `delayMs` after the worker is ready (after the go, with `waitForGo`). */
   readonly runs: readonly { readonly runId: string; readonly delayMs: number }[];
 }
 

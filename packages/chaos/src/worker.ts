@@ -1,5 +1,6 @@
-// The worker process of the crash scenario: makes the subject from its module, runs (or recovers) the runs it is
-// given, and reports on stdout, one JSON line each, so that the parent can kill it mid-run with SIGKILL.
+// The worker process of the crash scenario and of the fleet scenarios (`quota`): makes the subject from its module,
+// runs (or recovers) the runs it is given, and reports on stdout, one JSON line each, so that the parent can kill it
+// mid-run with SIGKILL, or gather what every process of a fleet did.
 //
 //   node worker.js '<WorkerSpec as JSON>'
 import { isAbsolute } from 'node:path';
@@ -26,6 +27,22 @@ async function runOne(
   return prepared.run({ runId, task: spec.task, signal });
 }
 
+/** Resolves at the first line on stdin (the fleet's go), or when stdin ends. */
+function lineOnStdin(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.stdin.off('data', onData);
+      process.stdin.pause();
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      if (chunk.includes(10)) done();
+    };
+    process.stdin.on('data', onData);
+    process.stdin.once('end', done);
+  });
+}
+
 async function main(argument: string | undefined): Promise<void> {
   if (argument === undefined) throw new Error("usage: worker.js '<WorkerSpec as JSON>'");
   const spec = JSON.parse(argument) as WorkerSpec;
@@ -39,8 +56,9 @@ async function main(argument: string | undefined): Promise<void> {
     report({ type: 'effect', runId, tool }),
   );
   const prepared = await subject.prepare(environment);
+  report({ type: 'ready', atMs: Date.now() });
+  if (spec.waitForGo === true) await lineOnStdin();
   const readyAtMs = Date.now();
-  report({ type: 'ready', atMs: readyAtMs });
   const controller = new AbortController();
   await Promise.all(
     spec.runs.map(async ({ runId, delayMs }) => {

@@ -2,6 +2,7 @@
 // subject (what the peer comparison drives). The agent-file reader is @keel/agent-file.
 export { BUILTIN_TOOL_NAMES, type BuiltinToolContext, builtinTools } from './builtin-tools/builtin-tools.js';
 export {
+  type AgentFileSubjectExtras,
   type AgentFileSubjectOptions,
   agentFileSubject,
   createChaosSubject,

@@ -1,11 +1,11 @@
 // An agent file as a chaos subject: the agent `keel run` builds from the file, with its models replaced by the
-// scenario's simulated ones and its tools instrumented. Also the worker module of the crash scenario (the
+// scenario's simulated ones and its tools instrumented. Also the worker module of the crash and quota scenarios (the
 // `createChaosSubject` export), so that a worker process builds the very same agent.
 import { dirname, join } from 'node:path';
 import type { TrustFlags } from '@keel/agent-file';
 import { type AgentFile, loadAgentFile } from '@keel/agent-file';
-import { type ChaosSubject, keelSubject } from '@keel/chaos';
-import { agent, type JsonValue, KeelError, type Tool } from '@keel/core';
+import { type ChaosEnvironment, type ChaosSubject, keelSubject } from '@keel/chaos';
+import { type AgentOptions, agent, type JsonValue, KeelError, type Tool } from '@keel/core';
 import { SqliteRunStore } from '@keel/store-sqlite';
 import { agentOptionsFromFile } from '../../build/agent-options.js';
 import { buildAgentTools } from '../../build/agent-tools.js';
@@ -50,12 +50,39 @@ export async function createChaosSubject(options: JsonValue): Promise<ChaosSubje
   });
 }
 
+/**
+ * What a program adds to an agent file's subject (not JSON: a worker process gets it from the worker module named in
+ * `worker`, whose `createChaosSubject` passes it again).
+ */
+export interface AgentFileSubjectExtras {
+  /** The worker module that makes this same subject. Defaults to this module (the file's subject, no extras). */
+  worker?: ChaosSubject['worker'];
+  /** The only scenarios the subject runs (`ChaosSubject.scenarios`). Defaults to every scenario. */
+  scenarios?: readonly string[];
+  /**
+   * Options laid over those the file gives the agent (such as `pace`), made once per scenario, with what to release
+   * after it. Defaults to none.
+   */
+  extend?(environment: ChaosEnvironment): Promise<{
+    options: Partial<AgentOptions<string>>;
+    close?(): Promise<void>;
+  }>;
+}
+
 /** The chaos subject of an agent file already loaded (see {@link createChaosSubject}). */
-export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptions): ChaosSubject {
+export function agentFileSubject(
+  file: AgentFile,
+  options: AgentFileSubjectOptions,
+  extras: AgentFileSubjectExtras = {},
+): ChaosSubject {
   return keelSubject({
     name: options.name ?? `keel (${file.name})`,
     fallbacks: modelChainOf(file).length - 1,
-    worker: { module: import.meta.url, options: JSON.parse(JSON.stringify(options)) as JsonValue },
+    worker: extras.worker ?? {
+      module: import.meta.url,
+      options: JSON.parse(JSON.stringify(options)) as JsonValue,
+    },
+    ...(extras.scenarios === undefined ? {} : { scenarios: extras.scenarios }),
     build: async ({ models: [model, ...fallbacks], environment }) => {
       const available = builtinTools({
         filesDirectory: dirname(file.path),
@@ -70,20 +97,23 @@ export function agentFileSubject(file: AgentFile, options: AgentFileSubjectOptio
         'execute' in entry ? instrumented[plain.indexOf(entry)]! : entry,
       );
       const store = new SqliteRunStore(join(environment.directory, 'keel.db'));
-      const built = agent(
-        agentOptionsFromFile(file, {
+      const extension = await extras.extend?.(environment);
+      const built = agent({
+        ...agentOptionsFromFile(file, {
           model,
           fallbacks,
           tools,
           store,
           durability: { owner: `keel-chaos-worker:${environment.scenario}` },
         }),
-      );
+        ...extension?.options,
+      });
       return {
         agent: built,
         close: async () => {
           await Promise.all(declared.toolsets.map((toolset) => toolset.close()));
           await store.close();
+          await extension?.close?.();
         },
       };
     },

@@ -1,0 +1,204 @@
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { KeelError } from '@keel/core';
+import { answerCheck } from './answer-check.js';
+import { workerScriptPath } from './crash-scenario.js';
+import { type EnvironmentSpec, ledgerOf } from './environment.js';
+import { requireTools, sampleOf } from './run-sample.js';
+import type { ScenarioRun } from './run-scenario.js';
+import { requestSamples, startScenarioServer } from './scenario-server.js';
+import type { RunSample, ScenarioObservation } from './scorecard.js';
+import { runIdOf } from './seeds.js';
+import type { BreakerMoveRecord } from './subject.js';
+import type { WorkerLine, WorkerSpec } from './worker-protocol.js';
+
+/** Longest a worker may take to make its subject and say it is ready, in milliseconds (a loaded machine). */
+const READY_TIMEOUT_MS = 60_000;
+
+/** One process of the fleet: its lines so far, and when it has ended. */
+interface FleetProcess {
+  readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  readonly lines: WorkerLine[];
+  readonly ready: Promise<void>;
+  readonly ended: Promise<void>;
+  stderr: string;
+}
+
+function startProcess(spec: WorkerSpec): FleetProcess {
+  const child = spawn(process.execPath, [workerScriptPath(), JSON.stringify(spec)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const lines: WorkerLine[] = [];
+  let buffered = '';
+  let markReady: () => void = () => undefined;
+  const fleetProcess: FleetProcess = {
+    child,
+    lines,
+    stderr: '',
+    ready: new Promise<void>((resolve) => {
+      markReady = resolve;
+    }),
+    ended: new Promise<void>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', () => {
+        markReady();
+        resolve();
+      });
+    }),
+  };
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+      const line = JSON.parse(buffered.slice(0, newline)) as WorkerLine;
+      buffered = buffered.slice(newline + 1);
+      lines.push(line);
+      if (line.type === 'ready') markReady();
+    }
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    fleetProcess.stderr += chunk;
+  });
+  // A worker that ended before reading its go must not fail the parent with EPIPE.
+  child.stdin.on('error', () => undefined);
+  return fleetProcess;
+}
+
+/**
+ * A scenario run by a fleet (`ChaosScenario.workers`): that many worker processes make the subject from its worker
+ * module, each takes every `workers`-th run, and all start together once every one is ready, against one server
+ * (one API key, so one quota for the fleet). A process still running at the cap (after the arrival time) is killed and
+ * its unfinished runs count as hung.
+ */
+export async function runFleetScenario(run: ScenarioRun): Promise<ScenarioObservation> {
+  const { subject, scenario, calibration, seed } = run;
+  const workers = scenario.workers ?? 1;
+  const base = {
+    scenario,
+    subject: subject.name,
+    requestsPerCleanRun: calibration.requestsPerRun,
+    effects: [],
+    breakerMoves: [],
+    windows: [],
+    requests: [],
+    runs: [],
+  };
+  if (subject.worker === undefined) {
+    const now = Date.now();
+    return {
+      ...base,
+      startedAtMs: now,
+      finishedAtMs: now,
+      skipped: 'the subject cannot run in a worker process',
+    };
+  }
+  const worker = subject.worker;
+  const directory = await mkdtemp(join(tmpdir(), `keel-chaos-${scenario.name}-`));
+  const scenarioServer = await startScenarioServer(scenario, subject, calibration, seed);
+  const processes: FleetProcess[] = [];
+  const stopAll = () => {
+    for (const { child } of processes) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  };
+  run.signal?.addEventListener('abort', stopAll, { once: true });
+  try {
+    const environment: EnvironmentSpec = {
+      scenario: scenario.name,
+      baseUrl: scenarioServer.server.url,
+      models: scenarioServer.models,
+      directory,
+      seed,
+      ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
+      ...(scenario.stream === true ? { stream: true } : {}),
+    };
+    const runIds = Array.from({ length: run.runs }, (_, index) => runIdOf(scenario.name, seed, index));
+    for (let slot = 0; slot < workers; slot++) {
+      processes.push(
+        startProcess({
+          module: worker.module,
+          options: worker.options,
+          environment,
+          task: run.task,
+          mode: 'run',
+          waitForGo: true,
+          runs: runIds.flatMap((runId, index) =>
+            index % workers === slot ? [{ runId, delayMs: (index * scenario.arrivalMs) / run.runs }] : [],
+          ),
+        }),
+      );
+    }
+    const readyTimer = setTimeout(stopAll, READY_TIMEOUT_MS);
+    await Promise.all(processes.map((fleetProcess) => fleetProcess.ready));
+    clearTimeout(readyTimer);
+    for (const fleetProcess of processes) failIfBroken(fleetProcess);
+    const startedAtMs = Date.now();
+    const windows = scenarioServer.arm(startedAtMs);
+    for (const { child } of processes) child.stdin.end('go\n');
+    const deadline = setTimeout(stopAll, scenario.arrivalMs + run.capMs);
+    await Promise.all(processes.map((fleetProcess) => fleetProcess.ended)).finally(() =>
+      clearTimeout(deadline),
+    );
+    for (const fleetProcess of processes) failIfBroken(fleetProcess);
+    const started = new Map<string, number>();
+    const ended = new Map<string, Extract<WorkerLine, { type: 'end' }>>();
+    for (const line of processes.flatMap((fleetProcess) => fleetProcess.lines)) {
+      if (line.type === 'start') started.set(line.runId, line.atMs);
+      if (line.type === 'end') ended.set(line.runId, line);
+    }
+    const complete = answerCheck(calibration.answer);
+    const moves: BreakerMoveRecord[] = [];
+    const runs = runIds.map((runId): RunSample => {
+      const begun = started.get(runId) ?? startedAtMs;
+      const end = ended.get(runId);
+      if (end === undefined)
+        return { runId, startedAtMs: begun, endedAtMs: begun + run.capMs, outcome: 'hung', code: 'hung' };
+      if (end.ending === undefined) {
+        return {
+          runId,
+          startedAtMs: begun,
+          endedAtMs: end.atMs,
+          outcome: 'untyped',
+          code: `untyped:${end.thrown}`,
+        };
+      }
+      moves.push(...(end.ending.breakerMoves ?? []));
+      return sampleOf(runId, begun, end.atMs, end.ending, complete);
+    });
+    const effects = ledgerOf(environment).read();
+    return {
+      ...base,
+      startedAtMs,
+      finishedAtMs: Math.max(startedAtMs, ...runs.map((sample) => sample.endedAtMs)),
+      runs: requireTools(runs, effects, calibration.tools),
+      requests: requestSamples(scenarioServer.server),
+      effects,
+      breakerMoves: moves,
+      windows,
+      schedule: scenarioServer.schedule,
+    };
+  } finally {
+    stopAll();
+    run.signal?.removeEventListener('abort', stopAll);
+    await scenarioServer.server.close();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+/** A worker that failed on its own, or ended before it was ready, is a broken setup, not a measurement. */
+function failIfBroken(fleetProcess: FleetProcess): void {
+  const error = fleetProcess.lines.find((line) => line.type === 'error');
+  if (error !== undefined) {
+    throw new KeelError('internal.unexpected', `A chaos fleet worker failed: ${error.message}`);
+  }
+  if (!fleetProcess.lines.some((line) => line.type === 'ready')) {
+    throw new KeelError(
+      'internal.unexpected',
+      `A chaos fleet worker ended before it was ready: ${fleetProcess.stderr.trim()}`,
+    );
+  }
+}
