@@ -10,8 +10,8 @@ export interface FleetRedis {
 }
 
 /**
- * keel's fleet with the pace governor: the agent file's agent as `keel` builds it, plus `pace`, in every process of
- * the fleet, with the fleet's Redis state open (`redisState`). Runs only the `quota` scenario: the comparison of the
+ * keel's fleet with the pace governor: the agent file's agent as `keel` builds it, plus `pace` with one window shared
+ * by every process of the fleet through Redis (`redisState(...).paceStore()`). Runs only the `quota` scenario: the comparison of the
  * governor on (this subject) and off (`keel`) in a fleet of processes sharing one API key.
  */
 export function keelPaceSubject(
@@ -35,7 +35,7 @@ export function keelPaceSubject(
         await state.ready();
         return {
           options: {
-            pace: true, // merge: fleet pace store
+            pace: { store: state.paceStore() },
           },
           close: () => state.close(),
         };
