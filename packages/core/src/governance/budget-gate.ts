@@ -151,7 +151,8 @@ async function tryReserve(
   for (const line of lines) {
     if (line.limit.scope !== 'run') continue;
     const used = line.unit === 'tokens' ? payer.runTokens : Math.ceil(payer.runCostUsd * 1_000_000);
-    if (used + amountOf(line.unit, gate, price, output) > line.counterLimit) return { refusal: { line, used } };
+    if (used + amountOf(line.unit, gate, price, output) > line.counterLimit)
+      return { refusal: { line, used } };
   }
   const shared = lines.filter((line) => line.limit.scope !== 'run');
   const counters: BudgetCounter[] = shared.map((line) => ({
