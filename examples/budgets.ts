@@ -1,6 +1,7 @@
 // Cost and budgets: every model call priced (here by a price of our own for the simulated model), the run's cost in
 // its report, and budgets held before each call: a budget too small for the next call ends the run
-// `budget_exhausted` without sending it. Offline, on the simulated provider:
+// `budget_exhausted` without sending it; and a limit on how many runs of one tenant run at once. Offline, on the
+// simulated provider:
 //   npm run build && node examples/dist/budgets.js
 import { fileURLToPath } from 'node:url';
 import { agent, type RunReport, type RunStatus } from '@keel/core';
@@ -11,6 +12,7 @@ export async function main(): Promise<{
   status: RunStatus;
   cost: RunReport['cost'];
   refused: { status: RunStatus; stopReason: string | undefined; code: string | undefined; budget: unknown };
+  tenantRun: RunStatus;
 }> {
   const model = simulated({ faults: 'none' });
   // The built-in price table covers OpenAI's and Anthropic's models; the simulated one is priced here.
@@ -40,6 +42,14 @@ export async function main(): Promise<{
     budgets: { limits: [{ name: 'tiny', scope: 'run', maxTokens: 100 }] },
   });
   const refused = await frugal.run('Summarise the report', { tenant: 'acme' });
+
+  // #region tenants
+  const desk = agent({
+    model,
+    tenants: { maxConcurrentRuns: 2, perTenant: { acme: 10 }, maxWaitMs: 30_000 },
+  });
+  const tenantRun = await desk.run('Summarise the report', { tenant: 'acme' });
+  // #endregion
   await model.close();
   return {
     status: result.status,
@@ -50,6 +60,7 @@ export async function main(): Promise<{
       code: refused.error?.code,
       budget: (refused.error?.data as { budget?: unknown } | undefined)?.budget,
     },
+    tenantRun: tenantRun.status,
   };
 }
 

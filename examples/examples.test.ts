@@ -91,6 +91,7 @@ const cases: Record<string, () => Promise<void>> = {
       code: 'policy.budget_exhausted',
       budget: 'tiny',
     });
+    expect(result.tenantRun).toBe('completed');
   },
   'compose-agents.ts': async () => {
     const { main } = await import('./compose-agents.js');

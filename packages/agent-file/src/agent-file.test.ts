@@ -273,6 +273,7 @@ describe('budgets', () => {
         'name: a',
         'budgets:',
         '  defaultOutputTokens: 512',
+        '  cheaperFallbacks: false',
         '  limits:',
         '    - { name: daily, scope: tenant, maxCostUsd: 5, period: day }',
         '',
@@ -282,6 +283,7 @@ describe('budgets', () => {
     );
     expect(file.budgets).toEqual({
       defaultOutputTokens: 512,
+      cheaperFallbacks: false,
       limits: [{ name: 'daily', scope: 'tenant', maxCostUsd: 5, period: 'day' }],
     });
     expect(() =>

@@ -13,9 +13,16 @@ export interface BudgetsEntry {
   onStoreUnavailable?: 'closed' | 'open';
   defaultOutputTokens?: number;
   minOutputTokens?: number;
+  cheaperFallbacks?: boolean;
 }
 
-const BUDGET_FIELDS = ['limits', 'onStoreUnavailable', 'defaultOutputTokens', 'minOutputTokens'] as const;
+const BUDGET_FIELDS = [
+  'limits',
+  'onStoreUnavailable',
+  'defaultOutputTokens',
+  'minOutputTokens',
+  'cheaperFallbacks',
+] as const;
 const LIMIT_FIELDS = ['name', 'scope', 'maxTokens', 'maxCostUsd', 'period'] as const;
 
 /** Reads `budgets` at `node`: a mapping with a list of `limits`. */
@@ -61,5 +68,7 @@ export function readBudgets(reader: FieldReader, node: Node): BudgetsEntry {
   if (defaultOutputTokens !== undefined) entry.defaultOutputTokens = defaultOutputTokens;
   const minOutputTokens = reader.positiveInteger(node, 'minOutputTokens', 'budgets.minOutputTokens');
   if (minOutputTokens !== undefined) entry.minOutputTokens = minOutputTokens;
+  const cheaperFallbacks = reader.boolean(node, 'cheaperFallbacks', 'budgets.cheaperFallbacks');
+  if (cheaperFallbacks !== undefined) entry.cheaperFallbacks = cheaperFallbacks;
   return entry;
 }

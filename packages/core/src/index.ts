@@ -62,6 +62,8 @@ export { type SerializedError, serializeError } from './errors/serialize.js';
 export type { BudgetLimit, BudgetOptions } from './governance/budget-options.js';
 export type { PaceOptions } from './governance/pace-options.js';
 export type { ModelPrice, PriceTable } from './governance/prices.js';
+export { type SessionCost, sessionCost } from './governance/session-cost.js';
+export type { TenantOptions } from './governance/tenant-limits.js';
 export type { BreakerTransition } from './policies/breaker/breaker-store.js';
 export { type ConsecutiveOptions, consecutive } from './policies/breaker/consecutive.js';
 export { type CountWindowOptions, countWindow } from './policies/breaker/count-window.js';

@@ -98,6 +98,14 @@ export function report(run) {
       row('guardrails tripped', figure(report.guardrailsTripped)),
       row('tokens', `in ${report.usage.inputTokens}, out ${report.usage.outputTokens}`),
       row('cost', costText(report.cost)),
+      ...(run.session === undefined
+        ? []
+        : [
+            row(
+              'session cost',
+              `${costText({ totalUsd: run.session.totalUsd, byModel: run.session.byModel, unpricedCalls: 0 })} over ${run.session.runs} run${run.session.runs === 1 ? '' : 's'} of session ${run.session.sessionId}`,
+            ),
+          ]),
       row('duration', formatDuration(report.durationMs)),
     ),
     h('h2', {}, 'Budgets'),

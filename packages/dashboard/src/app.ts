@@ -1,4 +1,4 @@
-import { type ErrorCode, KeelError, type RunStatus } from '@keel/core';
+import { type ErrorCode, KeelError, type RunStatus, sessionCost } from '@keel/core';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
@@ -81,6 +81,17 @@ export function createApp(parts: AppParts): Hono {
     const record = await options.store.loadRun(runId);
     if (record === undefined) throw notFound(runId);
     const view = runView(record, await options.store.ledger(runId), options.now());
+    const sessionId = 'report' in view ? sessionIdOf(record.state) : undefined;
+    const session = sessionId === undefined ? undefined : await options.store.loadSession(sessionId);
+    if (session !== undefined && 'report' in view) {
+      const cost = await sessionCost(options.store, session);
+      view.session = {
+        sessionId: session.sessionId,
+        totalUsd: cost.totalUsd,
+        byModel: { ...cost.byModel },
+        runs: cost.runs.length,
+      };
+    }
     return context.json({
       ...view,
       resume: {
@@ -150,6 +161,12 @@ export function createApp(parts: AppParts): Hono {
     return context.json(body, statusOf(keelError.code));
   });
   return app;
+}
+
+/** The session a stored state is on, if any. */
+function sessionIdOf(state: unknown): string | undefined {
+  const sessionId = (state as { session?: { sessionId?: unknown } } | null)?.session?.sessionId;
+  return typeof sessionId === 'string' ? sessionId : undefined;
 }
 
 function notFound(runId: string): KeelError {

@@ -92,6 +92,25 @@ describe('the page', () => {
       .toContain('cost$0.005600 (openai/gpt-4.1-mini $0.005600)');
   });
 
+  it("shows the cost of the session a run is on, over the session's runs", async () => {
+    const model = scriptedModel(
+      () => ({ content: 'hi', usage: { inputTokens: 10_000, outputTokens: 1_000 } }),
+      {
+        provider: 'openai',
+        model: 'gpt-4.1-mini',
+      },
+    );
+    const chatty = agent({ name: 'chatty', model, store });
+    await chatty.run('Say hi', { sessionId: 'page-session' });
+    const { runId } = await chatty.run('Say hi again', { sessionId: 'page-session' });
+    await page.goto(dashboard.pageUrl);
+    await page.goto(`${dashboard.url}/runs/${runId}`);
+    // Two runs of 0.0056 dollars each.
+    await expect
+      .poll(() => page.locator('.report').textContent())
+      .toContain('session cost$0.0112 (openai/gpt-4.1-mini $0.0112) over 2 runs of session page-session');
+  });
+
   it('abandons a call that may have run: the run goes on without running it again', async () => {
     const { runId, key, executions, agent } = await uncertainRun(store);
     agents.set('billing', agent);

@@ -87,6 +87,11 @@ export interface RunView {
   parentRunId?: string;
   /** The child runs it started, as it last recorded them: empty when none. */
   children: ChildRunLink[];
+  /**
+   * The session it is on, with what the session's runs cost so far (`@keel/core`'s `sessionCost`: the runs that
+   * appended its turns and the run holding it, added up; `runs` counts them). Absent for a run on no session.
+   */
+  session?: { sessionId: string; totalUsd: number; byModel: Record<string, number>; runs: number };
 }
 
 /** A child run as the run page links to it. */

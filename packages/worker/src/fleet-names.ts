@@ -36,6 +36,11 @@ export function cancelChannelOf(prefix: string): string {
 export interface RunJobData {
   runId: string;
   agentName: string;
+  /**
+   * The run's tenant, when `submit` named one: workers with `tenants` limits read it here rather than from the store.
+   * Defaults to none (read from the run's record).
+   */
+  tenant?: string;
   /** Answers to approvals, by idempotency key (see `ResumeOptions.approvals`). */
   approvals?: Record<string, { approved: true } | { approved: false; reason?: string }>;
   /** Decisions about calls that may have run, by idempotency key (see `ResumeOptions.decisions`). */

@@ -16,4 +16,5 @@ export {
   type Submitted,
 } from './run-queue.js';
 export { type RunWorker, type RunWorkerOptions, runWorker } from './run-worker.js';
+export type { WorkerTenantOptions } from './tenant-slots.js';
 export type { WorkerEvent, WorkerEventListener } from './worker-events.js';

@@ -9,6 +9,7 @@ import {
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { recordCancellation } from './cancelled-run.js';
 import type { RunJobData } from './fleet-names.js';
+import { DEFAULT_TENANT, type TenantPlace, type TenantSlots } from './tenant-slots.js';
 import type { WorkerEvent } from './worker-events.js';
 
 /** What processing a job needs from its worker. */
@@ -26,6 +27,8 @@ export interface JobContext {
   readonly emit: (event: WorkerEvent) => void;
   /** Called once a run stopped here (it is no longer in `active`). */
   readonly runEnded: () => void;
+  /** The fleet's places per tenant (`tenants`); undefined when the worker limits none. */
+  readonly tenants?: TenantSlots;
 }
 
 /** What a finished job returns (BullMQ keeps it with the job until it is removed). */
@@ -65,6 +68,18 @@ export async function processRunJob(
   };
   if (context.closing()) return requeue('paused', 0);
   if (context.active.has(runId)) return requeue('busy', context.retryDelayMs);
+  let place: TenantPlace | undefined;
+  if (context.tenants !== undefined) {
+    try {
+      const tenant = job.data.tenant ?? (await tenantOfRun(context.store, runId));
+      place = await context.tenants.hold(tenant, runId);
+    } catch (error) {
+      context.emit({ type: 'worker-error', runId, error: redisError(error, runId), atMs: Date.now() });
+      return requeue('store_unavailable', context.retryDelayMs);
+    }
+    // Its tenant's places are all taken in the fleet: the job waits in the queue, not in a worker's slot.
+    if (place === undefined) return requeue('tenant_busy', context.tenants.retryDelayMs);
+  }
   context.emit({ type: 'run-taken', runId, agentName, atMs: Date.now() });
   const pause = new AbortController();
   context.active.set(runId, pause);
@@ -108,6 +123,7 @@ export async function processRunJob(
     }
     throw error;
   } finally {
+    await place?.release();
     context.active.delete(runId);
     context.runEnded();
   }
@@ -181,6 +197,12 @@ async function answersFor(
     ...(data.approvals === undefined ? {} : { approvals: data.approvals }),
     ...(data.decisions === undefined ? {} : { decisions: data.decisions }),
   };
+}
+
+/** The tenant a stored run spends for (its queued or running state names it); `default` for none. */
+async function tenantOfRun(store: RunStore, runId: string): Promise<string> {
+  const state = (await store.loadRun(runId))?.state as { tenant?: unknown } | null | undefined;
+  return typeof state?.tenant === 'string' ? state.tenant : DEFAULT_TENANT;
 }
 
 function isConfigInvalid(error: unknown): boolean {

@@ -217,7 +217,8 @@ export function runQueue(options: RunQueueOptions): RunQueue {
         }
         throw error;
       }
-      return { runId, enqueued: await enqueue({ runId, agentName }, jobIdOf(runId)) };
+      const data = { runId, agentName, ...(tenant === undefined ? {} : { tenant }) };
+      return { runId, enqueued: await enqueue(data, jobIdOf(runId)) };
     },
 
     async cancel(runId, reason = 'cancelled') {

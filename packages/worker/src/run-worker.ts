@@ -10,6 +10,7 @@ import { processRunJob, type RunJobResult } from './process-job.js';
 import { closeRedis, type OpenedRedis, openRedis, type RedisConnection } from './redis-connection.js';
 import { prefixOf } from './run-queue.js';
 import { sweep } from './sweep.js';
+import { TenantSlots, type WorkerTenantOptions } from './tenant-slots.js';
 import type { WorkerEvent, WorkerEventListener } from './worker-events.js';
 
 /** Options of {@link runWorker}. */
@@ -46,6 +47,11 @@ export interface RunWorkerOptions {
    * settles while Redis is down. Defaults to 5_000.
    */
   closeTimeoutMs?: number;
+  /**
+   * How many runs of one tenant the fleet runs at once (see {@link WorkerTenantOptions}): a job beyond its tenant's
+   * limit goes back to the queue, delayed, for any worker to try again. Defaults to no limit.
+   */
+  tenants?: WorkerTenantOptions;
   /** Receives what the worker does. Defaults to none. */
   onEvent?: WorkerEventListener;
 }
@@ -77,6 +83,7 @@ const OPTIONS = [
   'sweepIntervalMs',
   'retryDelayMs',
   'closeTimeoutMs',
+  'tenants',
   'onEvent',
 ];
 const WHERE = 'runWorker';
@@ -184,6 +191,14 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
   };
   const redis: OpenedRedis = openRedis(options.redis, WHERE, true);
   redis.client.on('error', () => undefined);
+  let tenants: TenantSlots | undefined;
+  try {
+    tenants =
+      options.tenants === undefined ? undefined : new TenantSlots(redis.client, prefix, options.tenants);
+  } catch (error) {
+    void closeRedis(redis, Date.now() + closeTimeoutMs);
+    throw error;
+  }
   const active = new Map<string, AbortController>();
   // Jobs being processed, Redis calls included (a paused run's job goes back to the queue after the run stopped).
   const processing = new Set<Promise<unknown>>();
@@ -195,6 +210,7 @@ export function runWorker(options: RunWorkerOptions): RunWorker {
     active,
     retryDelayMs,
     leaseMarginMs: 50,
+    tenants,
     closing: () => closing !== undefined,
     emit,
     runEnded: () => {

@@ -4,7 +4,7 @@ import type { KeelError, RunStatus, StopReason } from '@keel/core';
  * What a worker does, as it happens: a run taken from the queue, started (a queued run's first step) or resumed from
  * its last checkpoint (after its worker died, a pause, answers or a store outage), finished here (in any terminal
  * state, `interrupted` included), handed back to the queue (`requeued`: another process holds its lease, the store
- * failed, or this worker is shutting down), enqueued again by the sweep (`swept`: no job carried it), or a failure
+ * failed, this worker is shutting down, or its tenant has no place free: `tenant_busy`), enqueued again by the sweep (`swept`: no job carried it), or a failure
  * of the worker itself (`worker-error`: Redis or the store unreachable, a job that could not be processed).
  */
 export type WorkerEvent =
@@ -24,7 +24,7 @@ export type WorkerEvent =
       type: 'run-requeued';
       runId: string;
       agentName: string;
-      reason: 'lease_held' | 'store_unavailable' | 'paused' | 'busy';
+      reason: 'lease_held' | 'store_unavailable' | 'paused' | 'busy' | 'tenant_busy';
       delayMs: number;
       atMs: number;
     }

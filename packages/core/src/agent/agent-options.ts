@@ -1,6 +1,7 @@
 import type { BudgetOptions } from '../governance/budget-options.js';
 import type { PaceOptions } from '../governance/pace-options.js';
 import type { PriceTable } from '../governance/prices.js';
+import type { TenantOptions } from '../governance/tenant-limits.js';
 import type { CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import type { Clock } from '../policies/clock.js';
 import type { Delay, RandomSource } from '../policies/delays.js';
@@ -127,6 +128,11 @@ export interface AgentOptions<Output = string> {
   store?: RunStore;
   /** How durable runs use the store (lease, owner, retries, timeouts). Defaults: see {@link DurabilityOptions}. */
   durability?: DurabilityOptions;
+  /**
+   * How many runs of one tenant (the run option `tenant`) run at once; the rest wait in order, within a bounded queue
+   * and wait, else `run` rejects with `policy.bulkhead_full`. Defaults to no limit. See {@link TenantOptions}.
+   */
+  tenants?: TenantOptions;
   /**
    * Prices by model (US dollars per million tokens), over keel's built-in table (`DEFAULT_PRICES`, read from the
    * providers' price lists on `PRICES_AS_OF`): the report, the `model-call-end` events and the metrics show what each

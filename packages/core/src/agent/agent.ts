@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_TENANT } from '../governance/budget-gate.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Event } from '../policies/policy.js';
 import type { Message } from '../spec/model.js';
 import type { RunEvent } from '../spec/run-events.js';
 import type { RunStore } from '../spec/run-store.js';
 import type { AgentOptions } from './agent-options.js';
-import type { RunOptions, RunResult } from './loop/run.js';
+import { checkOptions, type RunOptions, type RunResult } from './loop/run.js';
 import { resolveAgent } from './resolve-agent.js';
 import { type ResumeOptions, resumeRun } from './resume.js';
 import { type RunAbort, runRegistry } from './run/cancellation.js';
+import { parentRunIn } from './run/child-runs.js';
 import { sessionSettingsOf } from './run/session-options.js';
 import { runOnSession } from './session-run.js';
 import { settleSession } from './sessions/session-settle.js';
@@ -31,6 +33,10 @@ export interface Agent<Output = string> {
    * `store.conflict`, before anything ran; so it does when the run holding the session is interrupted or its process
    * stopped (resume or cancel that run first). It rejects with `store.unavailable` when the session cannot be loaded,
    * and with `run.cancelled` when `signal` aborts while it waits.
+   *
+   * With the agent's `tenants` limits, a run beyond its tenant's limit waits for a place first (in order), and
+   * rejects with `policy.bulkhead_full`, before anything ran, when its tenant's queue is full or it waited
+   * `tenants.maxWaitMs` (see `TenantOptions`).
    */
   run(input: string | readonly Message[], options?: RunOptions): Promise<RunResult<Output>>;
   /**
@@ -94,10 +100,22 @@ export interface Agent<Output = string> {
 export function agent<Output = string>(options: AgentOptions<Output>): Agent<Output> {
   const runtime = resolveAgent(options);
   const runs = new Map<string, RunAbort>();
-  const run = async (input: string | readonly Message[], runOptions?: RunOptions) => {
+  const start = (input: string | readonly Message[], runOptions?: RunOptions) => {
     const session = sessionSettingsOf(runOptions);
     if (session === undefined) return executeRun<Output>(runtime, runRegistry, runs, input, runOptions);
     return runOnSession<Output>(runtime, runRegistry, runs, input, runOptions!, session);
+  };
+  const gate = runtime.tenants;
+  const run = async (input: string | readonly Message[], runOptions?: RunOptions) => {
+    // A child run goes within its parent's place: holding one of its own could wait on its parent forever.
+    if (gate === undefined || parentRunIn(runOptions ?? {}) !== undefined) return start(input, runOptions);
+    checkOptions(runOptions ?? {});
+    const release = await gate.acquire(runOptions?.tenant ?? DEFAULT_TENANT, runOptions?.signal);
+    try {
+      return await start(input, runOptions);
+    } finally {
+      release();
+    }
   };
   return Object.freeze({
     name: runtime.name,

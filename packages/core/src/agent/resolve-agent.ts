@@ -1,4 +1,5 @@
 import { resolveGovernance } from '../governance/governance.js';
+import { resolveTenantLimits } from '../governance/tenant-limits.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import { systemClock } from '../policies/clock.js';
 import { DeadlineQueue } from '../policies/deadline-queue.js';
@@ -57,6 +58,7 @@ const KNOWN_OPTIONS = [
   'checkpoint',
   'store',
   'durability',
+  'tenants',
   'prices',
   'budgets',
   'pace',
@@ -157,6 +159,7 @@ export function resolveAgent<Output>(options: AgentOptions<Output>): AgentRuntim
       recovery: streamRecovery,
     },
     checkpoint: options.checkpoint,
+    tenants: resolveTenantLimits(options.tenants, clock),
     durability: resolveDurability(options.store, options.durability),
     governance: resolveGovernance(options.prices, options.budgets, clock, options.pace),
   };

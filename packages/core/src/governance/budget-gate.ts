@@ -24,14 +24,24 @@ export interface BudgetedCall {
   /** The call's own output limit; undefined uses `defaultOutputTokens`. */
   readonly maxOutputTokens: number | undefined;
   readonly nowMs: number;
+  /**
+   * The later models of the run's chain (its fallbacks after the call's model), in chain order: rule 1 may send the
+   * call to one of them instead. Defaults to none.
+   */
+  readonly fallbacks?: readonly Pick<ModelProvider, 'provider' | 'model'>[];
 }
 
 /** A call's reservation: the output limit to send it with, and the settlement once its spend is known. */
 export interface CallReservation {
   /** The `maxOutputTokens` the call must be sent with for the reservation to hold. */
   readonly maxOutputTokens: number;
-  /** Whether rule 1 shrank the call's output limit to fit. */
+  /** Whether rule 2 shrank the call's output limit to fit. */
   readonly shrunk: boolean;
+  /**
+   * Set when rule 1 reserved the call on a cheaper fallback: its index in `BudgetedCall.fallbacks`. The call must be
+   * sent to that model for the reservation to hold.
+   */
+  readonly fallbackIndex?: number;
   /** Settles the actual spend (`usage` of the answer; undefined when no answer came: nothing spent). Never rejects. */
   settle(usage: Usage | undefined): Promise<void>;
 }
@@ -50,6 +60,12 @@ interface Line {
   readonly ttlMs: number;
 }
 
+/** A budget that refused a reservation, and what it had spent. */
+interface Refusal {
+  readonly line: Line;
+  readonly used: number;
+}
+
 /**
  * Reserves a call's worst case in every budget that applies (see `BudgetOptions` for the rule when it cannot), or
  * throws: `policy.budget_exhausted` naming the budget; `store.unavailable` (retryable) when the store cannot answer
@@ -63,7 +79,8 @@ export async function reserveCall(
 ): Promise<CallReservation> {
   const lines = linesOf(budgets, payer, call.nowMs);
   const price = priceOf(prices, call.provider.provider, call.provider.model);
-  if (price === undefined && lines.some((line) => line.unit === 'cost')) {
+  const costed = lines.some((line) => line.unit === 'cost');
+  if (price === undefined && costed) {
     throw new KeelError(
       'config.invalid',
       `${call.provider.provider}/${call.provider.model} has no price, and a cost budget applies to it`,
@@ -73,44 +90,81 @@ export async function reserveCall(
       },
     );
   }
-  let output = call.maxOutputTokens ?? budgets.defaultOutputTokens;
-  let shrunk = false;
-  for (;;) {
-    const amounts = (unit: Unit): number =>
-      unit === 'tokens'
-        ? call.promptTokens + output
-        : Math.ceil(worstCaseCost(call.promptTokens, output, price as ModelPrice) * 1_000_000);
-    // The run's own budgets: a run has one call in flight, and its spend is in its state.
-    let refusal: { line: Line; used: number } | undefined;
-    for (const line of lines) {
-      if (line.limit.scope !== 'run') continue;
-      const used = line.unit === 'tokens' ? payer.runTokens : Math.ceil(payer.runCostUsd * 1_000_000);
-      if (used + amounts(line.unit) > line.counterLimit) {
-        refusal = { line, used };
-        break;
-      }
+  const gate = { budgets, payer, lines, promptTokens: call.promptTokens };
+  const output = call.maxOutputTokens ?? budgets.defaultOutputTokens;
+  const first = await tryReserve(gate, price, output);
+  if (!('refusal' in first)) return first;
+  // Rule 1: a cheaper fallback that fits, the cheapest first. Only a cost budget can be helped by a cheaper model.
+  if (budgets.cheaperFallbacks && costed && call.fallbacks !== undefined) {
+    const worstCase = (candidate: ModelPrice) => worstCaseCost(call.promptTokens, output, candidate);
+    const own = worstCase(price as ModelPrice);
+    const cheaper = call.fallbacks
+      .map((model, index) => ({ index, price: priceOf(prices, model.provider, model.model) }))
+      .filter(
+        (candidate): candidate is { index: number; price: ModelPrice } =>
+          candidate.price !== undefined && worstCase(candidate.price) < own,
+      )
+      .sort((a, b) => worstCase(a.price) - worstCase(b.price) || a.index - b.index);
+    for (const candidate of cheaper) {
+      const answer = await tryReserve(gate, candidate.price, output);
+      if (!('refusal' in answer)) return { ...answer, fallbackIndex: candidate.index };
     }
-    const shared = lines.filter((line) => line.limit.scope !== 'run');
-    const counters: BudgetCounter[] = shared.map((line) => ({
-      key: line.key,
-      limit: line.counterLimit,
-      amount: amounts(line.unit),
-      ttlMs: line.ttlMs,
-    }));
-    if (refusal === undefined) {
-      const answer = counters.length === 0 ? GRANTED : await reserveIn(budgets, counters);
-      if (answer === undefined) return unreserved(output);
-      if (answer.granted) return reservation(budgets, shared, counters, price, output, shrunk);
-      refusal = { line: shared[answer.index]!, used: answer.used };
-    }
-    const room = roomFor(refusal.line, refusal.used, call.promptTokens, price);
-    if (room >= budgets.minOutputTokens && room < output) {
-      output = room;
-      shrunk = true;
-      continue;
-    }
-    throw exhausted(refusal.line, refusal.used, amounts(refusal.line.unit), payer);
   }
+  // Rule 2: a smaller output limit on the call's own model; then rule 3: the run ends.
+  let refusal = first.refusal;
+  let requested = output;
+  for (;;) {
+    const room = roomFor(refusal.line, refusal.used, call.promptTokens, price);
+    if (!(room >= budgets.minOutputTokens && room < requested)) {
+      throw exhausted(refusal.line, refusal.used, amountOf(refusal.line.unit, gate, price, requested), payer);
+    }
+    requested = room;
+    const answer = await tryReserve(gate, price, requested);
+    if (!('refusal' in answer)) return { ...answer, shrunk: true };
+    refusal = answer.refusal;
+  }
+}
+
+/** What `reserveCall` works from, the same for each model and output limit it tries. */
+interface Gate {
+  readonly budgets: ResolvedBudgets;
+  readonly payer: BudgetPayer;
+  readonly lines: readonly Line[];
+  readonly promptTokens: number;
+}
+
+/** What a call costs a budget of `unit`, prompt and `output` tokens at `price`: tokens, or millionths of a dollar. */
+function amountOf(unit: Unit, gate: Gate, price: ModelPrice | undefined, output: number): number {
+  return unit === 'tokens'
+    ? gate.promptTokens + output
+    : Math.ceil(worstCaseCost(gate.promptTokens, output, price as ModelPrice) * 1_000_000);
+}
+
+/** Reserves the call at `price` and `output` in every budget, or says which budget refused it. */
+async function tryReserve(
+  gate: Gate,
+  price: ModelPrice | undefined,
+  output: number,
+): Promise<CallReservation | { refusal: Refusal }> {
+  const { budgets, payer, lines } = gate;
+  // The run's own budgets: a run has one call in flight, and its spend is in its state.
+  for (const line of lines) {
+    if (line.limit.scope !== 'run') continue;
+    const used = line.unit === 'tokens' ? payer.runTokens : Math.ceil(payer.runCostUsd * 1_000_000);
+    if (used + amountOf(line.unit, gate, price, output) > line.counterLimit)
+      return { refusal: { line, used } };
+  }
+  const shared = lines.filter((line) => line.limit.scope !== 'run');
+  const counters: BudgetCounter[] = shared.map((line) => ({
+    key: line.key,
+    limit: line.counterLimit,
+    amount: amountOf(line.unit, gate, price, output),
+    ttlMs: line.ttlMs,
+  }));
+  const answer = counters.length === 0 ? GRANTED : await reserveIn(budgets, counters);
+  if (answer === undefined) return unreserved(output);
+  if (answer.granted) return reservation(budgets, shared, counters, price, output, false);
+  return { refusal: { line: shared[answer.index]!, used: answer.used } };
 }
 
 const GRANTED: BudgetReservation = { granted: true };

@@ -35,9 +35,13 @@ export interface BudgetLimit {
  * its output limit, and their cost at the model's price; after the call it settles the actual spend. A call that
  * cannot be reserved is not sent, and the run degrades by this rule:
  *
- * 1. When the budget has room for the prompt and at least `minOutputTokens` of output, the call is sent with a smaller
- *    `maxOutputTokens` that fits.
- * 2. Otherwise the run ends `failed`, stop reason `budget_exhausted`, with `policy.budget_exhausted` whose `data`
+ * 1. When a cost budget refused it and a later model of the chain (`fallbacks`) has a price that makes the call's worst
+ *    case cheaper, the call goes to the cheapest such model whose reservation fits, with the same `maxOutputTokens`;
+ *    the run stays on that model (as after any fallback), and the `fallback-used` event and the report's
+ *    `fallbacks.used` say so with `errorCode: 'policy.budget_exhausted'`. Off with `cheaperFallbacks: false`.
+ * 2. Otherwise, when the budget has room for the prompt and at least `minOutputTokens` of output, the call is sent to
+ *    its own model with a smaller `maxOutputTokens` that fits.
+ * 3. Otherwise the run ends `failed`, stop reason `budget_exhausted`, with `policy.budget_exhausted` whose `data`
  *    names the budget (`budget`, `scope`, `unit`, `limit`, `used`, `requested`).
  */
 export interface BudgetOptions {
@@ -59,8 +63,13 @@ export interface BudgetOptions {
    * limit, so that the reservation holds. Defaults to 4_096.
    */
   readonly defaultOutputTokens?: number;
-  /** The smallest `maxOutputTokens` rule 1 shrinks a call to. Defaults to 256. */
+  /** The smallest `maxOutputTokens` rule 2 shrinks a call to. Defaults to 256. */
   readonly minOutputTokens?: number;
+  /**
+   * Whether rule 1 may send a call a cost budget refused to a cheaper later model of the chain. Set false to keep a
+   * run on its model when money runs short (rule 2 shrinks its output instead). Defaults to true.
+   */
+  readonly cheaperFallbacks?: boolean;
 }
 
 /** The `budgets` option, checked, with its defaults. */
@@ -70,6 +79,7 @@ export interface ResolvedBudgets {
   readonly onStoreUnavailable: 'closed' | 'open';
   readonly defaultOutputTokens: number;
   readonly minOutputTokens: number;
+  readonly cheaperFallbacks: boolean;
 }
 
 /** A budget with its period in milliseconds (0: none). */
@@ -84,7 +94,14 @@ export interface ResolvedLimit {
 
 const PERIODS = { hour: 3_600_000, day: 86_400_000, week: 604_800_000 } as const;
 const SCOPES: readonly BudgetScope[] = ['run', 'session', 'tenant', 'global'];
-const KNOWN = ['limits', 'store', 'onStoreUnavailable', 'defaultOutputTokens', 'minOutputTokens'];
+const KNOWN = [
+  'limits',
+  'store',
+  'onStoreUnavailable',
+  'defaultOutputTokens',
+  'minOutputTokens',
+  'cheaperFallbacks',
+];
 const LIMIT_KNOWN = ['name', 'scope', 'maxTokens', 'maxCostUsd', 'period'];
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -188,7 +205,14 @@ export function resolveBudgets(
     fail,
   );
   const minOutputTokens = positiveInteger(options.minOutputTokens ?? 256, 'budgets.minOutputTokens', fail);
-  return { limits, store, onStoreUnavailable: rule, defaultOutputTokens, minOutputTokens };
+  const cheaperFallbacks = options.cheaperFallbacks ?? true;
+  if (typeof cheaperFallbacks !== 'boolean') {
+    fail(
+      'budgets.cheaperFallbacks',
+      `budgets.cheaperFallbacks must be true or false; got ${String(cheaperFallbacks)}`,
+    );
+  }
+  return { limits, store, onStoreUnavailable: rule, defaultOutputTokens, minOutputTokens, cheaperFallbacks };
 }
 
 function positiveInteger(

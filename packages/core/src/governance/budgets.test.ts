@@ -72,7 +72,7 @@ describe('budgets that hold', () => {
     expect(await store.read([`day:tenant:acme:${day}:tokens`])).toEqual([40]);
   });
 
-  it('shrinks maxOutputTokens to fit what is left (rule 1), then ends the run naming the budget (rule 2)', async () => {
+  it('shrinks maxOutputTokens to fit what is left (rule 2), then ends the run naming the budget (rule 3)', async () => {
     const model = scriptedModel(() => ({
       content: 'ok',
       usage: { inputTokens: promptTokens, outputTokens: 400 },
@@ -97,6 +97,53 @@ describe('budgets that hold', () => {
     expect(none.stopReason).toBe('budget_exhausted');
     expect(none.error?.message).toMatch(/Budget "tight" \(tenant small\)/);
     expect(model.calls).toHaveLength(2);
+  });
+
+  it('sends a call a cost budget refused to the cheapest fallback that fits, before shrinking it (rule 1)', async () => {
+    const reply = () => ({ content: 'ok', usage: { inputTokens: promptTokens, outputTokens: 100 } });
+    const big = scriptedModel(reply, { provider: 'openai', model: 'big' });
+    const mid = scriptedModel(reply, { provider: 'openai', model: 'mid' });
+    const small = scriptedModel(reply, { provider: 'openai', model: 'small' });
+    const prices = {
+      big: { inputUsdPerMillion: 10, outputUsdPerMillion: 40 },
+      mid: { inputUsdPerMillion: 5, outputUsdPerMillion: 20 },
+      small: { inputUsdPerMillion: 1, outputUsdPerMillion: 4 },
+    };
+    // 1_000 output tokens: 0.04 dollars on big (refused), 0.02 on mid, 0.004 on small; big would fit ~600 (rule 2).
+    const limits = [{ name: 'cents', scope: 'tenant' as const, maxCostUsd: 0.025 }];
+    const cheap = agent({
+      model: big,
+      fallbacks: [mid, small],
+      prices,
+      maxOutputTokens: 1_000,
+      budgets: { limits },
+    });
+    const events: string[] = [];
+    cheap.onEvent((event) => {
+      if (event.type === 'fallback-used') events.push(`${event.from}>${event.to}:${event.errorCode}`);
+    });
+    const result = await cheap.run(PROMPT, { tenant: 'acme' });
+    expect(result.status).toBe('completed');
+    expect(big.calls).toHaveLength(0);
+    expect(mid.calls).toHaveLength(0);
+    expect(small.calls.map((call) => call.maxOutputTokens)).toEqual([1_000]);
+    expect(result.report.fallbacks.used).toMatchObject([
+      { from: 'openai/big', to: 'openai/small', errorCode: 'policy.budget_exhausted' },
+    ]);
+    expect(events).toEqual(['openai/big>openai/small:policy.budget_exhausted']);
+    // Opted out: the call stays on its model with a smaller output limit.
+    const kept = agent({
+      model: big,
+      fallbacks: [mid, small],
+      prices,
+      maxOutputTokens: 1_000,
+      budgets: { limits, cheaperFallbacks: false },
+    });
+    const shrunk = await kept.run(PROMPT, { tenant: 'acme' });
+    expect(shrunk.status).toBe('completed');
+    expect(big.calls).toHaveLength(1);
+    expect(big.calls[0]!.maxOutputTokens).toBeLessThan(1_000);
+    expect(shrunk.report.fallbacks.used).toEqual([]);
   });
 
   it("bounds a run's tokens across its steps, before the call rather than after", async () => {

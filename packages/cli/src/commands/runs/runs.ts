@@ -1,4 +1,4 @@
-import { KeelError, type RunStatus, type RunStore, type RunSummary } from '@keel/core';
+import { KeelError, type RunStatus, type RunStore, type RunSummary, sessionCost } from '@keel/core';
 import { type Output, paint } from '../../output/output.js';
 import { formatUsd, isWaiting, waitingLines } from '../../output/render.js';
 import { type ShownRun, shownRunOf } from './run-shown.js';
@@ -64,7 +64,8 @@ function workerOf(run: RunSummary, nowMs: number): string {
 /**
  * `keel runs show <id> [--json]`: a run's task, how it stopped (stop reason, error code, message and guidance), what
  * it waits for and the command that answers it, its output, then its stored record and tool ledger. The JSON holds
- * the same: `{ task, stopReason, stopDetail, error, output, pending, run, ledger }`.
+ * the same: `{ task, stopReason, stopDetail, error, output, pending, run, ledger }`; a run on a session has
+ * `session`: `{ sessionId, totalUsd, runs }`, what the session's runs cost so far (see `keel sessions show`).
  */
 export async function showRun(
   store: RunStore,
@@ -84,6 +85,7 @@ export async function showRun(
     const record = await store.loadRun(child.runId);
     if (record !== undefined) child.status = record.status;
   }
+  const session = await sessionTotalOf(store, run.state);
   if (options.json) {
     output.out(
       JSON.stringify(
@@ -96,6 +98,7 @@ export async function showRun(
           pending: shown.pending,
           ...(shown.tenant === undefined ? {} : { tenant: shown.tenant }),
           cost: shown.cost ?? null,
+          ...(session === undefined ? {} : { session }),
           parentRunId: shown.parentRunId ?? null,
           children: shown.children,
           run,
@@ -124,6 +127,12 @@ export async function showRun(
   if (shown.task !== undefined) output.out(`task     ${shown.task}`);
   if (shown.tenant !== undefined) output.out(`tenant   ${shown.tenant}`);
   if (shown.usage !== undefined || shown.cost !== undefined) output.out(costLine(shown));
+  if (session !== undefined) {
+    const runs = `${session.runs} run${session.runs === 1 ? '' : 's'}`;
+    output.out(
+      `session  ${session.sessionId} · cost ${formatUsd(session.totalUsd)} over ${runs} (keel sessions show ${session.sessionId})`,
+    );
+  }
   if (shown.parentRunId !== undefined) output.out(`parent   ${shown.parentRunId}`);
   if (isWaiting({ status: run.status, error: shown.error })) {
     for (const line of waitingLines(run.runId, shown.pending, shown.error?.message, output)) output.out(line);
@@ -151,6 +160,22 @@ export async function showRun(
     );
   }
   return 0;
+}
+
+/**
+ * The session a run is on, with what the session's runs cost so far (see `sessionCost`): undefined for a run on no
+ * session, or on one the store no longer has.
+ */
+async function sessionTotalOf(
+  store: RunStore,
+  state: unknown,
+): Promise<{ sessionId: string; totalUsd: number; runs: number } | undefined> {
+  const sessionId = (state as { session?: { sessionId?: unknown } } | null)?.session?.sessionId;
+  if (typeof sessionId !== 'string') return undefined;
+  const session = await store.loadSession(sessionId);
+  if (session === undefined) return undefined;
+  const cost = await sessionCost(store, session);
+  return { sessionId, totalUsd: cost.totalUsd, runs: cost.runs.length };
 }
 
 /** Tokens and cost: `cost     $0.000420 (openai/gpt-4.1-mini $0.000420) · tokens in 900 out 40`. */

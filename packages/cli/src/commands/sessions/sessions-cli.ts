@@ -54,8 +54,9 @@ ${STORE_HELP}`,
 /** `keel sessions show <session-id>`. */
 export const sessionsShowCli: CommandEntry = {
   name: 'sessions show',
-  summary: "show a session's turns",
-  usage: `keel sessions show: a session's turns, what was said and which tools were called
+  summary: "show a session's turns and what its runs cost",
+  usage: `keel sessions show: a session's turns, what was said and which tools were called, and what the session's
+runs cost (the runs that appended its turns and the run holding it, added up, by model)
 
 usage: keel sessions show <session-id> [--json] [--store URL|PATH]
 

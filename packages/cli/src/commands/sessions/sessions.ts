@@ -1,5 +1,13 @@
-import { KeelError, type Message, type RunStore, type SessionRecord } from '@keel/core';
+import {
+  KeelError,
+  type Message,
+  type RunStore,
+  type SessionCost,
+  type SessionRecord,
+  sessionCost,
+} from '@keel/core';
 import { type Output, paint } from '../../output/output.js';
+import { formatUsd } from '../../output/render.js';
 
 /** `keel sessions list`: the most recently updated sessions first, at most `limit`. */
 export async function listSessions(
@@ -32,7 +40,10 @@ export async function listSessions(
   return 0;
 }
 
-/** `keel sessions show <id>`: a session's turns. */
+/**
+ * `keel sessions show <id>`: a session's turns, and what its runs cost (see `sessionCost`; `cost` in the JSON:
+ * `totalUsd`, `byModel`, `unpricedCalls`, `runs`).
+ */
 export async function showSession(
   store: RunStore,
   sessionId: string,
@@ -40,8 +51,10 @@ export async function showSession(
   output: Output,
 ): Promise<number> {
   const session = await loadOrFail(store, sessionId);
+  const cost = await sessionCost(store, session);
   if (json) {
-    output.out(JSON.stringify(session, null, 2));
+    const { sessionId: _sessionId, ...costFields } = cost;
+    output.out(JSON.stringify({ ...session, cost: costFields }, null, 2));
     return 0;
   }
   output.out(`${paint(output, 'bold', 'session')}  ${session.sessionId}`);
@@ -52,6 +65,7 @@ export async function showSession(
   output.out(
     `created  ${new Date(session.createdAtMs).toISOString()}   updated ${new Date(session.updatedAtMs).toISOString()}`,
   );
+  output.out(costLine(cost));
   session.turns.forEach((turn, index) => {
     output.out('');
     output.out(
@@ -90,6 +104,14 @@ export async function deleteSession(
   if (json) output.out(JSON.stringify({ sessionId, deleted }));
   else output.out(`Deleted session ${sessionId} (${session.version} turns; its runs stay in the store)`);
   return 0;
+}
+
+/** `cost     $0.004200 over 2 runs (openai/gpt-4.1 $0.0040, openai/gpt-4.1-mini $0.000200)`. */
+function costLine(cost: SessionCost): string {
+  const models = Object.entries(cost.byModel).map(([model, usd]) => `${model} ${formatUsd(usd)}`);
+  const runs = `${cost.runs.length} run${cost.runs.length === 1 ? '' : 's'}`;
+  const unpriced = cost.unpricedCalls > 0 ? ` · ${cost.unpricedCalls} calls of models without a price` : '';
+  return `cost     ${formatUsd(cost.totalUsd)} over ${runs}${models.length > 0 ? ` (${models.join(', ')})` : ''}${unpriced}`;
 }
 
 async function loadOrFail(store: RunStore, sessionId: string): Promise<SessionRecord> {

@@ -75,6 +75,12 @@ describe('keel submit, keel worker, keel runs list', () => {
       code: 2,
       stderr: expect.stringContaining('limits.maxTurns'),
     });
+    expect(await keel('worker', 'desk.yaml', '--tenant-limit', 'acme=0')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        '--tenant-limit must be N or TENANT=N with N an integer of at least 1, not "acme=0"',
+      ),
+    });
     expect(await keel('worker', 'desk.yaml', '--policy-state', 'global')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--policy-state must be shared, closed or local, not "global"'),
@@ -83,7 +89,7 @@ describe('keel submit, keel worker, keel runs list', () => {
       code: 2,
       stderr: expect.stringContaining('keel worker --help'),
     });
-  }, 120_000); // eight keel processes, each a few seconds to start on a loaded machine
+  }, 150_000); // nine keel processes, each a few seconds to start on a loaded machine
 
   it('submits a run that is listed as queued, is taken and finished by a worker, which stops gracefully on SIGTERM', async () => {
     const submitted = await keel(

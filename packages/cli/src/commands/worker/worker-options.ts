@@ -7,7 +7,7 @@ export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as
 
 usage:
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N]
-              [--policy-state shared|local|closed] [--faults SPEC] [--seed N] [--allow-host HOST]...
+              [--tenant-limit N] [--tenant-limit TENANT=N]... [--policy-state shared|local|closed] [--faults SPEC] [--seed N] [--allow-host HOST]...
               [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]... [--json] [--metrics-port N]
               [--otlp URL] [--log json]
 
@@ -27,6 +27,11 @@ options:
   --concurrency N   runs at once, per agent (default: 1)
   --lease-ttl-ms N  how long a run stays leased to a worker that stopped renewing it: a dead worker's runs are
                     taken again after about this long (default: 30000)
+  --tenant-limit N, --tenant-limit TENANT=N
+                    most runs of one tenant (keel submit --tenant) running at once across the fleet: N for every
+                    tenant, TENANT=N for one (repeatable; default: no limit). A run beyond it goes back to the queue
+                    for a second and is tried again; a dead worker's places come back after --lease-ttl-ms. Give
+                    every worker the same limits
   --policy-state shared|local|closed
                     where breakers and the retry budget live: shared through Redis, going on with each worker's own
                     state while Redis cannot be reached (shared, the default); shared, refusing model and tool calls
@@ -59,6 +64,7 @@ export const WORKER_OPTIONS = {
   redis: { type: 'string' },
   concurrency: { type: 'string' },
   'lease-ttl-ms': { type: 'string' },
+  'tenant-limit': { type: 'string', multiple: true },
   'policy-state': { type: 'string' },
   faults: { type: 'string' },
   seed: { type: 'string' },

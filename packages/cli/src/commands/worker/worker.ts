@@ -58,6 +58,7 @@ export async function workerCli(argv: readonly string[], context: WorkerContext)
     options.concurrency = integerArgument('--concurrency', values.concurrency, 1);
   if (values['lease-ttl-ms'] !== undefined)
     options.leaseTtlMs = integerArgument('--lease-ttl-ms', values['lease-ttl-ms'], 200);
+  if (values['tenant-limit'] !== undefined) options.tenantLimits = tenantLimitsOf(values['tenant-limit']);
   if (values['policy-state'] !== undefined) options.policyState = policyStateOf(values['policy-state']);
   if (values.faults !== undefined) options.faults = values.faults;
   if (values.seed !== undefined) options.seed = integerArgument('--seed', values.seed, 0);
@@ -78,6 +79,11 @@ export interface WorkerCommandOptions {
   concurrency?: number;
   /** The agents' lease TTL and the jobs' lock (`--lease-ttl-ms`): how soon a dead worker's runs are taken again. */
   leaseTtlMs?: number;
+  /**
+   * Most runs of one tenant at once across the fleet (`--tenant-limit N`, `--tenant-limit TENANT=N`): `@keel/worker`'s
+   * `tenants`, its places leased for `leaseTtlMs`. Defaults to no limit.
+   */
+  tenantLimits?: { maxConcurrentRuns: number; perTenant: Record<string, number> };
   /**
    * Where the agents' breakers and retry budget live (`--policy-state`): `shared` through the fleet's Redis, each
    * worker going on with its own state while Redis is unreachable; `closed`, shared, calls refused while Redis is
@@ -196,6 +202,15 @@ async function runAsWorker(
       stalledIntervalMs: Math.max(100, Math.floor(leaseTtlMs / 2)),
       sweepIntervalMs: Math.max(1_000, leaseTtlMs * 2),
       retryDelayMs: Math.min(5_000, leaseTtlMs),
+      ...(options.tenantLimits === undefined
+        ? {}
+        : {
+            tenants: {
+              ...options.tenantLimits,
+              leaseMs: leaseTtlMs,
+              retryDelayMs: Math.min(1_000, leaseTtlMs),
+            },
+          }),
       onEvent: (event) => {
         measure?.(event);
         printer.event(event);
@@ -241,4 +256,29 @@ function policiesOf(options: WorkerCommandOptions, printer: WorkerPrinter): Flee
   );
   policies.state.onRecovered(({ atMs, unavailableForMs }) => printer.policyStateBack(atMs, unavailableForMs));
   return policies;
+}
+
+/**
+ * `--tenant-limit` values: `N` for every tenant, `TENANT=N` for one; a tenant named with no `N` for the others has no
+ * limit but its own. Throws `config.invalid` for anything else.
+ */
+function tenantLimitsOf(values: readonly string[]): {
+  maxConcurrentRuns: number;
+  perTenant: Record<string, number>;
+} {
+  let maxConcurrentRuns = 2_147_483_647;
+  const perTenant: Record<string, number> = {};
+  for (const value of values) {
+    const match = /^(?:([A-Za-z0-9._:@-]{1,64})=)?(\d+)$/.exec(value);
+    const limit = match === null ? 0 : Number(match[2]);
+    if (match === null || !(limit >= 1)) {
+      throw new KeelError(
+        'config.invalid',
+        `--tenant-limit must be N or TENANT=N with N an integer of at least 1, not "${value}"`,
+      );
+    }
+    if (match[1] === undefined) maxConcurrentRuns = limit;
+    else perTenant[match[1]] = limit;
+  }
+  return { maxConcurrentRuns, perTenant };
 }

@@ -45,13 +45,14 @@ export async function callModelChain(run: RunContext): Promise<ModelResponse> {
   let reductions = 0;
   run.stepText.reset();
   for (;;) {
-    const slot = agent.models[state.modelIndex]!;
     let thrown: unknown;
     try {
-      return await callModel(run, slot);
+      return await callModel(run, agent.models[state.modelIndex]!);
     } catch (error) {
       thrown = error;
     }
+    // The step's model, or the cheaper one a budget moved it to (the budgets' rule 1).
+    const slot = agent.models[state.modelIndex]!;
     if (run.abort.aborted) throw run.abort.signal.reason;
     if (isControlSignal(thrown)) throw thrown;
     const error = presentableError(
@@ -102,15 +103,14 @@ function callModel(run: RunContext, slot: ModelSlot): Promise<ModelResponse> {
     // A continuation (Anthropic's pause_turn) is one more request the provider received.
     onContinuationRequest: () => countRequest(state.report, slot.key),
   };
-  const breaker = slot.breaker;
-  const send = (sent: StepRequest, context: PolicyContext) =>
-    breaker === undefined
-      ? attempt(run, slot, sent, context)
-      : breaker.execute((admitted) => attempt(run, slot, sent, admitted), context);
+  const send = (to: ModelSlot, sent: StepRequest, context: PolicyContext) =>
+    to.breaker === undefined
+      ? attempt(run, to, sent, context)
+      : to.breaker.execute((admitted) => attempt(run, to, sent, admitted), context);
   return modelRetryOf(run).execute(
     run.agent.governance.budgets === undefined && run.agent.governance.governor === undefined
-      ? (context) => send(request, context)
-      : (context) => budgetedAttempt(run, slot, request, (sent) => send(sent, context)),
+      ? (context) => send(slot, request, context)
+      : (context) => budgetedAttempt(run, request, (to, sent) => send(to, sent, context)),
     run.abort,
   );
 }

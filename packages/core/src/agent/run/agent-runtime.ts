@@ -1,5 +1,6 @@
 import type { KeelError } from '../../errors/keel-error.js';
 import type { Governance } from '../../governance/governance.js';
+import type { TenantGate } from '../../governance/tenant-limits.js';
 import type { BreakerTransition } from '../../policies/breaker/breaker-store.js';
 import type { CircuitBreaker } from '../../policies/circuit-breaker.js';
 import type { Clock } from '../../policies/clock.js';
@@ -145,6 +146,8 @@ export interface AgentRuntime {
     readonly recovery: boolean;
   };
   readonly checkpoint: CheckpointHook | undefined;
+  /** Places of each tenant's runs (`tenants`); undefined when the agent limits none. */
+  readonly tenants: TenantGate | undefined;
   /** The run store and how runs use it; undefined when runs are not durable. */
   readonly durability: DurabilitySettings | undefined;
   /** Prices and budgets (`prices`, `budgets`). */

@@ -1,0 +1,60 @@
+import type { RunStore, SessionRecord } from '../spec/run-store.js';
+import type { RunCost } from './run-cost.js';
+
+/** What the runs of one session cost: their reports' `cost`, added up (see {@link sessionCost}). */
+export interface SessionCost {
+  readonly sessionId: string;
+  /** US dollars over the session's runs. */
+  readonly totalUsd: number;
+  /** US dollars by `provider/model`, over the session's runs. */
+  readonly byModel: Readonly<Record<string, number>>;
+  /** Answered calls of models without a price, over the session's runs: they count 0 above. */
+  readonly unpricedCalls: number;
+  /** Each run counted, in the order of the session's turns (the run holding the session last), with its cost. */
+  readonly runs: readonly { readonly runId: string; readonly totalUsd: number }[];
+}
+
+/**
+ * The cost of a session's runs, read from the store when asked (a run's report holds only its own cost; a session's
+ * total would be stale in it as soon as the next run spent): the runs that appended the session's turns, and the run
+ * holding it now. A run on the session that ended without appending a turn (failed, cancelled) is not found by it:
+ * the store does not list runs by session. A run the store no longer has, or one queued, counts 0.
+ *
+ * @example
+ *   const cost = await sessionCost(store, 'support-42'); // { totalUsd, byModel, unpricedCalls, runs }
+ */
+export async function sessionCost(
+  store: Pick<RunStore, 'loadRun'>,
+  session: Pick<SessionRecord, 'sessionId' | 'turns' | 'activeRunId'>,
+): Promise<SessionCost> {
+  const runIds = [...new Set([...session.turns.map((turn) => turn.runId), session.activeRunId])].filter(
+    (runId): runId is string => runId !== undefined,
+  );
+  const records = await Promise.all(runIds.map((runId) => store.loadRun(runId)));
+  const byModel: Record<string, number> = {};
+  let totalUsd = 0;
+  let unpricedCalls = 0;
+  const runs = runIds.map((runId, index) => {
+    const cost = costOf(records[index]?.state);
+    if (cost === undefined) return { runId, totalUsd: 0 };
+    totalUsd += cost.totalUsd;
+    unpricedCalls += cost.unpricedCalls;
+    for (const [model, usd] of Object.entries(cost.byModel)) byModel[model] = (byModel[model] ?? 0) + usd;
+    return { runId, totalUsd: cost.totalUsd };
+  });
+  return { sessionId: session.sessionId, totalUsd, byModel, unpricedCalls, runs };
+}
+
+/** A stored state's `report.cost`, if it has a well-formed one. */
+function costOf(state: unknown): RunCost | undefined {
+  const cost = (state as { report?: { cost?: Partial<RunCost> } } | null | undefined)?.report?.cost;
+  if (typeof cost?.totalUsd !== 'number' || typeof cost.byModel !== 'object' || cost.byModel === null)
+    return undefined;
+  const byModel: Record<string, number> = {};
+  for (const [model, usd] of Object.entries(cost.byModel)) if (typeof usd === 'number') byModel[model] = usd;
+  return {
+    totalUsd: cost.totalUsd,
+    byModel,
+    unpricedCalls: typeof cost.unpricedCalls === 'number' ? cost.unpricedCalls : 0,
+  };
+}
