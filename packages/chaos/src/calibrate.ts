@@ -20,20 +20,33 @@ const CALIBRATION: ChaosScenario = {
   goals: [],
 };
 
+/** The fault-free run of nested scenarios: a parent agent calling a child agent as a tool, nothing failing. */
+const NESTED_CALIBRATION: ChaosScenario = { ...CALIBRATION, child: {} };
+
 /**
- * Runs `task` once through `subject` on a server without faults, to learn what a run needs when nothing fails.
- * Throws a `config.invalid` KeelError when that run does not complete: the suite would measure nothing.
+ * Runs `task` once through `subject` on a server without faults, to learn what a run needs when nothing fails;
+ * `nested` runs it as nested scenarios do (a parent agent calling a child agent as a tool). Throws a `config.invalid`
+ * KeelError when that run does not complete: the suite would measure nothing.
  */
 export async function calibrate(
   subject: ChaosSubject,
   task: string,
   seed: number,
   capMs: number,
+  nested = false,
 ): Promise<Calibration> {
   const directory = await mkdtemp(join(tmpdir(), 'keel-chaos-calibration-'));
-  const { server, models } = await startScenarioServer(CALIBRATION, subject, undefined, seed);
+  const scenario = nested ? NESTED_CALIBRATION : CALIBRATION;
+  const { server, models, childModels } = await startScenarioServer(scenario, subject, undefined, seed);
   try {
-    const spec = { scenario: CALIBRATION.name, baseUrl: server.url, models, directory, seed };
+    const spec = {
+      scenario: CALIBRATION.name,
+      baseUrl: server.url,
+      models,
+      directory,
+      seed,
+      ...(childModels === undefined ? {} : { childModels }),
+    };
     const prepared = await subject.prepare(environmentOf(spec));
     const started = Date.now();
     const ended = await withCap(
@@ -51,7 +64,8 @@ export async function calibrate(
               (ended.ending.message === undefined ? '' : `: ${ended.ending.message}`);
       throw new KeelError(
         'config.invalid',
-        `${subject.name} does not complete the task on a provider without faults: its run ${what}`,
+        `${subject.name} does not complete the task on a provider without faults${nested ? ' (nested)' : ''}: ` +
+          `its run ${what}`,
         {
           guidance:
             'The chaos suite measures every scenario against a fault-free run of the same task; check the agent ' +

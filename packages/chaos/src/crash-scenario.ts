@@ -137,6 +137,8 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
       models: scenarioServer.models,
       directory,
       seed,
+      ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
+      ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
     };
     const runIds = Array.from({ length: run.runs }, (_, index) => runIdOf(scenario.name, seed, index));
     const startedAtMs = Date.now();

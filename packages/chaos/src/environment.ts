@@ -15,6 +15,8 @@ export interface EnvironmentSpec {
   readonly toolFaults?: ToolFaults;
   /** Whether the subject runs streamed. Defaults to false. */
   readonly stream?: boolean;
+  /** The child agent's models in a nested scenario. Defaults to none: one agent. */
+  readonly childModels?: readonly ChaosModel[];
 }
 
 /** The effect ledger of an environment: one file in its directory, shared by its workers. */
@@ -35,6 +37,7 @@ export function environmentOf(
     models: spec.models,
     directory: spec.directory,
     stream: spec.stream === true,
+    ...(spec.childModels === undefined ? {} : { child: { models: spec.childModels } }),
     instrumentTools: (tools) =>
       instrumentTools(tools, {
         faults: spec.toolFaults,

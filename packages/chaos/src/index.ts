@@ -37,7 +37,13 @@ export {
 } from './scenario.js';
 export { checkScenario } from './scenario-check.js';
 export { loadScenarios } from './scenario-module.js';
-export { type Calibration, fallbackName, scenarioSchedule } from './scenario-server.js';
+export {
+  CHILD_MODEL,
+  type Calibration,
+  childFallbackName,
+  fallbackName,
+  scenarioSchedule,
+} from './scenario-server.js';
 export { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
 export {
   formatPercent,
@@ -53,16 +59,17 @@ export {
   scorecardOf,
   type WindowSample,
 } from './scorecard.js';
-export { drawAt, runIdOf, seedOf } from './seeds.js';
+export { chaosRunOf, drawAt, runIdOf, seedOf } from './seeds.js';
 export { percentile, ratio } from './statistics.js';
-export type {
-  BreakerMoveRecord,
-  ChaosEnvironment,
-  ChaosModel,
-  ChaosSubject,
-  CreateChaosSubject,
-  PreparedSubject,
-  RunEnding,
+export {
+  type BreakerMoveRecord,
+  CHILD_TOOL,
+  type ChaosEnvironment,
+  type ChaosModel,
+  type ChaosSubject,
+  type CreateChaosSubject,
+  type PreparedSubject,
+  type RunEnding,
 } from './subject.js';
 export { type Timeline, timelineOf } from './timeline.js';
 export { instrumentTools, type ToolFault, type ToolInstrumentation, toolFaultAt } from './tool-faults.js';

@@ -7,7 +7,7 @@ import type { ChaosScenario, GoalName } from './scenario.js';
 import { checkScenario } from './scenario-check.js';
 import type { Calibration } from './scenario-server.js';
 import { selectScenarios } from './scenarios.js';
-import { type Scorecard, scorecardOf } from './scorecard.js';
+import { type ScenarioObservation, type Scorecard, scorecardOf } from './scorecard.js';
 import type { ChaosSubject } from './subject.js';
 
 /** Options of {@link runChaos}. */
@@ -42,7 +42,12 @@ export interface ChaosReport {
   /** When the suite started (ISO 8601) and how long it took, in milliseconds. */
   readonly startedAt: string;
   readonly durationMs: number;
-  readonly subjects: readonly { readonly name: string; readonly calibration: Calibration }[];
+  readonly subjects: readonly {
+    readonly name: string;
+    readonly calibration: Calibration;
+    /** Its fault-free nested run (a parent calling a child agent), when a nested scenario ran and it nests. */
+    readonly nestedCalibration?: Calibration;
+  }[];
   readonly scenarios: readonly {
     readonly name: string;
     readonly title: string;
@@ -125,9 +130,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       message: `two scenarios share a name (${scenarioNames.join(', ')})`,
     });
   const started = Date.now();
-  const calibrations: { name: string; calibration: Calibration }[] = [];
+  const calibrations: { name: string; calibration: Calibration; nestedCalibration?: Calibration }[] = [];
+  const nested = scenarios.some((scenario) => scenario.child !== undefined);
   for (const subject of subjects) {
-    calibrations.push({ name: subject.name, calibration: await calibrate(subject, task, seed, capMs) });
+    const calibration = await calibrate(subject, task, seed, capMs);
+    calibrations.push(
+      nested && subject.nests === true
+        ? {
+            name: subject.name,
+            calibration,
+            nestedCalibration: await calibrate(subject, task, seed, capMs, true),
+          }
+        : { name: subject.name, calibration },
+    );
   }
   const scorecards: Scorecard[] = [];
   const { signal } = options;
@@ -139,10 +154,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   for (const scenario of scenarios) {
     for (const [index, subject] of subjects.entries()) {
       stopIfCancelled();
+      const calibrated = calibrations[index]!;
+      if (scenario.child !== undefined && calibrated.nestedCalibration === undefined) {
+        const scorecard = scorecardOf(cannotNest(scenario, subject, calibrated.calibration));
+        scorecards.push(scorecard);
+        options.onScorecard?.(scorecard);
+        continue;
+      }
       const run = {
         subject,
         scenario,
-        calibration: calibrations[index]!.calibration,
+        calibration:
+          scenario.child === undefined ? calibrated.calibration : calibrated.nestedCalibration!,
         runs,
         seed,
         task,
@@ -166,5 +189,27 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     subjects: calibrations,
     scenarios: scenarios.map(({ name, title, description, goals }) => ({ name, title, description, goals })),
     scorecards,
+  };
+}
+
+/** A nested scenario for a subject that cannot nest: skipped, its numbers empty. */
+function cannotNest(
+  scenario: ChaosScenario,
+  subject: ChaosSubject,
+  calibration: Calibration,
+): ScenarioObservation {
+  const now = Date.now();
+  return {
+    scenario,
+    subject: subject.name,
+    startedAtMs: now,
+    finishedAtMs: now,
+    runs: [],
+    requests: [],
+    effects: [],
+    breakerMoves: [],
+    windows: [],
+    requestsPerCleanRun: calibration.requestsPerRun,
+    skipped: 'the subject cannot run a child agent as a tool',
   };
 }

@@ -8,6 +8,7 @@ const SCENARIO_KEYS = Object.keys({
   description: true,
   primary: true,
   fallbacks: true,
+  child: true,
   fallbacksOffered: true,
   tightContextWindow: true,
   tools: true,
@@ -123,6 +124,7 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
   }
   if (value.primary !== undefined) checkModelFaults(value.primary, `${at}: primary`);
   if (value.fallbacks !== undefined) checkModelFaults(value.fallbacks, `${at}: fallbacks`);
+  if (value.child !== undefined) checkModelFaults(value.child, `${at}: child`);
   if (value.tools !== undefined) checkToolFaults(value.tools, `${at}: tools`);
   return Object.freeze({ ...value }) as unknown as ChaosScenario;
 }
