@@ -1,5 +1,5 @@
 import type { AgentFile } from '@keel/agent-file';
-import type { ChaosSubject, RunEnding } from '@keel/chaos';
+import { CHILD_TOOL, type ChaosSubject, type RunEnding } from '@keel/chaos';
 import {
   Agent,
   AgentsError,
@@ -18,6 +18,11 @@ import { peerTools, toolContext } from './peer-tools.js';
  * simulated server, through `OpenAIChatCompletionsModel` (the simulated server speaks Chat Completions, not the
  * Responses API the SDK uses by default). Tracing is switched off: its exporter would post spans to OpenAI, which
  * cannot be reached here. No fallback: the SDK has none.
+ *
+ * In a nested scenario the agent of the file is the child, on the child's model, and the parent is an agent with the
+ * same instructions whose one tool is `child.asTool({ toolName, toolDescription })`, as the SDK's documentation
+ * composes agents; errors of the child reach the parent's model through the SDK's default tool error function (a
+ * sentence with the error's text). The SDK runs the child inside the tool call: nothing of it is stored.
  */
 export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worker']): ChaosSubject {
   const maxTurns = file.limits.maxTurns ?? 20;
@@ -26,16 +31,21 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
     name: 'openai-agents',
     fallbacks: 0,
     ...(worker === undefined ? {} : { worker }),
+    nests: true,
     async prepare(environment) {
       const client = new OpenAI({ baseURL: environment.baseUrl, apiKey: 'simulated' });
       const model = new OpenAIChatCompletionsModel(client, environment.models[0]!.name);
+      const childModel =
+        environment.child === undefined
+          ? undefined
+          : new OpenAIChatCompletionsModel(client, environment.child.models[0]!.name);
       const keelTools = peerTools(file, environment);
       return {
         async run({ runId, task, signal }): Promise<RunEnding> {
-          const agent = new Agent({
-            name: file.name,
+          const worker = new Agent({
+            name: childModel === undefined ? file.name : CHILD_TOOL.name,
             ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
-            model,
+            model: childModel ?? model,
             tools: keelTools.map((keelTool) =>
               tool({
                 name: keelTool.name,
@@ -50,6 +60,17 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
               }),
             ),
           });
+          const agent =
+            childModel === undefined
+              ? worker
+              : new Agent({
+                  name: file.name,
+                  ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
+                  model,
+                  tools: [
+                    worker.asTool({ toolName: CHILD_TOOL.name, toolDescription: CHILD_TOOL.description }),
+                  ],
+                });
           try {
             let output: unknown;
             if (environment.stream === true) {

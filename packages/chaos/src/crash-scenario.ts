@@ -7,7 +7,7 @@ import { KeelError } from '@keel/core';
 import { answerCheck } from './answer-check.js';
 import { type EnvironmentSpec, ledgerOf } from './environment.js';
 import { requireTools, sampleOf } from './run-sample.js';
-import type { ScenarioRun } from './run-scenario.js';
+import { childErrorsOf, type ScenarioRun } from './run-scenario.js';
 import { requestSamples, startScenarioServer } from './scenario-server.js';
 import type { RunSample, ScenarioObservation } from './scorecard.js';
 import { drawAt, runIdOf } from './seeds.js';
@@ -213,6 +213,7 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
       finishedAtMs: Date.now(),
       runs: requireTools(runs, effects, calibration.tools),
       requests: requestSamples(scenarioServer.server),
+      ...childErrorsOf(scenario, scenarioServer),
       effects,
       breakerMoves: moves,
       windows,

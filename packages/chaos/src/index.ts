@@ -1,6 +1,7 @@
 // The public surface of @keel/chaos. Every name is exported explicitly: adding one here makes it public API.
 
 export { answerCheck } from './answer-check.js';
+export { type ChildErrorsSeen, childErrorsSeen } from './child-errors.js';
 export { type KillPlan, killPlan } from './crash-scenario.js';
 export {
   canonicalJson,
@@ -8,6 +9,7 @@ export {
   duplicateEffects,
   EffectLedger,
   type EffectRecord,
+  effectsThatHappened,
 } from './effect-ledger.js';
 export {
   type BuiltKeelAgent,

@@ -51,6 +51,8 @@ export function rowOf(card: Scorecard): Record<string, string> {
     p99: formatDuration(card.durationMs.p99),
     'dup effects': skipped ? '-' : String(card.duplicateSideEffects),
     'untyped/hung': skipped ? '-' : `${card.untyped}/${card.hung}`,
+    'child errors typed/untyped':
+      card.childErrors === null ? '-' : `${card.childErrors.typed}/${card.childErrors.untyped}`,
     failures: skipped ? (card.skipped ?? '') : topFailures(card),
     goals: goalSummary(card),
   };
@@ -91,6 +93,8 @@ export function renderTable(report: ChaosReport): string {
     'p99',
     'dup effects',
     'untyped/hung',
+    // Nested scenarios only: how the child's failures reached the parent's model.
+    ...(report.scorecards.some((card) => card.childErrors !== null) ? ['child errors typed/untyped'] : []),
     'failures',
     'goals',
   ];
@@ -112,7 +116,11 @@ export function renderTable(report: ChaosReport): string {
     const { calibration } = subject;
     lines.push(
       `${subject.name}: a fault-free run takes ${calibration.requestsPerRun} requests and ` +
-        `${calibration.effectsPerRun} tool calls (the minimum is counted from it)`,
+        `${calibration.effectsPerRun} tool calls (the minimum is counted from it)` +
+        (subject.nestedCalibration === undefined
+          ? ''
+          : `; nested, ${subject.nestedCalibration.requestsPerRun} requests and ` +
+            `${subject.nestedCalibration.effectsPerRun} tool calls`),
     );
   }
   const idle = report.scorecards.flatMap((card) =>

@@ -101,18 +101,17 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
         : {
             reconcile: async (input: unknown, context: ReconcileContext) => {
               const found = await original.reconcile!(input, context);
-              // The tool found no effect under this key: its executions that never completed had none.
-              if (found.happened === false) {
-                instrumentation.ledger.record({
-                  phase: 'absent',
-                  runId: '',
-                  tool: original.name,
-                  key: '',
-                  idempotent: original.idempotent,
-                  idempotencyKey: context.idempotencyKey,
-                  atMs: Date.now(),
-                });
-              }
+              // The tool found no effect under this key: its executions that never completed had none. Or it found
+              // one: an execution killed before it recorded its end had completed it.
+              instrumentation.ledger.record({
+                phase: found.happened ? 'found' : 'absent',
+                runId: '',
+                tool: original.name,
+                key: '',
+                idempotent: original.idempotent,
+                idempotencyKey: context.idempotencyKey,
+                atMs: Date.now(),
+              });
               return found;
             },
           }),
