@@ -213,6 +213,8 @@ describe('selectScenarios', () => {
       'tool-hang',
       'tool-timeout-recall',
       'crash',
+      'nested',
+      'nested-crash',
     ]);
     for (const entry of SCENARIOS) {
       expect(entry.goals, entry.name).toContain('typed');
