@@ -5,6 +5,7 @@
 import { agent, constant, tool } from '@keel/core';
 import { describe, expect, it } from 'vitest';
 import { childErrorsSeen } from './child-errors.js';
+import { type EffectRecord, effectsThatHappened } from './effect-ledger.js';
 import { keelSubject } from './keel-subject.js';
 import { renderTable } from './render-table.js';
 import { runChaos } from './run-chaos.js';
@@ -137,5 +138,21 @@ describe('the nested scenarios', () => {
   it("counts a child run's effects in the chaos run that started it", () => {
     expect(chaosRunOf('chaos-nested-1-4')).toBe('chaos-nested-1-4');
     expect(chaosRunOf('chaos-nested-1-4:1:0/travel_desk')).toBe('chaos-nested-1-4');
+  });
+
+  it("counts an effect a killed execution left unrecorded once the tool's reconcile found it", () => {
+    const effect = (phase: EffectRecord['phase'], idempotencyKey: string): EffectRecord => ({
+      phase,
+      runId: phase === 'found' ? '' : 'chaos-nested-crash-1-0',
+      tool: 'create_ticket',
+      key: '',
+      idempotent: false,
+      idempotencyKey,
+      atMs: 0,
+    });
+    const killed = effect('started', 'a');
+    const unfound = effect('started', 'b');
+    expect(effectsThatHappened([killed, unfound, effect('found', 'a')])).toEqual([killed]);
+    expect(effectsThatHappened([killed, effect('absent', 'a')])).toEqual([]);
   });
 });
