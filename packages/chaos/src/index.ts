@@ -40,8 +40,8 @@ export {
 export { checkScenario } from './scenario-check.js';
 export { loadScenarios } from './scenario-module.js';
 export {
-  CHILD_MODEL,
   type Calibration,
+  CHILD_MODEL,
   childFallbackName,
   fallbackName,
   scenarioSchedule,

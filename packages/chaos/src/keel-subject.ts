@@ -1,11 +1,4 @@
-import {
-  type Agent,
-  agentTool,
-  KeelError,
-  type ModelProvider,
-  type RunResult,
-  type Tool,
-} from '@keel/core';
+import { type Agent, agentTool, KeelError, type ModelProvider, type RunResult, type Tool } from '@keel/core';
 import { openaiCompatible } from '@keel/openai';
 import {
   type BreakerMoveRecord,

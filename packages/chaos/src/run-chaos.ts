@@ -164,8 +164,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const run = {
         subject,
         scenario,
-        calibration:
-          scenario.child === undefined ? calibrated.calibration : calibrated.nestedCalibration!,
+        calibration: scenario.child === undefined ? calibrated.calibration : calibrated.nestedCalibration!,
         runs,
         seed,
         task,
