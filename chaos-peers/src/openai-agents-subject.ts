@@ -3,6 +3,8 @@ import { CHILD_TOOL, type ChaosSubject, type RunEnding } from '@keel/chaos';
 import {
   Agent,
   AgentsError,
+  type HandoffInputData,
+  handoff,
   OpenAIChatCompletionsModel,
   run,
   setTracingDisabled,
@@ -22,7 +24,9 @@ import { peerTools, toolContext } from './peer-tools.js';
  * In a nested scenario the agent of the file is the child, on the child's model, and the parent is an agent with the
  * same instructions whose one tool is `child.asTool({ toolName, toolDescription })`, as the SDK's documentation
  * composes agents; errors of the child reach the parent's model through the SDK's default tool error function (a
- * sentence with the error's text). The SDK runs the child inside the tool call: nothing of it is stored.
+ * sentence with the error's text). The SDK runs the child inside the tool call: nothing of it is stored. In a handoff
+ * scenario the parent's `handoffs` hold `handoff(child, { toolNameOverride, toolDescriptionOverride, inputFilter })`,
+ * the filter dropping tool items as the SDK's own `removeAllTools` does, so the child reads the user's request.
  */
 export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worker']): ChaosSubject {
   const maxTurns = file.limits.maxTurns ?? 20;
@@ -32,6 +36,7 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
     fallbacks: 0,
     ...(worker === undefined ? {} : { worker }),
     nests: true,
+    handsOff: true,
     async prepare(environment) {
       const client = new OpenAI({ baseURL: environment.baseUrl, apiKey: 'simulated' });
       const model = new OpenAIChatCompletionsModel(client, environment.models[0]!.name);
@@ -67,9 +72,24 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
                   name: file.name,
                   ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
                   model,
-                  tools: [
-                    worker.asTool({ toolName: CHILD_TOOL.name, toolDescription: CHILD_TOOL.description }),
-                  ],
+                  ...(environment.child?.handoff === true
+                    ? {
+                        handoffs: [
+                          handoff(worker, {
+                            toolNameOverride: CHILD_TOOL.name,
+                            toolDescriptionOverride: CHILD_TOOL.description,
+                            inputFilter: withoutTools,
+                          }),
+                        ],
+                      }
+                    : {
+                        tools: [
+                          worker.asTool({
+                            toolName: CHILD_TOOL.name,
+                            toolDescription: CHILD_TOOL.description,
+                          }),
+                        ],
+                      }),
                 });
           try {
             let output: unknown;
@@ -97,6 +117,27 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
         close: async () => undefined,
       };
     },
+  };
+}
+
+/** The run items a handoff's filter keeps: messages (no tool calls, tool outputs or handoff items). */
+const KEPT_ITEMS = new Set(['message_output_item']);
+
+/**
+ * What the child is handed of the conversation: everything but tool items, as `removeAllTools` of
+ * `@openai/agents-core/extensions` filters it (that subpath is not re-exported by `@openai/agents`).
+ */
+function withoutTools(data: HandoffInputData): HandoffInputData {
+  return {
+    ...data,
+    inputHistory:
+      typeof data.inputHistory === 'string'
+        ? data.inputHistory
+        : data.inputHistory.filter(
+            (item) => item.type !== 'function_call' && item.type !== 'function_call_result',
+          ),
+    preHandoffItems: data.preHandoffItems.filter((item) => KEPT_ITEMS.has(item.type)),
+    newItems: data.newItems.filter((item) => KEPT_ITEMS.has(item.type)),
   };
 }
 

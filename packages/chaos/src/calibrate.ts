@@ -20,23 +20,35 @@ const CALIBRATION: ChaosScenario = {
   goals: [],
 };
 
-/** The fault-free run of nested scenarios: a parent agent calling a child agent as a tool, nothing failing. */
-const NESTED_CALIBRATION: ChaosScenario = { ...CALIBRATION, child: {} };
+/** How a calibration run is shaped: one agent, or a parent calling a child as a tool, or handing over to it. */
+export type CalibrationShape = 'single' | 'tool' | 'handoff';
+
+const SHAPES: Record<CalibrationShape, ChaosScenario> = {
+  single: CALIBRATION,
+  tool: { ...CALIBRATION, child: {} },
+  handoff: { ...CALIBRATION, child: {}, handoff: true },
+};
+
+/** The shape of `scenario`'s runs, which its calibration must have. */
+export function shapeOf(scenario: ChaosScenario): CalibrationShape {
+  if (scenario.child === undefined) return 'single';
+  return scenario.handoff === true ? 'handoff' : 'tool';
+}
 
 /**
  * Runs `task` once through `subject` on a server without faults, to learn what a run needs when nothing fails;
- * `nested` runs it as nested scenarios do (a parent agent calling a child agent as a tool). Throws a `config.invalid`
- * KeelError when that run does not complete: the suite would measure nothing.
+ * `shape` runs it as nested scenarios do (a parent agent calling a child agent as a tool, or handing over to it).
+ * Throws a `config.invalid` KeelError when that run does not complete: the suite would measure nothing.
  */
 export async function calibrate(
   subject: ChaosSubject,
   task: string,
   seed: number,
   capMs: number,
-  nested = false,
+  shape: CalibrationShape = 'single',
 ): Promise<Calibration> {
   const directory = await mkdtemp(join(tmpdir(), 'keel-chaos-calibration-'));
-  const scenario = nested ? NESTED_CALIBRATION : CALIBRATION;
+  const scenario = SHAPES[shape];
   const { server, models, childModels } = await startScenarioServer(scenario, subject, undefined, seed);
   try {
     const spec = {
@@ -46,6 +58,7 @@ export async function calibrate(
       directory,
       seed,
       ...(childModels === undefined ? {} : { childModels }),
+      ...(scenario.handoff === true ? { handoff: true } : {}),
     };
     const prepared = await subject.prepare(environmentOf(spec));
     const started = Date.now();
@@ -64,7 +77,8 @@ export async function calibrate(
               (ended.ending.message === undefined ? '' : `: ${ended.ending.message}`);
       throw new KeelError(
         'config.invalid',
-        `${subject.name} does not complete the task on a provider without faults${nested ? ' (nested)' : ''}: ` +
+        `${subject.name} does not complete the task on a provider without faults` +
+          `${shape === 'single' ? '' : ` (nested: ${shape})`}: ` +
           `its run ${what}`,
         {
           guidance:

@@ -139,6 +139,7 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
       seed,
       ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
       ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
+      ...(scenario.handoff === true ? { handoff: true } : {}),
     };
     const runIds = Array.from({ length: run.runs }, (_, index) => runIdOf(scenario.name, seed, index));
     const startedAtMs = Date.now();

@@ -1,4 +1,12 @@
-import { type Agent, agentTool, KeelError, type ModelProvider, type RunResult, type Tool } from '@keel/core';
+import {
+  type Agent,
+  agentTool,
+  handoff,
+  KeelError,
+  type ModelProvider,
+  type RunResult,
+  type Tool,
+} from '@keel/core';
 import { openaiCompatible } from '@keel/openai';
 import {
   type BreakerMoveRecord,
@@ -18,7 +26,8 @@ export interface KeelAgentParts {
   readonly environment: ChaosEnvironment;
   /**
    * Set when the parent of a nested scenario is built: the agent tool that runs the child (`agentTool(child,
-   * CHILD_TOOL)`); give the agent this one tool instead of its own. Defaults to none.
+   * CHILD_TOOL)`), or in a handoff scenario the handoff to it (`handoff(child, CHILD_TOOL)`, a tool too); give the
+   * agent this one tool instead of its own. Defaults to none.
    */
   readonly childTool?: Tool;
 }
@@ -80,6 +89,7 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
     fallbacks,
     ...(options.worker === undefined ? {} : { worker: options.worker }),
     nests: true,
+    handsOff: true,
     async prepare(environment): Promise<PreparedSubject> {
       const models = providersOf(environment, environment.models);
       const child =
@@ -92,10 +102,10 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
           : await options.build({
               models,
               environment,
-              childTool: agentTool(child.agent, {
-                name: CHILD_TOOL.name,
-                description: CHILD_TOOL.description,
-              }),
+              childTool:
+                environment.child?.handoff === true
+                  ? handoff(child.agent, { name: CHILD_TOOL.name, description: CHILD_TOOL.description })
+                  : agentTool(child.agent, { name: CHILD_TOOL.name, description: CHILD_TOOL.description }),
             });
       return {
         run: async ({ runId, task, signal }) =>

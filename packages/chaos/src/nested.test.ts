@@ -92,6 +92,22 @@ describe('the nested scenarios', () => {
     expect(renderTable(report)).toMatch(/child errors typed\/untyped/);
   }, 60_000);
 
+  it('runs keel with a handoff to the child: the child answers, through its faults, nothing runs twice', async () => {
+    const report = await runChaos({
+      subjects: [keel(6)],
+      task: TASK,
+      scenarios: ['nested-handoff'],
+      runs: 6,
+      seed: 3,
+    });
+    // The parent's request (it hands over), then the child's two: the child's answer is the run's.
+    expect(report.subjects[0]).toMatchObject({ handoffCalibration: { requestsPerRun: 3, effectsPerRun: 2 } });
+    const [card] = report.scorecards;
+    expect(card).toMatchObject({ scenario: 'nested-handoff', runs: 6, completed: 6, untyped: 0, hung: 0 });
+    expect(card!.duplicateSideEffects).toBe(0);
+    expect(card!.requests.byModel['sim-primary']).toBe(6);
+  }, 60_000);
+
   it("gives the parent's model a child that fails as a typed tool error, and every run ends typed", async () => {
     // One attempt per request: at most 9 requests reach the child's model, below the 10 failures that open its
     // breaker (a run waiting for an open breaker's probe would outlast the test).

@@ -120,7 +120,11 @@ export function renderTable(report: ChaosReport): string {
         (subject.nestedCalibration === undefined
           ? ''
           : `; nested, ${subject.nestedCalibration.requestsPerRun} requests and ` +
-            `${subject.nestedCalibration.effectsPerRun} tool calls`),
+            `${subject.nestedCalibration.effectsPerRun} tool calls`) +
+        (subject.handoffCalibration === undefined
+          ? ''
+          : `; with a handoff, ${subject.handoffCalibration.requestsPerRun} requests and ` +
+            `${subject.handoffCalibration.effectsPerRun} tool calls`),
     );
   }
   const idle = report.scorecards.flatMap((card) =>

@@ -1,6 +1,6 @@
 import { KeelError } from '@keel/core';
 import { rejectUnknownOptions, throwOptionError } from '@keel/core/adapter';
-import { calibrate } from './calibrate.js';
+import { calibrate, shapeOf } from './calibrate.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { runScenario } from './run-scenario.js';
 import type { ChaosScenario, GoalName } from './scenario.js';
@@ -47,6 +47,8 @@ export interface ChaosReport {
     readonly calibration: Calibration;
     /** Its fault-free nested run (a parent calling a child agent), when a nested scenario ran and it nests. */
     readonly nestedCalibration?: Calibration;
+    /** Its fault-free run with a handoff to a child agent, when a handoff scenario ran and it hands over. */
+    readonly handoffCalibration?: Calibration;
   }[];
   readonly scenarios: readonly {
     readonly name: string;
@@ -130,19 +132,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       message: `two scenarios share a name (${scenarioNames.join(', ')})`,
     });
   const started = Date.now();
-  const calibrations: { name: string; calibration: Calibration; nestedCalibration?: Calibration }[] = [];
-  const nested = scenarios.some((scenario) => scenario.child !== undefined);
+  const calibrations: ChaosReport['subjects'][number][] = [];
+  const shapes = new Set(scenarios.map(shapeOf));
   for (const subject of subjects) {
     const calibration = await calibrate(subject, task, seed, capMs);
-    calibrations.push(
-      nested && subject.nests === true
-        ? {
-            name: subject.name,
-            calibration,
-            nestedCalibration: await calibrate(subject, task, seed, capMs, true),
-          }
-        : { name: subject.name, calibration },
-    );
+    const nested =
+      shapes.has('tool') && subject.nests === true
+        ? { nestedCalibration: await calibrate(subject, task, seed, capMs, 'tool') }
+        : {};
+    const handoff =
+      shapes.has('handoff') && subject.handsOff === true
+        ? { handoffCalibration: await calibrate(subject, task, seed, capMs, 'handoff') }
+        : {};
+    calibrations.push({ name: subject.name, calibration, ...nested, ...handoff });
   }
   const scorecards: Scorecard[] = [];
   const { signal } = options;
@@ -155,7 +157,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const [index, subject] of subjects.entries()) {
       stopIfCancelled();
       const calibrated = calibrations[index]!;
-      if (scenario.child !== undefined && calibrated.nestedCalibration === undefined) {
+      const shape = shapeOf(scenario);
+      const calibration =
+        shape === 'single'
+          ? calibrated.calibration
+          : shape === 'tool'
+            ? calibrated.nestedCalibration
+            : calibrated.handoffCalibration;
+      if (calibration === undefined) {
         const scorecard = scorecardOf(cannotNest(scenario, subject, calibrated.calibration));
         scorecards.push(scorecard);
         options.onScorecard?.(scorecard);
@@ -164,7 +173,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const run = {
         subject,
         scenario,
-        calibration: scenario.child === undefined ? calibrated.calibration : calibrated.nestedCalibration!,
+        calibration,
         runs,
         seed,
         task,
@@ -191,7 +200,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
 }
 
-/** A nested scenario for a subject that cannot nest: skipped, its numbers empty. */
+/** A nested scenario for a subject that cannot nest (or hand over): skipped, its numbers empty. */
 function cannotNest(
   scenario: ChaosScenario,
   subject: ChaosSubject,
@@ -209,6 +218,9 @@ function cannotNest(
     breakerMoves: [],
     windows: [],
     requestsPerCleanRun: calibration.requestsPerRun,
-    skipped: 'the subject cannot run a child agent as a tool',
+    skipped:
+      scenario.handoff === true
+        ? 'the subject cannot hand the conversation over to a child agent'
+        : 'the subject cannot run a child agent as a tool',
   };
 }

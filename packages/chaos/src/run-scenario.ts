@@ -58,6 +58,7 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
       ...(scenario.stream === true ? { stream: true } : {}),
       ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
+      ...(scenario.handoff === true ? { handoff: true } : {}),
     };
     prepared = await subject.prepare(environmentOf(spec));
     // How late the shared event loop runs under the load: a request admitted before a breaker opened reaches the

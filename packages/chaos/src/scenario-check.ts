@@ -9,6 +9,7 @@ const SCENARIO_KEYS = Object.keys({
   primary: true,
   fallbacks: true,
   child: true,
+  handoff: true,
   fallbacksOffered: true,
   tightContextWindow: true,
   tools: true,
@@ -89,6 +90,7 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
     'recallFailedCalls',
     'crash',
     'stream',
+    'handoff',
   ] as const) {
     if (value[field] !== undefined && typeof value[field] !== 'boolean')
       throwOptionError({

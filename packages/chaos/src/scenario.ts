@@ -73,6 +73,12 @@ export interface ChaosScenario {
    * agent.
    */
   readonly child?: ModelFaults;
+  /**
+   * In a nested scenario, the parent hands the conversation over to the child (keel: a `handoff`; the OpenAI Agents
+   * SDK: `handoffs`), which then answers, instead of calling it as a tool. Subjects that cannot hand over skip the
+   * scenario. Defaults to false.
+   */
+  readonly handoff?: boolean;
   /** Whether the subject gets its fallback models. Defaults to true. */
   readonly fallbacksOffered?: boolean;
   /**

@@ -215,6 +215,7 @@ describe('selectScenarios', () => {
       'crash',
       'nested',
       'nested-crash',
+      'nested-handoff',
     ]);
     for (const entry of SCENARIOS) {
       expect(entry.goals, entry.name).toContain('typed');

@@ -24,7 +24,11 @@ export interface ChaosEnvironment {
    * tools. The tool's name and description are {@link CHILD_TOOL}'s, so that every subject's parent meets the same
    * tool. Defaults to none: one agent.
    */
-  readonly child?: { readonly models: readonly ChaosModel[] };
+  readonly child?: {
+    readonly models: readonly ChaosModel[];
+    /** Whether the parent hands the conversation over to the child instead (see `ChaosScenario.handoff`). */
+    readonly handoff: boolean;
+  };
   /** A scratch directory of this scenario's own (stores, outboxes), removed afterwards. */
   readonly directory: string;
   /**
@@ -35,9 +39,9 @@ export interface ChaosEnvironment {
 }
 
 /**
- * The child agent's tool in nested scenarios, as every subject's parent offers it: its name, and a description whose
- * words make the simulated model hand it the task (`{ prompt }` for keel's `agentTool`, `{ input }` for the OpenAI
- * Agents SDK's `asTool`: the model passes the task itself either way).
+ * The child agent's tool in nested scenarios (or its handoff), as every subject's parent offers it: its name, and a
+ * description whose words make the simulated model hand it the task (`{ prompt }` for keel's `agentTool`, `{ input }`
+ * for the OpenAI Agents SDK's `asTool`: the model passes the task itself either way).
  */
 export const CHILD_TOOL = Object.freeze({
   name: 'travel_desk',
@@ -101,6 +105,11 @@ export interface ChaosSubject {
    * `ChaosEnvironment.child`). Defaults to false: those scenarios are skipped for it.
    */
   readonly nests?: boolean;
+  /**
+   * Whether the subject can run nested scenarios with a handoff (`ChaosScenario.handoff`: the parent hands the
+   * conversation over to the child). Defaults to false: those scenarios are skipped for it.
+   */
+  readonly handsOff?: boolean;
   /** Sets the subject up against one scenario's server. */
   prepare(environment: ChaosEnvironment): Promise<PreparedSubject>;
 }
