@@ -1,6 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import type { AgentFile } from '@keel/agent-file';
-import type { ChaosSubject, RunEnding } from '@keel/chaos';
+import { CHILD_TOOL, type ChaosSubject, type RunEnding } from '@keel/chaos';
 import {
   AISDKError,
   APICallError,
@@ -20,6 +20,10 @@ import { peerTools, toolContext } from './peer-tools.js';
  * (`stopWhen: stepCountIs(maxTurns)`: an agent loop), the default `maxRetries` (2), no timeout, over
  * `@ai-sdk/openai`'s Chat Completions model (`provider.chat`, since the simulated server speaks Chat Completions, not
  * the Responses API that `provider(model)` picks) pointed at the simulated server. No fallback: the SDK has none.
+ *
+ * In a nested scenario the parent's one tool runs the child as the AI SDK's documentation writes a subagent: a
+ * `tool()` whose `execute` calls `generateText` with the file's tools on the child's model and returns its text. A
+ * child that throws reaches the parent's model as the SDK's tool error (the error's message).
  */
 export function aiSdkSubject(file: AgentFile, worker: ChaosSubject['worker']): ChaosSubject {
   const maxTurns = file.limits.maxTurns ?? 20;
@@ -27,13 +31,16 @@ export function aiSdkSubject(file: AgentFile, worker: ChaosSubject['worker']): C
     name: 'ai-sdk',
     fallbacks: 0,
     ...(worker === undefined ? {} : { worker }),
+    nests: true,
     async prepare(environment) {
       const provider = createOpenAI({ baseURL: environment.baseUrl, apiKey: 'simulated' });
       const model = provider.chat(environment.models[0]!.name);
+      const childModel =
+        environment.child === undefined ? undefined : provider.chat(environment.child.models[0]!.name);
       const keelTools = peerTools(file, environment);
       return {
         async run({ runId, task, signal }): Promise<RunEnding> {
-          const tools = Object.fromEntries(
+          const fileTools = Object.fromEntries(
             keelTools.map((keelTool) => [
               keelTool.name,
               tool({
@@ -44,6 +51,31 @@ export function aiSdkSubject(file: AgentFile, worker: ChaosSubject['worker']): C
               }),
             ]),
           );
+          const tools =
+            childModel === undefined
+              ? fileTools
+              : {
+                  [CHILD_TOOL.name]: tool({
+                    description: CHILD_TOOL.description,
+                    inputSchema: jsonSchema<{ prompt: string }>({
+                      type: 'object',
+                      properties: { prompt: { type: 'string' } },
+                      required: ['prompt'],
+                      additionalProperties: false,
+                    }),
+                    execute: async ({ prompt }, { abortSignal }) => {
+                      const child = await generateText({
+                        model: childModel,
+                        ...(file.instructions === undefined ? {} : { system: file.instructions }),
+                        prompt,
+                        tools: fileTools,
+                        stopWhen: stepCountIs(maxTurns),
+                        ...(abortSignal === undefined ? {} : { abortSignal }),
+                      });
+                      return child.text;
+                    },
+                  }),
+                };
           try {
             const settings = {
               model,

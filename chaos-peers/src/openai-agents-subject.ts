@@ -1,8 +1,10 @@
 import type { AgentFile } from '@keel/agent-file';
-import type { ChaosSubject, RunEnding } from '@keel/chaos';
+import { CHILD_TOOL, type ChaosSubject, type RunEnding } from '@keel/chaos';
 import {
   Agent,
   AgentsError,
+  type HandoffInputData,
+  handoff,
   OpenAIChatCompletionsModel,
   run,
   setTracingDisabled,
@@ -18,6 +20,13 @@ import { peerTools, toolContext } from './peer-tools.js';
  * simulated server, through `OpenAIChatCompletionsModel` (the simulated server speaks Chat Completions, not the
  * Responses API the SDK uses by default). Tracing is switched off: its exporter would post spans to OpenAI, which
  * cannot be reached here. No fallback: the SDK has none.
+ *
+ * In a nested scenario the agent of the file is the child, on the child's model, and the parent is an agent with the
+ * same instructions whose one tool is `child.asTool({ toolName, toolDescription })`, as the SDK's documentation
+ * composes agents; errors of the child reach the parent's model through the SDK's default tool error function (a
+ * sentence with the error's text). The SDK runs the child inside the tool call: nothing of it is stored. In a handoff
+ * scenario the parent's `handoffs` hold `handoff(child, { toolNameOverride, toolDescriptionOverride, inputFilter })`,
+ * the filter dropping tool items as the SDK's own `removeAllTools` does, so the child reads the user's request.
  */
 export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worker']): ChaosSubject {
   const maxTurns = file.limits.maxTurns ?? 20;
@@ -26,16 +35,22 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
     name: 'openai-agents',
     fallbacks: 0,
     ...(worker === undefined ? {} : { worker }),
+    nests: true,
+    handsOff: true,
     async prepare(environment) {
       const client = new OpenAI({ baseURL: environment.baseUrl, apiKey: 'simulated' });
       const model = new OpenAIChatCompletionsModel(client, environment.models[0]!.name);
+      const childModel =
+        environment.child === undefined
+          ? undefined
+          : new OpenAIChatCompletionsModel(client, environment.child.models[0]!.name);
       const keelTools = peerTools(file, environment);
       return {
         async run({ runId, task, signal }): Promise<RunEnding> {
-          const agent = new Agent({
-            name: file.name,
+          const worker = new Agent({
+            name: childModel === undefined ? file.name : CHILD_TOOL.name,
             ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
-            model,
+            model: childModel ?? model,
             tools: keelTools.map((keelTool) =>
               tool({
                 name: keelTool.name,
@@ -50,6 +65,32 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
               }),
             ),
           });
+          const agent =
+            childModel === undefined
+              ? worker
+              : new Agent({
+                  name: file.name,
+                  ...(file.instructions === undefined ? {} : { instructions: file.instructions }),
+                  model,
+                  ...(environment.child?.handoff === true
+                    ? {
+                        handoffs: [
+                          handoff(worker, {
+                            toolNameOverride: CHILD_TOOL.name,
+                            toolDescriptionOverride: CHILD_TOOL.description,
+                            inputFilter: withoutTools,
+                          }),
+                        ],
+                      }
+                    : {
+                        tools: [
+                          worker.asTool({
+                            toolName: CHILD_TOOL.name,
+                            toolDescription: CHILD_TOOL.description,
+                          }),
+                        ],
+                      }),
+                });
           try {
             let output: unknown;
             if (environment.stream === true) {
@@ -76,6 +117,27 @@ export function openAIAgentsSubject(file: AgentFile, worker: ChaosSubject['worke
         close: async () => undefined,
       };
     },
+  };
+}
+
+/** The run items a handoff's filter keeps: messages (no tool calls, tool outputs or handoff items). */
+const KEPT_ITEMS = new Set(['message_output_item']);
+
+/**
+ * What the child is handed of the conversation: everything but tool items, as `removeAllTools` of
+ * `@openai/agents-core/extensions` filters it (that subpath is not re-exported by `@openai/agents`).
+ */
+function withoutTools(data: HandoffInputData): HandoffInputData {
+  return {
+    ...data,
+    inputHistory:
+      typeof data.inputHistory === 'string'
+        ? data.inputHistory
+        : data.inputHistory.filter(
+            (item) => item.type !== 'function_call' && item.type !== 'function_call_result',
+          ),
+    preHandoffItems: data.preHandoffItems.filter((item) => KEPT_ITEMS.has(item.type)),
+    newItems: data.newItems.filter((item) => KEPT_ITEMS.has(item.type)),
   };
 }
 

@@ -20,8 +20,24 @@ const CALIBRATION: ChaosScenario = {
   goals: [],
 };
 
+/** How a calibration run is shaped: one agent, or a parent calling a child as a tool, or handing over to it. */
+export type CalibrationShape = 'single' | 'tool' | 'handoff';
+
+const SHAPES: Record<CalibrationShape, ChaosScenario> = {
+  single: CALIBRATION,
+  tool: { ...CALIBRATION, child: {} },
+  handoff: { ...CALIBRATION, child: {}, handoff: true },
+};
+
+/** The shape of `scenario`'s runs, which its calibration must have. */
+export function shapeOf(scenario: ChaosScenario): CalibrationShape {
+  if (scenario.child === undefined) return 'single';
+  return scenario.handoff === true ? 'handoff' : 'tool';
+}
+
 /**
- * Runs `task` once through `subject` on a server without faults, to learn what a run needs when nothing fails.
+ * Runs `task` once through `subject` on a server without faults, to learn what a run needs when nothing fails;
+ * `shape` runs it as nested scenarios do (a parent agent calling a child agent as a tool, or handing over to it).
  * Throws a `config.invalid` KeelError when that run does not complete: the suite would measure nothing.
  */
 export async function calibrate(
@@ -29,11 +45,21 @@ export async function calibrate(
   task: string,
   seed: number,
   capMs: number,
+  shape: CalibrationShape = 'single',
 ): Promise<Calibration> {
   const directory = await mkdtemp(join(tmpdir(), 'keel-chaos-calibration-'));
-  const { server, models } = await startScenarioServer(CALIBRATION, subject, undefined, seed);
+  const scenario = SHAPES[shape];
+  const { server, models, childModels } = await startScenarioServer(scenario, subject, undefined, seed);
   try {
-    const spec = { scenario: CALIBRATION.name, baseUrl: server.url, models, directory, seed };
+    const spec = {
+      scenario: CALIBRATION.name,
+      baseUrl: server.url,
+      models,
+      directory,
+      seed,
+      ...(childModels === undefined ? {} : { childModels }),
+      ...(scenario.handoff === true ? { handoff: true } : {}),
+    };
     const prepared = await subject.prepare(environmentOf(spec));
     const started = Date.now();
     const ended = await withCap(
@@ -51,7 +77,9 @@ export async function calibrate(
               (ended.ending.message === undefined ? '' : `: ${ended.ending.message}`);
       throw new KeelError(
         'config.invalid',
-        `${subject.name} does not complete the task on a provider without faults: its run ${what}`,
+        `${subject.name} does not complete the task on a provider without faults` +
+          `${shape === 'single' ? '' : ` (nested: ${shape})`}: ` +
+          `its run ${what}`,
         {
           guidance:
             'The chaos suite measures every scenario against a fault-free run of the same task; check the agent ' +

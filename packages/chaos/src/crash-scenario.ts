@@ -7,7 +7,7 @@ import { KeelError } from '@keel/core';
 import { answerCheck } from './answer-check.js';
 import { type EnvironmentSpec, ledgerOf } from './environment.js';
 import { requireTools, sampleOf } from './run-sample.js';
-import type { ScenarioRun } from './run-scenario.js';
+import { childErrorsOf, type ScenarioRun } from './run-scenario.js';
 import { requestSamples, startScenarioServer } from './scenario-server.js';
 import type { RunSample, ScenarioObservation } from './scorecard.js';
 import { drawAt, runIdOf } from './seeds.js';
@@ -137,6 +137,9 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
       models: scenarioServer.models,
       directory,
       seed,
+      ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
+      ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
+      ...(scenario.handoff === true ? { handoff: true } : {}),
     };
     const runIds = Array.from({ length: run.runs }, (_, index) => runIdOf(scenario.name, seed, index));
     const startedAtMs = Date.now();
@@ -211,6 +214,7 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
       finishedAtMs: Date.now(),
       runs: requireTools(runs, effects, calibration.tools),
       requests: requestSamples(scenarioServer.server),
+      ...childErrorsOf(scenario, scenarioServer),
       effects,
       breakerMoves: moves,
       windows,

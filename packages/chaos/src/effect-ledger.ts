@@ -3,10 +3,11 @@ import { appendFileSync, readFileSync } from 'node:fs';
 /**
  * One execution of a tool call: `started` just before its body runs (from there on its side effect may happen),
  * `completed` once it returned (the effect happened); or `absent`: the tool's own `reconcile` looked the call up by
- * its idempotency key and found no effect (its executions that never completed had none).
+ * its idempotency key and found no effect (its executions that never completed had none); or `found`: it found the
+ * effect (an execution killed before it could record its end had completed it).
  */
 export interface EffectRecord {
-  readonly phase: 'started' | 'completed' | 'absent';
+  readonly phase: 'started' | 'completed' | 'absent' | 'found';
   readonly runId: string;
   readonly tool: string;
   /** The call's identity: run, tool and canonical arguments. The same call asked for again has the same key. */
@@ -74,7 +75,7 @@ export function duplicateEffects(effects: readonly EffectRecord[]): number {
       }
     } else if (effect.phase === 'completed') {
       if (byKey !== undefined && byKey.count > 0) byKey.count--;
-    } else if (byKey !== undefined && byKey.count > 0) {
+    } else if (effect.phase === 'absent' && byKey !== undefined && byKey.count > 0) {
       live.set(byKey.key, Math.max(0, (live.get(byKey.key) ?? 0) - byKey.count));
       byKey.count = 0;
     }
@@ -85,6 +86,23 @@ export function duplicateEffects(effects: readonly EffectRecord[]): number {
 /** The executions that ran to their end. */
 export function completedEffects(effects: readonly EffectRecord[]): EffectRecord[] {
   return effects.filter((effect) => effect.phase === 'completed');
+}
+
+/**
+ * The calls whose effect happened: executions that ran to their end, and executions that never recorded their end
+ * (their process was killed) whose effect the tool's `reconcile` then found under their idempotency key (`found`).
+ */
+export function effectsThatHappened(effects: readonly EffectRecord[]): EffectRecord[] {
+  const found = new Set(
+    effects.flatMap((effect) =>
+      effect.phase === 'found' && effect.idempotencyKey !== undefined ? [effect.idempotencyKey] : [],
+    ),
+  );
+  return effects.filter(
+    (effect) =>
+      effect.phase === 'completed' ||
+      (effect.phase === 'started' && effect.idempotencyKey !== undefined && found.has(effect.idempotencyKey)),
+  );
 }
 
 /** JSON with object keys sorted, so that equal arguments always give the same text. */

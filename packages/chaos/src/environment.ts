@@ -15,6 +15,10 @@ export interface EnvironmentSpec {
   readonly toolFaults?: ToolFaults;
   /** Whether the subject runs streamed. Defaults to false. */
   readonly stream?: boolean;
+  /** The child agent's models in a nested scenario. Defaults to none: one agent. */
+  readonly childModels?: readonly ChaosModel[];
+  /** Whether the parent of a nested scenario hands the conversation over to the child. Defaults to false. */
+  readonly handoff?: boolean;
 }
 
 /** The effect ledger of an environment: one file in its directory, shared by its workers. */
@@ -35,6 +39,9 @@ export function environmentOf(
     models: spec.models,
     directory: spec.directory,
     stream: spec.stream === true,
+    ...(spec.childModels === undefined
+      ? {}
+      : { child: { models: spec.childModels, handoff: spec.handoff === true } }),
     instrumentTools: (tools) =>
       instrumentTools(tools, {
         faults: spec.toolFaults,

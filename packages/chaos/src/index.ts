@@ -1,6 +1,7 @@
 // The public surface of @keel/chaos. Every name is exported explicitly: adding one here makes it public API.
 
 export { answerCheck } from './answer-check.js';
+export { type ChildErrorsSeen, childErrorsSeen } from './child-errors.js';
 export { type KillPlan, killPlan } from './crash-scenario.js';
 export {
   canonicalJson,
@@ -8,6 +9,7 @@ export {
   duplicateEffects,
   EffectLedger,
   type EffectRecord,
+  effectsThatHappened,
 } from './effect-ledger.js';
 export {
   type BuiltKeelAgent,
@@ -38,7 +40,13 @@ export {
 } from './scenario.js';
 export { checkScenario } from './scenario-check.js';
 export { loadScenarios } from './scenario-module.js';
-export { type Calibration, fallbackName, scenarioSchedule } from './scenario-server.js';
+export {
+  type Calibration,
+  CHILD_MODEL,
+  childFallbackName,
+  fallbackName,
+  scenarioSchedule,
+} from './scenario-server.js';
 export { SCENARIO_NAMES, SCENARIOS, selectScenarios } from './scenarios.js';
 export {
   formatPercent,
@@ -55,16 +63,17 @@ export {
   scorecardOf,
   type WindowSample,
 } from './scorecard.js';
-export { drawAt, runIdOf, seedOf } from './seeds.js';
+export { chaosRunOf, drawAt, runIdOf, seedOf } from './seeds.js';
 export { percentile, ratio } from './statistics.js';
-export type {
-  BreakerMoveRecord,
-  ChaosEnvironment,
-  ChaosModel,
-  ChaosSubject,
-  CreateChaosSubject,
-  PreparedSubject,
-  RunEnding,
+export {
+  type BreakerMoveRecord,
+  CHILD_TOOL,
+  type ChaosEnvironment,
+  type ChaosModel,
+  type ChaosSubject,
+  type CreateChaosSubject,
+  type PreparedSubject,
+  type RunEnding,
 } from './subject.js';
 export { type Timeline, timelineOf } from './timeline.js';
 export { instrumentTools, type ToolFault, type ToolInstrumentation, toolFaultAt } from './tool-faults.js';

@@ -1,11 +1,21 @@
-import { type Agent, KeelError, type ModelProvider, type RunResult } from '@keel/core';
+import {
+  type Agent,
+  agentTool,
+  handoff,
+  KeelError,
+  type ModelProvider,
+  type RunResult,
+  type Tool,
+} from '@keel/core';
 import { openaiCompatible } from '@keel/openai';
-import type {
-  BreakerMoveRecord,
-  ChaosEnvironment,
-  ChaosSubject,
-  PreparedSubject,
-  RunEnding,
+import {
+  type BreakerMoveRecord,
+  CHILD_TOOL,
+  type ChaosEnvironment,
+  type ChaosModel,
+  type ChaosSubject,
+  type PreparedSubject,
+  type RunEnding,
 } from './subject.js';
 
 /** What a keel agent for one scenario is built from. */
@@ -14,6 +24,12 @@ export interface KeelAgentParts {
   readonly models: readonly [ModelProvider, ...ModelProvider[]];
   /** The scenario: pass the agent's tools through `environment.instrumentTools`, keep stores in its directory. */
   readonly environment: ChaosEnvironment;
+  /**
+   * Set when the parent of a nested scenario is built: the agent tool that runs the child (`agentTool(child,
+   * CHILD_TOOL)`), or in a handoff scenario the handoff to it (`handoff(child, CHILD_TOOL)`, a tool too); give the
+   * agent this one tool instead of its own. Defaults to none.
+   */
+  readonly childTool?: Tool;
 }
 
 /** An agent built for one scenario, and what to release afterwards. */
@@ -35,7 +51,10 @@ export interface KeelSubjectOptions {
   scenarios?: readonly string[];
   /**
    * Builds the agent for one scenario. One agent serves all of a scenario's runs at once, so its breakers span them
-   * as they would in a service. Required.
+   * as they would in a service. In a nested scenario it is called twice: first for the child agent (on the child's
+   * models, its tools instrumented as always), then for the parent (on the scenario's models, with `childTool`, the
+   * agent tool that runs the child, as its one tool): parent and child share everything else the build sets (limits,
+   * retries, store). Required.
    */
   build(parts: KeelAgentParts): BuiltKeelAgent | Promise<BuiltKeelAgent>;
 }
@@ -72,20 +91,25 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
     fallbacks,
     ...(options.worker === undefined ? {} : { worker: options.worker }),
     ...(options.scenarios === undefined ? {} : { scenarios: options.scenarios }),
+    nests: true,
+    handsOff: true,
     async prepare(environment): Promise<PreparedSubject> {
-      const providers = environment.models.map((model) =>
-        openaiCompatible({
-          baseUrl: environment.baseUrl,
-          model: model.name,
-          provider: 'simulated',
-          ...(model.contextWindowTokens === undefined
-            ? {}
-            : { contextWindowTokens: model.contextWindowTokens }),
-        }),
-      );
-      const [primary, ...rest] = providers;
-      if (primary === undefined) throw new KeelError('config.invalid', 'a chaos environment needs a model');
-      const built = await options.build({ models: [primary, ...rest], environment });
+      const models = providersOf(environment, environment.models);
+      const child =
+        environment.child === undefined
+          ? undefined
+          : await options.build({ models: providersOf(environment, environment.child.models), environment });
+      const built =
+        child === undefined
+          ? await options.build({ models, environment })
+          : await options.build({
+              models,
+              environment,
+              childTool:
+                environment.child?.handoff === true
+                  ? handoff(child.agent, { name: CHILD_TOOL.name, description: CHILD_TOOL.description })
+                  : agentTool(child.agent, { name: CHILD_TOOL.name, description: CHILD_TOOL.description }),
+            });
       return {
         run: async ({ runId, task, signal }) =>
           endingOf(
@@ -109,10 +133,28 @@ export function keelSubject(options: KeelSubjectOptions): ChaosSubject {
         },
         close: async () => {
           await built.close?.();
+          await child?.close?.();
         },
       };
     },
   };
+}
+
+/** `models` as providers of `@keel/openai`'s `openaiCompatible` on the scenario's server (`simulated/<model>`). */
+function providersOf(
+  environment: ChaosEnvironment,
+  models: readonly ChaosModel[],
+): [ModelProvider, ...ModelProvider[]] {
+  const [primary, ...rest] = models.map((model) =>
+    openaiCompatible({
+      baseUrl: environment.baseUrl,
+      model: model.name,
+      provider: 'simulated',
+      ...(model.contextWindowTokens === undefined ? {} : { contextWindowTokens: model.contextWindowTokens }),
+    }),
+  );
+  if (primary === undefined) throw new KeelError('config.invalid', 'a chaos environment needs a model');
+  return [primary, ...rest];
 }
 
 /** A streamed run's consumer: the chaos suite reads the final answer, not the deltas. */

@@ -68,10 +68,14 @@ const STYLE = `
  * table, and per scenario its goals and a timeline of upstream requests coloured by outcome, outage windows marked.
  */
 export function renderHtml(report: ChaosReport): string {
+  // Nested scenarios add how the child's failures reached the parent's model, before the failures.
+  const columns = report.scorecards.some((card) => card.childErrors !== null)
+    ? [...TABLE_COLUMNS.slice(0, -2), 'child errors typed/untyped', ...TABLE_COLUMNS.slice(-2)]
+    : TABLE_COLUMNS;
   const rows = report.scorecards
     .map((card) => {
       const row = rowOf(card);
-      const cells = TABLE_COLUMNS.map((column) => {
+      const cells = columns.map((column) => {
         const value = row[column] ?? '';
         const type =
           column === 'goals' ? (value.startsWith('missed') ? ' class="missed"' : ' class="ok"') : '';
@@ -128,7 +132,7 @@ started ${escapeHtml(report.startedAt)} · task: ${escapeHtml(report.task)}</p>
 <canvas id="chart-p99" width="560" height="300"></canvas>
 </div>
 <table>
-<thead><tr>${TABLE_COLUMNS.map((column) => `<th>${escapeHtml(column)}</th>`).join('')}</tr></thead>
+<thead><tr>${columns.map((column) => `<th>${escapeHtml(column)}</th>`).join('')}</tr></thead>
 <tbody>
 ${rows}
 </tbody>

@@ -56,6 +56,8 @@ export function rowOf(card: Scorecard): Record<string, string> {
     wall: skipped ? '-' : formatDuration(card.wallMs),
     'dup effects': skipped ? '-' : String(card.duplicateSideEffects),
     'untyped/hung': skipped ? '-' : `${card.untyped}/${card.hung}`,
+    'child errors typed/untyped':
+      card.childErrors === null ? '-' : `${card.childErrors.typed}/${card.childErrors.untyped}`,
     failures: skipped ? (card.skipped ?? '') : topFailures(card),
     goals: goalSummary(card),
   };
@@ -100,6 +102,8 @@ export function renderTable(report: ChaosReport): string {
     ...(quota ? ['wall'] : []),
     'dup effects',
     'untyped/hung',
+    // Nested scenarios only: how the child's failures reached the parent's model.
+    ...(report.scorecards.some((card) => card.childErrors !== null) ? ['child errors typed/untyped'] : []),
     'failures',
     'goals',
   ];
@@ -121,7 +125,15 @@ export function renderTable(report: ChaosReport): string {
     const { calibration } = subject;
     lines.push(
       `${subject.name}: a fault-free run takes ${calibration.requestsPerRun} requests and ` +
-        `${calibration.effectsPerRun} tool calls (the minimum is counted from it)`,
+        `${calibration.effectsPerRun} tool calls (the minimum is counted from it)` +
+        (subject.nestedCalibration === undefined
+          ? ''
+          : `; nested, ${subject.nestedCalibration.requestsPerRun} requests and ` +
+            `${subject.nestedCalibration.effectsPerRun} tool calls`) +
+        (subject.handoffCalibration === undefined
+          ? ''
+          : `; with a handoff, ${subject.handoffCalibration.requestsPerRun} requests and ` +
+            `${subject.handoffCalibration.effectsPerRun} tool calls`),
     );
   }
   const idle = report.scorecards.flatMap((card) =>

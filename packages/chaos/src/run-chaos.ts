@@ -1,6 +1,6 @@
 import { KeelError } from '@keel/core';
 import { rejectUnknownOptions, throwOptionError } from '@keel/core/adapter';
-import { calibrate } from './calibrate.js';
+import { calibrate, shapeOf } from './calibrate.js';
 import { runCrashScenario } from './crash-scenario.js';
 import { runFleetScenario } from './fleet-scenario.js';
 import { runScenario } from './run-scenario.js';
@@ -8,7 +8,7 @@ import type { ChaosScenario, GoalName } from './scenario.js';
 import { checkScenario } from './scenario-check.js';
 import type { Calibration } from './scenario-server.js';
 import { selectScenarios } from './scenarios.js';
-import { type Scorecard, scorecardOf } from './scorecard.js';
+import { type ScenarioObservation, type Scorecard, scorecardOf } from './scorecard.js';
 import type { ChaosSubject } from './subject.js';
 
 /** Options of {@link runChaos}. */
@@ -43,7 +43,14 @@ export interface ChaosReport {
   /** When the suite started (ISO 8601) and how long it took, in milliseconds. */
   readonly startedAt: string;
   readonly durationMs: number;
-  readonly subjects: readonly { readonly name: string; readonly calibration: Calibration }[];
+  readonly subjects: readonly {
+    readonly name: string;
+    readonly calibration: Calibration;
+    /** Its fault-free nested run (a parent calling a child agent), when a nested scenario ran and it nests. */
+    readonly nestedCalibration?: Calibration;
+    /** Its fault-free run with a handoff to a child agent, when a handoff scenario ran and it hands over. */
+    readonly handoffCalibration?: Calibration;
+  }[];
   readonly scenarios: readonly {
     readonly name: string;
     readonly title: string;
@@ -130,9 +137,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     subject.scenarios === undefined || subject.scenarios.includes(scenario.name);
   // A subject limited to scenarios none of which runs is left out altogether (not even calibrated).
   const active = subjects.filter((subject) => scenarios.some((scenario) => runsIn(subject, scenario)));
-  const calibrations: { name: string; calibration: Calibration }[] = [];
+  const calibrations: ChaosReport['subjects'][number][] = [];
   for (const subject of active) {
-    calibrations.push({ name: subject.name, calibration: await calibrate(subject, task, seed, capMs) });
+    const shapes = new Set(scenarios.filter((scenario) => runsIn(subject, scenario)).map(shapeOf));
+    const calibration = await calibrate(subject, task, seed, capMs);
+    const nested =
+      shapes.has('tool') && subject.nests === true
+        ? { nestedCalibration: await calibrate(subject, task, seed, capMs, 'tool') }
+        : {};
+    const handoff =
+      shapes.has('handoff') && subject.handsOff === true
+        ? { handoffCalibration: await calibrate(subject, task, seed, capMs, 'handoff') }
+        : {};
+    calibrations.push({ name: subject.name, calibration, ...nested, ...handoff });
   }
   const scorecards: Scorecard[] = [];
   const { signal } = options;
@@ -145,10 +162,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const [index, subject] of active.entries()) {
       if (!runsIn(subject, scenario)) continue;
       stopIfCancelled();
+      const calibrated = calibrations[index]!;
+      const shape = shapeOf(scenario);
+      const calibration =
+        shape === 'single'
+          ? calibrated.calibration
+          : shape === 'tool'
+            ? calibrated.nestedCalibration
+            : calibrated.handoffCalibration;
+      if (calibration === undefined) {
+        const scorecard = scorecardOf(cannotNest(scenario, subject, calibrated.calibration));
+        scorecards.push(scorecard);
+        options.onScorecard?.(scorecard);
+        continue;
+      }
       const run = {
         subject,
         scenario,
-        calibration: calibrations[index]!.calibration,
+        calibration,
         runs,
         seed,
         task,
@@ -177,5 +208,30 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     subjects: calibrations,
     scenarios: scenarios.map(({ name, title, description, goals }) => ({ name, title, description, goals })),
     scorecards,
+  };
+}
+
+/** A nested scenario for a subject that cannot nest (or hand over): skipped, its numbers empty. */
+function cannotNest(
+  scenario: ChaosScenario,
+  subject: ChaosSubject,
+  calibration: Calibration,
+): ScenarioObservation {
+  const now = Date.now();
+  return {
+    scenario,
+    subject: subject.name,
+    startedAtMs: now,
+    finishedAtMs: now,
+    runs: [],
+    requests: [],
+    effects: [],
+    breakerMoves: [],
+    windows: [],
+    requestsPerCleanRun: calibration.requestsPerRun,
+    skipped:
+      scenario.handoff === true
+        ? 'the subject cannot hand the conversation over to a child agent'
+        : 'the subject cannot run a child agent as a tool',
   };
 }

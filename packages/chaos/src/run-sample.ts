@@ -1,4 +1,4 @@
-import { completedEffects, type EffectRecord } from './effect-ledger.js';
+import { type EffectRecord, effectsThatHappened } from './effect-ledger.js';
 import type { RunSample } from './scorecard.js';
 import type { RunEnding } from './subject.js';
 
@@ -42,15 +42,16 @@ export function thrownSample(
 }
 
 /**
- * `samples` with every completed run that lacks a completed call of one of `tools` (those a fault-free run calls)
- * turned into an `answer.incomplete` failure: an answer can only be whole if the tools behind it ran.
+ * `samples` with every completed run that lacks a call of one of `tools` (those a fault-free run calls) whose effect
+ * happened (it completed, or the tool's `reconcile` found its effect after a kill) turned into an `answer.incomplete`
+ * failure: an answer can only be whole if the tools behind it ran.
  */
 export function requireTools(
   samples: readonly RunSample[],
   effects: readonly EffectRecord[],
   tools: readonly string[],
 ): RunSample[] {
-  const ran = new Set(completedEffects(effects).map((effect) => `${effect.runId}\u0000${effect.tool}`));
+  const ran = new Set(effectsThatHappened(effects).map((effect) => `${effect.runId}\u0000${effect.tool}`));
   return samples.map((sample) =>
     sample.outcome === 'completed' && tools.some((tool) => !ran.has(`${sample.runId}\u0000${tool}`))
       ? { ...sample, outcome: 'failed', code: INCOMPLETE_ANSWER }

@@ -4,13 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { answerCheck } from './answer-check.js';
+import { type ChildErrorsSeen, childErrorsSeen } from './child-errors.js';
 import { environmentOf, ledgerOf } from './environment.js';
 import { requireTools, sampleOf, thrownSample } from './run-sample.js';
 import type { ChaosScenario } from './scenario.js';
-import { type Calibration, requestSamples, startScenarioServer } from './scenario-server.js';
+import {
+  type Calibration,
+  requestSamples,
+  type ScenarioServer,
+  startScenarioServer,
+} from './scenario-server.js';
 import type { RunSample, ScenarioObservation } from './scorecard.js';
 import { runIdOf } from './seeds.js';
-import type { BreakerMoveRecord, ChaosSubject, PreparedSubject } from './subject.js';
+import { type BreakerMoveRecord, CHILD_TOOL, type ChaosSubject, type PreparedSubject } from './subject.js';
 
 /** What one subject's pass through one scenario needs. */
 export interface ScenarioRun {
@@ -51,6 +57,8 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       seed,
       ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
       ...(scenario.stream === true ? { stream: true } : {}),
+      ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
+      ...(scenario.handoff === true ? { handoff: true } : {}),
     };
     prepared = await subject.prepare(environmentOf(spec));
     // How late the shared event loop runs under the load: a request admitted before a breaker opened reaches the
@@ -95,6 +103,7 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
       finishedAtMs,
       runs: requireTools(runs, effects, calibration.tools),
       requests: requestSamples(scenarioServer.server),
+      ...childErrorsOf(scenario, scenarioServer),
       effects,
       breakerMoves: moves,
       windows,
@@ -165,4 +174,14 @@ function linkedSignal(outer: AbortSignal | undefined): {
 
 function delay(milliseconds: number): Promise<void> {
   return milliseconds <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+/** In a nested scenario, the child's failures as the parent's model read them (see `childErrorsSeen`); else nothing. */
+export function childErrorsOf(
+  scenario: ChaosScenario,
+  scenarioServer: ScenarioServer,
+): { childErrors?: ChildErrorsSeen } {
+  if (scenario.child === undefined) return {};
+  const parentModels = scenarioServer.models.map((model) => model.name);
+  return { childErrors: childErrorsSeen(scenarioServer.server.requests, parentModels, CHILD_TOOL.name) };
 }

@@ -8,6 +8,8 @@ const SCENARIO_KEYS = Object.keys({
   description: true,
   primary: true,
   fallbacks: true,
+  child: true,
+  handoff: true,
   fallbacksOffered: true,
   tightContextWindow: true,
   tools: true,
@@ -100,6 +102,7 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
     'recallFailedCalls',
     'crash',
     'stream',
+    'handoff',
   ] as const) {
     if (value[field] !== undefined && typeof value[field] !== 'boolean')
       throwOptionError({
@@ -135,6 +138,7 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
   }
   if (value.primary !== undefined) checkModelFaults(value.primary, `${at}: primary`);
   if (value.fallbacks !== undefined) checkModelFaults(value.fallbacks, `${at}: fallbacks`);
+  if (value.child !== undefined) checkModelFaults(value.child, `${at}: child`);
   if (value.tools !== undefined) checkToolFaults(value.tools, `${at}: tools`);
   if (value.quota !== undefined) checkQuota(value.quota, `${at}: quota`);
   const { workers } = value;

@@ -39,6 +39,8 @@ export interface ScenarioServer {
   readonly server: SimulatedServer;
   /** The models the subject is given, primary first. */
   readonly models: readonly ChaosModel[];
+  /** The child agent's models, primary first, in a nested scenario (see `ChaosScenario.child`); else none. */
+  readonly childModels?: readonly ChaosModel[];
   /** The primary model's schedule (for the `schedule` minimum). */
   readonly schedule: FaultSchedule;
   /**
@@ -51,6 +53,20 @@ export interface ScenarioServer {
 /** The name of fallback `index` (from 0) on a scenario's server. */
 export function fallbackName(index: number): string {
   return index === 0 ? SIMULATED_FALLBACK_MODEL : `${SIMULATED_FALLBACK_MODEL}-${index + 1}`;
+}
+
+/** The primary model of a nested scenario's child agent (its fallbacks are `sim-child-fallback`, ...). */
+export const CHILD_MODEL = 'sim-child';
+
+/** The name of the child agent's fallback `index` (from 0) in a nested scenario. */
+export function childFallbackName(index: number): string {
+  return index === 0 ? `${CHILD_MODEL}-fallback` : `${CHILD_MODEL}-fallback-${index + 1}`;
+}
+
+/** What `scenario` does to `model`: the primary's faults, a fallback's, or (models of a nested child) the child's. */
+function faultsOf(scenario: ChaosScenario, model: string): ModelFaults | undefined {
+  if (model === CHILD_MODEL || model.startsWith(`${CHILD_MODEL}-`)) return scenario.child;
+  return model === SIMULATED_MODEL ? scenario.primary : scenario.fallbacks;
 }
 
 /**
@@ -68,13 +84,20 @@ export async function startScenarioServer(
   const fallbacks = scenario.fallbacksOffered === false ? 0 : subject.fallbacks;
   const names = [SIMULATED_MODEL, ...Array.from({ length: fallbacks }, (_, index) => fallbackName(index))];
   const windows = contextWindows(scenario, calibration);
-  const models: ChaosModel[] = names.map((name, index) => {
+  const parentModels: ChaosModel[] = names.map((name, index) => {
     const window = index === 0 ? windows.primary : windows.fallbacks;
     return window === undefined ? { name } : { name, contextWindowTokens: window };
   });
-  const settings = (index: number): ModelFaults | undefined =>
-    index === 0 ? scenario.primary : scenario.fallbacks;
-  const scheduleOf = (index: number): FaultSchedule => scenarioSchedule(scenario, names[index]!, seed);
+  const childModels: ChaosModel[] | undefined =
+    scenario.child === undefined
+      ? undefined
+      : [CHILD_MODEL, ...Array.from({ length: fallbacks }, (_, index) => childFallbackName(index))].map(
+          (name) => ({ name }),
+        );
+  // Every model the server serves: the parent's, then the child's.
+  const models = [...parentModels, ...(childModels ?? [])];
+  const settings = (index: number): ModelFaults | undefined => faultsOf(scenario, models[index]!.name);
+  const scheduleOf = (index: number): FaultSchedule => scenarioSchedule(scenario, models[index]!.name, seed);
   const quiet = Object.fromEntries(
     models.map((model): [string, SimulatedModelOptions] => [
       model.name,
@@ -88,8 +111,10 @@ export async function startScenarioServer(
   });
   return {
     server,
-    models,
-    schedule: scheduleOf(0),
+    models: parentModels,
+    ...(childModels === undefined ? {} : { childModels }),
+    // The schedule the `schedule` minimum reads: the child's primary when it is the one that meets faults.
+    schedule: scheduleOf(childModels === undefined ? 0 : parentModels.length),
     arm(startedAtMs) {
       const armed: WindowSample[] = [];
       const offsetMs = startedAtMs - server.epochMs;
@@ -123,7 +148,7 @@ export async function startScenarioServer(
  * drawn from a stream seeded by (seed, scenario, model). The same arguments always give the same schedule.
  */
 export function scenarioSchedule(scenario: ChaosScenario, model: string, seed: number): FaultSchedule {
-  const faults = model === SIMULATED_MODEL ? scenario.primary : scenario.fallbacks;
+  const faults = faultsOf(scenario, model);
   const schedule: FaultSchedule = { seed: seedOf(seed, scenario.name, model) };
   if (faults?.rates !== undefined) schedule.rates = { ...faults.rates };
   if (faults?.retryAfterMs !== undefined) schedule.retryAfterMs = faults.retryAfterMs;

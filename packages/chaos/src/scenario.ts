@@ -83,6 +83,20 @@ export interface ChaosScenario {
   readonly primary?: ModelFaults;
   /** Faults of every fallback model. Defaults to none. */
   readonly fallbacks?: ModelFaults;
+  /**
+   * Makes the run nested: the subject is a parent agent whose one tool is a child agent (keel: `agentTool`; the OpenAI
+   * Agents SDK: `agent.asTool()`), and these are the faults of the child's models (its primary and its fallbacks, on
+   * models of their own: `sim-child`, `sim-child-fallback`, ...). `primary` and `fallbacks` stay the parent's; tool
+   * faults reach the child's tools, the only ones. Subjects that cannot nest skip the scenario. Defaults to none: one
+   * agent.
+   */
+  readonly child?: ModelFaults;
+  /**
+   * In a nested scenario, the parent hands the conversation over to the child (keel: a `handoff`; the OpenAI Agents
+   * SDK: `handoffs`), which then answers, instead of calling it as a tool. Subjects that cannot hand over skip the
+   * scenario. Defaults to false.
+   */
+  readonly handoff?: boolean;
   /** Whether the subject gets its fallback models. Defaults to true. */
   readonly fallbacksOffered?: boolean;
   /**

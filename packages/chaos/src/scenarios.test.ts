@@ -214,6 +214,9 @@ describe('selectScenarios', () => {
       'tool-timeout-recall',
       'crash',
       'quota',
+      'nested',
+      'nested-crash',
+      'nested-handoff',
     ]);
     for (const entry of SCENARIOS) {
       expect(entry.goals, entry.name).toContain('typed');

@@ -12,6 +12,20 @@ const SAFETY = ['duplicates', 'typed'] as const;
 /** The goals of a scenario whose faults a resilient agent recovers from within the run: completion, and safety. */
 const RECOVERABLE = ['completion', ...SAFETY] as const;
 
+/** What the child agent's models meet in the nested scenarios: 429s, 5xx and hangs, 25% of its requests in all. */
+const NESTED_CHILD_FAULTS: ModelFaults = {
+  rates: {
+    rate_limit: 0.1,
+    server_error: 0.025,
+    bad_gateway: 0.025,
+    unavailable: 0.025,
+    overloaded: 0.025,
+    hang: 0.05,
+  },
+  retryAfterMs: 250,
+  hangMs: 1_500,
+};
+
 /** The built-in scenarios, in the order they run. */
 export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
   {
@@ -220,6 +234,48 @@ export const SCENARIOS: readonly ChaosScenario[] = Object.freeze([
     arrivalMs: 1_000,
     minimum: 'clean',
     goals: ['completion', 'refusals', ...SAFETY],
+  },
+  {
+    name: 'nested',
+    title: "faults in a child agent's model and tools",
+    description:
+      'A parent agent hands the task to a child agent called as a tool. The parent is left alone; the child meets ' +
+      'the faults: 10% of its requests get 429 (Retry-After 250 ms), 10% get 500, 502, 503 or 529, 5% hang until ' +
+      'the connection is cut after 1.5 s, and 10% of its tool calls fail before doing anything (503). A child that ' +
+      'cannot finish should reach the parent as a tool error saying why.',
+    child: NESTED_CHILD_FAULTS,
+    tools: { failRate: 0.1 },
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: RECOVERABLE,
+  },
+  {
+    name: 'nested-crash',
+    title: 'the worker process is killed while child agents run',
+    description:
+      'The nested runs (a parent agent calling a child agent as a tool) execute in a worker process killed with ' +
+      "SIGKILL once 20-50% of the child's tool calls have happened; a new worker resumes the parents from their " +
+      'checkpoints, and with them the children (durable agents), or starts them again (the others). A duplicate is ' +
+      "a child's ticket opened twice.",
+    child: {},
+    crash: true,
+    arrivalMs: 300,
+    minimum: 'clean',
+    goals: RECOVERABLE,
+  },
+  {
+    name: 'nested-handoff',
+    title: 'a handoff to a child agent that meets faults',
+    description:
+      'The parent agent hands the conversation over to a child agent, which answers (a handoff, not a tool call); ' +
+      "the child's model and tools meet the faults of `nested`. A child that cannot finish should reach the parent " +
+      'as a tool error saying why, so that the parent can answer itself.',
+    child: NESTED_CHILD_FAULTS,
+    handoff: true,
+    tools: { failRate: 0.1 },
+    arrivalMs: 1_000,
+    minimum: 'clean',
+    goals: RECOVERABLE,
   },
 ] satisfies ChaosScenario[]);
 

@@ -1,4 +1,5 @@
 import type { FaultSchedule } from '@keel/simulated';
+import type { ChildErrorsSeen } from './child-errors.js';
 import { duplicateEffects, type EffectRecord } from './effect-ledger.js';
 import type { ChaosScenario, GoalName } from './scenario.js';
 import { countInto, percentile, ratio } from './statistics.js';
@@ -60,6 +61,8 @@ export interface ScenarioObservation {
   readonly schedule?: FaultSchedule;
   /** Why the scenario did not apply (such as no worker for the crash scenario); its numbers are then empty. */
   readonly skipped?: string;
+  /** In a nested scenario, the child's failures as the parent's model read them. Defaults to none (not nested). */
+  readonly childErrors?: ChildErrorsSeen;
   /**
    * The longest the runner's event loop was late while the scenario ran, in milliseconds (`monitorEventLoopDelay`):
    * a request admitted before a breaker opened may reach the server that much later. Defaults to 0.
@@ -140,6 +143,11 @@ export interface Scorecard {
   readonly sideEffectExecutions: number;
   readonly untyped: number;
   readonly hung: number;
+  /**
+   * In a nested scenario: results of the child agent's tool that told the parent's model the child failed, with an
+   * error code (typed) or in words only (untyped). Null when the scenario is not nested.
+   */
+  readonly childErrors: ChildErrorsSeen | null;
   readonly goals: readonly GoalResult[];
   readonly timeline: Timeline;
 }
@@ -278,6 +286,7 @@ export function scorecardOf(observation: ScenarioObservation): Scorecard {
       max: durations.length === 0 ? null : Math.max(...durations),
     },
     failuresByCode,
+    childErrors: observation.childErrors ?? null,
     goals: observation.skipped === undefined ? scenario.goals.map((goal) => judge(goal, partial)) : [],
     timeline: timelineOf(observation),
   };

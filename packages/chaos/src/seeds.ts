@@ -22,3 +22,14 @@ export function drawAt(index: number, ...parts: readonly (string | number)[]): n
 export function runIdOf(scenario: string, seed: number, index: number): string {
   return `chaos-${scenario}-${seed}-${index}`;
 }
+
+/**
+ * The chaos run that a run belongs to: `runId` itself, or, for a child run a framework started inside it, the chaos
+ * run's id that begins it. Chaos run ids have no `:` or `/`, and frameworks derive a child's id from its parent's (keel:
+ * `<parent run id>:<step>:<call>/<tool>`), so the id is cut at the first of them. Effects and tool faults count per
+ * chaos run, so that a child's side effects line up across subjects.
+ */
+export function chaosRunOf(runId: string): string {
+  const cut = runId.search(/[:/]/);
+  return cut === -1 ? runId : runId.slice(0, cut);
+}

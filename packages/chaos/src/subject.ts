@@ -18,6 +18,17 @@ export interface ChaosEnvironment {
   readonly models: readonly ChaosModel[];
   /** Whether the subject runs streamed (see `ChaosScenario.stream`). Defaults to false. */
   readonly stream?: boolean;
+  /**
+   * Set in a nested scenario (see `ChaosScenario.child`): the subject runs as a parent agent on `models` whose one
+   * tool is a child agent on these models (its primary first, then its fallbacks); the child has the instrumented
+   * tools. The tool's name and description are {@link CHILD_TOOL}'s, so that every subject's parent meets the same
+   * tool. Defaults to none: one agent.
+   */
+  readonly child?: {
+    readonly models: readonly ChaosModel[];
+    /** Whether the parent hands the conversation over to the child instead (see `ChaosScenario.handoff`). */
+    readonly handoff: boolean;
+  };
   /** A scratch directory of this scenario's own (stores, outboxes), removed afterwards. */
   readonly directory: string;
   /**
@@ -26,6 +37,16 @@ export interface ChaosEnvironment {
    */
   instrumentTools(tools: readonly Tool[]): Tool[];
 }
+
+/**
+ * The child agent's tool in nested scenarios (or its handoff), as every subject's parent offers it: its name, and a
+ * description whose words make the simulated model hand it the task (`{ prompt }` for keel's `agentTool`, `{ input }`
+ * for the OpenAI Agents SDK's `asTool`: the model passes the task itself either way).
+ */
+export const CHILD_TOOL = Object.freeze({
+  name: 'travel_desk',
+  description: 'A travel desk agent: looks up the weather and opens tickets; give it the whole request',
+});
 
 /** How one run ended, as a subject reports it. */
 export interface RunEnding {
@@ -86,6 +107,16 @@ export interface ChaosSubject {
    * shared state, in `quota`).
    */
   readonly scenarios?: readonly string[];
+  /**
+   * Whether the subject can run nested scenarios (a parent agent calling a child agent as a tool, see
+   * `ChaosEnvironment.child`). Defaults to false: those scenarios are skipped for it.
+   */
+  readonly nests?: boolean;
+  /**
+   * Whether the subject can run nested scenarios with a handoff (`ChaosScenario.handoff`: the parent hands the
+   * conversation over to the child). Defaults to false: those scenarios are skipped for it.
+   */
+  readonly handsOff?: boolean;
   /** Sets the subject up against one scenario's server. */
   prepare(environment: ChaosEnvironment): Promise<PreparedSubject>;
 }

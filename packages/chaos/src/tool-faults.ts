@@ -1,7 +1,7 @@
 import type { ReconcileContext, Tool, ToolContext } from '@keel/core';
 import { canonicalJson, type EffectLedger } from './effect-ledger.js';
 import type { ToolFaults } from './scenario.js';
-import { drawAt } from './seeds.js';
+import { chaosRunOf, drawAt } from './seeds.js';
 
 /** What befalls one tool call. */
 export type ToolFault = 'none' | 'fail' | 'hang' | 'timeout-after-effect';
@@ -50,13 +50,15 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
   const ordinals = new Map<string, number>();
   return tools.map((original): Tool => {
     const execute = async (input: unknown, context: ToolContext): Promise<unknown> => {
-      const counter = `${context.runId}\u0000${original.name}`;
+      // A child agent's calls count in the chaos run that started it (see chaosRunOf).
+      const runId = chaosRunOf(context.runId);
+      const counter = `${runId}\u0000${original.name}`;
       const ordinal = ordinals.get(counter) ?? 0;
       ordinals.set(counter, ordinal + 1);
       const fault = toolFaultAt(
         instrumentation.faults,
         instrumentation.seed,
-        context.runId,
+        runId,
         original.name,
         ordinal,
         original.idempotent,
@@ -69,16 +71,16 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
       }
       if (fault === 'hang') await hangUntilAborted(context.signal);
       const effect = {
-        runId: context.runId,
+        runId,
         tool: original.name,
-        key: `${context.runId}|${original.name}|${canonicalJson(input)}`,
+        key: `${runId}|${original.name}|${canonicalJson(input)}`,
         idempotent: original.idempotent,
         idempotencyKey: context.idempotencyKey,
       };
       instrumentation.ledger.record({ ...effect, phase: 'started', atMs: Date.now() });
       const output = await original.execute(input, context);
       instrumentation.ledger.record({ ...effect, phase: 'completed', atMs: Date.now() });
-      instrumentation.onEffect?.(context.runId, original.name);
+      instrumentation.onEffect?.(runId, original.name);
       // The service acted, and its answer is lost: the client's own timeout fires, as AbortSignal.timeout's does.
       if (fault === 'timeout-after-effect')
         throw new DOMException(`${original.name}: the answer did not arrive in time`, 'TimeoutError');
@@ -99,18 +101,17 @@ export function instrumentTools(tools: readonly Tool[], instrumentation: ToolIns
         : {
             reconcile: async (input: unknown, context: ReconcileContext) => {
               const found = await original.reconcile!(input, context);
-              // The tool found no effect under this key: its executions that never completed had none.
-              if (found.happened === false) {
-                instrumentation.ledger.record({
-                  phase: 'absent',
-                  runId: '',
-                  tool: original.name,
-                  key: '',
-                  idempotent: original.idempotent,
-                  idempotencyKey: context.idempotencyKey,
-                  atMs: Date.now(),
-                });
-              }
+              // The tool found no effect under this key: its executions that never completed had none. Or it found
+              // one: an execution killed before it recorded its end had completed it.
+              instrumentation.ledger.record({
+                phase: found.happened ? 'found' : 'absent',
+                runId: '',
+                tool: original.name,
+                key: '',
+                idempotent: original.idempotent,
+                idempotencyKey: context.idempotencyKey,
+                atMs: Date.now(),
+              });
               return found;
             },
           }),

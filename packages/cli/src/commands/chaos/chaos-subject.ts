@@ -83,7 +83,7 @@ export function agentFileSubject(
       options: JSON.parse(JSON.stringify(options)) as JsonValue,
     },
     ...(extras.scenarios === undefined ? {} : { scenarios: extras.scenarios }),
-    build: async ({ models: [model, ...fallbacks], environment }) => {
+    build: async ({ models: [model, ...fallbacks], environment, childTool }) => {
       const available = builtinTools({
         filesDirectory: dirname(file.path),
         outboxPath: join(environment.directory, 'outbox.jsonl'),
@@ -93,9 +93,11 @@ export function agentFileSubject(
       const declared = await buildAgentTools(file, available, process.env);
       const plain = declared.tools.filter((entry): entry is Tool => 'execute' in entry);
       const instrumented = environment.instrumentTools(plain);
-      const tools = declared.tools.map((entry) =>
-        'execute' in entry ? instrumented[plain.indexOf(entry)]! : entry,
-      );
+      // The parent of a nested scenario has one tool: the agent tool that runs the child (built from the same file).
+      const tools =
+        childTool === undefined
+          ? declared.tools.map((entry) => ('execute' in entry ? instrumented[plain.indexOf(entry)]! : entry))
+          : [childTool];
       const store = new SqliteRunStore(join(environment.directory, 'keel.db'));
       const extension = await extras.extend?.(environment);
       const built = agent({

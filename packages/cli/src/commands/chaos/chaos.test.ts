@@ -130,6 +130,21 @@ describe('keel chaos (the binary)', () => {
     expect(bad.stderr).toContain('Could not load the scenarios module ./absent.mjs');
   });
 
+  it('runs the agent file nested (a parent calling it as a tool) and resumes a killed worker mid-child: no ticket twice', async () => {
+    const support = fileURLToPath(new URL('../../../../../examples/support.yaml', import.meta.url));
+    const outcome = await keel('chaos', support, '--scenarios', 'nested-crash', '--runs', '8', '--json');
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const report = JSON.parse(outcome.stdout);
+    expect(report.subjects[0].nestedCalibration).toMatchObject({ requestsPerRun: 4 });
+    const [card] = report.scorecards;
+    expect(card.skipped).toBeUndefined();
+    // Every run resumed after the kill ends complete, its child's ticket opened once.
+    expect(card).toMatchObject({ scenario: 'nested-crash', runs: 8, completed: 8, untyped: 0, hung: 0 });
+    expect(card.duplicateSideEffects).toBe(0);
+    expect(card.sideEffectExecutions).toBeGreaterThanOrEqual(8);
+    expect(card.childErrors).toEqual({ typed: 0, untyped: 0 });
+  });
+
   it('explains its options with --help and refuses bad ones with exit code 2', async () => {
     const help = await keel('chaos', '--help');
     expect(help.code).toBe(0);
