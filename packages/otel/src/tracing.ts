@@ -21,6 +21,7 @@ import {
 } from '@opentelemetry/api';
 import { type ContentRecording, inputMessages, outputMessages, recordedText } from './genai-messages.js';
 import { RunTrace } from './run-trace.js';
+import { addSpanEvent } from './span-events.js';
 import { parseTraceparent, traceHeadersOf, traceIdsOf, traceparentOf } from './trace-headers.js';
 
 /** The instrumentation scope's name: what spans and metrics are attributed to. */
@@ -86,7 +87,9 @@ const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars', ...LABEL_BO
  * Traces runs with spans that follow the OpenTelemetry GenAI semantic conventions, on `@opentelemetry/api` alone
  * (the SDK and its exporters are the application's choice):
  *
- * - `invoke_agent <agent>` (INTERNAL) for a run, a child of the context active when the run started; a resumed run
+ * - `invoke_agent <agent>` (INTERNAL) for a run, a child of the context active when the run started; a child run
+ *   (an agent tool's, a handoff's) is a child of the parent's `execute_tool` span of the call that started it, in the
+ *   same trace, when the same tracing observes both agents; a resumed run
  *   gets a new span, linked to the spans of its earlier attempts (their `traceparent` is kept in the run's
  *   annotations, saved with its checkpoints, so the link holds across processes);
  * - `chat <model>` (CLIENT) for each upstream model request, one per attempt, so retries are visible;
@@ -153,9 +156,25 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
     return name;
   };
 
+  /** A child run's parent: the `execute_tool` span of the call that started it, when this tracing traces that call. */
+  const callContextOf = (
+    event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>,
+  ): Context | undefined =>
+    event.parentRunId === undefined || event.parentCallKey === undefined
+      ? undefined
+      : contextOf({ runId: event.parentRunId, idempotencyKey: event.parentCallKey });
+
+  const contextOf = (call: ToolCallRef): Context | undefined => {
+    const run = runs.get(call.runId);
+    const entry = run?.tools.get(call.idempotencyKey);
+    if (run === undefined || entry === undefined) return undefined;
+    entry.context ??= trace.setSpan(run.context, entry.span);
+    return entry.context;
+  };
+
   const startRun = (event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>): RunTrace => {
     runs.get(event.runId)?.root.end(event.atMs);
-    const parent = contextApi.active();
+    const parent = callContextOf(event) ?? contextApi.active();
     const earlier = attemptsOf(event.annotations);
     const links = earlier.flatMap((traceparent) => {
       const spanContext = parseTraceparent(traceparent);
@@ -302,106 +321,8 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         entry.span.end(event.atMs);
         return entry.span;
       }
-      case 'tool-call-progress': {
-        const span = run.tools.get(event.idempotencyKey)?.span ?? root;
-        span.addEvent(
-          'keel.tool.progress',
-          {
-            'keel.tool.progress': event.progress,
-            ...(event.total === undefined ? {} : { 'keel.tool.progress_total': event.total }),
-            ...(recordContent && event.message !== undefined
-              ? { 'keel.tool.progress_message': recordedText(event.message, recording) }
-              : {}),
-          },
-          event.atMs,
-        );
-        return span;
-      }
-      case 'retry-scheduled': {
-        const target = event.target === 'tool' ? (run.onlyCallOf(event.name)?.span ?? root) : root;
-        target.addEvent(
-          'keel.retry',
-          {
-            'keel.dependency.kind': event.target,
-            'keel.dependency.name': event.target === 'tool' ? redact(event.name) : event.name,
-            'keel.retry.attempt': event.attempt,
-            'keel.retry.delay_ms': event.delayMs,
-            'error.type': errorType(event.errorCode),
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return target;
-      }
-      case 'fallback-used':
-        root.addEvent(
-          'keel.fallback',
-          {
-            'keel.fallback.from': event.from,
-            'keel.fallback.to': event.to,
-            'error.type': errorType(event.errorCode),
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return root;
-      case 'breaker-opened':
-      case 'breaker-half-opened':
-      case 'breaker-closed':
-        root.addEvent(
-          `keel.${event.type.replace('-', '.').replace('half-opened', 'half_opened')}`,
-          { 'keel.dependency.kind': event.target, 'keel.breaker.name': event.name },
-          event.atMs,
-        );
-        return root;
-      case 'correction':
-        root.addEvent(
-          'keel.correction',
-          {
-            'keel.correction.kind': event.kind,
-            'keel.run.step': event.step,
-            ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': redact(event.toolName) }),
-            ...(recordContent ? { 'keel.correction.message': recordedText(event.message, recording) } : {}),
-          },
-          event.atMs,
-        );
-        return root;
-      case 'guardrail-tripped':
-        root.addEvent(
-          'keel.guardrail',
-          {
-            'keel.guardrail.name': event.guardrail,
-            'keel.guardrail.stage': event.stage,
-            'keel.guardrail.action': event.action,
-            'keel.guardrail.trigger': event.trigger,
-          },
-          event.atMs,
-        );
-        return root;
-      case 'checkpoint-failed':
-        root.addEvent(
-          'keel.checkpoint.failed',
-          {
-            'keel.checkpoint.transition': event.transition,
-            'error.type': errorType(event.errorCode),
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return root;
-      case 'context-reduced':
-        root.addEvent(
-          'keel.context.reduced',
-          {
-            'keel.context.messages_before': event.messagesBefore,
-            'keel.context.messages_after': event.messagesAfter,
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return root;
       default:
-        return root;
+        return addSpanEvent(run, event, redact, recordContent ? recording : undefined);
     }
   };
 
@@ -416,13 +337,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   return {
     observe: (agent) => agent.onEvent(onEvent),
     onEvent,
-    contextOf: (call) => {
-      const run = runs.get(call.runId);
-      const entry = run?.tools.get(call.idempotencyKey);
-      if (run === undefined || entry === undefined) return undefined;
-      entry.context ??= trace.setSpan(run.context, entry.span);
-      return entry.context;
-    },
+    contextOf,
     traceHeaders: (call) => {
       const spanContext = toolSpanContext(call);
       return spanContext === undefined ? {} : traceHeadersOf(spanContext);
