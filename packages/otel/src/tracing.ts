@@ -5,7 +5,6 @@ import {
   LABEL_BOUNDS_OPTIONS,
   LabelBounds,
   type LabelBoundsOptions,
-  modelParts,
   type TraceIds,
 } from '@keel/telemetry';
 import {
@@ -21,7 +20,9 @@ import {
 } from '@opentelemetry/api';
 import { type ContentRecording, inputMessages, outputMessages, recordedText } from './genai-messages.js';
 import { RunTrace } from './run-trace.js';
+import { SpanEndBuffer } from './span-end-buffer.js';
 import { addSpanEvent } from './span-events.js';
+import { SpanTargets } from './span-targets.js';
 import { parseTraceparent, traceHeadersOf, traceIdsOf, traceparentOf } from './trace-headers.js';
 
 /** The instrumentation scope's name: what spans and metrics are attributed to. */
@@ -130,31 +131,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   let lastEvent: RunEvent | undefined;
   let lastSpan: Span | undefined;
   // Names and attributes that depend only on a model or a tool (a bounded set), made once each.
-  const modelTargets = new Map<string, ModelTarget>();
-  const modelTargetOf = (key: string): ModelTarget => {
-    let target = modelTargets.get(key);
-    if (target === undefined) {
-      const { provider, model } = modelParts(key);
-      target = {
-        provider,
-        model,
-        spanName: `chat ${model}`,
-        rootAttributes: Object.freeze({ 'gen_ai.provider.name': provider, 'gen_ai.request.model': model }),
-      };
-      modelTargets.set(key, target);
-    }
-    return target;
-  };
-  // By bounded tool label: a server that renames its tools at will grows neither span names nor this map.
-  const toolSpanNames = new Map<string, string>();
-  const toolSpanNameOf = (toolLabel: string): string => {
-    let name = toolSpanNames.get(toolLabel);
-    if (name === undefined) {
-      name = `execute_tool ${toolLabel}`;
-      toolSpanNames.set(toolLabel, name);
-    }
-    return name;
-  };
+  const targets = new SpanTargets(bounds);
+  // Ends of chat and tool spans, handed to the SDK together (at a run's end at the latest).
+  const ends = new SpanEndBuffer();
 
   /** A child run's parent: the `execute_tool` span of the call that started it, when this tracing traces that call. */
   const callContextOf = (
@@ -173,7 +152,11 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   };
 
   const startRun = (event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>): RunTrace => {
-    runs.get(event.runId)?.root.end(event.atMs);
+    const previous = runs.get(event.runId);
+    if (previous !== undefined) {
+      ends.flush();
+      previous.root.end(event.atMs);
+    }
     const parent = callContextOf(event) ?? contextApi.active();
     const earlier = attemptsOf(event.annotations);
     const links = earlier.flatMap((traceparent) => {
@@ -213,8 +196,9 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       // A call the run's end cut short (cancellation, timeout) has no end event of its own.
       span.setAttribute('error.type', failure ?? 'run.cancelled');
       span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended while this was in flight' });
-      span.end(event.atMs);
+      ends.end(span, event.atMs);
     }
+    ends.flush();
     root.setAttributes({
       'keel.run.status': event.status,
       'keel.run.stop_reason': event.stopReason,
@@ -250,26 +234,27 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         endRun(run, event);
         return root;
       case 'model-call-start': {
-        const target = modelTargetOf(event.model);
-        run.chat?.end(event.atMs);
+        const target = targets.model(event.model);
+        if (run.chat !== undefined) ends.end(run.chat, event.atMs);
         if (!run.modelNamed) {
           run.modelNamed = true;
           root.setAttributes(target.rootAttributes);
         }
-        const attributes: Attributes = {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': target.provider,
-          'gen_ai.request.model': target.model,
-          // The run id is on the run's span, this span's parent: a child repeats nothing its trace already says.
-          'keel.run.step': event.step,
-          'keel.attempt': event.attempt,
-        };
-        if (recordContent) attributes['gen_ai.input.messages'] = inputMessages(event.messages, recording);
-        run.chat = tracer.startSpan(
+        const span = tracer.startSpan(
           target.spanName,
-          { kind: SpanKind.CLIENT, startTime: event.atMs, attributes },
+          { kind: SpanKind.CLIENT, startTime: event.atMs, attributes: target.startAttributes },
           run.context,
         );
+        run.chat = span;
+        // Set after the start, and only on a span that records: what a sampler does not read is not copied and
+        // checked twice by the SDK's start, nor built for a span that drops it. The run id is on the run's span,
+        // this span's parent: a child repeats nothing its trace already says.
+        if (span.isRecording()) {
+          span.setAttribute('keel.run.step', event.step);
+          span.setAttribute('keel.attempt', event.attempt);
+          if (recordContent)
+            span.setAttribute('gen_ai.input.messages', inputMessages(event.messages, recording));
+        }
         return run.chat;
       }
       case 'model-call-end': {
@@ -284,26 +269,24 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         if (span.isRecording())
           span.setAttributes(chatEndAttributes(event, bounds, recordContent ? recording : undefined));
         if (event.outcome === 'error') fail(span, event.errorCode ?? '_OTHER');
-        span.end(event.atMs);
+        ends.end(span, event.atMs);
         return span;
       }
       case 'tool-call-start': {
-        const attributes: Attributes = {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': redact(event.toolName),
-          'gen_ai.tool.type': 'function',
-          'gen_ai.tool.call.id': event.toolCallId,
-          'keel.run.step': event.step,
-          'keel.tool.call_index': event.callIndex,
-          'keel.tool.idempotency_key': event.idempotencyKey,
-        };
-        if (recordContent)
-          attributes['gen_ai.tool.call.arguments'] = recordedText(event.arguments, recording);
+        const target = targets.tool(run.agentName, event.toolName);
         const span = tracer.startSpan(
-          toolSpanNameOf(bounds.toolName(run.agentName, event.toolName)),
-          { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes },
+          target.spanName,
+          { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes: target.startAttributes },
           run.context,
         );
+        if (span.isRecording()) {
+          span.setAttribute('gen_ai.tool.call.id', event.toolCallId);
+          span.setAttribute('keel.run.step', event.step);
+          span.setAttribute('keel.tool.call_index', event.callIndex);
+          span.setAttribute('keel.tool.idempotency_key', event.idempotencyKey);
+          if (recordContent)
+            span.setAttribute('gen_ai.tool.call.arguments', recordedText(event.arguments, recording));
+        }
         run.tools.set(event.idempotencyKey, { span, toolName: event.toolName });
         return span;
       }
@@ -318,7 +301,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
             recordedText(JSON.stringify(event.result.content), recording),
           );
         }
-        entry.span.end(event.atMs);
+        ends.end(entry.span, event.atMs);
         return entry.span;
       }
       default:
@@ -329,6 +312,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   const onEvent: RunEventListener = (event) => {
     lastSpan = handle(event);
     lastEvent = event;
+    ends.flushIfDue(event.atMs);
   };
 
   const toolSpanContext = (call: ToolCallRef): SpanContext | undefined =>
@@ -354,15 +338,6 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       return traceIdsOf(span.spanContext());
     },
   };
-}
-
-/** What a `chat` span needs of a model key (`provider/model`). */
-interface ModelTarget {
-  readonly provider: string;
-  readonly model: string;
-  readonly spanName: string;
-  /** What the run's span says of the model of its first attempt. */
-  readonly rootAttributes: Attributes;
 }
 
 /** `gen_ai.response.finish_reasons` for each finish reason, made once (the SDK copies arrays it is given). */
