@@ -159,12 +159,15 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
     }
     const parent = callContextOf(event) ?? contextApi.active();
     const earlier = attemptsOf(event.annotations);
-    const links = earlier.flatMap((traceparent) => {
-      const spanContext = parseTraceparent(traceparent);
-      return spanContext === undefined
-        ? []
-        : [{ context: spanContext, attributes: { 'keel.link': 'earlier_attempt' } }];
-    });
+    const links =
+      earlier.length === 0
+        ? undefined
+        : earlier.flatMap((traceparent) => {
+            const spanContext = parseTraceparent(traceparent);
+            return spanContext === undefined
+              ? []
+              : [{ context: spanContext, attributes: { 'keel.link': 'earlier_attempt' } }];
+          });
     const attributes: Attributes = {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': event.agentName,
@@ -179,25 +182,27 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes, links },
       parent,
     );
-    event.annotations[ATTEMPTS_ANNOTATION] = [...earlier, traceparentOf(root.spanContext())]
-      .slice(-MAX_LINKED_ATTEMPTS)
-      .join(' ');
+    const traceparent = traceparentOf(root.spanContext());
+    event.annotations[ATTEMPTS_ANNOTATION] =
+      earlier.length === 0 ? traceparent : [...earlier, traceparent].slice(-MAX_LINKED_ATTEMPTS).join(' ');
     const run = new RunTrace(root, trace.setSpan(parent, root), event.agentName);
     runs.set(event.runId, run);
     return run;
+  };
+
+  const cutShort = (span: Span, failure: string | undefined, atMs: number): void => {
+    span.setAttribute('error.type', failure ?? 'run.cancelled');
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended while this was in flight' });
+    ends.end(span, atMs);
   };
 
   const endRun = (run: RunTrace, event: Extract<RunEvent, { type: 'run-end' }>): void => {
     const { root } = run;
     const code = event.error?.code;
     const failure = code === undefined ? undefined : errorType(code);
-    for (const span of [run.chat, ...[...run.tools.values()].map((entry) => entry.span)]) {
-      if (span === undefined) continue;
-      // A call the run's end cut short (cancellation, timeout) has no end event of its own.
-      span.setAttribute('error.type', failure ?? 'run.cancelled');
-      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended while this was in flight' });
-      ends.end(span, event.atMs);
-    }
+    // A call the run's end cut short (cancellation, timeout) has no end event of its own.
+    if (run.chat !== undefined) cutShort(run.chat, failure, event.atMs);
+    for (const entry of run.tools.values()) cutShort(entry.span, failure, event.atMs);
     ends.flush();
     root.setAttributes({
       'keel.run.status': event.status,
@@ -381,7 +386,8 @@ function chatEndAttributes(
 
 /** The `traceparent` of each earlier attempt, as the run's annotations keep them. */
 function attemptsOf(annotations: RunAnnotations): string[] {
-  return (annotations[ATTEMPTS_ANNOTATION] ?? '').split(' ').filter((entry) => entry !== '');
+  const kept = annotations[ATTEMPTS_ANNOTATION];
+  return kept === undefined || kept === '' ? [] : kept.split(' ').filter((entry) => entry !== '');
 }
 
 function fail(span: Span, code: string): void {
