@@ -138,6 +138,8 @@ export function eventLine(event: RunEvent, recordContent: boolean): EventLine | 
         action: event.action,
         trigger: event.trigger,
       });
+    case 'handoff':
+      return line('info', `handoff ${event.from} → ${event.to}`, { from: event.from, to: event.to });
     case 'context-reduced':
       return line('info', `context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`, {
         messagesBefore: event.messagesBefore,

@@ -12,6 +12,7 @@ import {
 } from '@keel/telemetry';
 import type { BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
 import { metrics } from '@opentelemetry/api';
+import { HistogramBuffer } from './histogram-buffer.js';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './tracing.js';
 
 /**
@@ -40,8 +41,10 @@ export interface KeelMetrics {
  * conventions' `gen_ai.client.operation.duration` and `gen_ai.client.token.usage` histograms, with their advised
  * bucket boundaries, and keel's own counters, histograms and gauges. Every attribute has a bounded set of values.
  * Counters are observable instruments: keel sums them as runs go and reports the totals when the SDK collects, so a
- * step pays an addition for each, not the SDK's hashing of its attributes; histograms are recorded as they happen, with
- * one attribute object per label combination.
+ * step pays an addition for each, not the SDK's hashing of its attributes. Histogram measurements (one per operation:
+ * a model call's duration and tokens, a tool call's duration) are held as a run goes and recorded at the run's end, or
+ * when the SDK collects, whichever comes first (see `HistogramBuffer`), with one attribute object per label
+ * combination.
  *
  * @example
  *   const keel = keelMetrics({ meter: meterProvider.getMeter('my-app') });
@@ -57,6 +60,7 @@ export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
     });
   }
   const bounds = new LabelBounds(options, 'keelMetrics');
+  const buffer = new HistogramBuffer();
   const runMetrics = new RunMetrics(
     {
       histogram: (metric) => {
@@ -67,7 +71,7 @@ export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
             ? {}
             : { advice: { explicitBucketBoundaries: [...metric.buckets] } }),
         });
-        return (value, attributes) => histogram.record(value, attributes);
+        return (value, attributes) => buffer.record(histogram, value, attributes);
       },
     },
     bounds,
@@ -91,14 +95,35 @@ export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
     }
   };
   const collect: BatchObservableCallback = (result) => {
+    // Before the SDK reads the histograms (it calls this first): a collection sees every measurement made so far.
+    buffer.flush();
     report(result, runMetrics.counters());
     report(result, runMetrics.gauges());
   };
   meter.addBatchObservableCallback(collect, [...observables.values()]);
+  const flushAtRunEnd: RunEventListener = (event) => {
+    if (event.type === 'run-end') buffer.flush();
+  };
+  const onEvent: RunEventListener = (event) => {
+    runMetrics.handle(event);
+    flushAtRunEnd(event);
+  };
   return {
-    observe: (agent) => runMetrics.observe(agent),
+    observe: (agent) => {
+      const handle = runMetrics.observe(agent);
+      const ends = agent.onEvent(flushAtRunEnd);
+      return {
+        dispose: () => {
+          handle.dispose();
+          ends.dispose();
+        },
+      };
+    },
     observeRetryBudget: (name, budget) => runMetrics.observeRetryBudget(name, budget),
-    onEvent: (event) => runMetrics.handle(event),
-    dispose: () => meter.removeBatchObservableCallback(collect, [...observables.values()]),
+    onEvent,
+    dispose: () => {
+      buffer.flush();
+      meter.removeBatchObservableCallback(collect, [...observables.values()]);
+    },
   };
 }

@@ -5,7 +5,6 @@ import {
   LABEL_BOUNDS_OPTIONS,
   LabelBounds,
   type LabelBoundsOptions,
-  modelParts,
   type TraceIds,
 } from '@keel/telemetry';
 import {
@@ -21,6 +20,9 @@ import {
 } from '@opentelemetry/api';
 import { type ContentRecording, inputMessages, outputMessages, recordedText } from './genai-messages.js';
 import { RunTrace } from './run-trace.js';
+import { SpanEndBuffer } from './span-end-buffer.js';
+import { addSpanEvent } from './span-events.js';
+import { SpanTargets } from './span-targets.js';
 import { parseTraceparent, traceHeadersOf, traceIdsOf, traceparentOf } from './trace-headers.js';
 
 /** The instrumentation scope's name: what spans and metrics are attributed to. */
@@ -86,7 +88,9 @@ const KNOWN_OPTIONS = ['tracer', 'recordContent', 'maxContentChars', ...LABEL_BO
  * Traces runs with spans that follow the OpenTelemetry GenAI semantic conventions, on `@opentelemetry/api` alone
  * (the SDK and its exporters are the application's choice):
  *
- * - `invoke_agent <agent>` (INTERNAL) for a run, a child of the context active when the run started; a resumed run
+ * - `invoke_agent <agent>` (INTERNAL) for a run, a child of the context active when the run started; a child run
+ *   (an agent tool's, a handoff's) is a child of the parent's `execute_tool` span of the call that started it, in the
+ *   same trace, when the same tracing observes both agents; a resumed run
  *   gets a new span, linked to the spans of its earlier attempts (their `traceparent` is kept in the run's
  *   annotations, saved with its checkpoints, so the link holds across processes);
  * - `chat <model>` (CLIENT) for each upstream model request, one per attempt, so retries are visible;
@@ -127,42 +131,43 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   let lastEvent: RunEvent | undefined;
   let lastSpan: Span | undefined;
   // Names and attributes that depend only on a model or a tool (a bounded set), made once each.
-  const modelTargets = new Map<string, ModelTarget>();
-  const modelTargetOf = (key: string): ModelTarget => {
-    let target = modelTargets.get(key);
-    if (target === undefined) {
-      const { provider, model } = modelParts(key);
-      target = {
-        provider,
-        model,
-        spanName: `chat ${model}`,
-        rootAttributes: Object.freeze({ 'gen_ai.provider.name': provider, 'gen_ai.request.model': model }),
-      };
-      modelTargets.set(key, target);
-    }
-    return target;
-  };
-  // By bounded tool label: a server that renames its tools at will grows neither span names nor this map.
-  const toolSpanNames = new Map<string, string>();
-  const toolSpanNameOf = (toolLabel: string): string => {
-    let name = toolSpanNames.get(toolLabel);
-    if (name === undefined) {
-      name = `execute_tool ${toolLabel}`;
-      toolSpanNames.set(toolLabel, name);
-    }
-    return name;
+  const targets = new SpanTargets(bounds);
+  // Ends of chat and tool spans, handed to the SDK together (at a run's end at the latest).
+  const ends = new SpanEndBuffer();
+
+  /** A child run's parent: the `execute_tool` span of the call that started it, when this tracing traces that call. */
+  const callContextOf = (
+    event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>,
+  ): Context | undefined =>
+    event.parentRunId === undefined || event.parentCallKey === undefined
+      ? undefined
+      : contextOf({ runId: event.parentRunId, idempotencyKey: event.parentCallKey });
+
+  const contextOf = (call: ToolCallRef): Context | undefined => {
+    const run = runs.get(call.runId);
+    const entry = run?.tools.get(call.idempotencyKey);
+    if (run === undefined || entry === undefined) return undefined;
+    entry.context ??= trace.setSpan(run.context, entry.span);
+    return entry.context;
   };
 
   const startRun = (event: Extract<RunEvent, { type: 'run-start' | 'run-resumed' }>): RunTrace => {
-    runs.get(event.runId)?.root.end(event.atMs);
-    const parent = contextApi.active();
+    const previous = runs.get(event.runId);
+    if (previous !== undefined) {
+      ends.flush();
+      previous.root.end(event.atMs);
+    }
+    const parent = callContextOf(event) ?? contextApi.active();
     const earlier = attemptsOf(event.annotations);
-    const links = earlier.flatMap((traceparent) => {
-      const spanContext = parseTraceparent(traceparent);
-      return spanContext === undefined
-        ? []
-        : [{ context: spanContext, attributes: { 'keel.link': 'earlier_attempt' } }];
-    });
+    const links =
+      earlier.length === 0
+        ? undefined
+        : earlier.flatMap((traceparent) => {
+            const spanContext = parseTraceparent(traceparent);
+            return spanContext === undefined
+              ? []
+              : [{ context: spanContext, attributes: { 'keel.link': 'earlier_attempt' } }];
+          });
     const attributes: Attributes = {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': event.agentName,
@@ -177,25 +182,28 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes, links },
       parent,
     );
-    event.annotations[ATTEMPTS_ANNOTATION] = [...earlier, traceparentOf(root.spanContext())]
-      .slice(-MAX_LINKED_ATTEMPTS)
-      .join(' ');
+    const traceparent = traceparentOf(root.spanContext());
+    event.annotations[ATTEMPTS_ANNOTATION] =
+      earlier.length === 0 ? traceparent : [...earlier, traceparent].slice(-MAX_LINKED_ATTEMPTS).join(' ');
     const run = new RunTrace(root, trace.setSpan(parent, root), event.agentName);
     runs.set(event.runId, run);
     return run;
+  };
+
+  const cutShort = (span: Span, failure: string | undefined, atMs: number): void => {
+    span.setAttribute('error.type', failure ?? 'run.cancelled');
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended while this was in flight' });
+    ends.end(span, atMs);
   };
 
   const endRun = (run: RunTrace, event: Extract<RunEvent, { type: 'run-end' }>): void => {
     const { root } = run;
     const code = event.error?.code;
     const failure = code === undefined ? undefined : errorType(code);
-    for (const span of [run.chat, ...[...run.tools.values()].map((entry) => entry.span)]) {
-      if (span === undefined) continue;
-      // A call the run's end cut short (cancellation, timeout) has no end event of its own.
-      span.setAttribute('error.type', failure ?? 'run.cancelled');
-      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the run ended while this was in flight' });
-      span.end(event.atMs);
-    }
+    // A call the run's end cut short (cancellation, timeout) has no end event of its own.
+    if (run.chat !== undefined) cutShort(run.chat, failure, event.atMs);
+    for (const entry of run.tools.values()) cutShort(entry.span, failure, event.atMs);
+    ends.flush();
     root.setAttributes({
       'keel.run.status': event.status,
       'keel.run.stop_reason': event.stopReason,
@@ -231,26 +239,27 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         endRun(run, event);
         return root;
       case 'model-call-start': {
-        const target = modelTargetOf(event.model);
-        run.chat?.end(event.atMs);
+        const target = targets.model(event.model);
+        if (run.chat !== undefined) ends.end(run.chat, event.atMs);
         if (!run.modelNamed) {
           run.modelNamed = true;
           root.setAttributes(target.rootAttributes);
         }
-        const attributes: Attributes = {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': target.provider,
-          'gen_ai.request.model': target.model,
-          // The run id is on the run's span, this span's parent: a child repeats nothing its trace already says.
-          'keel.run.step': event.step,
-          'keel.attempt': event.attempt,
-        };
-        if (recordContent) attributes['gen_ai.input.messages'] = inputMessages(event.messages, recording);
-        run.chat = tracer.startSpan(
+        const span = tracer.startSpan(
           target.spanName,
-          { kind: SpanKind.CLIENT, startTime: event.atMs, attributes },
+          { kind: SpanKind.CLIENT, startTime: event.atMs, attributes: target.startAttributes },
           run.context,
         );
+        run.chat = span;
+        // Set after the start, and only on a span that records: what a sampler does not read is not copied and
+        // checked twice by the SDK's start, nor built for a span that drops it. The run id is on the run's span,
+        // this span's parent: a child repeats nothing its trace already says.
+        if (span.isRecording()) {
+          span.setAttribute('keel.run.step', event.step);
+          span.setAttribute('keel.attempt', event.attempt);
+          if (recordContent)
+            span.setAttribute('gen_ai.input.messages', inputMessages(event.messages, recording));
+        }
         return run.chat;
       }
       case 'model-call-end': {
@@ -265,26 +274,24 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
         if (span.isRecording())
           span.setAttributes(chatEndAttributes(event, bounds, recordContent ? recording : undefined));
         if (event.outcome === 'error') fail(span, event.errorCode ?? '_OTHER');
-        span.end(event.atMs);
+        ends.end(span, event.atMs);
         return span;
       }
       case 'tool-call-start': {
-        const attributes: Attributes = {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': redact(event.toolName),
-          'gen_ai.tool.type': 'function',
-          'gen_ai.tool.call.id': event.toolCallId,
-          'keel.run.step': event.step,
-          'keel.tool.call_index': event.callIndex,
-          'keel.tool.idempotency_key': event.idempotencyKey,
-        };
-        if (recordContent)
-          attributes['gen_ai.tool.call.arguments'] = recordedText(event.arguments, recording);
+        const target = targets.tool(run.agentName, event.toolName);
         const span = tracer.startSpan(
-          toolSpanNameOf(bounds.toolName(run.agentName, event.toolName)),
-          { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes },
+          target.spanName,
+          { kind: SpanKind.INTERNAL, startTime: event.atMs, attributes: target.startAttributes },
           run.context,
         );
+        if (span.isRecording()) {
+          span.setAttribute('gen_ai.tool.call.id', event.toolCallId);
+          span.setAttribute('keel.run.step', event.step);
+          span.setAttribute('keel.tool.call_index', event.callIndex);
+          span.setAttribute('keel.tool.idempotency_key', event.idempotencyKey);
+          if (recordContent)
+            span.setAttribute('gen_ai.tool.call.arguments', recordedText(event.arguments, recording));
+        }
         run.tools.set(event.idempotencyKey, { span, toolName: event.toolName });
         return span;
       }
@@ -299,115 +306,18 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
             recordedText(JSON.stringify(event.result.content), recording),
           );
         }
-        entry.span.end(event.atMs);
+        ends.end(entry.span, event.atMs);
         return entry.span;
       }
-      case 'tool-call-progress': {
-        const span = run.tools.get(event.idempotencyKey)?.span ?? root;
-        span.addEvent(
-          'keel.tool.progress',
-          {
-            'keel.tool.progress': event.progress,
-            ...(event.total === undefined ? {} : { 'keel.tool.progress_total': event.total }),
-            ...(recordContent && event.message !== undefined
-              ? { 'keel.tool.progress_message': recordedText(event.message, recording) }
-              : {}),
-          },
-          event.atMs,
-        );
-        return span;
-      }
-      case 'retry-scheduled': {
-        const target = event.target === 'tool' ? (run.onlyCallOf(event.name)?.span ?? root) : root;
-        target.addEvent(
-          'keel.retry',
-          {
-            'keel.dependency.kind': event.target,
-            'keel.dependency.name': event.target === 'tool' ? redact(event.name) : event.name,
-            'keel.retry.attempt': event.attempt,
-            'keel.retry.delay_ms': event.delayMs,
-            'error.type': errorType(event.errorCode),
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return target;
-      }
-      case 'fallback-used':
-        root.addEvent(
-          'keel.fallback',
-          {
-            'keel.fallback.from': event.from,
-            'keel.fallback.to': event.to,
-            'error.type': errorType(event.errorCode),
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return root;
-      case 'breaker-opened':
-      case 'breaker-half-opened':
-      case 'breaker-closed':
-        root.addEvent(
-          `keel.${event.type.replace('-', '.').replace('half-opened', 'half_opened')}`,
-          { 'keel.dependency.kind': event.target, 'keel.breaker.name': event.name },
-          event.atMs,
-        );
-        return root;
-      case 'correction':
-        root.addEvent(
-          'keel.correction',
-          {
-            'keel.correction.kind': event.kind,
-            'keel.run.step': event.step,
-            ...(event.toolName === undefined ? {} : { 'gen_ai.tool.name': redact(event.toolName) }),
-            ...(recordContent ? { 'keel.correction.message': recordedText(event.message, recording) } : {}),
-          },
-          event.atMs,
-        );
-        return root;
-      case 'guardrail-tripped':
-        root.addEvent(
-          'keel.guardrail',
-          {
-            'keel.guardrail.name': event.guardrail,
-            'keel.guardrail.stage': event.stage,
-            'keel.guardrail.action': event.action,
-            'keel.guardrail.trigger': event.trigger,
-          },
-          event.atMs,
-        );
-        return root;
-      case 'checkpoint-failed':
-        root.addEvent(
-          'keel.checkpoint.failed',
-          {
-            'keel.checkpoint.transition': event.transition,
-            'error.type': errorType(event.errorCode),
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return root;
-      case 'context-reduced':
-        root.addEvent(
-          'keel.context.reduced',
-          {
-            'keel.context.messages_before': event.messagesBefore,
-            'keel.context.messages_after': event.messagesAfter,
-            'keel.run.step': event.step,
-          },
-          event.atMs,
-        );
-        return root;
       default:
-        return root;
+        return addSpanEvent(run, event, redact, recordContent ? recording : undefined);
     }
   };
 
   const onEvent: RunEventListener = (event) => {
     lastSpan = handle(event);
     lastEvent = event;
+    ends.flushIfDue(event.atMs);
   };
 
   const toolSpanContext = (call: ToolCallRef): SpanContext | undefined =>
@@ -416,13 +326,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
   return {
     observe: (agent) => agent.onEvent(onEvent),
     onEvent,
-    contextOf: (call) => {
-      const run = runs.get(call.runId);
-      const entry = run?.tools.get(call.idempotencyKey);
-      if (run === undefined || entry === undefined) return undefined;
-      entry.context ??= trace.setSpan(run.context, entry.span);
-      return entry.context;
-    },
+    contextOf,
     traceHeaders: (call) => {
       const spanContext = toolSpanContext(call);
       return spanContext === undefined ? {} : traceHeadersOf(spanContext);
@@ -439,15 +343,6 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
       return traceIdsOf(span.spanContext());
     },
   };
-}
-
-/** What a `chat` span needs of a model key (`provider/model`). */
-interface ModelTarget {
-  readonly provider: string;
-  readonly model: string;
-  readonly spanName: string;
-  /** What the run's span says of the model of its first attempt. */
-  readonly rootAttributes: Attributes;
 }
 
 /** `gen_ai.response.finish_reasons` for each finish reason, made once (the SDK copies arrays it is given). */
@@ -491,7 +386,8 @@ function chatEndAttributes(
 
 /** The `traceparent` of each earlier attempt, as the run's annotations keep them. */
 function attemptsOf(annotations: RunAnnotations): string[] {
-  return (annotations[ATTEMPTS_ANNOTATION] ?? '').split(' ').filter((entry) => entry !== '');
+  const kept = annotations[ATTEMPTS_ANNOTATION];
+  return kept === undefined || kept === '' ? [] : kept.split(' ').filter((entry) => entry !== '');
 }
 
 function fail(span: Span, code: string): void {

@@ -64,8 +64,9 @@ export class LabelBounds {
   private readonly responseModels = new FirstSeen();
   private readonly toolNames = new FirstSeen();
   // A value's label never changes once decided, so the usual few are found without redacting them again (an event
-  // costs a lookup); a provider naming a new model in every response fills the memo, then each is worked out anew.
-  private readonly decided = new Map<string, string>();
+  // costs three map lookups, no key built); a provider naming a new model in every response fills the memo, then each
+  // is worked out anew.
+  private readonly decided = new Decided();
 
   constructor(options: LabelBoundsOptions = {}, where = 'telemetry') {
     const { secrets = [], maxResponseModels, maxToolNames, maxTenants } = options;
@@ -92,10 +93,13 @@ export class LabelBounds {
    */
   tenant(tenant: string | undefined): string {
     if (tenant === undefined) return DEFAULT_TENANT_LABEL;
-    return this.memo(`n\u0000${tenant}`, () => {
+    let label = this.decided.get('n', '', tenant);
+    if (label === undefined) {
       const value = this.clean(tenant);
-      return this.tenants.keep('', value, this.maxTenants) ? value : OVERFLOW_LABEL;
-    });
+      label = this.tenants.keep('', value, this.maxTenants) ? value : OVERFLOW_LABEL;
+      this.decided.set('n', '', tenant, label);
+    }
+    return label;
   }
 
   /**
@@ -104,11 +108,17 @@ export class LabelBounds {
    * requested model; else `_OTHER`.
    */
   responseModel(requestKey: string, responseModel: string): string {
-    return this.memo(`m\u0000${requestKey}\u0000${responseModel}`, () => {
+    let label = this.decided.get('m', requestKey, responseModel);
+    if (label === undefined) {
       const value = this.clean(responseModel);
-      if (value === modelParts(requestKey).model) return value;
-      return this.responseModels.keep(requestKey, value, this.maxResponseModels) ? value : OVERFLOW_LABEL;
-    });
+      label =
+        value === modelParts(requestKey).model ||
+        this.responseModels.keep(requestKey, value, this.maxResponseModels)
+          ? value
+          : OVERFLOW_LABEL;
+      this.decided.set('m', requestKey, responseModel, label);
+    }
+    return label;
   }
 
   /**
@@ -118,17 +128,11 @@ export class LabelBounds {
    */
   toolName(agentName: string, toolName: string, errorCode?: string): string {
     if (errorCode === 'tool.not_found') return OVERFLOW_LABEL;
-    return this.memo(`t\u0000${agentName}\u0000${toolName}`, () => {
-      const value = this.clean(toolName);
-      return this.toolNames.keep(agentName, value, this.maxToolNames) ? value : OVERFLOW_LABEL;
-    });
-  }
-
-  private memo(key: string, decide: () => string): string {
-    let label = this.decided.get(key);
+    let label = this.decided.get('t', agentName, toolName);
     if (label === undefined) {
-      label = decide();
-      if (this.decided.size < MAX_DECIDED) this.decided.set(key, label);
+      const value = this.clean(toolName);
+      label = this.toolNames.keep(agentName, value, this.maxToolNames) ? value : OVERFLOW_LABEL;
+      this.decided.set('t', agentName, toolName, label);
     }
     return label;
   }
@@ -136,6 +140,35 @@ export class LabelBounds {
   private clean(value: string): string {
     // Redacted before it is cut, so that a cut cannot leave part of a secret the redactor would no longer know.
     return nameLabel(this.redactor.text(value));
+  }
+}
+
+/**
+ * Labels decided, by kind (`n` tenants, `m` response models, `t` tool names), scope (the requested model, the agent)
+ * and value, at most {@link MAX_DECIDED} in all: a lookup builds no key.
+ */
+class Decided {
+  private readonly byKind = new Map<string, Map<string, Map<string, string>>>();
+  private count = 0;
+
+  get(kind: string, scope: string, value: string): string | undefined {
+    return this.byKind.get(kind)?.get(scope)?.get(value);
+  }
+
+  set(kind: string, scope: string, value: string, label: string): void {
+    if (this.count >= MAX_DECIDED) return;
+    let scopes = this.byKind.get(kind);
+    if (scopes === undefined) {
+      scopes = new Map();
+      this.byKind.set(kind, scopes);
+    }
+    let values = scopes.get(scope);
+    if (values === undefined) {
+      values = new Map();
+      scopes.set(scope, values);
+    }
+    this.count++;
+    values.set(value, label);
   }
 }
 

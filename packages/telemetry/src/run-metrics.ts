@@ -25,6 +25,9 @@ export type ObservableAgent = Pick<Agent<unknown>, 'name' | 'onEvent' | 'breaker
 
 const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
 
+/** The key of model-call series whose response named no model (no label is a lone NUL). */
+const NO_RESPONSE_MODEL = '\u0000';
+
 interface ObservedBreaker {
   readonly breaker: CircuitBreaker;
   /** The gauge's attributes for each state, made once. */
@@ -77,7 +80,7 @@ export class RunMetrics {
   /** The `keel.tenant` label of each run going on. */
   private readonly tenantOfRun = new Map<string, string>();
   /** `keel.model.cost` series by model and tenant label. */
-  private readonly costSeries = new Map<string, { value: number }>();
+  private readonly costSeries = new Map<string, Map<string, { value: number }>>();
   private readonly breakers = new Set<ObservedBreaker>();
   private readonly budgets = new Map<string, RetryBudget>();
   private readonly modelSeries = new KeyedByThree<ModelCallSeries>();
@@ -285,7 +288,7 @@ export class RunMetrics {
         : this.bounds.responseModel(event.model, event.responseModel);
     const code = event.errorCode ?? '';
     // Keyed by the label, not the reported value: a provider naming a new model in every response makes no series.
-    const responseKey = responseModel === undefined ? '' : `=${responseModel}`;
+    const responseKey = responseModel ?? NO_RESPONSE_MODEL;
     let series = this.modelSeries.get(event.model, responseKey, code);
     if (series === undefined) {
       series = this.modelCallSeries(event, responseModel);
@@ -303,14 +306,18 @@ export class RunMetrics {
   /** The `keel.model.cost` series of a model, for the tenant of a run. */
   private costOf(model: string, runId: string): { value: number } {
     const tenant = this.tenantOfRun.get(runId) ?? this.bounds.tenant(undefined);
-    const key = `${model}\u0000${tenant}`;
-    let series = this.costSeries.get(key);
+    let byTenant = this.costSeries.get(model);
+    if (byTenant === undefined) {
+      byTenant = new Map();
+      this.costSeries.set(model, byTenant);
+    }
+    let series = byTenant.get(tenant);
     if (series === undefined) {
       series = this.counterTable.series(KEEL_METRICS.modelCost, {
         'keel.model': nameLabel(model),
         'keel.tenant': tenant,
       });
-      this.costSeries.set(key, series);
+      byTenant.set(tenant, series);
     }
     return series;
   }

@@ -57,6 +57,14 @@ describe('render: degraded tool results', () => {
   });
 });
 
+describe('render: handoffs', () => {
+  it('prints a handoff event on one line, naming both agents', () => {
+    const output = captured();
+    renderEvent({ type: 'handoff', runId: 'r', atMs: 0, step: 1, from: 'triage', to: 'support' }, output);
+    expect(output.lines).toEqual(['step 1  ⇢ handoff triage → support']);
+  });
+});
+
 describe('render: reasoning tokens', () => {
   it('shows reasoning tokens only when a model counted them', () => {
     const report = reportWith({

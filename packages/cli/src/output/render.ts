@@ -53,6 +53,9 @@ export function renderEvent(event: RunEvent, output: Output): void {
         `${step}${paint(output, 'red', '⛨')} guardrail ${event.guardrail} (${event.stage}) ${event.action}: ${event.trigger}`,
       );
       return;
+    case 'handoff':
+      output.out(`${step}${paint(output, 'magenta', '⇢')} handoff ${event.from} → ${event.to}`);
+      return;
     case 'context-reduced':
       output.out(
         `${step}${paint(output, 'cyan', '⇣')} context reduced from ${event.messagesBefore} to ${event.messagesAfter} messages`,

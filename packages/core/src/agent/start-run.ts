@@ -44,6 +44,7 @@ export async function executeRun<Output>(
   if (parent !== undefined) {
     // A child run's deadline is its own or its parent's, whichever comes first.
     state.parentRunId = parent.runId;
+    state.parentCallKey = parent.callKey;
     state.deadlineAtMs = Math.min(state.deadlineAtMs, parent.deadlineAtMs);
   }
   if (runtime.durability !== undefined) {

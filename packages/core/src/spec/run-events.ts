@@ -32,6 +32,10 @@ export type RunEvent =
   | (RunEventBase & {
       readonly type: 'run-start';
       readonly agentName: string;
+      /** For a child run (started by an agent tool or a handoff): the run that started it. */
+      readonly parentRunId?: string;
+      /** For a child run: the idempotency key of the parent's tool call that started it. */
+      readonly parentCallKey?: string;
       /** The tenant the run spends for (the run option `tenant`); absent for none. */
       readonly tenant?: string;
       /** Entries observers keep with the run; see {@link RunAnnotations}. */
@@ -41,6 +45,10 @@ export type RunEvent =
       /** A run restored from its last checkpoint goes on (in place of `run-start`). */
       readonly type: 'run-resumed';
       readonly agentName: string;
+      /** For a child run (started by an agent tool or a handoff): the run that started it. */
+      readonly parentRunId?: string;
+      /** For a child run: the idempotency key of the parent's tool call that started it. */
+      readonly parentCallKey?: string;
       /** The tenant the run spends for (the run option `tenant`); absent for none. */
       readonly tenant?: string;
       readonly step: number;
@@ -156,6 +164,16 @@ export type RunEvent =
       /** The code of the tool's own failure. */
       readonly errorCode: ErrorCode;
       readonly reason: string;
+    })
+  | (RunEventBase & {
+      /**
+       * The conversation was handed over (a handoff tool called at `step`): agent `to` answers in a child run
+       * instead of agent `from`, whose run this is.
+       */
+      readonly type: 'handoff';
+      readonly step: number;
+      readonly from: string;
+      readonly to: string;
     })
   | (RunEventBase & {
       readonly type: 'correction';

@@ -58,11 +58,13 @@ export function handoff(target: ChildAgent, options: HandoffOptions = {}): Tool<
     idempotent: target.store !== undefined,
     timeoutMs: 600_000,
     async execute(_input, context) {
-      const messages = parentRunOf(context)?.messages ?? [];
+      const parent = parentRunOf(context);
+      const messages = parent?.messages ?? [];
       const input = inputFilter(messages);
       if (!Array.isArray(input) || input.length === 0) {
         throw new KeelError('config.invalid', `handoff "${name}": the input filter returned no messages`);
       }
+      parent?.handedOff(target.name);
       const result = await runChild(target, context, name, 'handoff', input);
       throw stopRun(
         `handoff to ${target.name}`,

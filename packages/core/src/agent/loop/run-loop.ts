@@ -3,7 +3,7 @@ import type { ModelResponse } from '../../spec/model.js';
 import { runGuardrails } from '../guardrails/guardrail.js';
 import { tokenBudgetError, turnLimitError } from '../run/limits.js';
 import type { RunContext } from '../run/run-context.js';
-import { beginStep, endStep, recordModelResponse } from '../run/run-state.js';
+import { beginStep, endStep, type RunState, recordModelResponse } from '../run/run-state.js';
 import { forcesToolCall } from '../tools/tool-choice.js';
 import { runToolCalls, toolMessages } from '../tools/tool-step.js';
 import { eventLoopTurn } from './event-loop-turn.js';
@@ -68,6 +68,7 @@ async function start(run: RunContext): Promise<void> {
       atMs: state.startedAtMs,
       agentName: state.agentName,
       ...(state.tenant === undefined ? {} : { tenant: state.tenant }),
+      ...parentOf(state),
       annotations,
     });
     keepAnnotations(run, annotations);
@@ -86,12 +87,21 @@ async function resumed(run: RunContext): Promise<void> {
       agentName: state.agentName,
       step: state.step,
       ...(state.tenant === undefined ? {} : { tenant: state.tenant }),
+      ...parentOf(state),
       annotations,
     });
     keepAnnotations(run, annotations);
   }
   // A run resumed only to be cancelled goes straight to its end.
   if (run.checkpoints && !run.abort.aborted) await run.checkpoint({ kind: 'run-resumed', step: state.step });
+}
+
+/** A child run's link to the tool call of its parent that started it, for its `run-start` and `run-resumed` events. */
+function parentOf(state: RunState): { parentRunId?: string; parentCallKey?: string } {
+  if (state.parentRunId === undefined) return {};
+  return state.parentCallKey === undefined
+    ? { parentRunId: state.parentRunId }
+    : { parentRunId: state.parentRunId, parentCallKey: state.parentCallKey };
 }
 
 /** Keeps in the state what listeners added to the run's annotations; a run with none keeps its state as it was. */

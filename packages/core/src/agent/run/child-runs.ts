@@ -17,6 +17,8 @@ export const PARENT_RUN: unique symbol = Symbol.for('keel.parent-run') as never;
 export interface ParentRun {
   /** The parent run's id: the child's state keeps it as `parentRunId`. */
   readonly runId: string;
+  /** The idempotency key of the parent's tool call that starts the child: the child's state keeps it as `parentCallKey`. */
+  readonly callKey: string;
   /** The parent's retry budget: every retry of the child is taken from it too. */
   readonly budget: RetryBudget;
   /** The parent's deadline (ms since the epoch): the child's own can be earlier, never later. */
@@ -33,6 +35,8 @@ export interface ParentRunHandle extends ParentRun {
   childStarted(child: ChildRunStart): void;
   /** Records how a child run ended, and adds its report's figures to the parent's. */
   childEnded(childRunId: string, ending: ChildRunEnding): void;
+  /** Reports that the parent hands the conversation over to agent `to` (the `handoff` run event). */
+  handedOff(to: string): void;
 }
 
 /** Approvals and decisions for a child's pending calls, passed down by its parent's `resume`. */

@@ -18,6 +18,7 @@ export type JournalEntryType =
   | 'correction'
   | 'tool-degraded'
   | 'context-reduced'
+  | 'handoff'
   | 'run-ended'
   | 'run-resumed';
 
@@ -43,7 +44,7 @@ export interface JournalEntry {
   delayMs?: number;
   /** `model-call-end`: how long the call took. */
   durationMs?: number;
-  /** `fallback-used`: the models; `tool-degraded`: `to` is the fallback that answered. */
+  /** `fallback-used`: the models; `tool-degraded`: `to` is the fallback that answered; `handoff`: the agents. */
   from?: string;
   to?: string;
   /** `model-call-end`: `success` or `error`; `run-ended`: the terminal status. */
@@ -143,6 +144,14 @@ function entryOf(event: RunEvent): JournalEntry | undefined {
       };
     case 'context-reduced':
       return { type: event.type, atMs, step: event.step };
+    case 'handoff':
+      return {
+        type: event.type,
+        atMs,
+        step: event.step,
+        from: redactSecrets(event.from),
+        to: redactSecrets(event.to),
+      };
     default:
       return undefined;
   }

@@ -144,6 +144,8 @@ export interface RunState {
   toolChoice?: ToolChoice;
   /** For a child run (started by an agent tool or a handoff): the run that started it. Absent for a top-level run. */
   parentRunId?: string;
+  /** For a child run: the idempotency key of the parent's tool call that started it. Absent for a top-level run. */
+  parentCallKey?: string;
   /** The child runs this run started (agent tools, handoffs), in the order they started. Absent until one starts. */
   children?: ChildRunEntry[];
 }

@@ -8,17 +8,32 @@ import {
 } from '../run/child-runs.js';
 import type { RunContext } from '../run/run-context.js';
 
-/** What a tool call of `run` hands an agent tool or a handoff about the run (see `ParentRunHandle`). */
-export function parentHandleOf(run: RunContext): ParentRunHandle {
+/**
+ * What a tool call of `run` (the call with idempotency key `callKey`) hands an agent tool or a handoff about the run
+ * (see `ParentRunHandle`).
+ */
+export function parentHandleOf(run: RunContext, callKey: string): ParentRunHandle {
   const state = run.state;
   return {
     runId: state.runId,
+    callKey,
     budget: run.budget,
     deadlineAtMs: state.deadlineAtMs,
     messages: state.messages,
     answersFor: (childRunId) => answersFor(run.childAnswers, childRunId),
     childStarted: (child: ChildRunStart) => recordChildStarted(state, child),
     childEnded: (childRunId: string, ending: ChildRunEnding) => recordChildEnded(state, childRunId, ending),
+    handedOff: (to: string) => {
+      if (!run.events.active) return;
+      run.events.emit({
+        type: 'handoff',
+        runId: state.runId,
+        atMs: run.clock.now(),
+        step: state.step,
+        from: state.agentName,
+        to,
+      });
+    },
   };
 }
 

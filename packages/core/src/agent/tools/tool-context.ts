@@ -36,7 +36,7 @@ export class ToolCallContext implements ToolContext {
 
   /** The run making the call, for an agent tool or a handoff to start a child run of it (see `parentRunOf`). */
   get [PARENT_RUN](): ParentRunHandle | undefined {
-    return this.#run === undefined ? undefined : parentHandleOf(this.#run);
+    return this.#run === undefined ? undefined : parentHandleOf(this.#run, this.idempotencyKey);
   }
 }
 
