@@ -46,11 +46,17 @@ export class SqliteStepCommit {
       ),
       dropEntries: database.prepare('DELETE FROM run_journal WHERE run_id = ? AND (idx < ? OR idx >= ?)'),
       dropJournal: database.prepare('DELETE FROM run_journal WHERE run_id = ?'),
-      putMessage: database.prepare(
+      putMessages: database.prepare(
         `INSERT INTO run_messages (run_id, idx, message) VALUES (?, ?, ?)
          ON CONFLICT (run_id, idx) DO UPDATE SET message = excluded.message`,
       ),
       dropMessages: database.prepare('DELETE FROM run_messages WHERE run_id = ? AND idx >= ?'),
+      firstRowFrom: database
+        .prepare('SELECT idx FROM run_messages WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT 1')
+        .pluck(),
+      lastRowBefore: database.prepare(
+        'SELECT idx, message FROM run_messages WHERE run_id = ? AND idx < ? ORDER BY idx DESC LIMIT 1',
+      ),
       startTool: database.prepare(
         `INSERT INTO ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
          VALUES (@runId, @idempotencyKey, @step, @callIndex, @toolName, 'started', @startedAtMs)
@@ -129,8 +135,9 @@ export class SqliteStepCommit {
   }
 
   /**
-   * The checkpoint's messages into the run's log (rows from `start` on replaced, rows past the new end dropped), or,
-   * for a checkpoint whose state holds its messages inline, the log dropped. A throw rolls the transaction back.
+   * The checkpoint's messages into the run's log, as one row (see {@link messageRowsOf}): the log cut at `start` first
+   * when it holds more (a rewrite, or a write taken before the last one settled), or, for a checkpoint whose state
+   * holds its messages inline, the log dropped. A throw rolls the transaction back.
    */
   private writeMessages(runId: string, log: StepCommit['checkpoint']['messages'], storedCount: number): void {
     const { statements } = this;
@@ -139,10 +146,25 @@ export class SqliteStepCommit {
       return;
     }
     if (log.start > storedCount) throw messageLogGap(runId, log.start, storedCount);
+    if (log.start < storedCount) this.cutLog(runId, log.start, storedCount);
     const texts = messageTextsOf(log);
-    for (let index = 0; index < texts.length; index++)
-      statements.putMessage.run(runId, log.start + index, texts[index]);
-    const count = log.start + texts.length;
-    if (count < storedCount) statements.dropMessages.run(runId, count);
+    if (texts.length > 0) statements.putMessages.run(runId, log.start, texts.join(','));
+  }
+
+  /**
+   * Drops the log's messages from `start` on. A row holds the messages from its `idx` to the next row's (or the log's
+   * end): a row that begins before `start` and reaches past it keeps only its messages before `start`.
+   */
+  private cutLog(runId: string, start: number, storedCount: number): void {
+    const { statements } = this;
+    const next = (statements.firstRowFrom.get(runId, start) as number | undefined) ?? storedCount;
+    if (next > start && start > 0) {
+      const row = statements.lastRowBefore.get(runId, start) as { idx: number; message: string } | undefined;
+      if (row !== undefined) {
+        const kept = (JSON.parse(`[${row.message}]`) as unknown[]).slice(0, start - row.idx);
+        statements.putMessages.run(runId, row.idx, kept.map((message) => JSON.stringify(message)).join(','));
+      }
+    }
+    statements.dropMessages.run(runId, start);
   }
 }
