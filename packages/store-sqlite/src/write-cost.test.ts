@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CheckpointWrite, JsonValue } from '@keel/core';
+import type { JsonValue } from '@keel/core';
+import type { CheckpointWrite } from '@keel/core/store';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteRunStore } from './sqlite-run-store.js';
