@@ -43,8 +43,9 @@ import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
 
 /**
  * A RunStore in a SQLite file (WAL mode), shared safely by several processes on one machine. The default store of
- * the CLI, at `./.keel/keel.db`. Each run's conversation is a log, a row per message (`RunStore.messageLog`): a
- * checkpoint writes the small state and the messages added since the last one, in one transaction.
+ * the CLI, at `./.keel/keel.db`. Each run's conversation is a log (`RunStore.messageLog`), a row per write: the run's
+ * input is one row, and a checkpoint writes the small state and the messages added since the last one (one row), in
+ * one transaction.
  *
  * @example
  *   const store = new SqliteRunStore('.keel/keel.db');
@@ -160,9 +161,10 @@ export class SqliteRunStore implements RunStore {
     const insert = () => {
       insertRun();
       if (log === undefined) return;
+      // The input as one row, one statement, whatever its length (see SqliteStepCommit: a row holds the messages up
+      // to the next row's index).
       const texts = messageTextsOf(log);
-      for (let index = 0; index < texts.length; index++)
-        this.statements.insertMessage.run(run.runId, index, texts[index]);
+      if (texts.length > 0) this.statements.insertMessage.run(run.runId, 0, texts.join(','));
     };
     const { session } = run;
     this.guard(() => {

@@ -10,6 +10,12 @@ import {
 } from '@keel/core/store';
 import type Database from 'better-sqlite3';
 
+/** The columns a checkpoint sets beside its version and status (the lease renewed, or freed with `@release`). */
+const CHECKPOINT_COLUMNS = `schema_version = @schemaVersion, state = @state, updated_at_ms = @updatedAtMs,
+  message_count = @messageCount, journal_end = @journalEnd,
+  lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
+  lease_expires_at_ms = CASE WHEN @release = 1 THEN NULL ELSE COALESCE(@leaseExpiresAtMs, lease_expires_at_ms) END`;
+
 /** The lease columns and version of a run row. */
 export interface LeaseRow {
   lease_owner: string | null;
@@ -29,12 +35,13 @@ export class SqliteStepCommit {
   constructor(database: Database.Database) {
     this.statements = {
       checkpoint: database.prepare(
-        `UPDATE runs SET version = version + 1, status = @status, schema_version = @schemaVersion, state = @state,
-           updated_at_ms = @updatedAtMs, message_count = @messageCount, journal_end = @journalEnd,
-           lease_owner = CASE WHEN @release = 1 THEN NULL ELSE lease_owner END,
-           lease_expires_at_ms = CASE WHEN @release = 1 THEN NULL
-                                      ELSE COALESCE(@leaseExpiresAtMs, lease_expires_at_ms) END
+        `UPDATE runs SET version = version + 1, status = @status, ${CHECKPOINT_COLUMNS}
          WHERE run_id = @runId AND version = @expectedVersion AND lease_owner = @owner`,
+      ),
+      // Without `status` among the columns set, SQLite leaves the runs_by_status index alone: a page less a write.
+      checkpointSameStatus: database.prepare(
+        `UPDATE runs SET version = version + 1, ${CHECKPOINT_COLUMNS}
+         WHERE run_id = @runId AND version = @expectedVersion AND lease_owner = @owner AND status = @status`,
       ),
       loadLease: database.prepare(
         'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
@@ -46,11 +53,17 @@ export class SqliteStepCommit {
       ),
       dropEntries: database.prepare('DELETE FROM run_journal WHERE run_id = ? AND (idx < ? OR idx >= ?)'),
       dropJournal: database.prepare('DELETE FROM run_journal WHERE run_id = ?'),
-      putMessage: database.prepare(
+      putMessages: database.prepare(
         `INSERT INTO run_messages (run_id, idx, message) VALUES (?, ?, ?)
          ON CONFLICT (run_id, idx) DO UPDATE SET message = excluded.message`,
       ),
       dropMessages: database.prepare('DELETE FROM run_messages WHERE run_id = ? AND idx >= ?'),
+      firstRowFrom: database
+        .prepare('SELECT idx FROM run_messages WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT 1')
+        .pluck(),
+      lastRowBefore: database.prepare(
+        'SELECT idx, message FROM run_messages WHERE run_id = ? AND idx < ? ORDER BY idx DESC LIMIT 1',
+      ),
       startTool: database.prepare(
         `INSERT INTO ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
          VALUES (@runId, @idempotencyKey, @step, @callIndex, @toolName, 'started', @startedAtMs)
@@ -80,7 +93,7 @@ export class SqliteStepCommit {
       | undefined;
     const storedCount = stored?.message_count;
     const journal = checkpoint.journal;
-    const changes = statements.checkpoint.run({
+    const values = {
       runId,
       expectedVersion: checkpoint.expectedVersion,
       owner: checkpoint.owner,
@@ -92,7 +105,13 @@ export class SqliteStepCommit {
       leaseExpiresAtMs: commit.leaseTtlMs === undefined ? null : checkpoint.nowMs + commit.leaseTtlMs,
       messageCount: log === undefined ? null : messageCountAfter(log),
       journalEnd: journal === undefined ? null : journalEndAfter(journal),
-    }).changes;
+    };
+    // A running run's checkpoints keep its status: the statement that does not set it is tried first (it fails only
+    // for the first checkpoint of a resumed run). A run's end sets it.
+    const changes =
+      checkpoint.status === 'running' && statements.checkpointSameStatus.run(values).changes === 1
+        ? 1
+        : statements.checkpoint.run(values).changes;
     if (changes !== 1) {
       const current = statements.loadLease.get(runId) as LeaseRow | undefined;
       throw checkpointConflict(
@@ -101,11 +120,17 @@ export class SqliteStepCommit {
         current === undefined ? undefined : { leaseOwner: current.lease_owner, version: current.version },
       );
     }
-    // Checked before the ledger is written: a call started in this same commit does not count. A throw rolls back.
+    // Completions before starts: a call started in this same commit does not count. A throw rolls back.
     for (const completed of commit.toolsCompleted ?? []) {
-      if (statements.ledgerEntry.get(runId, completed.idempotencyKey) === undefined) {
+      const { changes: completedNow } = statements.completeTool.run({
+        runId,
+        idempotencyKey: completed.idempotencyKey,
+        result: JSON.stringify(completed.result),
+        completedAtMs: completed.completedAtMs,
+      });
+      // None changed: completed already (a write sent again), or never started.
+      if (completedNow === 0 && statements.ledgerEntry.get(runId, completed.idempotencyKey) === undefined)
         throw toolCallNotStarted(runId, completed.idempotencyKey);
-      }
     }
     this.writeMessages(runId, log, storedCount ?? 0);
     if (journal !== undefined) {
@@ -117,20 +142,13 @@ export class SqliteStepCommit {
       statements.dropJournal.run(runId);
     }
     for (const entry of commit.toolsStarted ?? []) statements.startTool.run(entry);
-    for (const completed of commit.toolsCompleted ?? []) {
-      statements.completeTool.run({
-        runId,
-        idempotencyKey: completed.idempotencyKey,
-        result: JSON.stringify(completed.result),
-        completedAtMs: completed.completedAtMs,
-      });
-    }
     return checkpoint.expectedVersion + 1;
   }
 
   /**
-   * The checkpoint's messages into the run's log (rows from `start` on replaced, rows past the new end dropped), or,
-   * for a checkpoint whose state holds its messages inline, the log dropped. A throw rolls the transaction back.
+   * The checkpoint's messages into the run's log, as one row (a row holds the messages up to the next row's index): the log cut at `start` first
+   * when it holds more (a rewrite, or a write taken before the last one settled), or, for a checkpoint whose state
+   * holds its messages inline, the log dropped. A throw rolls the transaction back.
    */
   private writeMessages(runId: string, log: StepCommit['checkpoint']['messages'], storedCount: number): void {
     const { statements } = this;
@@ -139,10 +157,25 @@ export class SqliteStepCommit {
       return;
     }
     if (log.start > storedCount) throw messageLogGap(runId, log.start, storedCount);
+    if (log.start < storedCount) this.cutLog(runId, log.start, storedCount);
     const texts = messageTextsOf(log);
-    for (let index = 0; index < texts.length; index++)
-      statements.putMessage.run(runId, log.start + index, texts[index]);
-    const count = log.start + texts.length;
-    if (count < storedCount) statements.dropMessages.run(runId, count);
+    if (texts.length > 0) statements.putMessages.run(runId, log.start, texts.join(','));
+  }
+
+  /**
+   * Drops the log's messages from `start` on. A row holds the messages from its `idx` to the next row's (or the log's
+   * end): a row that begins before `start` and reaches past it keeps only its messages before `start`.
+   */
+  private cutLog(runId: string, start: number, storedCount: number): void {
+    const { statements } = this;
+    const next = (statements.firstRowFrom.get(runId, start) as number | undefined) ?? storedCount;
+    if (next > start && start > 0) {
+      const row = statements.lastRowBefore.get(runId, start) as { idx: number; message: string } | undefined;
+      if (row !== undefined) {
+        const kept = (JSON.parse(`[${row.message}]`) as unknown[]).slice(0, start - row.idx);
+        statements.putMessages.run(runId, row.idx, kept.map((message) => JSON.stringify(message)).join(','));
+      }
+    }
+    statements.dropMessages.run(runId, start);
   }
 }
