@@ -2,7 +2,7 @@
 // peers side by side; prints the combined scorecard (progress on stderr), and writes HTML or JSON when asked.
 //
 //   node chaos-peers/dist/main.js [--scenarios a,b] [--scenarios-file FILE] [--runs N] [--seed N]
-//                                 [--subjects keel,ai-sdk] [--html FILE] [--json]
+//                                 [--subjects keel,ai-sdk] [--html FILE] [--json] [--help]
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,6 +12,22 @@ import { type PrivateRedis, startPrivateRedis } from './redis-server.js';
 import { createChaosSubject, PEER_KINDS, type PeerKind } from './subjects.js';
 
 const AGENT_FILE = fileURLToPath(new URL('../agent.yaml', import.meta.url));
+
+const HELP = `npm run chaos:peers -- [options]
+
+Runs the chaos suite's scenarios (same seeds, same simulated server on 127.0.0.1) through keel and its peers side by
+side, and prints one scorecard. Progress goes to stderr.
+
+Options:
+  --scenarios a,b        only these scenarios (default: every one; \`keel chaos --help\` lists them)
+  --scenarios-file FILE  scenarios of your own, as \`keel chaos --scenarios-file\` takes them
+  --runs N               runs per scenario and subject (default 50)
+  --seed N               the seed of the faults (default 1)
+  --subjects a,b         some of: ${PEER_KINDS.join(', ')} (default: all)
+  --html FILE            also write the scorecard as an HTML page
+  --json                 print the report as JSON instead of the table
+  --help                 print this help
+`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -23,8 +39,18 @@ async function main(): Promise<number> {
       subjects: { type: 'string' },
       html: { type: 'string' },
       json: { type: 'boolean' },
+      help: { type: 'boolean' },
     },
   });
+  if (values.help === true) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const unknown = values.subjects?.split(',').filter((kind) => !(PEER_KINDS as readonly string[]).includes(kind));
+  if (unknown !== undefined && unknown.length > 0) {
+    process.stderr.write(`unknown subject ${unknown.join(', ')}: choose among ${PEER_KINDS.join(', ')}\n`);
+    return 2;
+  }
   let kinds = (values.subjects?.split(',') ?? [...PEER_KINDS]) as PeerKind[];
   const task = defaultChaosTask(['get_weather', 'create_ticket']);
   const defined = values['scenarios-file'] === undefined ? [] : await loadScenarios(values['scenarios-file']);
