@@ -59,6 +59,11 @@ export interface SubmitOptions {
   runId?: string;
   /** The tenant the run spends for: its tenant budgets, metrics labels. Defaults to none (tenant `default`). */
   tenant?: string;
+  /**
+   * The run's pace priority, an integer from -10 to 10: when calls wait for a provider's window (the agent's `pace`),
+   * higher ones go first. Defaults to 0.
+   */
+  priority?: number;
 }
 
 /** What {@link RunQueue.submit} did. */
@@ -195,15 +200,21 @@ export function runQueue(options: RunQueueOptions): RunQueue {
   };
   return {
     async submit(agentName, input, submitOptions = {}) {
-      checkOptionsObject(submitOptions, ['runId', 'tenant'], 'submit', "{ runId: 'run-42', tenant: 'acme' }");
+      checkOptionsObject(
+        submitOptions,
+        ['runId', 'tenant', 'priority'],
+        'submit',
+        "{ runId: 'run-42', tenant: 'acme', priority: 5 }",
+      );
       const runId = submitOptions.runId ?? randomUUID();
-      const tenant = submitOptions.tenant;
+      const { tenant, priority } = submitOptions;
       const run = queuedRun({
         runId,
         agentName,
         input,
         nowMs: clock.now(),
         ...(tenant === undefined ? {} : { tenant }),
+        ...(priority === undefined ? {} : { priority }),
       });
       try {
         await store.createRun(run);

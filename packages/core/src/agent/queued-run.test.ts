@@ -57,6 +57,25 @@ describe('queued runs', () => {
     expect(model.calls).toHaveLength(1);
   });
 
+  it('keeps the tenant and pace priority it was queued with for the run a worker starts; refuses a bad priority', async () => {
+    const store = new MemoryRunStore();
+    await store.createRun(
+      queuedRun({
+        runId: 'q9',
+        agentName: 'support',
+        input: 'Hi',
+        nowMs: SUBMITTED_MS,
+        tenant: 'acme',
+        priority: 4,
+      }),
+    );
+    await worker(store).agent.resume('q9');
+    expect((await store.loadRun('q9'))?.state).toMatchObject({ tenant: 'acme', priority: 4 });
+    expect(() =>
+      queuedRun({ runId: 'q10', agentName: 'support', input: 'Hi', nowMs: SUBMITTED_MS, priority: 11 }),
+    ).toThrow('priority must be an integer from -10 to 10; got 11');
+  });
+
   it('takes a conversation as input, like run', async () => {
     const store = new MemoryRunStore();
     const input = [

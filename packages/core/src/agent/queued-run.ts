@@ -16,6 +16,8 @@ export interface QueuedRunState {
   readonly submittedAtMs: number;
   /** The tenant the run spends for (see the run option `tenant`); absent for none. */
   readonly tenant?: string;
+  /** The run's pace priority (see the run option `priority`); absent for 0. */
+  readonly priority?: number;
 }
 
 /** What {@link queuedRun} needs. */
@@ -30,6 +32,8 @@ export interface QueuedRunOptions {
   nowMs: number;
   /** The tenant the run spends for (see the run option `tenant`). Defaults to none. */
   tenant?: string;
+  /** The run's pace priority, an integer from -10 to 10 (see the run option `priority`). Defaults to 0. */
+  priority?: number;
 }
 
 /**
@@ -43,7 +47,14 @@ export interface QueuedRunOptions {
  *   const result = await support.resume(runId);
  */
 export function queuedRun(options: QueuedRunOptions): NewRun {
-  const { runId, agentName, input, nowMs, tenant } = options;
+  const { runId, agentName, input, nowMs, tenant, priority } = options;
+  if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > 10)) {
+    throwOptionError({
+      where: 'queuedRun',
+      option: 'priority',
+      message: `priority must be an integer from -10 to 10; got ${JSON.stringify(priority)}`,
+    });
+  }
   if (tenant !== undefined && (typeof tenant !== 'string' || !/^[A-Za-z0-9._:@-]{1,64}$/.test(tenant))) {
     throwOptionError({
       where: 'queuedRun',
@@ -92,6 +103,7 @@ export function queuedRun(options: QueuedRunOptions): NewRun {
     input: typeof input === 'string' ? input : input.map((message) => ({ ...message })),
     submittedAtMs: nowMs,
     ...(tenant === undefined ? {} : { tenant }),
+    ...(priority === undefined || priority === 0 ? {} : { priority }),
   };
   return {
     runId,

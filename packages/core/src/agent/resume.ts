@@ -236,6 +236,7 @@ async function startQueued<Output>(
     deadlineAtMs: nowMs + runtime.limits.timeoutMs,
   });
   if (typeof queued.tenant === 'string') state.tenant = queued.tenant;
+  if (typeof queued.priority === 'number' && queued.priority !== 0) state.priority = queued.priority;
   if (record.status !== 'queued') return storedResult<Output>(record, state);
   const retry = storeCallsOf(durability, clock);
   await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, nowMs), retry);

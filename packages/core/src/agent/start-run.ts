@@ -38,9 +38,12 @@ export async function executeRun<Output>(
     deadlineAtMs: startedAtMs + limits.timeoutMs,
   });
   setRunToolChoice(runtime, state, options);
-  if (options.tenant !== undefined) state.tenant = options.tenant;
-  if (options.priority !== undefined && options.priority !== 0) state.priority = options.priority;
   const parent = parentRunIn(options);
+  // A child run without a tenant or priority of its own takes its parent's.
+  const tenant = options.tenant ?? parent?.tenant;
+  const priority = options.priority ?? parent?.priority;
+  if (tenant !== undefined) state.tenant = tenant;
+  if (priority !== undefined && priority !== 0) state.priority = priority;
   if (parent !== undefined) {
     // A child run's deadline is its own or its parent's, whichever comes first.
     state.parentRunId = parent.runId;

@@ -7,7 +7,7 @@ export const SUBMIT_USAGE = `keel submit: queue a run of an agent file for a fle
 
 usage:
   keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--tenant NAME] [--json]
-              [--allow-host HOST]...
+              [--priority N] [--allow-host HOST]...
               [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]...
 
 The run is stored as queued in the store at once (keel runs list shows it), then enqueued in Redis for the workers
@@ -19,6 +19,8 @@ options:
   --run-id ID     the run's id (default: a random UUID)
   --tenant NAME   the tenant the run spends for: the agent's tenant budgets bound it, metrics label it
                   (1 to 64 letters, digits or . _ : @ -; default: none, counted as tenant default)
+  --priority N    the run's pace priority, an integer from -10 to 10: when calls wait for a provider's window
+                  (the agent's pace), higher ones go first (default 0)
   --json          print { runId, agentName, status, enqueued }
   --allow-key-host HOST
                   as for keel run, when the file's baseUrl points at another host than its provider's
@@ -33,6 +35,7 @@ export const SUBMIT_OPTIONS = {
   redis: { type: 'string' },
   'run-id': { type: 'string' },
   tenant: { type: 'string' },
+  priority: { type: 'string' },
   json: { type: 'boolean' },
   'allow-key-host': { type: 'string', multiple: true },
   ...TRUST_OPTIONS,

@@ -47,6 +47,7 @@ export async function submitCli(argv: readonly string[], context: SubmitContext)
         redis: redisUrlOf(values.redis, context.environment),
         ...(values['run-id'] === undefined ? {} : { runId: values['run-id'] }),
         ...(values.tenant === undefined ? {} : { tenant: values.tenant }),
+        ...(values.priority === undefined ? {} : { priority: priorityOf(values.priority) }),
         allowedKeyHosts: (values['allow-key-host'] ?? []).map(parseAllowedHost),
         trust: trustFlagsOf(values),
         json: values.json === true,
@@ -71,6 +72,8 @@ export interface SubmitCommandOptions {
   runId?: string;
   /** The tenant the run spends for (`--tenant`). Defaults to none. */
   tenant?: string;
+  /** The run's pace priority (`--priority`), an integer from -10 to 10. Defaults to 0. */
+  priority?: number;
   /** `--allow-key-host` values, for a file whose model's baseUrl points at another host than its provider's. */
   allowedKeyHosts: string[];
   /** `--allow-host`, `--allow-programs` and `--allow-env`: the file is checked as a worker checks it. Defaults to none. */
@@ -104,6 +107,7 @@ export async function submitCommand(
     const submitted = await queue.submit(file.name, options.task, {
       ...(options.runId === undefined ? {} : { runId: options.runId }),
       ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
     });
     if (options.json) {
       output.out(JSON.stringify({ ...submitted, agentName: file.name, status: 'queued' }, null, 2));
@@ -120,4 +124,15 @@ export async function submitCommand(
   } finally {
     await queue.close();
   }
+}
+
+/** `--priority`'s value: an integer from -10 to 10, else `config.invalid` saying so. */
+function priorityOf(text: string): number {
+  const priority = Number(text);
+  if (!/^-?\d+$/.test(text.trim()) || Math.abs(priority) > 10) {
+    throw new KeelError('config.invalid', `--priority must be an integer from -10 to 10, not "${text}"`, {
+      guidance: 'keel submit agent.yaml "task" --priority 5',
+    });
+  }
+  return priority;
 }

@@ -43,6 +43,12 @@ describe('keel submit, keel worker, keel runs list', () => {
       code: 2,
       stderr: expect.stringContaining('The task is empty'),
     });
+    expect(
+      await keel('submit', 'desk.yaml', 'Hi', '--priority', 'high', '--store', store, '--redis', redisUrl!),
+    ).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--priority must be an integer from -10 to 10, not "high"'),
+    });
     expect(await keel('worker', '--store', store)).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('usage: keel worker'),

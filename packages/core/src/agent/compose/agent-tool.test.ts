@@ -229,4 +229,11 @@ describe('agentTool: an agent as a tool, in a child run', () => {
     const child = (await store.loadRun('p7:1:0/research'))?.state as { deadlineAtMs: number };
     expect(child.deadlineAtMs).toBe(result.state.deadlineAtMs);
   });
+
+  it("runs the child as its parent's tenant and priority unless it has its own", async () => {
+    const { clock, store, triage } = tree([{ content: 'Paris' }]);
+    await clock.runUntilSettled(triage.run('capital?', { runId: 'p8', tenant: 'acme', priority: 3 }));
+    const child = (await store.loadRun('p8:1:0/research'))?.state as { tenant?: string; priority?: number };
+    expect(child).toMatchObject({ tenant: 'acme', priority: 3 });
+  });
 });

@@ -23,6 +23,10 @@ export interface ParentRun {
   readonly budget: RetryBudget;
   /** The parent's deadline (ms since the epoch): the child's own can be earlier, never later. */
   readonly deadlineAtMs: number;
+  /** The parent's tenant: a child run without a tenant of its own spends and is paced as the parent's. */
+  readonly tenant?: string;
+  /** The parent's pace priority: a child run without one of its own waits for the window as its parent would. */
+  readonly priority?: number;
 }
 
 /** What a tool call of a run hands an agent tool or a handoff (see `parentRunOf`). */

@@ -19,6 +19,8 @@ export function parentHandleOf(run: RunContext, callKey: string): ParentRunHandl
     callKey,
     budget: run.budget,
     deadlineAtMs: state.deadlineAtMs,
+    ...(state.tenant === undefined ? {} : { tenant: state.tenant }),
+    ...(state.priority === undefined ? {} : { priority: state.priority }),
     messages: state.messages,
     answersFor: (childRunId) => answersFor(run.childAnswers, childRunId),
     childStarted: (child: ChildRunStart) => recordChildStarted(state, child),
