@@ -201,7 +201,7 @@ describe('cancellation', () => {
     expect(registry.runIds()).toEqual([]);
     expect(registry.isRunning('')).toBe(false);
     expect(registry.cancel('')).toBe(false);
-    const assistant = agent({ model: scriptedModel(['done']) });
+    const assistant = agent({ model: scriptedModel([{ content: 'done' }]) });
     expect((await assistant.run('go')).status).toBe('completed');
     expect(assistant.cancel('')).toBe(false);
     expect(runRegistry.isRunning('')).toBe(false);

@@ -24,7 +24,7 @@ async function timersForToolDeadline(execute: () => unknown): Promise<number> {
     timeoutMs: TOOL_TIMEOUT_MS,
     execute,
   });
-  const model = scriptedModel([{ toolCalls: [{ name: 'lookup', arguments: {} }] }, 'done']);
+  const model = scriptedModel([{ toolCalls: [{ name: 'lookup', arguments: {} }] }, { content: 'done' }]);
   const result = await clock.runUntilSettled(agent({ model, tools: [lookup], clock }).run('go'));
   expect(result.status).toBe('completed');
   expect(result.messages.find((message) => message.role === 'tool')?.content).toContain('"value":1');
