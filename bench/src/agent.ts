@@ -4,7 +4,7 @@
 // Environment: KEEL_BENCH_ROUNDS (default 7), KEEL_BENCH_BLOCK_MS (CPU ms per block, default 150),
 // KEEL_BENCH_ONLY=overhead|peers|memory (one part).
 import { agent, type ModelProvider, type ModelRequest } from '@keel/core';
-import { PEER_RUN_STEPS } from './agent-peers.js';
+import { PEER_MODULES, PEER_RUN_STEPS } from './agent-peers.js';
 import {
   type FairMeasurement,
   formatRatio,
@@ -102,13 +102,13 @@ const PEER_TARGETS = { aiSdk: 20, openAIAgents: 40 } as const;
  */
 async function loopCostVersusPeers(): Promise<void> {
   const names = { keel: 'keel', aiSdk: 'Vercel AI SDK 6 (generateText)', openAI: 'OpenAI Agents SDK (run)' };
-  const peers = new URL('./agent-peers.js', import.meta.url).href;
-  // Each subject in its own process: in one they would share a heap and zod's compiled code.
+  // Each subject in its own process, which loads its own library alone: in one they would share a heap and zod's
+  // compiled code, and a process holding every library makes each subject pay for the others (see agent-peers.ts).
   const measured = await measureIsolated(
     [
-      { name: names.keel, moduleUrl: peers, factory: 'keelRunner' },
-      { name: names.aiSdk, moduleUrl: peers, factory: 'aiSdkRunner' },
-      { name: names.openAI, moduleUrl: peers, factory: 'openAIAgentsRunner' },
+      { name: names.keel, ...PEER_MODULES.keel },
+      { name: names.aiSdk, ...PEER_MODULES.aiSdk },
+      { name: names.openAI, ...PEER_MODULES.openAI },
     ],
     { rounds: ROUNDS, blockCpuMs: BLOCK_CPU_MS, calibrationUnits: 50, warmupRounds: 3 },
   );

@@ -48,7 +48,7 @@ export function resolveModels(options: AgentOptions<unknown>, clock: Clock): Mod
       provider,
       breaker: makeBreaker(options.breaker, key, clock, 'breaker', timeoutMs, modelBreakerStrategy),
       timeout: modelTimeout,
-      watchers: new Set(),
+      watchers: watcherSet(),
     };
     forwardBreakerMoves(slot);
     slots.set(key, slot);
@@ -95,7 +95,7 @@ export function toolSlots(
         strategy: 'forced',
         clock,
       }),
-      watchers: new Set<BreakerWatcher>(),
+      watchers: watcherSet(),
       fallbacks: [] as FallbackSlot[],
     };
     forwardBreakerMoves(slot);
@@ -204,6 +204,17 @@ function makeBreaker(
     name,
     clock,
   });
+}
+
+/** Tells no run anything: it keeps a slot's watchers from emptying (see {@link watcherSet}). */
+const IDLE_WATCHER: BreakerWatcher = { breakerMoved() {} };
+
+/**
+ * A slot's set of watching runs, which never empties: V8 reallocates a Set's table when it loses its last entry (a
+ * runtime call), which a dependency used by one run at a time would pay at the end of every run.
+ */
+function watcherSet(): Set<BreakerWatcher> {
+  return new Set([IDLE_WATCHER]);
 }
 
 /** A breaker's moves reach the runs that use it while they run (one subscription per breaker, not per run). */

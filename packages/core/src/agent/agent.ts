@@ -9,7 +9,7 @@ import type { AgentOptions } from './agent-options.js';
 import { checkOptions, type RunOptions, type RunResult } from './loop/run.js';
 import { resolveAgent } from './resolve-agent.js';
 import { type ResumeOptions, resumeRun } from './resume.js';
-import { type RunAbort, runRegistry } from './run/cancellation.js';
+import { agentRunMap, runRegistry } from './run/cancellation.js';
 import { parentRunIn } from './run/child-runs.js';
 import { sessionSettingsOf } from './run/session-options.js';
 import { runOnSession } from './session-run.js';
@@ -99,7 +99,7 @@ export interface Agent<Output = string> {
  */
 export function agent<Output = string>(options: AgentOptions<Output>): Agent<Output> {
   const runtime = resolveAgent(options);
-  const runs = new Map<string, RunAbort>();
+  const runs = agentRunMap();
   const start = (input: string | readonly Message[], runOptions?: RunOptions) => {
     const session = sessionSettingsOf(runOptions);
     if (session === undefined) return executeRun<Output>(runtime, runRegistry, runs, input, runOptions);

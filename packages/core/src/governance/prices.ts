@@ -138,6 +138,32 @@ function checkPrice(where: string, model: string, entry: unknown): void {
  * starts with followed by `-` (a dated snapshot), then by provider name alone (`simulated`). Undefined when none.
  */
 export function priceOf(table: PriceTable, provider: string, model: string): ModelPrice | undefined {
+  // A frozen table (every table keel makes) never changes, so its answers are kept: a run asks once per model call,
+  // and a model with no price would otherwise scan every key each time.
+  if (!Object.isFrozen(table)) return lookUpPrice(table, provider, model);
+  let byProvider = remembered.get(table);
+  if (byProvider === undefined) {
+    byProvider = new Map();
+    remembered.set(table, byProvider);
+  }
+  let byModel = byProvider.get(provider);
+  if (byModel === undefined) {
+    byModel = new Map();
+    byProvider.set(provider, byModel);
+  }
+  const known = byModel.get(model);
+  if (known !== undefined) return known === NO_PRICE ? undefined : known;
+  const price = lookUpPrice(table, provider, model);
+  // Bounded: a process meets few distinct models, but a caller could make up model names without end.
+  if (byModel.size < MAX_REMEMBERED_MODELS) byModel.set(model, price ?? NO_PRICE);
+  return price;
+}
+
+const NO_PRICE = Symbol('no price');
+const MAX_REMEMBERED_MODELS = 256;
+const remembered = new WeakMap<PriceTable, Map<string, Map<string, ModelPrice | typeof NO_PRICE>>>();
+
+function lookUpPrice(table: PriceTable, provider: string, model: string): ModelPrice | undefined {
   const exact = table[`${provider}/${model}`] ?? table[model];
   if (exact !== undefined) return exact;
   let best: string | undefined;

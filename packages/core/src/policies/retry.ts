@@ -6,7 +6,7 @@ import { type Clock, systemClock } from './clock.js';
 import { NEVER_ABORTED_SIGNAL, toContext, withAttempt } from './context.js';
 import { type Delay, exponential, fullJitter, MAX_DELAY_MS, type RandomSource, safeMs } from './delays.js';
 import { Emitter } from './events.js';
-import type { Event, Policy, PolicyFunction, SignalInput } from './policy.js';
+import type { Event, Policy, PolicyContext, PolicyFunction, SignalInput } from './policy.js';
 import type { RetryBudget } from './retry-budget.js';
 import { sleep } from './sleep.js';
 import {
@@ -182,7 +182,8 @@ function retryOf(settings: Settings): RetryPolicy {
     const context = toContext(signal);
     budget?.recordRequest();
     const deadlineMs = maxElapsedMs === Number.POSITIVE_INFINITY ? maxElapsedMs : clock.now() + maxElapsedMs;
-    let previousDelayMs: number | undefined;
+    // Made at the first failure: most calls succeed at once.
+    let delays: DelayState | undefined;
     for (let attempt = 1; ; attempt++) {
       if (context.aborted) throw context.signal.reason;
       try {
@@ -190,60 +191,91 @@ function retryOf(settings: Settings): RetryPolicy {
         if (successes.hasListeners) successes.emit({ attempts: attempt });
         return value;
       } catch (thrown) {
-        if (isControlSignal(thrown)) throw thrown;
-        // Whatever the function threw after the caller cancelled, the caller gets their own reason back.
-        if (context.aborted) throw context.signal.reason;
-        // HTTP-date Retry-After headers are read against the policy's clock, like every other wait here.
-        const error = classify(thrown, { nowMs: clock.now() });
-        if (!(retryIf === undefined ? error.retryable : retryIf(error, attempt))) {
-          throw giveUp(attempt, 'not_retryable', error, thrown);
-        }
-        if (attempt >= maxAttempts)
-          throw exhausted(attempt, 'max_attempts', error, `maxAttempts (${maxAttempts}) reached`);
-        let delayMs: number;
-        const retryAfterMs = error.retryAfterMs;
-        if (retryAfterMs !== undefined && retryAfterMs >= 0) {
-          if (retryAfterMs > maxRetryAfterMs) {
-            throw exhausted(
-              attempt,
-              'retry_after_too_long',
-              error,
-              `asked to wait ${retryAfterMs} ms, more than maxRetryAfterMs (${maxRetryAfterMs})`,
-              { retryAfterMs, maxRetryAfterMs },
-            );
-          }
-          delayMs = safeMs(retryAfterMs);
-        } else {
-          delayMs = safeMs(delay.next({ attempt, previousMs: previousDelayMs, random }));
-          previousDelayMs = delayMs;
-        }
-        if (deadlineMs !== Number.POSITIVE_INFINITY) {
-          const leftMs = deadlineMs - clock.now();
-          const tooLate = leftMs <= 0 || (retryAfterMs !== undefined && retryAfterMs > leftMs);
-          if (tooLate)
-            throw exhausted(attempt, 'max_elapsed', error, `maxElapsedMs (${maxElapsedMs}) reached`, {
-              maxElapsedMs,
-            });
-          delayMs = Math.min(delayMs, leftMs);
-        }
-        // The token is taken before the wait, so that a spent budget gives up at once rather than after a pointless
-        // wait, and `onRetry` only ever announces a retry that was granted.
-        if (budget !== undefined && !budget.tryAcquireRetry()) throw budgetExhausted(attempt, error);
-        if (retries.hasListeners) retries.emit({ attempt, delayMs, error });
-        // Reading the signal here (a failure path) may create it; waiting on the shared never-aborted one is pointless.
-        const waitSignal = context.signal;
-        try {
-          await sleep(delayMs, clock, waitSignal === NEVER_ABORTED_SIGNAL ? undefined : waitSignal);
-        } catch (reason) {
-          // Cancelled while waiting: the retry never runs, so its token goes back.
-          budget?.releaseRetry?.();
-          throw reason;
-        }
+        // The failure path lives in its own functions: an async function's frame holds every local it has, and
+        // this one is made for each call, most of which succeed at once.
+        delays ??= { previousMs: undefined };
+        await waitToRetry(context, thrown, attempt, deadlineMs, delays);
       }
     }
   }
 
+  /** After a failed attempt: throws what the caller gets, or waits for the retry (taking its budget token). */
+  function waitToRetry(
+    context: PolicyContext,
+    thrown: unknown,
+    attempt: number,
+    deadlineMs: number,
+    delays: DelayState,
+  ): Promise<void> {
+    const delayMs = retryDelayOrThrow(context, thrown, attempt, deadlineMs, delays);
+    // Reading the signal here (a failure path) may create it; waiting on the shared never-aborted one is pointless.
+    const waitSignal = context.signal;
+    return sleep(delayMs, clock, waitSignal === NEVER_ABORTED_SIGNAL ? undefined : waitSignal).catch(
+      (reason: unknown) => {
+        // Cancelled while waiting: the retry never runs, so its token goes back.
+        budget?.releaseRetry?.();
+        throw reason;
+      },
+    );
+  }
+
+  /** The wait before the next attempt (its budget token taken, `onRetry` told); throws when there is none. */
+  function retryDelayOrThrow(
+    context: PolicyContext,
+    thrown: unknown,
+    attempt: number,
+    deadlineMs: number,
+    delays: DelayState,
+  ): number {
+    if (isControlSignal(thrown)) throw thrown;
+    // Whatever the function threw after the caller cancelled, the caller gets their own reason back.
+    if (context.aborted) throw context.signal.reason;
+    // HTTP-date Retry-After headers are read against the policy's clock, like every other wait here.
+    const error = classify(thrown, { nowMs: clock.now() });
+    if (!(retryIf === undefined ? error.retryable : retryIf(error, attempt))) {
+      throw giveUp(attempt, 'not_retryable', error, thrown);
+    }
+    if (attempt >= maxAttempts)
+      throw exhausted(attempt, 'max_attempts', error, `maxAttempts (${maxAttempts}) reached`);
+    let delayMs: number;
+    const retryAfterMs = error.retryAfterMs;
+    if (retryAfterMs !== undefined && retryAfterMs >= 0) {
+      if (retryAfterMs > maxRetryAfterMs) {
+        throw exhausted(
+          attempt,
+          'retry_after_too_long',
+          error,
+          `asked to wait ${retryAfterMs} ms, more than maxRetryAfterMs (${maxRetryAfterMs})`,
+          { retryAfterMs, maxRetryAfterMs },
+        );
+      }
+      delayMs = safeMs(retryAfterMs);
+    } else {
+      delayMs = safeMs(delay.next({ attempt, previousMs: delays.previousMs, random }));
+      delays.previousMs = delayMs;
+    }
+    if (deadlineMs !== Number.POSITIVE_INFINITY) {
+      const leftMs = deadlineMs - clock.now();
+      const tooLate = leftMs <= 0 || (retryAfterMs !== undefined && retryAfterMs > leftMs);
+      if (tooLate)
+        throw exhausted(attempt, 'max_elapsed', error, `maxElapsedMs (${maxElapsedMs}) reached`, {
+          maxElapsedMs,
+        });
+      delayMs = Math.min(delayMs, leftMs);
+    }
+    // The token is taken before the wait, so that a spent budget gives up at once rather than after a pointless
+    // wait, and `onRetry` only ever announces a retry that was granted.
+    if (budget !== undefined && !budget.tryAcquireRetry()) throw budgetExhausted(attempt, error);
+    if (retries.hasListeners) retries.emit({ attempt, delayMs, error });
+    return delayMs;
+  }
+
   return { execute, onRetry: retries.event, onGiveUp: giveUps.event, onSuccess: successes.event };
+}
+
+/** The previous computed delay of one call, for delays that depend on it (decorrelated jitter). */
+interface DelayState {
+  previousMs: number | undefined;
 }
 
 interface Settings {

@@ -210,7 +210,7 @@ function removeFollower(signal: AbortSignal, run: RunAbort): void {
  *   runRegistry.cancel('run-42', 'user pressed stop');   // the run ends as `cancelled` with `run.cancelled`
  */
 export class RunRegistry {
-  private readonly runs = new Map<string, RunAbort>();
+  private readonly runs = agentRunMap();
 
   /** Adds a run; a run id already in progress is refused with `config.invalid`. */
   register(run: RunAbort): void {
@@ -243,13 +243,41 @@ export class RunRegistry {
 
   /** Whether a run with this id is in progress. */
   isRunning(runId: string): boolean {
-    return this.runs.has(runId);
+    return runId !== HELD_OPEN_KEY && this.runs.has(runId);
   }
 
   /** The ids of the runs in progress. */
   runIds(): string[] {
-    return [...this.runs.keys()];
+    const ids: string[] = [];
+    for (const runId of this.runs.keys()) if (runId !== HELD_OPEN_KEY) ids.push(runId);
+    return ids;
   }
+}
+
+/**
+ * The key of the entry that keeps a map of runs from ever emptying: no run has it (run ids are non-empty). V8 shrinks
+ * a Map's table when it loses its last entry, reallocating it (a runtime call): a map that holds one run at a time
+ * would pay that for every run, sequential runs being the common case.
+ */
+const HELD_OPEN_KEY = '';
+
+/** The value under {@link HELD_OPEN_KEY}: a run that has ended, so that cancelling it does nothing. */
+let heldOpenValue: RunAbort | undefined;
+
+/**
+ * A map of runs by id that never empties (see {@link HELD_OPEN_KEY}): `get` and `has` of a run id behave as on an
+ * empty map, but its size and keys include the held-open entry.
+ */
+export function agentRunMap(): Map<string, RunAbort> {
+  if (heldOpenValue === undefined) {
+    heldOpenValue = new RunAbort(HELD_OPEN_KEY, {
+      now: () => 0,
+      setTimeout: () => undefined,
+      clearTimeout() {},
+    });
+    heldOpenValue.cancel();
+  }
+  return new Map([[HELD_OPEN_KEY, heldOpenValue]]);
 }
 
 /** The process-wide registry every agent's runs join. */

@@ -192,4 +192,18 @@ describe('cancellation', () => {
     registry.unregister(first);
     expect(registry.isRunning('a')).toBe(false);
   });
+
+  it('an emptied registry and agent know no run, not even the entry that keeps their tables from shrinking', async () => {
+    const registry = new RunRegistry();
+    const run = new RunAbort('only', new FakeClock());
+    registry.register(run);
+    registry.unregister(run);
+    expect(registry.runIds()).toEqual([]);
+    expect(registry.isRunning('')).toBe(false);
+    expect(registry.cancel('')).toBe(false);
+    const assistant = agent({ model: scriptedModel([{ content: 'done' }]) });
+    expect((await assistant.run('go')).status).toBe('completed');
+    expect(assistant.cancel('')).toBe(false);
+    expect(runRegistry.isRunning('')).toBe(false);
+  });
 });

@@ -3,6 +3,7 @@ import type { ErrorCode } from '../../errors/codes.js';
 import { isControlSignal } from '../../errors/control.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { PolicyContext } from '../../policies/policy.js';
+import { isPromiseLike } from '../../policies/promise.js';
 import type { RetryPolicy } from '../../policies/retry.js';
 import type { ToolProgress } from '../../spec/tool.js';
 import type { ToolSlot } from '../run/agent-runtime.js';
@@ -70,7 +71,9 @@ function invoke(
   input: unknown,
   context: PolicyContext,
 ): Promise<unknown> {
-  return slot.timeout.execute(async (timed) => {
+  // Not an async function: a tool that answers synchronously (most in-process tools) then gives the timeout a
+  // synchronous result, which needs no deadline, no listener on the run and no promise of its own (see `timeout`).
+  return slot.timeout.execute((timed) => {
     // The first attempt was counted when the call started (and checkpointed): a resumed execution is told it is not
     // the first.
     if (context.attempt > 1) pending.attempts++;
@@ -91,16 +94,38 @@ function invoke(
     }
     let value: unknown;
     try {
-      value = await slot.tool.execute(input, toolContext);
+      value = slot.tool.execute(input, toolContext);
     } catch (thrown) {
-      if (isControlSignal(thrown) || timed.aborted) throw thrown;
-      throw toolFailure(thrown, slot.tool.name);
-    } finally {
       running = false;
+      throw executionFailure(thrown, timed, slot);
     }
-    if (isDirective(value)) throw value;
-    return value;
+    if (isPromiseLike(value)) {
+      return Promise.resolve(value).then(
+        (settled) => {
+          running = false;
+          return outputOf(settled);
+        },
+        (thrown: unknown) => {
+          running = false;
+          throw executionFailure(thrown, timed, slot);
+        },
+      );
+    }
+    running = false;
+    return outputOf(value);
   }, context);
+}
+
+/** What a tool's failure becomes: a control signal, or anything thrown once its call was abandoned, as it is. */
+function executionFailure(thrown: unknown, timed: PolicyContext, slot: ToolSlot): unknown {
+  if (isControlSignal(thrown) || timed.aborted) return thrown;
+  return toolFailure(thrown, slot.tool.name);
+}
+
+/** A tool's output; a directive it returns is treated as thrown. */
+function outputOf(value: unknown): unknown {
+  if (isDirective(value)) throw value;
+  return value;
 }
 
 function emitProgress(

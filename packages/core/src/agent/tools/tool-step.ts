@@ -21,10 +21,16 @@ import { reconcileStartedCall } from './uncertain-calls.js';
  */
 export async function runToolCalls(run: RunContext): Promise<ToolStepOutcome> {
   const calls = run.state.pendingToolCalls;
-  const stopped = calls.find((call) => call.status === 'completed' && call.stop !== undefined);
-  if (stopped?.stop !== undefined) return { kind: 'stop', stop: stopped.stop };
-  const uncertain = await undecidedCalls(run, calls);
-  if (uncertain !== undefined) return uncertain;
+  // Only a resumed step holds calls that completed or started: a fresh one skips both checks (and their promise).
+  let resumed = false;
+  for (const call of calls) {
+    if (call.status === 'completed' && call.stop !== undefined) return { kind: 'stop', stop: call.stop };
+    if (call.status === 'started') resumed = true;
+  }
+  if (resumed) {
+    const uncertain = await undecidedCalls(run, calls);
+    if (uncertain !== undefined) return uncertain;
+  }
   const parallel = run.agent.limits.maxParallelToolCalls;
   if (calls.length === 1 || parallel === 1) {
     for (const call of calls) {
