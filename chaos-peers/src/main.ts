@@ -46,7 +46,9 @@ async function main(): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const unknown = values.subjects?.split(',').filter((kind) => !(PEER_KINDS as readonly string[]).includes(kind));
+  const unknown = values.subjects
+    ?.split(',')
+    .filter((kind) => !(PEER_KINDS as readonly string[]).includes(kind));
   if (unknown !== undefined && unknown.length > 0) {
     process.stderr.write(`unknown subject ${unknown.join(', ')}: choose among ${PEER_KINDS.join(', ')}\n`);
     return 2;
