@@ -4,15 +4,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KeelError } from '@keel/core';
-import { answerCheck } from './answer-check.js';
 import { type EnvironmentSpec, ledgerOf } from './environment.js';
-import { requireTools, sampleOf } from './run-sample.js';
+import { requireTools } from './run-sample.js';
 import { childErrorsOf, type ScenarioRun } from './run-scenario.js';
 import { requestSamples, startScenarioServer } from './scenario-server.js';
-import type { RunSample, ScenarioObservation } from './scorecard.js';
+import type { ScenarioObservation } from './scorecard.js';
 import { drawAt, runIdOf } from './seeds.js';
-import type { BreakerMoveRecord } from './subject.js';
 import type { WorkerLine, WorkerSpec } from './worker-protocol.js';
+import { workerRunSamples } from './worker-samples.js';
 
 /** The compiled worker script (beside this module once built; under `dist/` when run from the sources by vitest). */
 export function workerScriptPath(): string {
@@ -188,25 +187,11 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
       failIfBroken(second);
       take(second.lines);
     }
-    const complete = answerCheck(calibration.answer);
-    const moves: BreakerMoveRecord[] = [];
-    const runs = runIds.map((runId): RunSample => {
-      const begun = started.get(runId) ?? recoveredAtMs;
-      const end = ended.get(runId);
-      if (end === undefined)
-        return { runId, startedAtMs: begun, endedAtMs: begun + run.capMs, outcome: 'hung', code: 'hung' };
-      if (end.ending === undefined) {
-        return {
-          runId,
-          startedAtMs: begun,
-          endedAtMs: end.atMs,
-          outcome: 'untyped',
-          code: `untyped:${end.thrown}`,
-        };
-      }
-      moves.push(...(end.ending.breakerMoves ?? []));
-      return sampleOf(runId, begun, end.atMs, end.ending, complete);
-    });
+    const { runs, moves } = workerRunSamples(
+      runIds,
+      { started, ended },
+      { unstartedAtMs: recoveredAtMs, capMs: run.capMs, answer: calibration.answer },
+    );
     const effects = ledgerOf(environment).read();
     return {
       ...base,

@@ -4,16 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '@keel/core';
-import { answerCheck } from './answer-check.js';
 import { workerScriptPath } from './crash-scenario.js';
 import { type EnvironmentSpec, ledgerOf } from './environment.js';
-import { requireTools, sampleOf } from './run-sample.js';
+import { requireTools } from './run-sample.js';
 import type { ScenarioRun } from './run-scenario.js';
 import { requestSamples, startScenarioServer } from './scenario-server.js';
-import type { RunSample, ScenarioObservation } from './scorecard.js';
+import type { ScenarioObservation } from './scorecard.js';
 import { runIdOf } from './seeds.js';
-import type { BreakerMoveRecord } from './subject.js';
 import type { WorkerLine, WorkerSpec } from './worker-protocol.js';
+import { workerRunSamples } from './worker-samples.js';
 
 /** Longest a worker may take to make its subject and say it is ready, in milliseconds (a loaded machine). */
 const READY_TIMEOUT_MS = 60_000;
@@ -150,25 +149,11 @@ export async function runFleetScenario(run: ScenarioRun): Promise<ScenarioObserv
       if (line.type === 'start') started.set(line.runId, line.atMs);
       if (line.type === 'end') ended.set(line.runId, line);
     }
-    const complete = answerCheck(calibration.answer);
-    const moves: BreakerMoveRecord[] = [];
-    const runs = runIds.map((runId): RunSample => {
-      const begun = started.get(runId) ?? startedAtMs;
-      const end = ended.get(runId);
-      if (end === undefined)
-        return { runId, startedAtMs: begun, endedAtMs: begun + run.capMs, outcome: 'hung', code: 'hung' };
-      if (end.ending === undefined) {
-        return {
-          runId,
-          startedAtMs: begun,
-          endedAtMs: end.atMs,
-          outcome: 'untyped',
-          code: `untyped:${end.thrown}`,
-        };
-      }
-      moves.push(...(end.ending.breakerMoves ?? []));
-      return sampleOf(runId, begun, end.atMs, end.ending, complete);
-    });
+    const { runs, moves } = workerRunSamples(
+      runIds,
+      { started, ended },
+      { unstartedAtMs: startedAtMs, capMs: run.capMs, answer: calibration.answer },
+    );
     const effects = ledgerOf(environment).read();
     return {
       ...base,
