@@ -40,12 +40,13 @@ const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exp
 const meterProvider = new MeterProvider({ readers: [reader] });
 
 /**
- * The same agent six times: telemetry off, events to an empty listener, on with the no-op API, tracing alone and
- * metrics alone with the SDK, both with the SDK.
+ * The same agent seven times: telemetry off, off again (a second agent measured like the others: how far two
+ * identical subjects differ, the noise floor of the figures), events to an empty listener, on with the no-op API,
+ * tracing alone and metrics alone with the SDK, both with the SDK.
  */
 function subjects(
   model: ModelProvider,
-): Record<'off' | 'events' | 'noop' | 'tracing' | 'metrics' | 'sdk', Agent> {
+): Record<'off' | 'offAgain' | 'events' | 'noop' | 'tracing' | 'metrics' | 'sdk', Agent> {
   const make = () => agent({ model, tools: [lookupTool], limits: { maxTurns: STEPS_PER_RUN + 2 } });
   const events = make();
   events.onEvent(() => undefined);
@@ -59,7 +60,7 @@ function subjects(
   const sdk = make();
   keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(sdk);
   keelMetrics({ meter: meterProvider.getMeter('bench') }).observe(sdk);
-  return { off: make(), events, noop, tracing, metrics, sdk };
+  return { off: make(), offAgain: make(), events, noop, tracing, metrics, sdk };
 }
 
 /**
@@ -100,10 +101,11 @@ function report(title: string, measured: Map<string, FairMeasurement>): boolean 
   const line = (label: string, name: string) => {
     const spread = ratioSpread(measured.get(name)!, off);
     const addedUs = perStepUs(name) - perStepUs('off');
-    return `  ${label.padEnd(40)} ${perStepUs(name).toFixed(2)} µs  (${addedUs < 0 ? '' : '+'}${addedUs.toFixed(2)} µs; per round ${percent(spread.median)}, min ${percent(spread.min)}, max ${percent(spread.max)})`;
+    return `  ${label.padEnd(44)} ${perStepUs(name).toFixed(2)} µs  (${addedUs < 0 ? '' : '+'}${addedUs.toFixed(2)} µs; per round ${percent(spread.median)}, min ${percent(spread.min)}, max ${percent(spread.max)})`;
   };
   console.log(title);
-  console.log(`  ${'telemetry off'.padEnd(40)} ${perStepUs('off').toFixed(2)} µs`);
+  console.log(`  ${'telemetry off'.padEnd(44)} ${perStepUs('off').toFixed(2)} µs`);
+  console.log(line('telemetry off, a second agent (noise floor)', 'offAgain'));
   console.log(line('run events to an empty listener', 'events'));
   console.log(line('tracing + metrics, no-op API', 'noop'));
   console.log(line('tracing alone, SDK in memory', 'tracing'));
