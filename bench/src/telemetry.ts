@@ -4,12 +4,16 @@
 // in-memory exporters. Measured twice. The headline: the model behind an OpenAI-wire server on 127.0.0.1, a step as a
 // user's run makes it (one HTTP round trip each), the per-step cost a user pays. Then the model and tool in process,
 // keel's own cost per step with nothing else to hide it: a stricter figure, where a few microseconds of span and
-// histogram work are a large fraction. Runs of the subjects alternate in rotating order; each figure is the median CPU
-// time per step over runs. Run: npm run bench:telemetry
+// histogram work are a large fraction. Measured as fair.ts says: blocks of runs sized to equal CPU time, subjects in
+// rotating order, each subject's cost over telemetry off compared within each round (min / median / max of the
+// per-round ratios; the target reads the median). The model server runs in a process of its own (telemetry-server.ts),
+// so that its CPU time, and the requests it keeps, are not in the baseline. Run: npm run bench:telemetry
 
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { type Agent, agent, type ModelProvider } from '@keel/core';
+import { openaiCompatible } from '@keel/openai';
 import { keelMetrics, keelTracing } from '@keel/otel';
-import { type Brain, simulated } from '@keel/simulated';
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -17,8 +21,7 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { printLoadAround } from './fair.js';
-import { percentile } from './statistics.js';
+import { type FairMeasurement, measureFairly, printLoadAround, ratioSpread } from './fair.js';
 import { lookupTool, stepModel } from './step-agent.js';
 
 printLoadAround();
@@ -37,12 +40,13 @@ const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exp
 const meterProvider = new MeterProvider({ readers: [reader] });
 
 /**
- * The same agent six times: telemetry off, events to an empty listener, on with the no-op API, tracing alone and
- * metrics alone with the SDK, both with the SDK.
+ * The same agent seven times: telemetry off, off again (a second agent measured like the others: how far two
+ * identical subjects differ, the noise floor of the figures), events to an empty listener, on with the no-op API,
+ * tracing alone and metrics alone with the SDK, both with the SDK.
  */
 function subjects(
   model: ModelProvider,
-): Record<'off' | 'events' | 'noop' | 'tracing' | 'metrics' | 'sdk', Agent> {
+): Record<'off' | 'offAgain' | 'events' | 'noop' | 'tracing' | 'metrics' | 'sdk', Agent> {
   const make = () => agent({ model, tools: [lookupTool], limits: { maxTurns: STEPS_PER_RUN + 2 } });
   const events = make();
   events.onEvent(() => undefined);
@@ -56,86 +60,96 @@ function subjects(
   const sdk = make();
   keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(sdk);
   keelMetrics({ meter: meterProvider.getMeter('bench') }).observe(sdk);
-  return { off: make(), events, noop, tracing, metrics, sdk };
+  return { off: make(), offAgain: make(), events, noop, tracing, metrics, sdk };
 }
 
 /**
- * Median CPU microseconds per step of each subject, over `runs` runs each (the first tenth warms up, uncounted). CPU
- * time, not wall time: on a shared machine a run waits for a core for as long as others keep it, and the wait is not
- * telemetry's cost. The process's CPU counts every thread (the garbage collector's too) and, over HTTP, the server.
+ * CPU microseconds per step of each subject, measured fairly (see fair.ts): blocks of runs sized to equal CPU time,
+ * subjects in rotating order, each round's figures compared within the round. CPU time, not wall time: on a shared
+ * machine a run waits for a core for as long as others keep it, and the wait is not telemetry's cost. The process's
+ * CPU counts every thread (the garbage collector's too); the model server runs in a process of its own.
  */
-async function perStep(agents: Record<string, Agent>, runs: number): Promise<Record<string, number>> {
-  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(agents).map((name) => [name, []]));
-  const entries = Object.entries(agents);
-  for (let index = 0; index < runs; index++) {
-    // The order rotates, so that no subject always runs after the one whose garbage it collects.
-    for (let turn = 0; turn < entries.length; turn++) {
-      const [name, subject] = entries[(index + turn) % entries.length]!;
-      const start = process.cpuUsage();
-      const result = await subject.run('go');
-      const used = process.cpuUsage(start);
-      const elapsedUs = used.user + used.system;
-      if (result.status !== 'completed')
-        throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
-      if (index >= runs / 10) samples[name]!.push(elapsedUs / STEPS_PER_RUN);
-    }
-    // What the in-memory exporter holds is dropped every few runs, as an exporter that sends spans away would.
-    if (index % 10 === 0) {
-      spansExported += spans.getFinishedSpans().length;
-      spans.reset();
-    }
-  }
-  return Object.fromEntries(
-    Object.entries(samples).map(([name, values]) => [
+async function perStep(
+  agents: Record<string, Agent>,
+  options: { rounds: number; blockCpuMs: number; calibrationRuns: number },
+): Promise<Map<string, FairMeasurement>> {
+  let runs = 0;
+  return measureFairly(
+    Object.entries(agents).map(([name, subject]) => ({
       name,
-      percentile(
-        values.sort((a, b) => a - b),
-        0.5,
-      ),
-    ]),
+      run: async (units: number) => {
+        for (let index = 0; index < units; index++) {
+          const result = await subject.run('go');
+          if (result.status !== 'completed')
+            throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
+          // What the in-memory exporter holds is dropped every few runs, as an exporter that sends spans away would.
+          if (++runs % 20 === 0) {
+            spansExported += spans.getFinishedSpans().length;
+            spans.reset();
+          }
+        }
+      },
+    })),
+    { rounds: options.rounds, blockCpuMs: options.blockCpuMs, calibrationUnits: options.calibrationRuns },
   );
 }
 
-function report(title: string, figures: Record<string, number>): boolean {
-  const off = figures.off!;
-  const signed = (value: number, digits: number, unit: string) =>
-    `${value < 0 ? '' : '+'}${value.toFixed(digits)}${unit}`;
-  const line = (label: string, us: number) =>
-    `  ${label.padEnd(40)} ${us.toFixed(2)} µs  (${signed(us - off, 2, ' µs')}, ${signed((us / off - 1) * 100, 1, '%')})`;
+function report(title: string, measured: Map<string, FairMeasurement>): boolean {
+  const off = measured.get('off')!;
+  const perStepUs = (name: string) => measured.get(name)!.medianUs / STEPS_PER_RUN;
+  const percent = (ratio: number) => `${ratio < 1 ? '' : '+'}${((ratio - 1) * 100).toFixed(1)}%`;
+  const line = (label: string, name: string) => {
+    const spread = ratioSpread(measured.get(name)!, off);
+    const addedUs = perStepUs(name) - perStepUs('off');
+    return `  ${label.padEnd(44)} ${perStepUs(name).toFixed(2)} µs  (${addedUs < 0 ? '' : '+'}${addedUs.toFixed(2)} µs; per round ${percent(spread.median)}, min ${percent(spread.min)}, max ${percent(spread.max)})`;
+  };
   console.log(title);
-  console.log(`  ${'telemetry off'.padEnd(40)} ${off.toFixed(2)} µs`);
-  console.log(line('run events to an empty listener', figures.events!));
-  console.log(line('tracing + metrics, no-op API', figures.noop!));
-  console.log(line('tracing alone, SDK in memory', figures.tracing!));
-  console.log(line('metrics alone, SDK in memory', figures.metrics!));
-  console.log(line('tracing + metrics, SDK in memory', figures.sdk!));
-  const pass = figures.sdk! <= off * (1 + LIMIT_FRACTION);
-  console.log(`  SDK in memory adds at most ${LIMIT_FRACTION * 100}% per step: ${pass ? 'PASS' : 'FAIL'}`);
+  console.log(`  ${'telemetry off'.padEnd(44)} ${perStepUs('off').toFixed(2)} µs`);
+  console.log(line('telemetry off, a second agent (noise floor)', 'offAgain'));
+  console.log(line('run events to an empty listener', 'events'));
+  console.log(line('tracing + metrics, no-op API', 'noop'));
+  console.log(line('tracing alone, SDK in memory', 'tracing'));
+  console.log(line('metrics alone, SDK in memory', 'metrics'));
+  console.log(line('tracing + metrics, SDK in memory', 'sdk'));
+  const pass = ratioSpread(measured.get('sdk')!, off).median <= 1 + LIMIT_FRACTION;
+  console.log(
+    `  SDK in memory adds at most ${LIMIT_FRACTION * 100}% per step (median of per-round ratios): ${pass ? 'PASS' : 'FAIL'}`,
+  );
   return pass;
 }
 
-/** Answers like `stepModel`, over HTTP: a `lookup` call per step until the last, then the answer. */
-const stepBrain: Brain = (request) => {
-  const toolResults = request.messages.filter((message) => message.role === 'tool').length;
-  return toolResults >= STEPS_PER_RUN - 1
-    ? { content: 'done' }
-    : { toolCalls: [{ name: 'lookup', arguments: { key: `k${toolResults}` } }] };
-};
-
-const inProcessRuns = Number(process.env.KEEL_BENCH_RUNS ?? 4_000);
-const overHttpRuns = Number(process.env.KEEL_BENCH_HTTP_RUNS ?? 600);
+const inProcessRounds = Number(process.env.KEEL_BENCH_ROUNDS ?? 40);
+const overHttpRounds = Number(process.env.KEEL_BENCH_HTTP_ROUNDS ?? 25);
 console.log(
-  `telemetry cost per agent step, in CPU time (${STEPS_PER_RUN} steps per run; medians; subjects alternate run by run)`,
+  `telemetry cost per agent step, in CPU time (${STEPS_PER_RUN} steps per run; blocks of runs of equal CPU time, subjects in rotating order; median per step and per-round ratios to telemetry off)`,
 );
-const server = simulated({ model: 'steps', brain: stepBrain });
+const server = fork(
+  fileURLToPath(new URL('./telemetry-server.js', import.meta.url)),
+  [String(STEPS_PER_RUN)],
+  {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  },
+);
 try {
+  const url = await new Promise<string>((resolve, reject) => {
+    server.once('message', (message: { url: string }) => resolve(message.url));
+    server.once('exit', (code) => reject(new Error(`the model server exited (${code})`)));
+  });
   const overHttp = report(
-    `headline: model over HTTP on 127.0.0.1 (OpenAI wire format), ${overHttpRuns} runs each (what a step costs a user):`,
-    await perStep(subjects(server), overHttpRuns),
+    `headline: model over HTTP on 127.0.0.1 (OpenAI wire format, the server in another process), ${overHttpRounds} rounds (what a step costs a user):`,
+    await perStep(subjects(openaiCompatible({ baseUrl: url, model: 'steps', provider: 'simulated' })), {
+      rounds: overHttpRounds,
+      blockCpuMs: 100,
+      calibrationRuns: 20,
+    }),
   );
   const inProcess = report(
-    `strict: model and tool in process, ${inProcessRuns} runs each (keel's own cost per step, nothing else):`,
-    await perStep(subjects(stepModel(STEPS_PER_RUN)), inProcessRuns),
+    `strict: model and tool in process, ${inProcessRounds} rounds (keel's own cost per step, nothing else):`,
+    await perStep(subjects(stepModel(STEPS_PER_RUN)), {
+      rounds: inProcessRounds,
+      blockCpuMs: 20,
+      calibrationRuns: 200,
+    }),
   );
   await tracerProvider.forceFlush();
   console.log(`spans the SDK exported to memory: ${spansExported + spans.getFinishedSpans().length}`);
@@ -143,6 +157,6 @@ try {
     `target (at most ${LIMIT_FRACTION * 100}% more with the SDK in memory): over HTTP ${overHttp ? 'met' : 'NOT met'}; in process ${inProcess ? 'met' : 'NOT met'}`,
   );
 } finally {
-  await server.close();
+  server.send('close');
   await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
 }
