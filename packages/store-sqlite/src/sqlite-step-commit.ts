@@ -101,7 +101,9 @@ export class SqliteStepCommit {
     const create = commit.create;
     const stored =
       create === undefined
-        ? (statements.logs.get(runId) as { message_count: number | null; journal_end: number | null } | undefined)
+        ? (statements.logs.get(runId) as
+            | { message_count: number | null; journal_end: number | null }
+            | undefined)
         : undefined;
     const storedCount = stored?.message_count;
     const journal = checkpoint.journal;

@@ -7,8 +7,8 @@ import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from '
 import { driveRun, type RunOptions, type RunResult, resultOf } from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import { RunAbort, type RunRegistry } from './run/cancellation.js';
-import type { DurabilitySettings } from './run/durability.js';
 import { parentRunIn } from './run/child-runs.js';
+import type { DurabilitySettings } from './run/durability.js';
 import { countError } from './run/report.js';
 import { endRun, RUN_STATE_SCHEMA_VERSION, type RunState } from './run/run-state.js';
 import { isSessionConflict } from './run/session-state.js';

@@ -188,7 +188,12 @@ export class DurableRun implements DurableLink {
     await this.heartbeat.stop();
     await this.queue;
     this.released = true;
-    if (this.create !== undefined || this.leaseFreed || (this.halted !== undefined && this.halted.stopReason !== 'paused')) return;
+    if (
+      this.create !== undefined ||
+      this.leaseFreed ||
+      (this.halted !== undefined && this.halted.stopReason !== 'paused')
+    )
+      return;
     const { store, owner, storeTimeoutMs } = this.settings;
     try {
       await withStoreTimeout(() => store.releaseLease(this.runId, owner), storeTimeoutMs, this.clock);
