@@ -1,7 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agent, agentTool, type JsonValue, type ModelProvider, type ModelResponse, tool } from '@keel/core';
+import {
+  agent,
+  agentTool,
+  type JsonValue,
+  type ModelProvider,
+  type ModelResponse,
+  type Tool,
+  tool,
+} from '@keel/core';
 import type { CheckpointWrite } from '@keel/core/store';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -130,7 +138,7 @@ describe('SqliteRunStore write cost of a child run', () => {
     const composed = agentTool(child, { name: 'work', description: 'a child agent works' });
     const database = (store as unknown as { database: Database.Database }).database;
     database.pragma('wal_autocheckpoint = 0');
-    const commitsOf = async (work: typeof plain): Promise<number> => {
+    const commitsOf = async (work: Tool): Promise<number> => {
       database.pragma('wal_checkpoint(TRUNCATE)');
       const result = await agent({ name: 'parent', model, tools: [work], store }).run('go');
       expect(result.status).toBe('completed');
