@@ -34,7 +34,8 @@ export async function startDurableRun<Output>(
   const abort = new RunAbort(runId, clock);
   // Registered first, so that two runs with one id in this process never both reach the store.
   registry.register(abort);
-  if (parentRunIn(options) !== undefined && store.createsInCommit === true && state.session === undefined) {
+  const createsInCommit = store.createsInCommit === true && store.commitStep !== undefined;
+  if (createsInCommit && parentRunIn(options) !== undefined && state.session === undefined) {
     // A child run is created with its first write, one transaction: until then it exists only in this process,
     // like the parent's call that starts it (a crash there runs the call again, and the child from its start).
     state.checkpointedAtMs = state.startedAtMs;

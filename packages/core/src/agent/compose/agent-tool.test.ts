@@ -3,6 +3,7 @@ import { KeelError } from '../../errors/keel-error.js';
 import { constant } from '../../policies/delays.js';
 import type { Message, ModelRequest } from '../../spec/model.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
+import { withoutCommitStep } from '../../testing/contract-support.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { type ScriptedStep, scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
@@ -138,6 +139,27 @@ describe('agentTool: an agent as a tool, in a child run', () => {
       error: { code: 'store.unavailable' },
     });
     expect(await store.loadRun('p9:1:0/research')).toBeUndefined();
+  });
+
+  it('creates a child run first on a store whose commitStep is hidden (the separate calls)', async () => {
+    const { clock, store } = tree([{ content: 'Paris' }]);
+    const separate = withoutCommitStep(store);
+    const research = agent({
+      name: 'research',
+      model: scriptedModel([{ content: 'Paris' }]),
+      clock,
+      store: separate,
+    });
+    const parent = agent({
+      name: 'triage',
+      model: delegatingModel(),
+      clock,
+      store: separate,
+      tools: [agentTool(research, { name: 'research', description: 'Looks facts up' })],
+    });
+    const result = await clock.runUntilSettled(parent.run('capital?', { runId: 'p10' }));
+    expect(result.output).toBe('parent saw: Paris');
+    expect(await store.loadRun('p10:1:0/research')).toMatchObject({ status: 'completed' });
   });
 
   it('replays a completed child from the ledger when the parent resumes, never running it again', async () => {
