@@ -2,8 +2,9 @@
 // or an agent tool whose child run (on the same store) answers at once. The difference per parent run is what one
 // child run costs: its record, its lease, its checkpoints, its report folded into the parent's. Target: under 1 ms.
 // Interleaved rounds in one process, the median of the rounds reported: wall time (the target) and this process's CPU
-// time (steadier on a loaded machine), with the machine's load before and after. Store writes per child run: its
-// creation (its row and its input, one transaction) and its end (one transaction), beside the parent's own.
+// time (steadier on a loaded machine), with the machine's load before and after. Store writes per child run: one
+// transaction, its creation with its first checkpoint (here its end: its row, its messages, its journal), beside the
+// parent's four (its creation, the call's start, its completion, the end).
 // Run: npm run bench:agent-tool  (KEEL_BENCH_RUNS: parent runs per round, default 200)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

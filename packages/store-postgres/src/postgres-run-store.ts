@@ -42,6 +42,7 @@ import {
 } from './postgres-sessions.js';
 import {
   COMMIT_STEP_SQL,
+  CREATE_STEP_SQL,
   commitStepValues,
   REFUSED_COMMIT_SQL,
   type RefusedCommitRow,
@@ -51,6 +52,7 @@ import { migrate } from './schema.js';
 
 /** The prepared statement of a step's commit: the statement a durable run sends once or twice a step. */
 const COMMIT_STEP_STATEMENT = 'keel_commit_step';
+const CREATE_STEP_STATEMENT = 'keel_create_step';
 
 /** Runs a statement: on a transaction's client, or on the pool. */
 type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
@@ -65,6 +67,7 @@ type Query = <Row extends pg.QueryResultRow>(text: string, values: unknown[]) =>
 export class PostgresRunStore implements RunStore {
   readonly messageLog = true;
   readonly journalLog = true;
+  readonly createsInCommit = true;
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private ready: Promise<void> | undefined;
@@ -147,10 +150,11 @@ export class PostgresRunStore implements RunStore {
   }
 
   async commitStep(runId: string, commit: StepCommit): Promise<number> {
+    const creates = commit.create !== undefined;
     const result = await this.query<{ version: number }>(
-      COMMIT_STEP_SQL,
+      creates ? CREATE_STEP_SQL : COMMIT_STEP_SQL,
       commitStepValues(runId, commit),
-      COMMIT_STEP_STATEMENT,
+      creates ? CREATE_STEP_STATEMENT : COMMIT_STEP_STATEMENT,
     );
     const row = result.rows[0];
     if (row !== undefined) return row.version;

@@ -18,10 +18,7 @@ import {
  * ($14 start, $15 entries, $16 dropped): rows from `start` on upserted, those below `dropped` or past the new end
  * deleted, and all of them for a checkpoint whose journal is inline ($14 NULL).
  */
-export const COMMIT_STEP_SQL = `
-WITH completions AS (
-  SELECT * FROM json_to_recordset($10::json) AS c(idempotency_key text, result text, completed_at_ms bigint)
-), checkpoint AS (
+export const COMMIT_STEP_SQL = commitSql(`
   UPDATE keel_runs SET version = version + 1, status = $4, schema_version = $5, state = $6, updated_at_ms = $7,
     lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
     lease_expires_at_ms = CASE WHEN $8::boolean THEN NULL ELSE COALESCE($9::bigint, lease_expires_at_ms) END,
@@ -33,7 +30,32 @@ WITH completions AS (
       SELECT 1 FROM completions c
       WHERE NOT EXISTS (SELECT 1 FROM keel_ledger l WHERE l.run_id = $1 AND l.idempotency_key = c.idempotency_key)
     )
-  RETURNING version
+  RETURNING version`);
+
+/**
+ * {@link COMMIT_STEP_SQL} for a commit that creates its run (`StepCommit.create`): the checkpoint is the INSERT of the
+ * run's row at version 1 ($17 agent name, $18 creation time), leased to the writer unless the lease is freed; it
+ * inserts nothing when the run exists, when `expectedVersion` is not 0, when the message log write does not start at
+ * 0, or when a completion is given (a new run's ledger is empty). The other writes run only when it did.
+ */
+export const CREATE_STEP_SQL = commitSql(`
+  INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
+    lease_owner, lease_expires_at_ms, message_count, journal_end)
+  SELECT $1::text, $17::text, $4::text, 1, $5::integer, $6::text, $18::bigint, $7::bigint,
+    CASE WHEN $8::boolean THEN NULL ELSE $3::text END,
+    CASE WHEN $8::boolean THEN NULL ELSE COALESCE($9::bigint, $7::bigint) END,
+    CASE WHEN $12::integer IS NULL THEN NULL ELSE $12::integer + cardinality($13::text[]) END,
+    CASE WHEN $14::integer IS NULL THEN NULL ELSE $14::integer + cardinality($15::text[]) END
+  WHERE $2::integer = 0 AND COALESCE($12::integer, 0) = 0 AND NOT EXISTS (SELECT 1 FROM completions)
+  ON CONFLICT (run_id) DO NOTHING
+  RETURNING version`);
+
+/** The commit statement around `checkpoint`, the sub-statement that writes the run's row and returns its version. */
+function commitSql(checkpoint: string): string {
+  return `
+WITH completions AS (
+  SELECT * FROM json_to_recordset($10::json) AS c(idempotency_key text, result text, completed_at_ms bigint)
+), checkpoint AS (${checkpoint}
 ), put_messages AS (
   INSERT INTO keel_run_messages (run_id, idx, message)
   SELECT $1, $12::integer + m.ordinality - 1, m.message
@@ -68,11 +90,12 @@ WITH completions AS (
     AND EXISTS (SELECT 1 FROM checkpoint)
 )
 SELECT version FROM checkpoint`;
+}
 
-/** The parameters of {@link COMMIT_STEP_SQL} for a commit. */
+/** The parameters of {@link COMMIT_STEP_SQL} for a commit (and of {@link CREATE_STEP_SQL} for one with `create`). */
 export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
-  const { checkpoint } = commit;
-  return [
+  const { checkpoint, create } = commit;
+  const values = [
     runId,
     checkpoint.expectedVersion,
     checkpoint.owner,
@@ -104,6 +127,8 @@ export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
     checkpoint.journal === undefined ? [] : journalTextsOf(checkpoint.journal),
     checkpoint.journal === undefined ? null : checkpoint.journal.dropped,
   ];
+  if (create !== undefined) values.push(create.agentName, create.createdAtMs);
+  return values;
 }
 
 /** The state a refused commit found, read afterwards to say why it was refused. */

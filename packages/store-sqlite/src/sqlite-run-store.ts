@@ -53,6 +53,7 @@ import { type LeaseRow, SqliteStepCommit } from './sqlite-step-commit.js';
 export class SqliteRunStore implements RunStore {
   readonly messageLog = true;
   readonly journalLog = true;
+  readonly createsInCommit = true;
   private readonly database: Database.Database;
   private readonly statements;
   private readonly steps: SqliteStepCommit;

@@ -43,6 +43,16 @@ export class SqliteStepCommit {
         `UPDATE runs SET version = version + 1, ${CHECKPOINT_COLUMNS}
          WHERE run_id = @runId AND version = @expectedVersion AND lease_owner = @owner AND status = @status`,
       ),
+      // A run created by its first commit (`StepCommit.create`): its row as the checkpoint writes it, at version 1.
+      create: database.prepare(
+        `INSERT INTO runs (run_id, agent_name, status, version, schema_version, state, created_at_ms, updated_at_ms,
+           lease_owner, lease_expires_at_ms, message_count, journal_end)
+         VALUES (@runId, @agentName, @status, 1, @schemaVersion, @state, @createdAtMs, @updatedAtMs,
+           CASE WHEN @release = 1 THEN NULL ELSE @owner END,
+           CASE WHEN @release = 1 THEN NULL ELSE COALESCE(@leaseExpiresAtMs, @updatedAtMs) END,
+           @messageCount, @journalEnd)
+         ON CONFLICT (run_id) DO NOTHING`,
+      ),
       loadLease: database.prepare(
         'SELECT lease_owner, lease_expires_at_ms, version FROM runs WHERE run_id = ?',
       ),
@@ -88,9 +98,13 @@ export class SqliteStepCommit {
     const { checkpoint } = commit;
     const { statements } = this;
     const log = checkpoint.messages;
-    const stored = statements.logs.get(runId) as
-      | { message_count: number | null; journal_end: number | null }
-      | undefined;
+    const create = commit.create;
+    const stored =
+      create === undefined
+        ? (statements.logs.get(runId) as
+            | { message_count: number | null; journal_end: number | null }
+            | undefined)
+        : undefined;
     const storedCount = stored?.message_count;
     const journal = checkpoint.journal;
     const values = {
@@ -109,9 +123,14 @@ export class SqliteStepCommit {
     // A running run's checkpoints keep its status: the statement that does not set it is tried first (it fails only
     // for the first checkpoint of a resumed run). A run's end sets it.
     const changes =
-      checkpoint.status === 'running' && statements.checkpointSameStatus.run(values).changes === 1
-        ? 1
-        : statements.checkpoint.run(values).changes;
+      create !== undefined
+        ? checkpoint.expectedVersion === 0
+          ? statements.create.run({ ...values, agentName: create.agentName, createdAtMs: create.createdAtMs })
+              .changes
+          : 0
+        : checkpoint.status === 'running' && statements.checkpointSameStatus.run(values).changes === 1
+          ? 1
+          : statements.checkpoint.run(values).changes;
     if (changes !== 1) {
       const current = statements.loadLease.get(runId) as LeaseRow | undefined;
       throw checkpointConflict(

@@ -1,7 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JsonValue } from '@keel/core';
+import {
+  agent,
+  agentTool,
+  type JsonValue,
+  type ModelProvider,
+  type ModelResponse,
+  type Tool,
+  tool,
+} from '@keel/core';
 import type { CheckpointWrite } from '@keel/core/store';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -102,6 +110,59 @@ describe('SqliteRunStore write cost', () => {
     await store.close();
   });
 });
+
+describe('SqliteRunStore write cost of a child run', () => {
+  it('creates a child run that answers at once with its end: one transaction more than a plain tool call', async () => {
+    const path = join(directory, 'child.db');
+    const store = new SqliteRunStore(path);
+    const usage = { inputTokens: 1, outputTokens: 1 };
+    // Calls `work` once, then answers; a conversation without tools is answered at once.
+    const model: ModelProvider = {
+      provider: 'cost',
+      model: 'instant',
+      async generate(request): Promise<ModelResponse> {
+        const answered = request.tools === undefined || request.tools.length === 0;
+        if (answered || request.messages.at(-1)?.role === 'tool')
+          return { content: 'done', toolCalls: [], finishReason: 'stop', usage, model: 'instant' };
+        const call = { id: 'call_1', name: 'work', arguments: '{"prompt":"go"}' };
+        return { content: '', toolCalls: [call], finishReason: 'tool_calls', usage, model: 'instant' };
+      },
+    };
+    const input = {
+      type: 'object',
+      properties: { prompt: { type: 'string' } },
+      required: ['prompt'],
+    } as const;
+    const plain = tool({ name: 'work', description: 'works', input, execute: () => 'done' });
+    const child = agent({ name: 'child', model, store });
+    const composed = agentTool(child, { name: 'work', description: 'a child agent works' });
+    const database = (store as unknown as { database: Database.Database }).database;
+    database.pragma('wal_autocheckpoint = 0');
+    const commitsOf = async (work: Tool): Promise<number> => {
+      database.pragma('wal_checkpoint(TRUNCATE)');
+      const result = await agent({ name: 'parent', model, tools: [work], store }).run('go');
+      expect(result.status).toBe('completed');
+      return walCommits(`${path}-wal`);
+    };
+    const plainCommits = await commitsOf(plain);
+    expect(await commitsOf(composed)).toBe(plainCommits + 1);
+    const childRun = (await store.listRuns({ limit: 10 })).find((run) => run.agentName === 'child');
+    expect(childRun).toMatchObject({ status: 'completed', version: 1 });
+    expect(childRun?.lease).toBeUndefined();
+    await store.close();
+  });
+});
+
+/** The number of commits in a WAL file: frames whose header holds the database's size after the commit. */
+function walCommits(walPath: string): number {
+  const wal = readFileSync(walPath);
+  if (wal.length < 32) return 0;
+  const pageSize = wal.readUInt32BE(8);
+  let commits = 0;
+  for (let offset = 32; offset + 24 + pageSize <= wal.length; offset += 24 + pageSize)
+    if (wal.readUInt32BE(offset + 4) !== 0) commits++;
+  return commits;
+}
 
 /** The page numbers of the frames in a WAL file (a 32-byte header, then frames of a 24-byte header and a page). */
 function walFramePages(walPath: string): number[] {

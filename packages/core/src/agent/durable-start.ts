@@ -7,6 +7,7 @@ import { storeCallsOf, toStoreError, withStoreRetries, withStoreTimeout } from '
 import { driveRun, type RunOptions, type RunResult, resultOf } from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import { RunAbort, type RunRegistry } from './run/cancellation.js';
+import { parentRunIn } from './run/child-runs.js';
 import type { DurabilitySettings } from './run/durability.js';
 import { countError } from './run/report.js';
 import { endRun, RUN_STATE_SCHEMA_VERSION, type RunState } from './run/run-state.js';
@@ -33,6 +34,15 @@ export async function startDurableRun<Output>(
   const abort = new RunAbort(runId, clock);
   // Registered first, so that two runs with one id in this process never both reach the store.
   registry.register(abort);
+  const createsInCommit = store.createsInCommit === true && store.commitStep !== undefined;
+  if (createsInCommit && parentRunIn(options) !== undefined && state.session === undefined) {
+    // A child run is created with its first write, one transaction: until then it exists only in this process,
+    // like the parent's call that starts it (a crash there runs the call again, and the child from its start).
+    state.checkpointedAtMs = state.startedAtMs;
+    const child = new DurableRun(durability, runId, 0, clock, clock.now());
+    child.createdByFirstWrite({ agentName: state.agentName, createdAtMs: state.startedAtMs });
+    return driveRun<Output>(runtime, registry, agentRuns, state, options, true, { abort, durable: child });
+  }
   let durable: DurableRun;
   let created = false;
   try {

@@ -270,6 +270,20 @@ export interface StepCommit {
   leaseTtlMs?: number;
   /** Frees the lease once the checkpoint is written (the run's end). Defaults to false. */
   releaseLease?: boolean;
+  /**
+   * Creates the run in the same transaction, for a store that sets {@link RunStore.createsInCommit}: the checkpoint
+   * (with `expectedVersion` 0) is then the new run's first state, stored at version 1 and leased to
+   * `checkpoint.owner` (until `checkpoint.nowMs + leaseTtlMs`, or free with `releaseLease`). When a run with this id
+   * exists, nothing is written and it throws `store.conflict`. Defaults to none: the run exists already.
+   */
+  create?: StepCreate;
+}
+
+/** The run a {@link StepCommit} creates: what its record holds beside the checkpoint. */
+export interface StepCreate {
+  agentName: string;
+  /** When the run was created, on the clock of the agent that created it (ms since the epoch). */
+  createdAtMs: number;
 }
 
 /**
@@ -324,6 +338,12 @@ export interface RunStore {
    * `saveCheckpoint` would (`store.conflict`, `store.not_found`). A store without it gets the separate calls.
    */
   commitStep?(runId: string, commit: StepCommit): Promise<number>;
+  /**
+   * Set (true) by a store whose {@link commitStep} takes `create` ({@link StepCommit.create}): keel's durable runs
+   * then create a child run (one an agent tool or a handoff starts) with its first checkpoint, one transaction
+   * instead of two. A store without it has child runs created by {@link createRun} first. Defaults to false.
+   */
+  readonly createsInCommit?: boolean;
   /**
    * Summaries of runs (no state), newest `createdAtMs` first, only those with `status` when given; at most `limit`
    * of them (defaults to 100).

@@ -55,6 +55,7 @@ export type {
   SessionSummary,
   StartedToolCall,
   StepCommit,
+  StepCreate,
 } from '../spec/run-store.js';
 export {
   checkpointConflict,

@@ -36,6 +36,7 @@ import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts
 export class MemoryRunStore implements RunStore {
   readonly messageLog = true;
   readonly journalLog = true;
+  readonly createsInCommit = true;
   private readonly runs = new Map<string, RunRecord>();
   /** Each run's message log (copies), for runs whose `messageCount` is set. */
   private readonly logs = new Map<string, JsonValue[]>();
@@ -123,6 +124,7 @@ export class MemoryRunStore implements RunStore {
 
   async commitStep(runId: string, commit: StepCommit): Promise<number> {
     this.assertOpen();
+    if (commit.create !== undefined) this.createForCommit(runId, commit);
     this.checkCheckpoint(runId, commit.checkpoint);
     this.checkMessages(runId, commit.checkpoint);
     const ledger = this.ledgers.get(runId);
@@ -141,6 +143,39 @@ export class MemoryRunStore implements RunStore {
     else if (commit.leaseTtlMs !== undefined)
       this.leases.set(runId, { runId, owner, expiresAtMs: nowMs + commit.leaseTtlMs });
     return version;
+  }
+
+  /**
+   * Creates the run a commit creates (`StepCommit.create`), at version 0 and leased to the checkpoint's owner, once
+   * nothing can refuse the commit: a run with its id (`store.conflict`), a completion (a new run's ledger is empty), a
+   * message log write past 0.
+   */
+  private createForCommit(runId: string, commit: StepCommit): void {
+    const { checkpoint } = commit;
+    const create = commit.create!;
+    if (this.runs.has(runId) || checkpoint.expectedVersion !== 0) {
+      const record = this.runs.get(runId);
+      throw checkpointConflict(
+        runId,
+        checkpoint,
+        record && { leaseOwner: this.leases.get(runId)?.owner ?? null, version: record.version },
+      );
+    }
+    const completed = commit.toolsCompleted?.[0];
+    if (completed !== undefined) throw toolCallNotStarted(runId, completed.idempotencyKey);
+    if (checkpoint.messages !== undefined && checkpoint.messages.start > 0)
+      throw messageLogGap(runId, checkpoint.messages.start, 0);
+    this.runs.set(runId, {
+      runId,
+      agentName: create.agentName,
+      status: checkpoint.status,
+      version: 0,
+      schemaVersion: checkpoint.schemaVersion,
+      state: null,
+      createdAtMs: create.createdAtMs,
+      updatedAtMs: create.createdAtMs,
+    });
+    this.leases.set(runId, { runId, owner: checkpoint.owner, expiresAtMs: checkpoint.nowMs });
   }
 
   /** Throws what a refused checkpoint throws, unless `checkpoint` can be written now. */

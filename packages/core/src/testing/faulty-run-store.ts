@@ -41,9 +41,12 @@ export class FaultyRunStore implements RunStore {
   readonly commitStep?: (runId: string, commit: StepCommit) => Promise<number>;
   /** Whether the wrapped store keeps a message log (see `RunStore.messageLog`). */
   readonly messageLog: boolean;
+  /** Whether the wrapped store's `commitStep` creates runs (see `RunStore.createsInCommit`). */
+  readonly createsInCommit: boolean;
 
   constructor(readonly inner: RunStore) {
     this.messageLog = inner.messageLog === true;
+    this.createsInCommit = inner.createsInCommit === true && inner.commitStep !== undefined;
     const commitStep = inner.commitStep?.bind(inner);
     if (commitStep !== undefined) {
       this.commitStep = (runId, commit) => this.through('commitStep', true, () => commitStep(runId, commit));

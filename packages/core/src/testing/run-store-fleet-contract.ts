@@ -203,6 +203,81 @@ export function runStoreFleetContract(name: string, createStore: () => RunStore 
       expect(await store.ledger(runId)).toEqual([]);
     });
 
+    it('creates a run with its first commit (createsInCommit): leased, with its ledger and messages, all or nothing', async () => {
+      if (store.createsInCommit !== true) return;
+      const runId = newRunId();
+      const create = { agentName: 'contract', createdAtMs: NOW_MS };
+      const messages =
+        store.messageLog === true ? { start: 0, messages: [{ role: 'user', content: 'go' }] } : undefined;
+      const state =
+        messages === undefined
+          ? { step: 1, messages: [{ role: 'user', content: 'go' }] }
+          : { step: 1, messages: 1 };
+      const first = {
+        create,
+        checkpoint: checkpointBy('worker-a', {
+          expectedVersion: 0,
+          state,
+          nowMs: NOW_MS + 10,
+          ...(messages && { messages }),
+        }),
+        toolsStarted: [started(runId, 0)],
+        leaseTtlMs: 30_000,
+      };
+      expect(await commitStep(runId, first)).toBe(1);
+      const record = await store.loadRun(runId);
+      expect(record).toMatchObject({
+        runId,
+        agentName: 'contract',
+        status: 'running',
+        version: 1,
+        state: { step: 1, messages: [{ role: 'user', content: 'go' }] },
+        createdAtMs: NOW_MS,
+        updatedAtMs: NOW_MS + 10,
+      });
+      expect(record?.lease).toEqual({ owner: 'worker-a', expiresAtMs: NOW_MS + 10 + 30_000 });
+      expect((await store.listRuns({ status: 'running', limit: 1000 })).map((run) => run.runId)).toContain(
+        runId,
+      );
+      expect((await store.ledger(runId)).map((entry) => entry.status)).toEqual(['started']);
+      // The id is taken now: a second create (another process, or the same write sent again) writes nothing.
+      const again = await errorOf(commitStep(runId, { ...first, toolsStarted: [started(runId, 1)] }));
+      expect(again).toMatchObject({ code: 'store.conflict' });
+      expect(await store.loadRun(runId)).toMatchObject({ version: 1, state: { step: 1 } });
+      expect(await store.ledger(runId)).toHaveLength(1);
+      await commitStep(runId, {
+        checkpoint: checkpointBy('worker-a', { expectedVersion: 1, status: 'completed', state: { step: 2 } }),
+        toolsCompleted: [{ idempotencyKey: `${runId}:1:0`, result: 'sent', completedAtMs: NOW_MS + 20 }],
+        releaseLease: true,
+      });
+      expect(await store.loadRun(runId)).toMatchObject({
+        status: 'completed',
+        version: 2,
+        state: { step: 2 },
+      });
+      // A create refused (a completion of a call its empty ledger cannot hold) stores no run.
+      const refusedId = `${runId}-refused`;
+      const refused = commitStep(refusedId, {
+        create,
+        checkpoint: checkpointBy('worker-a', { expectedVersion: 0, state: { step: 1 } }),
+        toolsStarted: [started(refusedId, 1)],
+        toolsCompleted: [{ idempotencyKey: `${refusedId}:1:0`, result: null, completedAtMs: NOW_MS }],
+      });
+      expect(await codeOf(refused)).toBe('store.not_found');
+      expect(await store.loadRun(refusedId)).toBeUndefined();
+      expect(await store.ledger(refusedId)).toEqual([]);
+      // A run that ends with its first write is created with its end, its lease free.
+      const endedId = `${runId}-ended`;
+      await commitStep(endedId, {
+        create,
+        checkpoint: checkpointBy('worker-a', { expectedVersion: 0, status: 'completed', state: { step: 1 } }),
+        releaseLease: true,
+      });
+      const ended = await store.loadRun(endedId);
+      expect(ended).toMatchObject({ status: 'completed', version: 1, state: { step: 1 } });
+      expect(ended?.lease).toBeUndefined();
+    });
+
     it('takes a commit from the holder of an expired lease nobody took, renewing it; frees it at the end', async () => {
       const runId = newRunId();
       await createRun(runId);

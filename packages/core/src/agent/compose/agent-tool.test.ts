@@ -3,6 +3,7 @@ import { KeelError } from '../../errors/keel-error.js';
 import { constant } from '../../policies/delays.js';
 import type { Message, ModelRequest } from '../../spec/model.js';
 import { MemoryRunStore } from '../../store/memory-run-store.js';
+import { withoutCommitStep } from '../../testing/contract-support.js';
 import { FakeClock } from '../../testing/fake-clock.js';
 import { type ScriptedStep, scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
@@ -106,6 +107,59 @@ describe('agentTool: an agent as a tool, in a child run', () => {
     expect(content.error.data).toMatchObject({ childRunId: 'p2:1:0/research', status: 'failed' });
     expect(content.guidance).toContain('Check the API key.');
     expect(result.state.children?.[0]).toMatchObject({ status: 'failed', errorCode: 'provider.auth' });
+  });
+
+  it('stores a child run with its first write, one commit: a child whose first write fails is not stored', async () => {
+    const { clock, store, triage } = tree([{ content: 'Paris' }, { content: 'Lyon' }]);
+    const created: string[] = [];
+    const createRun = store.createRun.bind(store);
+    store.createRun = (run) => {
+      created.push(run.runId);
+      return createRun(run);
+    };
+    const commitStep = store.commitStep.bind(store);
+    let failCreates = false;
+    store.commitStep = (runId, commit) => {
+      if (commit.create !== undefined) {
+        created.push(runId);
+        if (failCreates) return Promise.reject(new KeelError('store.unavailable', 'down (simulated)'));
+      }
+      return commitStep(runId, commit);
+    };
+    const result = await clock.runUntilSettled(triage.run('capital?', { runId: 'p8' }));
+    expect(result.output).toBe('parent saw: Paris');
+    // The parent by createRun; the child by the commit of its end, which created it: one write in all.
+    expect(created).toEqual(['p8', 'p8:1:0/research']);
+    expect(await store.loadRun('p8:1:0/research')).toMatchObject({ status: 'completed', version: 1 });
+    failCreates = true;
+    const failed = await clock.runUntilSettled(triage.run('capital?', { runId: 'p9' }));
+    // The child never reached the store: the parent's model saw a store error, and no child run is stored.
+    expect(failed.status).toBe('completed');
+    expect(JSON.parse(lastToolMessage(failed.state.messages).content)).toMatchObject({
+      error: { code: 'store.unavailable' },
+    });
+    expect(await store.loadRun('p9:1:0/research')).toBeUndefined();
+  });
+
+  it('creates a child run first on a store whose commitStep is hidden (the separate calls)', async () => {
+    const { clock, store } = tree([{ content: 'Paris' }]);
+    const separate = withoutCommitStep(store);
+    const research = agent({
+      name: 'research',
+      model: scriptedModel([{ content: 'Paris' }]),
+      clock,
+      store: separate,
+    });
+    const parent = agent({
+      name: 'triage',
+      model: delegatingModel(),
+      clock,
+      store: separate,
+      tools: [agentTool(research, { name: 'research', description: 'Looks facts up' })],
+    });
+    const result = await clock.runUntilSettled(parent.run('capital?', { runId: 'p10' }));
+    expect(result.output).toBe('parent saw: Paris');
+    expect(await store.loadRun('p10:1:0/research')).toMatchObject({ status: 'completed' });
   });
 
   it('replays a completed child from the ledger when the parent resumes, never running it again', async () => {

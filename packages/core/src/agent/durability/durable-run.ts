@@ -2,7 +2,7 @@ import { messageOf } from '../../errors/error-chain.js';
 import { KeelError } from '../../errors/keel-error.js';
 import type { Clock } from '../../policies/clock.js';
 import type { Message } from '../../spec/model.js';
-import type { CheckpointWrite, RunStatus } from '../../spec/run-store.js';
+import type { CheckpointWrite, RunStatus, StepCreate } from '../../spec/run-store.js';
 import type { DurableHalt, DurableLink } from '../run/agent-runtime.js';
 import type { DurabilitySettings } from '../run/durability.js';
 import { countRetry } from '../run/report.js';
@@ -73,6 +73,8 @@ export class DurableRun implements DurableLink {
   private pendingWrites = 0;
   /** Told when the run halts. */
   private onHalted: Array<(halt: DurableHalt) => void> = [];
+  /** The run its first write creates (see {@link createdByFirstWrite}); undefined once it is stored. */
+  private create: StepCreate | undefined;
 
   constructor(
     private readonly settings: DurabilitySettings,
@@ -91,10 +93,19 @@ export class DurableRun implements DurableLink {
     this.heartbeat = new LeaseHeartbeat(settings, runId, clock, leaseTakenAtMs, (error) => this.stop(error));
   }
 
-  /** Binds the run being saved and starts the lease heartbeat. */
+  /**
+   * Makes the run's first write create it (`StepCommit.create`, for a store with `createsInCommit`), in the same
+   * transaction: the version is 0 until then, and no lease is renewed or freed before it.
+   */
+  createdByFirstWrite(create: StepCreate): void {
+    this.create = create;
+    this.version = 0;
+  }
+
+  /** Binds the run being saved and starts the lease heartbeat (once the run is stored). */
   attach(run: RunContext): void {
     this.run = run;
-    this.heartbeat.start();
+    if (this.create === undefined) this.heartbeat.start();
     if (this.pausing) this.queue = this.queue.then(() => this.pauseIfQuiet());
   }
 
@@ -177,7 +188,12 @@ export class DurableRun implements DurableLink {
     await this.heartbeat.stop();
     await this.queue;
     this.released = true;
-    if (this.leaseFreed || (this.halted !== undefined && this.halted.stopReason !== 'paused')) return;
+    if (
+      this.create !== undefined ||
+      this.leaseFreed ||
+      (this.halted !== undefined && this.halted.stopReason !== 'paused')
+    )
+      return;
     const { store, owner, storeTimeoutMs } = this.settings;
     try {
       await withStoreTimeout(() => store.releaseLease(this.runId, owner), storeTimeoutMs, this.clock);
@@ -265,6 +281,7 @@ export class DurableRun implements DurableLink {
   ): Promise<number> {
     const { store, leaseTtlMs } = this.settings;
     if (store.commitStep === undefined) return store.saveCheckpoint(this.runId, checkpoint);
+    const create = this.create;
     return store
       .commitStep(this.runId, {
         checkpoint,
@@ -272,12 +289,21 @@ export class DurableRun implements DurableLink {
         ...(ledger.started.length === 0 ? {} : { toolsStarted: ledger.started }),
         ...(ledger.completed.length === 0 ? {} : { toolsCompleted: ledger.completed }),
         ...(end ? { releaseLease: true } : { leaseTtlMs }),
+        ...(create === undefined ? {} : { create }),
       })
       .then((version) => {
         if (end) this.leaseFreed = true;
         else this.heartbeat.renewed(checkpoint.nowMs);
+        if (create !== undefined) this.stored();
         return version;
       });
+  }
+
+  /** The run's record is stored (its first write created it): later writes expect it, and its lease is kept alive. */
+  private stored(): void {
+    if (this.create === undefined) return;
+    this.create = undefined;
+    this.heartbeat.start();
   }
 
   private async saveState(
@@ -303,6 +329,9 @@ export class DurableRun implements DurableLink {
         data: { runId: this.runId },
       });
     }
+    // A write that was to create the run finds it stored: by an attempt of its own whose answer was lost, or by
+    // another process (then the version differs, below).
+    this.stored();
     // An attempt that failed in transit (a dropped connection) may have been written after all.
     if (holdsSnapshot(record, expectedVersion + 1, snapshot)) return record.version;
     if (record.cancellation !== undefined) {
