@@ -13,6 +13,7 @@ export const AGENT_FILE_FIELD_DOCS = {
   handoffs:
     'agent files the agent may hand the conversation over to (`- ./support.yaml`), read with the same consent',
   budgets: 'token and cost budgets per run, session, tenant or for everything, optionally per period (below)',
+  pace: "true: space model calls by the providers' rate-limit headers and 429s (under keel worker, one window for the fleet through Redis)",
   modelTimeoutMs: 'the longest one model request may take, in ms (default 120000)',
   streamFirstByteTimeoutMs: "the longest wait for a streamed answer's first byte, in ms (default 30000)",
   streamIdleTimeoutMs: "the longest silence between a streamed answer's chunks, in ms (default 15000)",

@@ -294,3 +294,13 @@ describe('budgets', () => {
     );
   });
 });
+
+describe('pace', () => {
+  it('reads pace: true, and refuses what is not a boolean', () => {
+    expect(parseAgentFile('name: a\npace: true\n', 'agent.yaml', TOOLS).pace).toBe(true);
+    expect(parseAgentFile('name: a\npace: false\n', 'agent.yaml', TOOLS).pace).toBeUndefined();
+    expect(() => parseAgentFile('name: a\npace: shared\n', 'agent.yaml', TOOLS)).toThrow(
+      /agent\.yaml:2:7: pace/,
+    );
+  });
+});

@@ -37,6 +37,11 @@ export interface AgentFile {
   timeouts: { modelTimeoutMs?: number; streamFirstByteTimeoutMs?: number; streamIdleTimeoutMs?: number };
   /** Token and cost budgets (see {@link BudgetsEntry}). Defaults to none. */
   budgets?: BudgetsEntry;
+  /**
+   * `pace: true`: the agent spaces its model calls by what providers say of their rate limits (core's `pace`); under
+   * `keel worker` the window is shared by the fleet through its Redis. Defaults to false.
+   */
+  pace?: boolean;
   /** `file:line:column` of each field the file sets, by field path (`model`, `fallbacks[1].apiKeyEnv`). */
   locations: Readonly<Record<string, string>>;
 }
@@ -68,6 +73,7 @@ const TOP_LEVEL_FIELDS = [
   'limits',
   'retry',
   'budgets',
+  'pace',
   ...TIMEOUT_FIELDS,
 ] as const;
 const LIMIT_FIELDS = ['maxTurns', 'timeoutMs', 'maxTokens', 'maxParallelToolCalls'] as const;
@@ -216,6 +222,8 @@ export function parseAgentFile(
     const budgets = reader.attempt(() => readBudgets(reader, budgetsNode));
     if (budgets !== undefined) result.budgets = budgets;
   }
+  const pace = reader.attempt(() => reader.boolean(root, 'pace', 'pace'));
+  if (pace === true) result.pace = true;
   reader.finish();
   checkTrust(result, options, allowedKeyHosts);
   return result;

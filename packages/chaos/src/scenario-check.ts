@@ -161,6 +161,14 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
       prefixWhere: false,
     });
   }
+  if (value.handoff !== undefined && (value.handoff !== true || value.child === undefined)) {
+    throwOptionError({
+      where: 'scenario',
+      option: 'options',
+      message: `${at}: handoff must be true, and needs child (the faults of the agent handed to, such as child: {})`,
+      prefixWhere: false,
+    });
+  }
   return Object.freeze({ ...value }) as unknown as ChaosScenario;
 }
 

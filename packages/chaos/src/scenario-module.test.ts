@@ -94,6 +94,12 @@ describe('scenarios from a module', () => {
     expect(() => checkScenario({ ...SLOW_SEARCH, workers: 2, crash: true }, 'mine')).toThrow(
       /either crash: true or runs in workers/,
     );
+    expect(() => checkScenario({ ...SLOW_SEARCH, handoff: true }, 'mine')).toThrow(
+      /handoff must be true, and needs child/,
+    );
+    expect(checkScenario({ ...SLOW_SEARCH, handoff: true, child: {} }, 'mine')).toMatchObject({
+      handoff: true,
+    });
   });
 
   it('runs a loaded scenario through runChaos beside a built-in one', async () => {

@@ -58,6 +58,9 @@ export function agentOptionsFromFile(file: AgentFile, parts: AgentParts): AgentO
             ...(parts.policies === undefined ? {} : { store: parts.policies.budgetStore }),
           },
         }),
+    ...(file.pace === true
+      ? { pace: parts.policies === undefined ? true : { store: parts.policies.paceStore } }
+      : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { type AgentBreakerOptions, type RetryBudget, retryBudget } from '@keel/core';
-import type { BreakerStoreFactory, BudgetStore } from '@keel/core/store';
+import type { BreakerStoreFactory, BudgetStore, PaceStore } from '@keel/core/store';
 import { type RedisState, redisState, type UnavailableRule } from '@keel/redis';
 
 /** Policy state an agent keeps beyond its process: its breakers and its retry budget. */
@@ -12,6 +12,8 @@ export interface AgentPolicies {
   budget: RetryBudget;
   /** Where the agent's token and cost budgets (`budgets` in its file) keep their counters: the fleet's Redis. */
   budgetStore: BudgetStore;
+  /** The provider windows the agent paces its calls by (`pace: true` in its file): one per provider/model for the fleet. */
+  paceStore: PaceStore;
 }
 
 /** The policy state of a fleet's workers, shared through Redis. */
@@ -53,6 +55,7 @@ export function fleetPolicies(options: FleetPolicyOptions): FleetPolicies {
   const breakerStore = state.breakerStore();
   const budget = retryBudget({ store: state.retryBudgetStore({ name: 'fleet' }) });
   const budgetStore = state.budgetStore();
+  const paceStore = state.paceStore();
   return {
     state,
     budget,
@@ -60,7 +63,13 @@ export function fleetPolicies(options: FleetPolicyOptions): FleetPolicies {
       const agentKey = encodeURIComponent(agentName);
       const toolStore: BreakerStoreFactory = (storeOptions) =>
         breakerStore({ ...storeOptions, name: `agent.${agentKey}.${storeOptions.name}` });
-      return { breaker: { store: breakerStore }, toolBreaker: { store: toolStore }, budget, budgetStore };
+      return {
+        breaker: { store: breakerStore },
+        toolBreaker: { store: toolStore },
+        budget,
+        budgetStore,
+        paceStore,
+      };
     },
     close: () => state.close(),
   };

@@ -95,7 +95,7 @@ export async function reserveCall(
   const first = await tryReserve(gate, price, output);
   if (!('refusal' in first)) return first;
   // Rule 1: a cheaper fallback that fits, the cheapest first. Only a cost budget can be helped by a cheaper model.
-  if (budgets.cheaperFallbacks && costed && call.fallbacks !== undefined) {
+  if (budgets.cheaperFallbacks && first.refusal.line.unit === 'cost' && call.fallbacks !== undefined) {
     const worstCase = (candidate: ModelPrice) => worstCaseCost(call.promptTokens, output, candidate);
     const own = worstCase(price as ModelPrice);
     const cheaper = call.fallbacks

@@ -29,4 +29,16 @@ describe('sessionCost', () => {
     ]);
     expect(cost.unpricedCalls).toBe(0);
   });
+
+  it('refuses what is not a store or a session record with config.invalid saying what to pass', async () => {
+    const store = new MemoryRunStore();
+    await expect(sessionCost({} as never, { sessionId: 's', turns: [] })).rejects.toMatchObject({
+      code: 'config.invalid',
+      message: expect.stringContaining('store must be a run store'),
+    });
+    await expect(sessionCost(store, 'support-42' as never)).rejects.toMatchObject({
+      code: 'config.invalid',
+      message: expect.stringContaining('session must be a session record'),
+    });
+  });
 });

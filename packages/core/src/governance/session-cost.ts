@@ -1,3 +1,4 @@
+import { throwOptionError } from '../options/option-error.js';
 import type { RunStore, SessionRecord } from '../spec/run-store.js';
 import type { RunCost } from './run-cost.js';
 
@@ -27,6 +28,20 @@ export async function sessionCost(
   store: Pick<RunStore, 'loadRun'>,
   session: Pick<SessionRecord, 'sessionId' | 'turns' | 'activeRunId'>,
 ): Promise<SessionCost> {
+  if (typeof store?.loadRun !== 'function') {
+    throwOptionError({
+      where: 'sessionCost',
+      option: 'store',
+      message: 'store must be a run store (with loadRun)',
+    });
+  }
+  if (typeof session !== 'object' || session === null || !Array.isArray(session.turns)) {
+    throwOptionError({
+      where: 'sessionCost',
+      option: 'session',
+      message: 'session must be a session record, as store.loadSession(sessionId) returns it',
+    });
+  }
   const runIds = [...new Set([...session.turns.map((turn) => turn.runId), session.activeRunId])].filter(
     (runId): runId is string => runId !== undefined,
   );

@@ -99,25 +99,30 @@ export function agentFileSubject(
           ? declared.tools.map((entry) => ('execute' in entry ? instrumented[plain.indexOf(entry)]! : entry))
           : [childTool];
       const store = new SqliteRunStore(join(environment.directory, 'keel.db'));
-      const extension = await extras.extend?.(environment);
-      const built = agent({
-        ...agentOptionsFromFile(file, {
-          model,
-          fallbacks,
-          tools,
-          store,
-          durability: { owner: `keel-chaos-worker:${environment.scenario}` },
-        }),
-        ...extension?.options,
-      });
-      return {
-        agent: built,
-        close: async () => {
-          await Promise.all(declared.toolsets.map((toolset) => toolset.close()));
-          await store.close();
-          await extension?.close?.();
-        },
+      let extension: Awaited<ReturnType<NonNullable<typeof extras.extend>>> | undefined;
+      const close = async () => {
+        await Promise.all(declared.toolsets.map((toolset) => toolset.close()));
+        await store.close();
+        await extension?.close?.();
       };
+      try {
+        extension = await extras.extend?.(environment);
+        const built = agent({
+          ...agentOptionsFromFile(file, {
+            model,
+            fallbacks,
+            tools,
+            store,
+            durability: { owner: `keel-chaos-worker:${environment.scenario}` },
+          }),
+          ...extension?.options,
+        });
+        return { agent: built, close };
+      } catch (error) {
+        // Nothing built is left open: the toolsets' processes, the store, the extension's connections.
+        await close().catch(() => undefined);
+        throw error;
+      }
     },
   });
 }

@@ -179,6 +179,12 @@ describe('what keel chaos builds', () => {
     expect(agentOptionsFromFile(file, { ...parts, durability: { owner: 'o' } })).toMatchObject({
       durability: { owner: 'o' },
     });
+    // pace: true paces locally under keel run, and through the fleet's shared windows under keel worker.
+    const paced = parseAgentFile('name: w\npace: true\n', 'agent.yaml', []);
+    expect(agentOptionsFromFile(paced, parts).pace).toBe(true);
+    const paceStore = {} as never;
+    const policies = { paceStore } as never;
+    expect(agentOptionsFromFile(paced, { ...parts, policies }).pace).toEqual({ store: paceStore });
   });
 
   it('asks for the weather and a ticket when the agent has those tools, else a plain question', () => {

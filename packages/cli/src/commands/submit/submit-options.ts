@@ -20,7 +20,7 @@ options:
   --tenant NAME   the tenant the run spends for: the agent's tenant budgets bound it, metrics label it
                   (1 to 64 letters, digits or . _ : @ -; default: none, counted as tenant default)
   --priority N    the run's pace priority, an integer from -10 to 10: when calls wait for a provider's window
-                  (the agent's pace), higher ones go first (default 0)
+                  (an agent file with pace: true), higher ones go first (default 0)
   --json          print { runId, agentName, status, enqueued }
   --allow-key-host HOST
                   as for keel run, when the file's baseUrl points at another host than its provider's

@@ -64,7 +64,8 @@ export function handoff(target: ChildAgent, options: HandoffOptions = {}): Tool<
       if (!Array.isArray(input) || input.length === 0) {
         throw new KeelError('config.invalid', `handoff "${name}": the input filter returned no messages`);
       }
-      parent?.handedOff(target.name);
+      // Once per handoff: a retried attempt of the same call hands over the same conversation again.
+      if (context.attempt === 1) parent?.handedOff(target.name);
       const result = await runChild(target, context, name, 'handoff', input);
       throw stopRun(
         `handoff to ${target.name}`,

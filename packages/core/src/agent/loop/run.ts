@@ -71,7 +71,11 @@ export interface RunOptions {
   priority?: number;
 }
 
-/** How a run ended. A run always resolves with one; it never rejects (except for invalid arguments to `run`). */
+/**
+ * How a run ended. A run always resolves with one; it rejects only before it starts: for invalid arguments to `run`
+ * (`config.invalid`), and under the agent's `tenants` limits when its tenant's queue is full or its wait runs out
+ * (`policy.bulkhead_full`) or its `signal` aborts while it waits (`run.cancelled`).
+ */
 export interface RunResult<Output = string> {
   readonly runId: string;
   readonly status: TerminalStatus;
