@@ -144,4 +144,20 @@ describe('tenant limits across a fleet', () => {
       /tenants has an unknown option "lease"/,
     );
   });
+
+  it('refuses a perTenant that is not an object by tenant with config.invalid, not silently', () => {
+    for (const perTenant of [5, 'acme', [3], null]) {
+      let caught: unknown;
+      try {
+        new TenantSlots(client, 'x', { maxConcurrentRuns: 1, perTenant } as never);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toMatchObject({ code: 'config.invalid' });
+      expect((caught as Error).message).toMatch(/tenants\.perTenant must be an object by tenant/);
+    }
+    expect(() => new TenantSlots(client, 'x', { maxConcurrentRuns: 1, perTenant: { acme: 0 } })).toThrow(
+      /tenants\.perTenant\.acme/,
+    );
+  });
 });

@@ -96,6 +96,16 @@ export class TenantSlots {
       min: 1,
     });
     const perTenant = new Map<string, number>();
+    if (
+      options.perTenant !== undefined &&
+      (typeof options.perTenant !== 'object' || options.perTenant === null || Array.isArray(options.perTenant))
+    ) {
+      throw optionError({
+        where,
+        option: 'tenants.perTenant',
+        message: `tenants.perTenant must be an object by tenant, such as { acme: 10 }; got ${JSON.stringify(options.perTenant)}`,
+      });
+    }
     for (const [tenant, limit] of Object.entries(options.perTenant ?? {})) {
       perTenant.set(tenant, requireInteger(limit, { where, option: `tenants.perTenant.${tenant}`, min: 1 }));
     }
