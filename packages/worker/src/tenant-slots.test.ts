@@ -136,6 +136,22 @@ describe('tenant limits across a fleet', () => {
     expect(await fixture.finished(runId)).toMatchObject({ status: 'completed' });
   });
 
+  it("a stalled job taken by a second worker while the first still runs it never frees the first one's place", async () => {
+    const prefix = `keel-test-slots-${process.pid}-${Date.now()}-stalled`;
+    const [first, second] = [0, 1].map(() => new TenantSlots(client, prefix, { maxConcurrentRuns: 1 }));
+    const running = await first!.hold('acme', 'run-1');
+    expect(running).toBeDefined();
+    // The job stalled (the first worker's lock lapsed) and the second worker took it: it ends without running it.
+    const taken = await second!.hold('acme', 'run-1');
+    await taken?.release();
+    // The first worker still runs run-1: acme's one place is still taken.
+    expect(await second!.hold('acme', 'run-2')).toBeUndefined();
+    await running!.release();
+    const next = await second!.hold('acme', 'run-2');
+    expect(next).toBeDefined();
+    await next!.release();
+  });
+
   it('refuses bad tenants options with config.invalid', () => {
     expect(() => new TenantSlots(client, 'x', { maxConcurrentRuns: 0 })).toThrow(
       /tenants\.maxConcurrentRuns/,
