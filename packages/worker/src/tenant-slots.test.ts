@@ -152,6 +152,35 @@ describe('tenant limits across a fleet', () => {
     await next!.release();
   });
 
+  it("says a store failure loading the run's tenant is the store's, not Redis's, and tries the run again", async () => {
+    let failLoads = 0;
+    const store = new (class extends MemoryRunStore {
+      override async loadRun(runId: string) {
+        if (failLoads > 0) {
+          failLoads--;
+          throw new Error('disk gone');
+        }
+        return super.loadRun(runId);
+      }
+    })();
+    fixture = new FleetFixture(store, redisUrl!);
+    const held = new HeldModel();
+    // Submitted with no tenant: the worker learns it from the run's state.
+    const { runId } = await fixture.queue.submit('desk', 'default-1');
+    failLoads = 1;
+    fixture.worker([deskAgent(store, held, 'worker-a')], {
+      tenants: { maxConcurrentRuns: 1 },
+      retryDelayMs: 20,
+    });
+    const failure = await fixture.event((event) => event.type === 'worker-error' && event.runId === runId);
+    expect((failure as { error: Error }).error.message).toBe(
+      `the store could not load run ${runId} to learn its tenant: disk gone`,
+    );
+    await held.entered('default-1');
+    held.release('default-1');
+    expect(await fixture.finished(runId)).toMatchObject({ status: 'completed' });
+  });
+
   it('refuses bad tenants options with config.invalid', () => {
     expect(() => new TenantSlots(client, 'x', { maxConcurrentRuns: 0 })).toThrow(
       /tenants\.maxConcurrentRuns/,

@@ -104,7 +104,9 @@ export class TenantSlots {
     const perTenant = new Map<string, number>();
     if (
       options.perTenant !== undefined &&
-      (typeof options.perTenant !== 'object' || options.perTenant === null || Array.isArray(options.perTenant))
+      (typeof options.perTenant !== 'object' ||
+        options.perTenant === null ||
+        Array.isArray(options.perTenant))
     ) {
       throw optionError({
         where,
