@@ -43,7 +43,7 @@ export interface SharedConnection {
     args: readonly string[],
     late?: (answer: unknown) => void,
   ): Promise<unknown>;
-  /** As `run`, for a script over several keys (the budget's counters of one call, a pace window's three keys). */
+  /** As `run`, for a script over several keys (the budget's counters of one call, a pace window's four keys). */
   runKeys(script: ScriptName, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** Delivers every message published on `channel` to `listener`, from now on and after every reconnection. */
   subscribe(channel: string, listener: (message: string) => void): void;

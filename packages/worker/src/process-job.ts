@@ -70,11 +70,29 @@ export async function processRunJob(
   if (context.active.has(runId)) return requeue('busy', context.retryDelayMs);
   let place: TenantPlace | undefined;
   if (context.tenants !== undefined) {
+    let tenant = job.data.tenant;
+    if (tenant === undefined) {
+      try {
+        tenant = await tenantOfRun(context.store, runId);
+      } catch (error) {
+        context.emit({
+          type: 'worker-error',
+          runId,
+          error: tenantError(error, runId, 'store'),
+          atMs: Date.now(),
+        });
+        return requeue('store_unavailable', context.retryDelayMs);
+      }
+    }
     try {
-      const tenant = job.data.tenant ?? (await tenantOfRun(context.store, runId));
       place = await context.tenants.hold(tenant, runId);
     } catch (error) {
-      context.emit({ type: 'worker-error', runId, error: redisError(error, runId), atMs: Date.now() });
+      context.emit({
+        type: 'worker-error',
+        runId,
+        error: tenantError(error, runId, 'redis'),
+        atMs: Date.now(),
+      });
       return requeue('store_unavailable', context.retryDelayMs);
     }
     // Its tenant's places are all taken in the fleet: the job waits in the queue, not in a worker's slot.
@@ -180,6 +198,16 @@ function redisError(error: unknown, runId: string): KeelError {
     `Redis did not take the job of run ${runId}: ${(error as Error)?.message ?? String(error)}`,
     { cause: error, data: { runId } },
   );
+}
+
+/** A failure to learn a run's tenant (from the store) or to take its tenant's place (in Redis). */
+function tenantError(error: unknown, runId: string, where: 'store' | 'redis'): KeelError {
+  const cause = (error as Error)?.message ?? String(error);
+  const message =
+    where === 'store'
+      ? `the store could not load run ${runId} to learn its tenant: ${cause}`
+      : `Redis could not take a place of the tenant for run ${runId}: ${cause}`;
+  return new KeelError('store.unavailable', message, { cause: error, data: { runId } });
 }
 
 /**

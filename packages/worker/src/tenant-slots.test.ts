@@ -136,12 +136,73 @@ describe('tenant limits across a fleet', () => {
     expect(await fixture.finished(runId)).toMatchObject({ status: 'completed' });
   });
 
+  it("a stalled job taken by a second worker while the first still runs it never frees the first one's place", async () => {
+    const prefix = `keel-test-slots-${process.pid}-${Date.now()}-stalled`;
+    const [first, second] = [0, 1].map(() => new TenantSlots(client, prefix, { maxConcurrentRuns: 1 }));
+    const running = await first!.hold('acme', 'run-1');
+    expect(running).toBeDefined();
+    // The job stalled (the first worker's lock lapsed) and the second worker took it: it ends without running it.
+    const taken = await second!.hold('acme', 'run-1');
+    await taken?.release();
+    // The first worker still runs run-1: acme's one place is still taken.
+    expect(await second!.hold('acme', 'run-2')).toBeUndefined();
+    await running!.release();
+    const next = await second!.hold('acme', 'run-2');
+    expect(next).toBeDefined();
+    await next!.release();
+  });
+
+  it("says a store failure loading the run's tenant is the store's, not Redis's, and tries the run again", async () => {
+    let failLoads = 0;
+    const store = new (class extends MemoryRunStore {
+      override async loadRun(runId: string) {
+        if (failLoads > 0) {
+          failLoads--;
+          throw new Error('disk gone');
+        }
+        return super.loadRun(runId);
+      }
+    })();
+    fixture = new FleetFixture(store, redisUrl!);
+    const held = new HeldModel();
+    // Submitted with no tenant: the worker learns it from the run's state.
+    const { runId } = await fixture.queue.submit('desk', 'default-1');
+    failLoads = 1;
+    fixture.worker([deskAgent(store, held, 'worker-a')], {
+      tenants: { maxConcurrentRuns: 1 },
+      retryDelayMs: 20,
+    });
+    const failure = await fixture.event((event) => event.type === 'worker-error' && event.runId === runId);
+    expect((failure as { error: Error }).error.message).toBe(
+      `the store could not load run ${runId} to learn its tenant: disk gone`,
+    );
+    await held.entered('default-1');
+    held.release('default-1');
+    expect(await fixture.finished(runId)).toMatchObject({ status: 'completed' });
+  });
+
   it('refuses bad tenants options with config.invalid', () => {
     expect(() => new TenantSlots(client, 'x', { maxConcurrentRuns: 0 })).toThrow(
       /tenants\.maxConcurrentRuns/,
     );
     expect(() => new TenantSlots(client, 'x', { maxConcurrentRuns: 1, lease: 5 } as never)).toThrow(
       /tenants has an unknown option "lease"/,
+    );
+  });
+
+  it('refuses a perTenant that is not an object by tenant with config.invalid, not silently', () => {
+    for (const perTenant of [5, 'acme', [3], null]) {
+      let caught: unknown;
+      try {
+        new TenantSlots(client, 'x', { maxConcurrentRuns: 1, perTenant } as never);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toMatchObject({ code: 'config.invalid' });
+      expect((caught as Error).message).toMatch(/tenants\.perTenant must be an object by tenant/);
+    }
+    expect(() => new TenantSlots(client, 'x', { maxConcurrentRuns: 1, perTenant: { acme: 0 } })).toThrow(
+      /tenants\.perTenant\.acme/,
     );
   });
 });

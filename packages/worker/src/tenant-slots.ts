@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { optionError, requireInteger } from '@keel/core/adapter';
 import type { Redis } from 'ioredis';
 
@@ -66,6 +67,11 @@ export class TenantSlots {
   private readonly leaseMs: number;
   private readonly maxConcurrentRuns: number;
   private readonly perTenant: ReadonlyMap<string, number>;
+  /**
+   * This worker's part of every place it holds (`<runId>:<workerId>`): a stalled job taken by another worker while
+   * this one still runs it gets a place of its own (or none), and its release never frees this worker's.
+   */
+  private readonly workerId = randomUUID();
 
   constructor(
     private readonly client: Redis,
@@ -96,6 +102,18 @@ export class TenantSlots {
       min: 1,
     });
     const perTenant = new Map<string, number>();
+    if (
+      options.perTenant !== undefined &&
+      (typeof options.perTenant !== 'object' ||
+        options.perTenant === null ||
+        Array.isArray(options.perTenant))
+    ) {
+      throw optionError({
+        where,
+        option: 'tenants.perTenant',
+        message: `tenants.perTenant must be an object by tenant, such as { acme: 10 }; got ${JSON.stringify(options.perTenant)}`,
+      });
+    }
     for (const [tenant, limit] of Object.entries(options.perTenant ?? {})) {
       perTenant.set(tenant, requireInteger(limit, { where, option: `tenants.perTenant.${tenant}`, min: 1 }));
     }
@@ -120,7 +138,7 @@ export class TenantSlots {
   }
 
   /**
-   * Takes a place of `tenant`'s for `holder` (a run id) at `nowMs`, or says how long until the first lease ends.
+   * Takes a place of `tenant`'s for `holder` (`hold` uses `<runId>:<workerId>`) at `nowMs`, or says how long until the first lease ends.
    * One Redis round trip. Rejects when Redis does.
    */
   async take(
@@ -150,7 +168,7 @@ export class TenantSlots {
     await this.client.zrem(this.keyOf(tenant), holder);
   }
 
-  /** The runs holding a place of `tenant`'s now, leases that ended included until the next `take`. */
+  /** The holders of `tenant`'s places now (`<runId>:<workerId>`), leases that ended included until the next `take`. */
   async holders(tenant: string): Promise<string[]> {
     return this.client.zrange(this.keyOf(tenant), 0, -1);
   }
@@ -160,12 +178,13 @@ export class TenantSlots {
    * none free. Rejects when Redis does.
    */
   async hold(tenant: string, runId: string): Promise<TenantPlace | undefined> {
-    const answer = await this.take(tenant, runId);
+    const holder = `${runId}:${this.workerId}`;
+    const answer = await this.take(tenant, holder);
     if (!answer.taken) return undefined;
     const timer = setInterval(
       () => {
         // A renewal Redis misses is tried again at the next tick; the lease outlasts two of them.
-        this.renew(tenant, runId).catch(() => undefined);
+        this.renew(tenant, holder).catch(() => undefined);
       },
       Math.max(1, Math.floor(this.leaseMs / 3)),
     );
@@ -177,7 +196,7 @@ export class TenantSlots {
         released = true;
         clearInterval(timer);
         // A place Redis does not take back now comes back when its lease ends.
-        await this.give(tenant, runId).catch(() => undefined);
+        await this.give(tenant, holder).catch(() => undefined);
       },
     };
   }

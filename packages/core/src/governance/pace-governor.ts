@@ -7,6 +7,14 @@ import type { PaceRequest, PaceStore } from './pace-store.js';
  */
 export const PACE_CLAIM_GRACE_MS = 1_000;
 
+/**
+ * The longest a call admitted counts as in flight, in milliseconds: 120_000 (2 minutes). A call whose answer the
+ * governor never hears (its `observe` was never made) stops lowering what is thought left after this, rather than for
+ * the process's life. `@keel/redis`'s script uses the same (there: a process killed mid-call, an admit timed out on
+ * the client after Redis ran it, a failed `observe`).
+ */
+export const PACE_MAX_CALL_MS = 120_000;
+
 /** What the governor knows of one provider/model/key's limits, from its last answer and the calls sent since. */
 interface Window {
   requestsRemaining: number | undefined;
@@ -15,8 +23,12 @@ interface Window {
   tokensResetAtMs: number;
   /** No call before this moment: a 429's Retry-After, or the spacing of the calls left in the window. */
   nextAtMs: number;
-  /** Calls admitted whose answer has not come: an answer's `remaining` may not count them yet. */
-  inFlight: number;
+  /**
+   * When each call admitted whose answer has not come was admitted, oldest first: an answer's `remaining` may not
+   * count them yet. An answer takes the oldest off (the count matters, not which call); one older than
+   * {@link PACE_MAX_CALL_MS} stops counting.
+   */
+  readonly inFlightSinceMs: number[];
   /** The window's request limit, when the provider said it. */
   requestsLimit: number | undefined;
   /** The longest time to a reset seen: at most the window's length, the governor's guess of it. */
@@ -45,7 +57,7 @@ function emptyWindow(): Window {
     tokensRemaining: undefined,
     tokensResetAtMs: 0,
     nextAtMs: 0,
-    inFlight: 0,
+    inFlightSinceMs: [],
     requestsLimit: undefined,
     windowMs: 0,
     served: 0,
@@ -70,6 +82,15 @@ function roll(window: Window, nowMs: number): void {
   }
   if (window.tokensRemaining !== undefined && nowMs >= window.tokensResetAtMs)
     window.tokensRemaining = undefined;
+}
+
+/** The calls in flight at `nowMs`, once those admitted {@link PACE_MAX_CALL_MS} ago or more stopped counting. */
+function inFlightAt(window: Window, nowMs: number): number {
+  const since = window.inFlightSinceMs;
+  let lapsed = 0;
+  while (lapsed < since.length && since[lapsed]! <= nowMs - PACE_MAX_CALL_MS) lapsed++;
+  if (lapsed > 0) since.splice(0, lapsed);
+  return since.length;
 }
 
 /** The first moment a call of `tokens` may go, by the window alone. */
@@ -138,7 +159,8 @@ export class PaceGovernor implements PaceStore {
       }
     }
     window.claims.delete(callId);
-    window.inFlight++;
+    inFlightAt(window, nowMs);
+    window.inFlightSinceMs.push(nowMs);
     window.served++;
     window.lastServed.set(tenant, window.served);
     if (window.requestsRemaining !== undefined) {
@@ -153,7 +175,8 @@ export class PaceGovernor implements PaceStore {
   /** As {@link PaceStore.observe}, synchronously. */
   observeNow(key: string, snapshot: RateLimitSnapshot | undefined, nowMs: number): void {
     const window = this.windowOf(key);
-    window.inFlight = Math.max(0, window.inFlight - 1);
+    inFlightAt(window, nowMs);
+    window.inFlightSinceMs.shift();
     if (snapshot !== undefined) this.learn(key, snapshot, nowMs);
   }
 
@@ -164,7 +187,7 @@ export class PaceGovernor implements PaceStore {
   learn(key: string, snapshot: RateLimitSnapshot, nowMs: number): void {
     const window = this.windowOf(key);
     if (snapshot.requestsRemaining !== undefined) {
-      window.requestsRemaining = Math.max(0, snapshot.requestsRemaining - window.inFlight);
+      window.requestsRemaining = Math.max(0, snapshot.requestsRemaining - inFlightAt(window, nowMs));
       window.requestsResetAtMs = nowMs + (snapshot.requestsResetInMs ?? 60_000);
       window.windowMs = Math.max(window.windowMs, snapshot.requestsResetInMs ?? 0);
       if (snapshot.requestsLimit !== undefined) window.requestsLimit = snapshot.requestsLimit;

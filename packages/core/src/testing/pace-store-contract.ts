@@ -1,4 +1,6 @@
+import { PACE_MAX_CALL_MS } from '../governance/pace-governor.js';
 import type { PaceStore } from '../store/index.js';
+import { FakeClock } from './fake-clock.js';
 import { describe, expect, it } from './vitest-functions.js';
 
 /** One call of a {@link simulatePace} run: which store (process) asks, for whom, and when it first asks. */
@@ -200,6 +202,27 @@ export function paceStoreContract(
       expect(abandoned[1]).toBeUndefined();
       expect(abandoned[2]).toBeGreaterThan(1_000);
       expect(abandoned[2]).toBeLessThan(3_000);
+    });
+
+    it('stops counting a call admitted but never observed once PACE_MAX_CALL_MS has passed', async () => {
+      // A call admitted whose answer the store never hears (its process killed mid-call, its observe failed) lowers
+      // what is thought left (remaining less the calls in flight) for PACE_MAX_CALL_MS at most, not for good.
+      const [one, two] = await createStores();
+      const clock = new FakeClock(0);
+      const admit = (store: PaceStore, key: string, callId: string) =>
+        store.admit({ key, callId, tokens: 1, nowMs: clock.now(), tenant: 'acme', priority: 0 });
+      const oneLeft = { requestsRemaining: 1, requestsResetInMs: 10 * PACE_MAX_CALL_MS };
+      for (const key of ['recent', 'lapsed']) expect(await admit(one, key, `${key}-lost`)).toBe(0);
+      await clock.advance(PACE_MAX_CALL_MS - 1);
+      // Still counted: the answer of `a` says 1 left, the lost call may take it. The fleet waits more, never less.
+      expect(await admit(two, 'recent', 'recent-a')).toBe(0);
+      await two.observe('recent', oneLeft, clock.now());
+      expect(await admit(two, 'recent', 'recent-b')).toBeGreaterThan(0);
+      await clock.advance(1);
+      // Lapsed: the 1 left is free.
+      expect(await admit(two, 'lapsed', 'lapsed-a')).toBe(0);
+      await two.observe('lapsed', oneLeft, clock.now());
+      expect(await admit(two, 'lapsed', 'lapsed-b')).toBe(0);
     });
   });
 }

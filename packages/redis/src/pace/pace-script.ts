@@ -3,27 +3,32 @@
 // fake clock, places the window on its own clock.
 //
 // KEYS[1] the window (a hash): rr requests remaining, rra requests reset at, tr tokens remaining, tra tokens reset at,
-//         next no call before, inflight, rl request limit, wms the window's length as guessed, served calls admitted
+//         next no call before, rl request limit, wms the window's length as guessed, served calls admitted
 // KEYS[2] the calls waiting (a hash): call id -> `priority|since|expires at|tenant`
 // KEYS[3] each tenant's last turn (a hash): tenant -> the `served` count at its last admitted call
-// ARGV[1] operation: admit | observe | refused; ARGV[2] now (ms); ARGV[3] time to live of the keys (ms)
-// admit:   ARGV[4] tokens, ARGV[5] call id, ARGV[6] tenant, ARGV[7] priority, ARGV[8] a claim's grace (ms)
-// observe: ARGV[4] requests remaining, ARGV[5] requests reset in (ms), ARGV[6] request limit, ARGV[7] tokens remaining,
-//          ARGV[8] tokens reset in (ms): each '' when the answer did not say (all '' for no headers)
-// refused: ARGV[4] Retry-After (ms)
+// KEYS[4] the calls in flight (a sorted set): call id scored by when it was admitted; `observe` takes the oldest off
+//         (the count matters, not which call), and a call admitted ARGV[4] ms ago or more stops counting at every
+//         operation (its answer never told: its process died, its admit timed out on the client, its observe failed)
+// ARGV[1] operation: admit | observe | refused; ARGV[2] now (ms); ARGV[3] time to live of the keys (ms);
+// ARGV[4] the longest a call counts in flight (ms)
+// admit:   ARGV[5] tokens, ARGV[6] call id, ARGV[7] tenant, ARGV[8] priority, ARGV[9] a claim's grace (ms)
+// observe: ARGV[5] requests remaining, ARGV[6] requests reset in (ms), ARGV[7] request limit, ARGV[8] tokens remaining,
+//          ARGV[9] tokens reset in (ms): each '' when the answer did not say (all '' for no headers)
+// refused: ARGV[5] Retry-After (ms)
 // Answers: admit the wait in ms (0: admitted, counted as sent); observe and refused 0.
 export const PACE_SCRIPT = `
 local op = ARGV[1]
 local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
-local names = { 'rr', 'rra', 'tr', 'tra', 'next', 'inflight', 'rl', 'wms', 'served' }
+local names = { 'rr', 'rra', 'tr', 'tra', 'next', 'rl', 'wms', 'served' }
 local w = redis.call('HMGET', KEYS[1], unpack(names))
 local rr, rra, tr, tra = tonumber(w[1]), tonumber(w[2]) or 0, tonumber(w[3]), tonumber(w[4]) or 0
-local nextAt, inflight, rl = tonumber(w[5]) or 0, tonumber(w[6]) or 0, tonumber(w[7])
-local wms, served = tonumber(w[8]) or 0, tonumber(w[9]) or 0
+local nextAt, rl = tonumber(w[5]) or 0, tonumber(w[6])
+local wms, served = tonumber(w[7]) or 0, tonumber(w[8]) or 0
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[4]))
 
 local function save()
-  local values = { rr, rra, tr, tra, nextAt, inflight, rl, wms, served }
+  local values = { rr, rra, tr, tra, nextAt, rl, wms, served }
   local set, unset = {}, {}
   for i = 1, #names do
     if values[i] == nil then
@@ -39,32 +44,32 @@ local function save()
 end
 
 if op == 'observe' then
-  inflight = math.max(0, inflight - 1)
-  local remaining = tonumber(ARGV[4])
+  redis.call('ZPOPMIN', KEYS[4])
+  local remaining = tonumber(ARGV[5])
   if remaining ~= nil then
-    local resetIn = tonumber(ARGV[5])
-    rr = math.max(0, remaining - inflight)
+    local resetIn = tonumber(ARGV[6])
+    rr = math.max(0, remaining - redis.call('ZCARD', KEYS[4]))
     rra = now + (resetIn or 60000)
     wms = math.max(wms, resetIn or 0)
-    local limit = tonumber(ARGV[6])
+    local limit = tonumber(ARGV[7])
     if limit ~= nil then rl = limit end
   end
-  local tokensRemaining = tonumber(ARGV[7])
+  local tokensRemaining = tonumber(ARGV[8])
   if tokensRemaining ~= nil then
     tr = tokensRemaining
-    tra = now + (tonumber(ARGV[8]) or 60000)
+    tra = now + (tonumber(ARGV[9]) or 60000)
   end
   save()
   return 0
 end
 if op == 'refused' then
-  nextAt = math.max(nextAt, now + tonumber(ARGV[4]))
+  nextAt = math.max(nextAt, now + tonumber(ARGV[5]))
   save()
   return 0
 end
 
-local tokens, callId, tenant = tonumber(ARGV[4]), ARGV[5], ARGV[6]
-local priority, grace = tonumber(ARGV[7]), tonumber(ARGV[8])
+local tokens, callId, tenant = tonumber(ARGV[5]), ARGV[6], ARGV[7]
+local priority, grace = tonumber(ARGV[8]), tonumber(ARGV[9])
 -- A window whose reset has passed: the next one starts with the provider's limit, or is forgotten.
 if rr ~= nil and now >= rra then
   if rl ~= nil and wms > 0 then
@@ -127,7 +132,8 @@ if rr ~= nil then
 end
 
 redis.call('HDEL', KEYS[2], callId)
-inflight = inflight + 1
+redis.call('ZADD', KEYS[4], now, callId)
+redis.call('PEXPIRE', KEYS[4], ttl)
 served = served + 1
 redis.call('HSET', KEYS[3], tenant, served)
 redis.call('PEXPIRE', KEYS[3], ttl)
