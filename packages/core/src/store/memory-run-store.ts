@@ -27,7 +27,8 @@ import { sessionAppendConflict, sessionClaimConflict } from './session-conflicts
 
 /**
  * A RunStore in memory: for tests and for runs that need no durability. State is copied in and out (through JSON),
- * so callers can never mutate what is stored. Each run's conversation is kept as a log (see `RunStore.messageLog`):
+ * so callers can never mutate what is stored: a checkpoint's state, messages and journal entries are kept as the texts
+ * they were written as, and parsed only when the run is loaded (a write parses nothing). Each run's conversation is kept as a log (see `RunStore.messageLog`):
  * a checkpoint copies in only the messages it adds.
  *
  * @example
@@ -38,10 +39,12 @@ export class MemoryRunStore implements RunStore {
   readonly journalLog = true;
   readonly createsInCommit = true;
   private readonly runs = new Map<string, RunRecord>();
-  /** Each run's message log (copies), for runs whose `messageCount` is set. */
-  private readonly logs = new Map<string, JsonValue[]>();
-  /** Each run's journal log (copies) by position, for runs whose `journalEnd` is set. */
-  private readonly journals = new Map<string, Map<number, JsonValue>>();
+  /** Each run's state as its last checkpoint wrote it (text); for a run not checkpointed yet, its record's `state`. */
+  private readonly stateTexts = new Map<string, string>();
+  /** Each run's message log (the messages' texts), for runs whose `messageCount` is set. */
+  private readonly logs = new Map<string, string[]>();
+  /** Each run's journal log (the entries' texts) by position, for runs whose `journalEnd` is set. */
+  private readonly journals = new Map<string, Map<number, string>>();
   private readonly leases = new Map<string, Lease>();
   private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
   private readonly sessions = new Map<string, SessionRecord>();
@@ -100,10 +103,7 @@ export class MemoryRunStore implements RunStore {
       updatedAtMs: run.createdAtMs,
     };
     if (run.messages !== undefined) {
-      this.logs.set(
-        run.runId,
-        messageTextsOf(run.messages).map((text) => JSON.parse(text) as JsonValue),
-      );
+      this.logs.set(run.runId, [...messageTextsOf(run.messages)]);
       record.messageCount = messageCountAfter(run.messages);
     }
     this.runs.set(run.runId, record);
@@ -214,7 +214,7 @@ export class MemoryRunStore implements RunStore {
     } else {
       const log = this.logs.get(runId) ?? [];
       log.length = write.start;
-      for (const text of messageTextsOf(write)) log.push(JSON.parse(text) as JsonValue);
+      for (const text of messageTextsOf(write)) log.push(text);
       this.logs.set(runId, log);
       record.messageCount = log.length;
     }
@@ -222,7 +222,9 @@ export class MemoryRunStore implements RunStore {
     record.version += 1;
     record.status = checkpoint.status;
     record.schemaVersion = checkpoint.schemaVersion;
-    record.state = stateText === undefined ? copy(checkpoint.state) : (JSON.parse(stateText) as JsonValue);
+    // Kept as text: the copy a write owes is made by the parse on load.
+    this.stateTexts.set(runId, stateText ?? JSON.stringify(checkpoint.state));
+    record.state = null;
     record.updatedAtMs = checkpoint.nowMs;
     return record.version;
   }
@@ -235,12 +237,12 @@ export class MemoryRunStore implements RunStore {
       delete record.journalEnd;
       return;
     }
-    const log = this.journals.get(record.runId) ?? new Map<number, JsonValue>();
+    const log = this.journals.get(record.runId) ?? new Map<number, string>();
     for (const position of [...log.keys()]) {
       if (position < write.dropped || position >= write.start) log.delete(position);
     }
     journalTextsOf(write).forEach((text, index) => {
-      log.set(write.start + index, JSON.parse(text) as JsonValue);
+      log.set(write.start + index, text);
     });
     this.journals.set(record.runId, log);
     record.journalEnd = journalEndAfter(write);
@@ -258,7 +260,7 @@ export class MemoryRunStore implements RunStore {
         messageCount: _count,
         journalEnd: _end,
         ...summary
-      } = this.copyOut({ ...record, state: null });
+      } = this.copyOut(record, false);
       return summary;
     });
   }
@@ -397,19 +399,28 @@ export class MemoryRunStore implements RunStore {
     if (this.closed) throw new KeelError('store.unavailable', 'The memory run store is closed');
   }
 
-  /** A copy of the record, with its messages put back from the log and its lease as it stands. */
-  private copyOut(record: RunRecord): RunRecord {
-    const copied: RunRecord = { ...record, state: copy(record.state) };
+  /**
+   * A copy of the record, with its messages put back from the log and its lease as it stands; with `withState` false
+   * (for a summary), its state is null.
+   */
+  private copyOut(record: RunRecord, withState = true): RunRecord {
+    const text = withState ? this.stateTexts.get(record.runId) : undefined;
+    const state = !withState
+      ? null
+      : text === undefined
+        ? copy(record.state)
+        : (JSON.parse(text) as JsonValue);
+    const copied: RunRecord = { ...record, state };
     const log = this.logs.get(record.runId);
-    if (record.messageCount !== undefined && log !== undefined && record.state !== null) {
-      (copied.state as Record<string, JsonValue>).messages = log.map(copy);
+    if (record.messageCount !== undefined && log !== undefined && state !== null) {
+      (copied.state as Record<string, JsonValue>).messages = log.map((text) => JSON.parse(text) as JsonValue);
     }
     const journal = this.journals.get(record.runId);
-    if (record.journalEnd !== undefined && journal !== undefined && record.state !== null) {
+    if (record.journalEnd !== undefined && journal !== undefined && state !== null) {
       const positions = [...journal.keys()].filter((position) => position < record.journalEnd!);
       const entries = positions.sort((left, right) => left - right).map((position) => journal.get(position)!);
       const held = (copied.state as { journal?: Record<string, JsonValue> }).journal;
-      if (held !== undefined) held.entries = entries.map(copy);
+      if (held !== undefined) held.entries = entries.map((text) => JSON.parse(text) as JsonValue);
     }
     if (record.cancellation !== undefined) copied.cancellation = { ...record.cancellation };
     const lease = this.leases.get(record.runId);
