@@ -133,6 +133,7 @@ const ALLOWED_FOLDER_EDGES: Readonly<Record<string, readonly string[]>> = {
     'agent/run',
     'agent/tools',
     'agent/durability',
+    'governance',
     'store',
     'http',
     'schemas',

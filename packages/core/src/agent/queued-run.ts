@@ -1,4 +1,5 @@
 import { type JsonValue, KeelError } from '../errors/keel-error.js';
+import { isPacePriority } from '../governance/pace-options.js';
 import { throwOptionError } from '../options/option-error.js';
 import type { Message } from '../spec/model.js';
 import type { NewRun } from '../spec/run-store.js';
@@ -48,7 +49,7 @@ export interface QueuedRunOptions {
  */
 export function queuedRun(options: QueuedRunOptions): NewRun {
   const { runId, agentName, input, nowMs, tenant, priority } = options;
-  if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > 10)) {
+  if (priority !== undefined && !isPacePriority(priority)) {
     throwOptionError({
       where: 'queuedRun',
       option: 'priority',

@@ -2,6 +2,11 @@ import { optionError } from '../options/option-error.js';
 import { PaceGovernor } from './pace-governor.js';
 import type { PaceStore } from './pace-store.js';
 
+/** Whether `value` is a run's pace priority: an integer from -10 to 10. */
+export function isPacePriority(value: unknown): value is number {
+  return Number.isInteger(value) && Math.abs(value as number) <= 10;
+}
+
 /**
  * The agent's `pace` option as an object: where the governor's windows live and which API key they count for.
  *

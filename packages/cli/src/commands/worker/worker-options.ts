@@ -7,9 +7,9 @@ export const WORKER_USAGE = `keel worker: run the queued runs of agent files, as
 
 usage:
   keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N]
-              [--tenant-limit N] [--tenant-limit TENANT=N]... [--policy-state shared|local|closed] [--faults SPEC] [--seed N] [--allow-host HOST]...
-              [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]... [--json] [--metrics-port N]
-              [--otlp URL] [--log json]
+              [--tenant-limit [TENANT=]N]... [--policy-state shared|local|closed] [--faults SPEC] [--seed N]
+              [--allow-host HOST]... [--allow-programs] [--allow-env NAME]... [--allow-key-host HOST]... [--json]
+              [--metrics-port N] [--otlp URL] [--log json]
 
 Takes the runs submitted (keel submit) for the agents of its files, runs them durably on the shared store, and
 prints a line when it takes a run, starts or resumes it, finishes it or hands it back. A run whose worker died is

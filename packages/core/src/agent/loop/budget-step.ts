@@ -1,5 +1,5 @@
 import { KeelError } from '../../errors/keel-error.js';
-import { type CallReservation, reserveCall } from '../../governance/budget-gate.js';
+import { type CallReservation, DEFAULT_TENANT, reserveCall } from '../../governance/budget-gate.js';
 import { awaitPaceTurn, type PaceTurn } from '../../governance/pace-turn.js';
 import { estimatePromptTokens } from '../../governance/prompt-estimate.js';
 import { sleep } from '../../policies/sleep.js';
@@ -76,7 +76,7 @@ export async function budgetedAttempt(
           key: `${slot.key}/${governor.keyName}`,
           callId: `${String(++callSequence).padStart(12, '0')}:${state.runId}`,
           tokens: promptTokens + (sent.maxOutputTokens ?? 0),
-          tenant: state.tenant ?? 'default',
+          tenant: state.tenant ?? DEFAULT_TENANT,
           priority: state.priority ?? 0,
         },
         {

@@ -1,5 +1,6 @@
 import { contentPartsProblem } from '../../content/content-parts.js';
 import type { KeelError } from '../../errors/keel-error.js';
+import { isPacePriority } from '../../governance/pace-options.js';
 import { optionError } from '../../options/option-error.js';
 import type { Message, ToolChoice, Usage } from '../../spec/model.js';
 import type { RunEventListener } from '../../spec/run-events.js';
@@ -215,7 +216,7 @@ export function checkOptions(
     fail(`tenant must be 1 to 64 letters, digits or . _ : @ -; got ${JSON.stringify(tenant)}`);
   }
   const priority = (options as { priority?: unknown }).priority;
-  if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority as number) > 10)) {
+  if (priority !== undefined && !isPacePriority(priority)) {
     fail(`priority must be an integer from -10 to 10; got ${JSON.stringify(priority)}`);
   }
 }
