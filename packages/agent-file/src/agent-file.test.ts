@@ -152,7 +152,7 @@ describe('parseAgentFile: every mistake at once', () => {
     );
     expect(error.code).toBe('config.invalid');
     expect(error.message.split('\n')).toEqual([
-      'agent.yaml:2:1: modle is not a known field (did you mean model? known: name, instructions, model, fallbacks, tools, toolChoice, handoffs, limits, retry, budgets, modelTimeoutMs, streamFirstByteTimeoutMs, streamIdleTimeoutMs)',
+      'agent.yaml:2:1: modle is not a known field (did you mean model? known: name, instructions, model, fallbacks, tools, toolChoice, handoffs, limits, retry, budgets, pace, modelTimeoutMs, streamFirstByteTimeoutMs, streamIdleTimeoutMs)',
       'agent.yaml:3:40: model.fautls is not a known field (did you mean model.faults? known: provider, name, baseUrl, apiKeyEnv, contextWindowTokens, faults, api)',
       expect.stringMatching(
         /^agent\.yaml:4:9: tools\[0\] names an unknown tool "get_wether" \(did you mean get_weather\? built-in tools: /,
