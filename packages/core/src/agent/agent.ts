@@ -70,7 +70,10 @@ export interface Agent<Output = string> {
    * appending them, right away).
    */
   resume(runId: string, options?: ResumeOptions): Promise<RunResult<Output>>;
-  /** Cancels one of this agent's runs in progress; false when it has none with this id. */
+  /**
+   * Cancels one of this agent's runs in progress; false when it has none with this id. A run still waiting for its
+   * tenant's place (the agent's `tenants` limits) has not started: its `signal` cancels it, not this.
+   */
   cancel(runId: string, reason?: string): boolean;
   /** Subscribes to the events of every run of this agent. */
   readonly onEvent: Event<RunEvent>;

@@ -41,4 +41,21 @@ describe('sessionCost', () => {
       message: expect.stringContaining('session must be a session record'),
     });
   });
+
+  it("loads a long session's runs a few at a time, not all at once", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const store = {
+      loadRun: async () => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        return undefined;
+      },
+    };
+    const turns = Array.from({ length: 40 }, (_, index) => ({ runId: `run-${index}` }));
+    const cost = await sessionCost(store, { sessionId: 's', turns } as never);
+    expect(cost.runs).toHaveLength(40);
+    expect(most).toBeLessThanOrEqual(8);
+  });
 });

@@ -2,6 +2,9 @@ import { throwOptionError } from '../options/option-error.js';
 import type { RunStore, SessionRecord } from '../spec/run-store.js';
 import type { RunCost } from './run-cost.js';
 
+/** How many run records `sessionCost` loads at once. */
+const LOADS_AT_ONCE = 8;
+
 /** What the runs of one session cost: their reports' `cost`, added up (see {@link sessionCost}). */
 export interface SessionCost {
   readonly sessionId: string;
@@ -45,7 +48,12 @@ export async function sessionCost(
   const runIds = [...new Set([...session.turns.map((turn) => turn.runId), session.activeRunId])].filter(
     (runId): runId is string => runId !== undefined,
   );
-  const records = await Promise.all(runIds.map((runId) => store.loadRun(runId)));
+  // A few runs at a time: a long session must not take every connection of the store's pool at once.
+  const records: Awaited<ReturnType<RunStore['loadRun']>>[] = [];
+  for (let start = 0; start < runIds.length; start += LOADS_AT_ONCE) {
+    const batch = runIds.slice(start, start + LOADS_AT_ONCE);
+    records.push(...(await Promise.all(batch.map((runId) => store.loadRun(runId)))));
+  }
   const byModel: Record<string, number> = {};
   let totalUsd = 0;
   let unpricedCalls = 0;
