@@ -1,9 +1,9 @@
+import { IDEMPOTENT_START_WAIT_MS } from '../agent/durability/durable-writes.js';
 import type { RunState, RunTransition } from '../agent/run/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
 import { withoutCommitStep } from './contract-support.js';
 import { DurableFixture, FIXTURE_START_MS } from './durable-fixture.js';
 import { FakeClock } from './fake-clock.js';
-import { IDEMPOTENT_START_WAIT_MS } from '../agent/durability/durable-writes.js';
 import { FaultyRunStore } from './faulty-run-store.js';
 import { afterEach, beforeEach, describe, expect, it } from './vitest-functions.js';
 
@@ -285,7 +285,7 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       expect(fixture.executionsOf(`${runId}:1:1`)).toHaveLength(1);
     });
 
-    it("asks the model again when its process died inside an idempotent call whose start waited for its end (the call runs again as a first attempt)", async () => {
+    it('asks the model again when its process died inside an idempotent call whose start waited for its end (the call runs again as a first attempt)', async () => {
       if (store.ranCallsInCommit !== true) return;
       const runId = newRunId();
       const fixture = new DurableFixture();
@@ -306,7 +306,9 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       expect(done.status).toBe('completed');
       expect(fixture.requestsByStep).toEqual([2, 1, 1]);
       // The gated execution never had its effect; the one after the resume is a first attempt.
-      expect(fixture.executionsOf(`${runId}:1:0`)).toEqual([{ tool: 'lookup', key: `${runId}:1:0`, attempt: 1 }]);
+      expect(fixture.executionsOf(`${runId}:1:0`)).toEqual([
+        { tool: 'lookup', key: `${runId}:1:0`, attempt: 1 },
+      ]);
       expect(fixture.executionsOf(`${runId}:1:1`)).toHaveLength(1);
       expect((await store.ledger(runId)).map((entry) => entry.status)).toEqual([
         'completed',

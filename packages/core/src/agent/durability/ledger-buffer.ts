@@ -57,7 +57,9 @@ export class LedgerBuffer {
     const call = state.pendingToolCalls[transition.callIndex];
     const result = call === undefined ? undefined : ledgerResultOf(call);
     if (result === undefined) return;
-    const waiting = this.foldsRan ? this.writes.started.findIndex((entry) => entry.idempotencyKey === key) : -1;
+    const waiting = this.foldsRan
+      ? this.writes.started.findIndex((entry) => entry.idempotencyKey === key)
+      : -1;
     if (waiting === -1) {
       this.writes.completed.push({ idempotencyKey: key, result, completedAtMs: nowMs });
       return;
