@@ -172,6 +172,20 @@ export class DurableRun implements DurableLink {
     return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
   }
 
+  /**
+   * Writes the transitions waiting for the next write now (see {@link writeWaiting}) and resolves once every write so
+   * far is saved; rejects as a failed write does.
+   */
+  saved(): Promise<void> {
+    if (this.carried !== undefined && !this.ended && this.halted === undefined && !this.pausing) {
+      const nowMs = this.clock.now();
+      this.run!.state.checkpointedAtMs = nowMs;
+      return this.enqueue(this.carried.transitions, nowMs);
+    }
+    if (this.halted !== undefined) return Promise.reject(this.halted.error);
+    return this.queue.then(() => undefined);
+  }
+
   /** Whether a transition is the start or end of a call to an idempotent tool. */
   private idempotent(transition: RunTransition): boolean {
     return (
@@ -208,11 +222,7 @@ export class DurableRun implements DurableLink {
    */
   private writeWaiting(): void {
     this.startTimer = undefined;
-    const carried = this.carried;
-    if (carried === undefined || this.ended || this.halted !== undefined || this.pausing) return;
-    const nowMs = this.clock.now();
-    this.run!.state.checkpointedAtMs = nowMs;
-    this.enqueue(carried.transitions, nowMs).catch(() => undefined);
+    this.saved().catch(() => undefined);
   }
 
   private clearStartTimer(): void {
