@@ -68,6 +68,7 @@ export class PostgresRunStore implements RunStore {
   readonly messageLog = true;
   readonly journalLog = true;
   readonly createsInCommit = true;
+  readonly ranCallsInCommit = true;
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private ready: Promise<void> | undefined;

@@ -3,6 +3,7 @@ import {
   journalTextsOf,
   messageLogGap,
   messageTextsOf,
+  type StartedToolCall,
   type StepCommit,
   toolCallNotStarted,
 } from '@keel/core/store';
@@ -12,7 +13,7 @@ import {
  * transaction: the checkpoint (renewing or freeing the lease in the same UPDATE) runs only when the version and lease
  * holder match, every completion names a call in the ledger and its message log write starts within the log; the
  * ledger and log writes run only when the checkpoint did (`EXISTS (SELECT 1 FROM checkpoint)`). Ledger entries travel
- * as JSON arrays and messages as a text array, so any number of them fits the one statement. The log's rows from
+ * as JSON arrays (calls that ran within the write, `StepCommit.toolsRan`, with the starts: their result and end set) and messages as a text array, so any number of them fits the one statement. The log's rows from
  * `start` on are upserted and those past its new end deleted (disjoint rows: sub-statements of one statement must
  * not touch a row twice); a checkpoint without messages ($12 NULL) deletes the run's log. The journal log likewise
  * ($14 start, $15 entries, $16 dropped): rows from `start` on upserted, those below `dropped` or past the new end
@@ -79,10 +80,21 @@ WITH completions AS (
 ), started AS (
   INSERT INTO keel_ledger (run_id, idempotency_key, step, call_index, tool_name, status, started_at_ms)
   SELECT $1, s.idempotency_key, s.step, s.call_index, s.tool_name, 'started', s.started_at_ms
-  FROM json_to_recordset($11::json)
-    AS s(idempotency_key text, step integer, call_index integer, tool_name text, started_at_ms bigint)
-  WHERE EXISTS (SELECT 1 FROM checkpoint)
+  FROM json_to_recordset($11::json) AS s(idempotency_key text, step integer, call_index integer, tool_name text,
+    started_at_ms bigint, completed_at_ms bigint)
+  WHERE s.completed_at_ms IS NULL AND EXISTS (SELECT 1 FROM checkpoint)
   ON CONFLICT (run_id, idempotency_key) DO NOTHING
+), ran AS (
+  INSERT INTO keel_ledger (run_id, idempotency_key, step, call_index, tool_name, status, result, started_at_ms,
+    completed_at_ms)
+  SELECT $1, s.idempotency_key, s.step, s.call_index, s.tool_name, 'completed', s.result, s.started_at_ms,
+    s.completed_at_ms
+  FROM json_to_recordset($11::json) AS s(idempotency_key text, step integer, call_index integer, tool_name text,
+    started_at_ms bigint, result text, completed_at_ms bigint)
+  WHERE s.completed_at_ms IS NOT NULL AND EXISTS (SELECT 1 FROM checkpoint)
+  ON CONFLICT (run_id, idempotency_key) DO UPDATE
+    SET status = 'completed', result = EXCLUDED.result, completed_at_ms = EXCLUDED.completed_at_ms
+    WHERE keel_ledger.status = 'started'
 ), completed AS (
   UPDATE keel_ledger l SET status = 'completed', result = c.result, completed_at_ms = c.completed_at_ms
   FROM completions c
@@ -112,15 +124,15 @@ export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
         completed_at_ms: completed.completedAtMs,
       })),
     ),
-    JSON.stringify(
-      (commit.toolsStarted ?? []).map((entry) => ({
-        idempotency_key: entry.idempotencyKey,
-        step: entry.step,
-        call_index: entry.callIndex,
-        tool_name: entry.toolName,
-        started_at_ms: entry.startedAtMs,
+    JSON.stringify([
+      ...(commit.toolsStarted ?? []).map(startedRow),
+      // A call that started and completed since the last write (StepCommit.toolsRan): written completed at once.
+      ...(commit.toolsRan ?? []).map((entry) => ({
+        ...startedRow(entry),
+        result: JSON.stringify(entry.result),
+        completed_at_ms: entry.completedAtMs,
       })),
-    ),
+    ]),
     checkpoint.messages === undefined ? null : checkpoint.messages.start,
     checkpoint.messages === undefined ? [] : messageTextsOf(checkpoint.messages),
     checkpoint.journal === undefined ? null : checkpoint.journal.start,
@@ -129,6 +141,17 @@ export function commitStepValues(runId: string, commit: StepCommit): unknown[] {
   ];
   if (create !== undefined) values.push(create.agentName, create.createdAtMs);
   return values;
+}
+
+/** A ledger entry's start as a row of the started JSON. */
+function startedRow(entry: StartedToolCall) {
+  return {
+    idempotency_key: entry.idempotencyKey,
+    step: entry.step,
+    call_index: entry.callIndex,
+    tool_name: entry.toolName,
+    started_at_ms: entry.startedAtMs,
+  };
 }
 
 /** The state a refused commit found, read afterwards to say why it was refused. */

@@ -54,6 +54,7 @@ export class SqliteRunStore implements RunStore {
   readonly messageLog = true;
   readonly journalLog = true;
   readonly createsInCommit = true;
+  readonly ranCallsInCommit = true;
   private readonly database: Database.Database;
   private readonly statements;
   private readonly steps: SqliteStepCommit;

@@ -83,6 +83,16 @@ export class SqliteStepCommit {
         `UPDATE ledger SET status = 'completed', result = @result, completed_at_ms = @completedAtMs
          WHERE run_id = @runId AND idempotency_key = @idempotencyKey AND status = 'started'`,
       ),
+      // A call that started and completed since the last write (StepCommit.toolsRan): a started entry is completed.
+      ranTool: database.prepare(
+        `INSERT INTO ledger (run_id, idempotency_key, step, call_index, tool_name, status, result, started_at_ms,
+           completed_at_ms)
+         VALUES (@runId, @idempotencyKey, @step, @callIndex, @toolName, 'completed', @result, @startedAtMs,
+           @completedAtMs)
+         ON CONFLICT (run_id, idempotency_key) DO UPDATE SET status = 'completed', result = excluded.result,
+           completed_at_ms = excluded.completed_at_ms
+         WHERE status = 'started'`,
+      ),
       ledgerEntry: database.prepare('SELECT 1 FROM ledger WHERE run_id = ? AND idempotency_key = ?'),
     };
     this.commit = database.transaction((runId: string, commit: StepCommit) => this.apply(runId, commit))
@@ -161,6 +171,9 @@ export class SqliteStepCommit {
       statements.dropJournal.run(runId);
     }
     for (const entry of commit.toolsStarted ?? []) statements.startTool.run(entry);
+    for (const entry of commit.toolsRan ?? []) {
+      statements.ranTool.run({ ...entry, result: JSON.stringify(entry.result) });
+    }
     return checkpoint.expectedVersion + 1;
   }
 

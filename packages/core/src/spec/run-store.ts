@@ -249,6 +249,12 @@ export interface CompletedToolCall {
 }
 
 /**
+ * A call that started and completed since the last write (an idempotent call, whose start waits for its end): its
+ * ledger entry is written completed at once, start and result together (see {@link StepCommit.toolsRan}).
+ */
+export type RanToolCall = StartedToolCall & CompletedToolCall;
+
+/**
  * The writes of one step, as handed to {@link RunStore.commitStep}: ledger entries, a checkpoint and the lease,
  * applied together or not at all.
  */
@@ -266,6 +272,12 @@ export interface StepCommit {
    * none.
    */
   toolsCompleted?: CompletedToolCall[];
+  /**
+   * Calls that started and completed since the last write, for a store that sets {@link RunStore.ranCallsInCommit}:
+   * each is recorded completed, with its start and result, in the same transaction (a call the ledger holds as
+   * started is completed; a completed one keeps its first result). Defaults to none.
+   */
+  toolsRan?: RanToolCall[];
   /** Renews the writer's lease until `checkpoint.nowMs + leaseTtlMs`. Defaults to leaving the lease as it is. */
   leaseTtlMs?: number;
   /** Frees the lease once the checkpoint is written (the run's end). Defaults to false. */
@@ -332,7 +344,7 @@ export interface RunStore {
   saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number>;
   /**
    * Optional: one step's writes in one transaction, in one round trip where the backend allows it. Records
-   * `toolsStarted` and `toolsCompleted` in the ledger, writes the checkpoint as {@link saveCheckpoint} does, renews
+   * `toolsStarted`, `toolsCompleted` (and `toolsRan`, see {@link ranCallsInCommit}) in the ledger, writes the checkpoint as {@link saveCheckpoint} does, renews
    * (`leaseTtlMs`) or frees (`releaseLease`) the writer's lease, and returns the new version. When the checkpoint is
    * refused, or a completion names a call the ledger does not hold, nothing at all is written and it throws what
    * `saveCheckpoint` would (`store.conflict`, `store.not_found`). A store without it gets the separate calls.
@@ -344,6 +356,14 @@ export interface RunStore {
    * instead of two. A store without it has child runs created by {@link createRun} first. Defaults to false.
    */
   readonly createsInCommit?: boolean;
+  /**
+   * Set (true) by a store whose {@link commitStep} takes `toolsRan` ({@link StepCommit.toolsRan}): keel's durable
+   * runs then write an idempotent tool call's start and end with the next write (running it again after a crash is
+   * harmless), so a step of idempotent calls costs one write instead of two or more (a call still running after
+   * 100 ms has what waits written while it runs). A store without it has every call's start written before the call
+   * runs. Defaults to false.
+   */
+  readonly ranCallsInCommit?: boolean;
   /**
    * Summaries of runs (no state), newest `createdAtMs` first, only those with `status` when given; at most `limit`
    * of them (defaults to 100).

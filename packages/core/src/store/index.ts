@@ -50,6 +50,7 @@ export type {
   Lease,
   MessageLogWrite,
   NewRun,
+  RanToolCall,
   SessionAppend,
   SessionClaim,
   SessionSummary,

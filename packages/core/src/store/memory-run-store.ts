@@ -38,6 +38,7 @@ export class MemoryRunStore implements RunStore {
   readonly messageLog = true;
   readonly journalLog = true;
   readonly createsInCommit = true;
+  readonly ranCallsInCommit = true;
   private readonly runs = new Map<string, RunRecord>();
   /** Each run's state as its last checkpoint wrote it (text); for a run not checkpointed yet, its record's `state`. */
   private readonly stateTexts = new Map<string, string>();
@@ -136,6 +137,10 @@ export class MemoryRunStore implements RunStore {
     for (const entry of commit.toolsStarted ?? []) this.startTool(entry);
     for (const { idempotencyKey, result, completedAtMs } of commit.toolsCompleted ?? []) {
       this.completeTool(runId, idempotencyKey, result, completedAtMs);
+    }
+    for (const { result, completedAtMs, ...started } of commit.toolsRan ?? []) {
+      this.startTool(started);
+      this.completeTool(runId, started.idempotencyKey, result, completedAtMs);
     }
     const version = this.writeCheckpoint(runId, commit.checkpoint, commit.stateText);
     const { owner, nowMs } = commit.checkpoint;

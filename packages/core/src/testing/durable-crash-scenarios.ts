@@ -1,3 +1,4 @@
+import { IDEMPOTENT_START_WAIT_MS } from '../agent/durability/durable-writes.js';
 import type { RunState, RunTransition } from '../agent/run/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
 import { withoutCommitStep } from './contract-support.js';
@@ -25,7 +26,7 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
     });
 
     it.each([
-      ['its commitStep', 7],
+      ['its commitStep', 5],
       ['separate calls', 14],
     ])(
       'resumes after a crash between any two store writes (%s), never repeating an effect or a checkpointed response',
@@ -105,7 +106,11 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
           const lookups = fixture.executionsOf(`${runId}:1:0`);
           expect(lookups.length).toBeGreaterThanOrEqual(1);
           expect(lookups.length).toBeLessThanOrEqual(2);
-          expect(lookups.map((execution) => execution.attempt)).toEqual(lookups.length === 1 ? [1] : [1, 2]);
+          // An idempotent call whose start waited for its end (RunStore.ranCallsInCommit) and whose step's response
+          // was asked again runs again as a first attempt; one whose start was saved runs as a second.
+          expect(lookups.map((execution) => execution.attempt)).toEqual(
+            lookups.length === 1 ? [1] : askedAgain === 0 ? [1, 1] : [1, 2],
+          );
           expect(fixture.requestsByStep).toEqual([0, 1, 2].map((step) => (step === askedAgain ? 2 : 1)));
           const record = await store.loadRun(runId);
           expect(record?.status).toBe('completed');
@@ -161,9 +166,13 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
         expect(resumed, `resume after ${limit} writes`).toMatchObject(stopped);
         // The model was never asked for step 2, and its call never ran.
         expect(fixture.requestsByStep, `after ${limit} writes`).toHaveLength(1);
+        expect(fixture.requestsByStep[0]).toBeLessThanOrEqual(2);
         expect(fixture.executionsOf(`${runId}:2:0`)).toEqual([]);
         const orders = fixture.executionsOf(`${runId}:1:1`);
-        expect(orders.map((execution) => execution.attempt)).toEqual(orders.length === 1 ? [1] : [1, 2]);
+        // place_order is idempotent: where its start waits for its end (RunStore.ranCallsInCommit), a second
+        // execution is a first attempt again (nothing said the first one started).
+        const again = store.ranCallsInCommit === true ? [1, 1] : [1, 2];
+        expect(orders.map((execution) => execution.attempt)).toEqual(orders.length === 1 ? [1] : again);
         const record = await store.loadRun(runId);
         expect(record?.status).toBe('completed');
         expect(record?.state).toMatchObject({ stopReason: 'stop_requested', output: { orderId: 'A-7' } });
@@ -256,8 +265,13 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       const fixture = new DurableFixture();
       const faulty = new FaultyRunStore(store);
       const gate = fixture.gate(`${runId}:1:0`);
-      const running = fixture.agent(faulty, { owner: 'first' }).run('Pay twice', { runId });
+      const clock = new FakeClock(FIXTURE_START_MS);
+      const running = fixture.agent(faulty, { owner: 'first', clock }).run('Pay twice', { runId });
       await gate.entered;
+      // A call that runs this long has its start saved while it runs, even where it could wait for its end.
+      const writes = faulty.writes;
+      await clock.advance(IDEMPOTENT_START_WAIT_MS);
+      if (store.ranCallsInCommit === true) await passedOn(faulty, writes);
       faulty.down = true;
       gate.release();
       await running;
@@ -271,11 +285,45 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       expect(fixture.executionsOf(`${runId}:1:1`)).toHaveLength(1);
     });
 
+    it('asks the model again when its process died inside an idempotent call whose start waited for its end (the call runs again as a first attempt)', async () => {
+      if (store.ranCallsInCommit !== true) return;
+      const runId = newRunId();
+      const fixture = new DurableFixture();
+      const faulty = new FaultyRunStore(store);
+      const gate = fixture.gate(`${runId}:1:0`);
+      const running = fixture.agent(faulty, { owner: 'first' }).run('Pay twice', { runId });
+      await gate.entered;
+      const writes = faulty.writes;
+      faulty.down = true;
+      gate.release();
+      expect((await running).stopReason).toBe('store_unavailable');
+      // Only the run's creation was saved: the lookup's start waited for its end, with the model's response.
+      expect(writes).toBe(1);
+      expect(await store.ledger(runId)).toEqual([]);
+      const done = await fixture
+        .agent(store, { owner: 'second', clock: new FakeClock(LATER_MS) })
+        .resume(runId);
+      expect(done.status).toBe('completed');
+      expect(fixture.requestsByStep).toEqual([2, 1, 1]);
+      // The gated execution never had its effect; the one after the resume is a first attempt.
+      expect(fixture.executionsOf(`${runId}:1:0`)).toEqual([
+        { tool: 'lookup', key: `${runId}:1:0`, attempt: 1 },
+      ]);
+      expect(fixture.executionsOf(`${runId}:1:1`)).toHaveLength(1);
+      expect((await store.ledger(runId)).map((entry) => entry.status)).toEqual([
+        'completed',
+        'completed',
+        'completed',
+      ]);
+    });
+
     it('lets one owner at a time resume a run: another live owner gets store.conflict until its lease expires', async () => {
       const runId = newRunId();
       const fixture = new DurableFixture();
       const faulty = new FaultyRunStore(store);
-      faulty.writeLimit = 3; // the first process stops early (before its first charge), holding its lease
+      // The first process stops early (before its first charge), holding its lease: after the run's creation and,
+      // where the idempotent lookup's start waits for its end, before the write that carries it with the charge's start.
+      faulty.writeLimit = store.ranCallsInCommit === true ? 1 : 3;
       await fixture.agent(faulty, { owner: 'first' }).run('Pay twice', { runId });
       const early = fixture.agent(store, { owner: 'second', clock: new FakeClock(FIXTURE_START_MS + 1_000) });
       await expect(early.resume(runId)).rejects.toMatchObject({ code: 'store.conflict' });
@@ -284,4 +332,12 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       expect((await late.resume(runId)).status).toBe('completed');
     });
   });
+}
+
+/** Turns the event loop (no timer) until `faulty` has passed on more than `writes` writes to its store. */
+async function passedOn(faulty: FaultyRunStore, writes: number): Promise<void> {
+  for (let turn = 0; faulty.writes <= writes; turn++) {
+    if (turn > 10_000) throw new Error(`the store was never handed write ${writes + 1}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

@@ -43,10 +43,13 @@ export class FaultyRunStore implements RunStore {
   readonly messageLog: boolean;
   /** Whether the wrapped store's `commitStep` creates runs (see `RunStore.createsInCommit`). */
   readonly createsInCommit: boolean;
+  /** Whether the wrapped store's `commitStep` takes calls that ran (see `RunStore.ranCallsInCommit`). */
+  readonly ranCallsInCommit: boolean;
 
   constructor(readonly inner: RunStore) {
     this.messageLog = inner.messageLog === true;
     this.createsInCommit = inner.createsInCommit === true && inner.commitStep !== undefined;
+    this.ranCallsInCommit = inner.ranCallsInCommit === true && inner.commitStep !== undefined;
     const commitStep = inner.commitStep?.bind(inner);
     if (commitStep !== undefined) {
       this.commitStep = (runId, commit) => this.through('commitStep', true, () => commitStep(runId, commit));

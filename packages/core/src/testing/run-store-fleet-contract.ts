@@ -189,6 +189,51 @@ export function runStoreFleetContract(name: string, createStore: () => RunStore 
       ).toBe('store.not_found');
     });
 
+    it('records calls that ran within one write (toolsRan, ranCallsInCommit) as completed, with the checkpoint or not at all', async () => {
+      if (store.ranCallsInCommit !== true) return;
+      const runId = newRunId();
+      await createRun(runId);
+      await store.acquireLease(runId, 'worker-a', 1_000, NOW_MS);
+      const ran = (callIndex: number, content: string) => ({
+        ...started(runId, callIndex),
+        result: { status: 'success', content },
+        completedAtMs: NOW_MS + 20,
+      });
+      // A checkpoint refused writes none of them.
+      const refused = commitStep(runId, {
+        checkpoint: checkpointBy('worker-a', { expectedVersion: 7, state: { step: 1 } }),
+        toolsRan: [ran(0, 'lost')],
+      });
+      expect(await codeOf(refused)).toBe('store.conflict');
+      expect(await store.ledger(runId)).toEqual([]);
+      await commitStep(runId, {
+        checkpoint: checkpointBy('worker-a', { expectedVersion: 1, state: { step: 1 } }),
+        toolsStarted: [started(runId, 1)],
+        toolsRan: [ran(0, 'looked up')],
+      });
+      // A call the ledger holds as started is completed by a later run of it; a completed one keeps its result.
+      await commitStep(runId, {
+        checkpoint: checkpointBy('worker-a', { expectedVersion: 2, state: { step: 2 } }),
+        toolsRan: [ran(1, 'sent'), { ...ran(0, 'again'), completedAtMs: NOW_MS + 99 }],
+      });
+      const ledger = await store.ledger(runId);
+      expect(ledger).toEqual([
+        {
+          ...started(runId, 0),
+          status: 'completed',
+          result: { status: 'success', content: 'looked up' },
+          completedAtMs: NOW_MS + 20,
+        },
+        {
+          ...started(runId, 1),
+          status: 'completed',
+          result: { status: 'success', content: 'sent' },
+          completedAtMs: NOW_MS + 20,
+        },
+      ]);
+      expect(await store.loadRun(runId)).toMatchObject({ version: 3, state: { step: 2 } });
+    });
+
     it('refuses, writing nothing, to complete a call the ledger does not hold', async () => {
       const runId = newRunId();
       await createRun(runId);

@@ -141,6 +141,21 @@ describe('agentTool: an agent as a tool, in a child run', () => {
     expect(await store.loadRun('p9:1:0/research')).toBeUndefined();
   });
 
+  it("saves the parent's call before its child starts, though the agent tool is idempotent", async () => {
+    const { clock, store, triage } = tree([{ content: 'Paris' }]);
+    const seen: string[][] = [];
+    const commitStep = store.commitStep.bind(store);
+    store.commitStep = async (runId, commit) => {
+      // What the parent's ledger holds when its child's first write comes.
+      if (commit.create !== undefined) seen.push((await store.ledger('p11')).map((entry) => entry.status));
+      return commitStep(runId, commit);
+    };
+    const result = await clock.runUntilSettled(triage.run('capital?', { runId: 'p11' }));
+    expect(result.output).toBe('parent saw: Paris');
+    expect(seen).toEqual([['started']]);
+    expect((await store.ledger('p11')).map((entry) => entry.status)).toEqual(['completed']);
+  });
+
   it('creates a child run first on a store whose commitStep is hidden (the separate calls)', async () => {
     const { clock, store } = tree([{ content: 'Paris' }]);
     const separate = withoutCommitStep(store);

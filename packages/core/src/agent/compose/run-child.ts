@@ -33,6 +33,7 @@ export async function runChild(
   const parent = parentRunOf(context);
   const runId = childRunIdOf(context.idempotencyKey, toolName);
   const link = parent === undefined ? {} : { [PARENT_RUN]: parent };
+  await parent?.saved();
   parent?.childStarted({
     runId,
     agentName: child.name,

@@ -1,6 +1,6 @@
 import { messageOf } from '../../errors/error-chain.js';
 import { KeelError } from '../../errors/keel-error.js';
-import type { Clock } from '../../policies/clock.js';
+import type { Clock, TimerHandle } from '../../policies/clock.js';
 import type { Message } from '../../spec/model.js';
 import type { CheckpointWrite, RunStatus, StepCreate } from '../../spec/run-store.js';
 import type { DurableHalt, DurableLink } from '../run/agent-runtime.js';
@@ -8,7 +8,13 @@ import type { DurabilitySettings } from '../run/durability.js';
 import { countRetry } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
 import type { RunState, RunTransition } from '../run/run-state.js';
-import { carriedByNext, checkpointOf, holdsSnapshot, journalPause } from './durable-writes.js';
+import {
+  carriedByNext,
+  checkpointOf,
+  holdsSnapshot,
+  IDEMPOTENT_START_WAIT_MS,
+  journalPause,
+} from './durable-writes.js';
 import { JournalLogCursor } from './journal-log-cursor.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { LedgerBuffer, type LedgerWrites } from './ledger-buffer.js';
@@ -23,7 +29,9 @@ import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.
  *
  * A transition after which only local work happens before the next one is carried by that next write instead of
  * written alone: a model response is saved with its first tool call's start (or the run's end), and the last call of
- * a step completing is saved with the step's end. Nothing runs outside the process (no tool, no model call) while a
+ * a step completing is saved with the step's end. With a store that sets `ranCallsInCommit`, an idempotent call's
+ * start and end wait for the next write too (running it again is harmless), so a step of idempotent calls is one
+ * write; a call still running after {@link IDEMPOTENT_START_WAIT_MS} has the writes waiting for it made while it runs. Nothing runs outside the process (no tool, no model call) while a
  * transition waits, so no effect can happen that the store does not know of. With a store that has `commitStep`, a
  * write's ledger entries, checkpoint and lease renewal go in one transaction (and the run's end frees the lease).
  *
@@ -51,8 +59,6 @@ export class DurableRun implements DurableLink {
   private ended = false;
   /** Set once the lease is being released: it is never taken again. */
   private released = false;
-  /** Calls recorded as started in the ledger: only those get a completion there. */
-  /** Calls of this process that started and have not completed. */
   /** Ledger writes that go with the next store write. */
   private readonly ledger: LedgerBuffer;
   /** A transition's state carried by the next write (see the class notes), serialised when it happened. */
@@ -75,6 +81,10 @@ export class DurableRun implements DurableLink {
   private onHalted: Array<(halt: DurableHalt) => void> = [];
   /** The run its first write creates (see {@link createdByFirstWrite}); undefined once it is stored. */
   private create: StepCreate | undefined;
+  /** Whether an idempotent call's start may wait for its end (the store takes `StepCommit.toolsRan`). */
+  private readonly startsWait: boolean;
+  /** Writes the carried transitions once an idempotent call's start or end waited {@link IDEMPOTENT_START_WAIT_MS}. */
+  private startTimer: TimerHandle | undefined;
 
   constructor(
     private readonly settings: DurabilitySettings,
@@ -89,7 +99,8 @@ export class DurableRun implements DurableLink {
     this.version = version;
     this.messageLog = settings.store.messageLog === true ? new MessageLogCursor(loggedMessages) : undefined;
     this.journalLog = settings.store.journalLog === true ? new JournalLogCursor(journalEnd) : undefined;
-    this.ledger = new LedgerBuffer(runId, startedKeys);
+    this.startsWait = settings.store.ranCallsInCommit === true && settings.store.commitStep !== undefined;
+    this.ledger = new LedgerBuffer(runId, startedKeys, this.startsWait);
     this.heartbeat = new LeaseHeartbeat(settings, runId, clock, leaseTakenAtMs, (error) => this.stop(error));
   }
 
@@ -148,25 +159,76 @@ export class DurableRun implements DurableLink {
     journalPause(transition, state, nowMs);
     state.checkpointedAtMs = nowMs;
     this.ledger.record(transition, state, nowMs);
-    if (!this.pausing && carriedByNext(transition, state)) {
+    const idempotentCall = this.startsWait && this.idempotent(transition);
+    if (!this.pausing && carriedByNext(transition, state, idempotentCall)) {
       // Its state is written by the next write; only a pause may need it before, as it is now.
       const snapshot = this.pausable ? this.snapshotOf(state) : undefined;
       this.carried = { transitions: [...(this.carried?.transitions ?? []), transition], snapshot, nowMs };
+      if (idempotentCall && this.startTimer === undefined)
+        this.startTimer = this.clock.setTimeout(() => this.writeWaiting(), IDEMPOTENT_START_WAIT_MS);
       return Promise.resolve(hooked);
     }
-    const snapshot = this.snapshotOf(state);
-    const transitions = [...(this.carried?.transitions ?? []), transition];
+    const write = this.enqueue([...(this.carried?.transitions ?? []), transition], nowMs);
+    return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
+  }
+
+  /**
+   * Writes the transitions waiting for the next write now (see {@link writeWaiting}) and resolves once every write so
+   * far is saved; rejects as a failed write does.
+   */
+  saved(): Promise<void> {
+    if (this.carried !== undefined && !this.ended && this.halted === undefined && !this.pausing) {
+      const nowMs = this.clock.now();
+      this.run!.state.checkpointedAtMs = nowMs;
+      return this.enqueue(this.carried.transitions, nowMs);
+    }
+    if (this.halted !== undefined) return Promise.reject(this.halted.error);
+    return this.queue.then(() => undefined);
+  }
+
+  /** Whether a transition is the start or end of a call to an idempotent tool. */
+  private idempotent(transition: RunTransition): boolean {
+    return (
+      (transition.kind === 'tool-call-started' || transition.kind === 'tool-call-completed') &&
+      this.run!.agent.tools.get(transition.toolName)?.tool.idempotent === true
+    );
+  }
+
+  /**
+   * Queues the write of `transitions` (the last one the transition now, those before it carried): the state as it is
+   * now, with the ledger writes owed. Resolves once it is saved.
+   */
+  private enqueue(transitions: RunTransition[], nowMs: number): Promise<void> {
+    this.clearStartTimer();
+    const last = transitions.at(-1)!;
+    const snapshot = this.snapshotOf(this.run!.state);
     this.carried = undefined;
     const ledger = this.ledger.take();
-    const status: RunStatus = transition.kind === 'run-ended' ? transition.status : 'running';
-    const end = transition.kind === 'run-ended';
+    const status: RunStatus = last.kind === 'run-ended' ? last.status : 'running';
+    const end = last.kind === 'run-ended';
     this.pendingWrites++;
     const write = this.queue
       .then(() => this.write(transitions, status, snapshot, nowMs, ledger, end))
       .finally(() => this.pendingWrites--);
     this.queue = write.catch(() => undefined);
     if (this.pausing) this.queue = this.queue.then(() => this.pauseIfQuiet());
-    return hooked === undefined ? write : Promise.resolve(hooked).then(() => write);
+    return write;
+  }
+
+  /**
+   * An idempotent call's start or end waited {@link IDEMPOTENT_START_WAIT_MS} for the next write: the transitions
+   * waiting (the model's response, the calls' starts and ends) are written now, with the state as it is (between
+   * transitions: each one changes it at once). A failed write halts the run, as any write does.
+   */
+  private writeWaiting(): void {
+    this.startTimer = undefined;
+    this.saved().catch(() => undefined);
+  }
+
+  private clearStartTimer(): void {
+    if (this.startTimer === undefined) return;
+    this.clock.clearTimeout(this.startTimer);
+    this.startTimer = undefined;
   }
 
   /**
@@ -185,6 +247,7 @@ export class DurableRun implements DurableLink {
   /** Stops the heartbeat, waits for the last write, and releases the lease (unless the run halted). */
   async close(): Promise<void> {
     this.ended = true;
+    this.clearStartTimer();
     await this.heartbeat.stop();
     await this.queue;
     this.released = true;
@@ -288,6 +351,7 @@ export class DurableRun implements DurableLink {
         stateText: text,
         ...(ledger.started.length === 0 ? {} : { toolsStarted: ledger.started }),
         ...(ledger.completed.length === 0 ? {} : { toolsCompleted: ledger.completed }),
+        ...(ledger.ran.length === 0 ? {} : { toolsRan: ledger.ran }),
         ...(end ? { releaseLease: true } : { leaseTtlMs }),
         ...(create === undefined ? {} : { create }),
       })
@@ -428,6 +492,7 @@ export class DurableRun implements DurableLink {
 
   private halt(halt: DurableHalt): void {
     this.halted = halt;
+    this.clearStartTimer();
     void this.heartbeat.stop();
     this.run!.abort.halt(halt.error);
     for (const notify of this.onHalted.splice(0)) notify(halt);

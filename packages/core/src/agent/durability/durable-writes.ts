@@ -79,12 +79,23 @@ export function holdsSnapshot(record: RunRecord, version: number, snapshot: Stat
 }
 
 /**
+ * How long an idempotent call's start and end wait for the next write (see {@link carriedByNext}) before they are
+ * written anyway: a call that ends sooner costs no write of its own, a slower one has the model's response saved
+ * while it runs.
+ */
+export const IDEMPOTENT_START_WAIT_MS = 100;
+
+/**
  * Whether a transition's write can wait for the next one: only local work (checks, guardrails, bookkeeping) comes
  * between them. A model response waits for its first call's start or the run's end; the last call of a step to
- * complete waits for the step's end.
+ * complete waits for the step's end. With `idempotentCall` (a call of an idempotent tool, on a store that takes
+ * `StepCommit.toolsRan`), the call's start and end wait for the next write too: running it again after a crash is
+ * harmless, so neither need be saved before what follows (a crash before the next write asks the model again, or
+ * runs the call again).
  */
-export function carriedByNext(transition: RunTransition, state: RunState): boolean {
+export function carriedByNext(transition: RunTransition, state: RunState, idempotentCall = false): boolean {
   if (transition.kind === 'model-response-received') return true;
+  if (transition.kind === 'tool-call-started') return idempotentCall;
   if (transition.kind !== 'tool-call-completed') return false;
-  return state.pendingToolCalls.every((call) => call.status === 'completed');
+  return idempotentCall || state.pendingToolCalls.every((call) => call.status === 'completed');
 }

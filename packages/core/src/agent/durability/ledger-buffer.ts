@@ -1,4 +1,4 @@
-import type { CompletedToolCall, StartedToolCall } from '../../spec/run-store.js';
+import type { CompletedToolCall, RanToolCall, StartedToolCall } from '../../spec/run-store.js';
 import type { RunState, RunTransition } from '../run/run-state.js';
 import { ledgerResultOf } from './ledger-result.js';
 
@@ -6,22 +6,26 @@ import { ledgerResultOf } from './ledger-result.js';
 export interface LedgerWrites {
   started: StartedToolCall[];
   completed: CompletedToolCall[];
+  /** Calls whose start had not been written yet when they completed (see {@link LedgerBuffer}). */
+  ran: RanToolCall[];
 }
 
 /**
  * The tool ledger entries a durable run owes its store: a call recorded as started before it runs, and as completed
  * (with its result) before the state says so. They wait here until the next store write carries them, and the calls
- * running now are known, so a pause can wait until none runs.
+ * running now are known, so a pause can wait until none runs. With `foldsRan` (a store that takes
+ * `StepCommit.toolsRan`), a call that completes while its start still waits here becomes one `ran` entry.
  */
 export class LedgerBuffer {
   private readonly startedKeys: Set<string>;
   private readonly running = new Set<string>();
-  private writes: LedgerWrites = { started: [], completed: [] };
+  private writes: LedgerWrites = { started: [], completed: [], ran: [] };
 
   /** `startedKeys`: the calls the store's ledger already records as started (a resumed run's). */
   constructor(
     private readonly runId: string,
     startedKeys: Iterable<string>,
+    private readonly foldsRan = false,
   ) {
     this.startedKeys = new Set(startedKeys);
   }
@@ -47,18 +51,27 @@ export class LedgerBuffer {
       return;
     }
     if (transition.kind !== 'tool-call-completed') return;
-    this.running.delete(transition.idempotencyKey);
-    if (!this.startedKeys.has(transition.idempotencyKey)) return;
+    const key = transition.idempotencyKey;
+    this.running.delete(key);
+    if (!this.startedKeys.has(key)) return;
     const call = state.pendingToolCalls[transition.callIndex];
     const result = call === undefined ? undefined : ledgerResultOf(call);
     if (result === undefined) return;
-    this.writes.completed.push({ idempotencyKey: transition.idempotencyKey, result, completedAtMs: nowMs });
+    const waiting = this.foldsRan
+      ? this.writes.started.findIndex((entry) => entry.idempotencyKey === key)
+      : -1;
+    if (waiting === -1) {
+      this.writes.completed.push({ idempotencyKey: key, result, completedAtMs: nowMs });
+      return;
+    }
+    const [started] = this.writes.started.splice(waiting, 1);
+    this.writes.ran.push({ ...started!, result, completedAtMs: nowMs });
   }
 
   /** The writes recorded since the last take, for the store write about to be made. */
   take(): LedgerWrites {
     const writes = this.writes;
-    this.writes = { started: [], completed: [] };
+    this.writes = { started: [], completed: [], ran: [] };
     return writes;
   }
 }

@@ -165,4 +165,9 @@ export interface DurableLink {
   /** Set once the run can no longer be saved. */
   readonly halted: DurableHalt | undefined;
   save(transition: RunTransition): Promise<void>;
+  /**
+   * Writes what waits for the next write (an idempotent call's start) and resolves once every write so far is saved:
+   * a child run starts only after the parent's call that starts it is in the store.
+   */
+  saved(): Promise<void>;
 }

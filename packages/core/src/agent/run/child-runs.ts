@@ -35,6 +35,12 @@ export interface ParentRunHandle extends ParentRun {
   readonly messages: readonly Message[];
   /** Answers the parent's `resume` was given for decisions its children wait for, those of this child's keys. */
   answersFor(childRunId: string): ForwardedAnswers;
+  /**
+   * Resolves once the parent's writes so far are saved, its call that starts the child among them (an idempotent
+   * call's start otherwise waits for the call's end): a crash inside the child then resumes it from that call rather
+   * than asking the parent's model again.
+   */
+  saved(): Promise<void>;
   /** Records a child run on the parent (once per run id). */
   childStarted(child: ChildRunStart): void;
   /** Records how a child run ended, and adds its report's figures to the parent's. */

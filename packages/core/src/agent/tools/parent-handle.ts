@@ -23,6 +23,7 @@ export function parentHandleOf(run: RunContext, callKey: string): ParentRunHandl
     ...(state.priority === undefined ? {} : { priority: state.priority }),
     messages: state.messages,
     answersFor: (childRunId) => answersFor(run.childAnswers, childRunId),
+    saved: () => run.durable?.saved() ?? Promise.resolve(),
     childStarted: (child: ChildRunStart) => recordChildStarted(state, child),
     childEnded: (childRunId: string, ending: ChildRunEnding) => recordChildEnded(state, childRunId, ending),
     handedOff: (to: string) => {
