@@ -1,5 +1,6 @@
 import { agent, type ToolContext, tool } from '@keel/core';
 import { FakeClock, scriptedModel } from '@keel/core/testing';
+import type { Meter } from '@opentelemetry/api';
 import type { Histogram } from '@opentelemetry/sdk-metrics';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keelMetrics } from './metrics.js';
@@ -70,5 +71,61 @@ describe('span ends and histogram measurements held during a run', () => {
       'chat gpt-test',
       'invoke_agent holder',
     ]);
+  });
+
+  it('hand histogram measurements to the SDK when it collects, not at each run end, each one a record of its own', async () => {
+    const own = inMemorySdk();
+    const real = own.meterProvider.getMeter('held-until-collection');
+    // The real meter, with each histogram's records counted on their way to the SDK.
+    let records = 0;
+    const meter: Meter = Object.create(real);
+    meter.createHistogram = (name, options) => {
+      const histogram = real.createHistogram(name, options);
+      return {
+        record: (value, attributes, context) => {
+          records++;
+          histogram.record(value, attributes, context);
+        },
+      };
+    };
+    const lookup = tool({
+      name: 'lookup',
+      description: 'looks up',
+      input: { type: 'object' },
+      execute: () => 'found',
+    });
+    const assistant = agent({
+      name: 'collected',
+      model: scriptedModel(
+        // Two runs, each a tool call then an answer.
+        [1, 2].flatMap(() => [
+          { toolCalls: [{ name: 'lookup' }], usage: { inputTokens: 3, outputTokens: 2 } },
+          { content: 'ok', usage: { inputTokens: 7, outputTokens: 1 } },
+        ]),
+        { provider: 'openai', model: 'gpt-test' },
+      ),
+      tools: [lookup],
+      clock: new FakeClock(START_MS),
+    });
+    keelMetrics({ meter }).observe(assistant);
+
+    expect((await assistant.run('go')).status).toBe('completed');
+    expect((await assistant.run('again')).status).toBe('completed');
+    // Two runs ended, and nothing reached the SDK's histograms yet.
+    expect(records).toBe(0);
+
+    const metrics = await own.collectMetrics();
+    // Per run: a duration and two token counts per model call (2 calls), a tool call's duration, the run's duration.
+    expect(records).toBe(2 * (2 * 3 + 1 + 1));
+    const counts = pointsOf(metrics, 'gen_ai.client.token.usage').map((point) => [
+      point.attributes['gen_ai.token.type'],
+      (point.value as Histogram).count,
+      (point.value as Histogram).sum,
+    ]);
+    expect(counts.sort()).toEqual([
+      ['input', 4, 20],
+      ['output', 4, 6],
+    ]);
+    await own.shutdown();
   });
 });
