@@ -73,9 +73,9 @@ describe('span ends and histogram measurements held during a run', () => {
     ]);
   });
 
-  it('hand histogram measurements to the SDK when it collects, not at each run end, each one a record of its own', async () => {
+  it("cost one listener per observed agent, and reach the SDK by the run's end, each measurement a record of its own", async () => {
     const own = inMemorySdk();
-    const real = own.meterProvider.getMeter('held-until-collection');
+    const real = own.meterProvider.getMeter('one-listener');
     // The real meter, with each histogram's records counted on their way to the SDK.
     let records = 0;
     const meter: Meter = Object.create(real);
@@ -95,36 +95,40 @@ describe('span ends and histogram measurements held during a run', () => {
       execute: () => 'found',
     });
     const assistant = agent({
-      name: 'collected',
+      name: 'measured',
       model: scriptedModel(
-        // Two runs, each a tool call then an answer.
-        [1, 2].flatMap(() => [
+        [
           { toolCalls: [{ name: 'lookup' }], usage: { inputTokens: 3, outputTokens: 2 } },
           { content: 'ok', usage: { inputTokens: 7, outputTokens: 1 } },
-        ]),
+        ],
         { provider: 'openai', model: 'gpt-test' },
       ),
       tools: [lookup],
       clock: new FakeClock(START_MS),
     });
-    keelMetrics({ meter }).observe(assistant);
+    let listeners = 0;
+    keelMetrics({ meter }).observe({
+      name: assistant.name,
+      breakers: assistant.breakers,
+      onEvent: (listener) => {
+        listeners++;
+        return assistant.onEvent(listener);
+      },
+    });
+    expect(listeners).toBe(1);
 
     expect((await assistant.run('go')).status).toBe('completed');
-    expect((await assistant.run('again')).status).toBe('completed');
-    // Two runs ended, and nothing reached the SDK's histograms yet.
-    expect(records).toBe(0);
-
-    const metrics = await own.collectMetrics();
-    // Per run: a duration and two token counts per model call (2 calls), a tool call's duration, the run's duration.
-    expect(records).toBe(2 * (2 * 3 + 1 + 1));
-    const counts = pointsOf(metrics, 'gen_ai.client.token.usage').map((point) => [
+    // A duration and two token counts per model call (2 calls), the tool call's duration, the run's duration: all
+    // handed to the SDK at the run's end, before any collection.
+    expect(records).toBe(2 * 3 + 1 + 1);
+    const counts = pointsOf(await own.collectMetrics(), 'gen_ai.client.token.usage').map((point) => [
       point.attributes['gen_ai.token.type'],
       (point.value as Histogram).count,
       (point.value as Histogram).sum,
     ]);
     expect(counts.sort()).toEqual([
-      ['input', 4, 20],
-      ['output', 4, 6],
+      ['input', 2, 10],
+      ['output', 2, 3],
     ]);
     await own.shutdown();
   });

@@ -4,13 +4,11 @@ import type { Attributes, Histogram } from '@opentelemetry/api';
 export const MAX_BUFFERED_MEASUREMENTS = 512;
 
 /**
- * Histogram measurements held and recorded together: when the SDK collects (before it reads the histograms, so that
- * no collection misses one: a collection is the only moment anything outside the SDK sees a histogram), past
- * {@link MAX_BUFFERED_MEASUREMENTS}, or when the metrics are disposed. Each measurement stays one observation with its
- * own value and attributes (a model call's duration and tokens keep their per-operation meaning); only the moment the
- * SDK is called moves, to a burst of hundreds where its code and data are warm, instead of between a step's network
- * waits (or a few dozen at each run's end). Held in parallel arrays that are reused, so a step allocates nothing for
- * them.
+ * Histogram measurements held as a run goes and recorded together: at the run's end, when the SDK collects (before it
+ * reads the histograms, so that no collection misses one), or past {@link MAX_BUFFERED_MEASUREMENTS}. Each
+ * measurement stays one observation with its own value and attributes (a model call's duration and tokens keep their
+ * per-operation meaning); only the moment the SDK is called moves, to where its code and data are warm, instead of
+ * between a step's network waits. Held in parallel arrays that are reused, so a step allocates nothing for them.
  */
 export class HistogramBuffer {
   private readonly histograms: Histogram[] = [];

@@ -42,9 +42,9 @@ export interface KeelMetrics {
  * bucket boundaries, and keel's own counters, histograms and gauges. Every attribute has a bounded set of values.
  * Counters are observable instruments: keel sums them as runs go and reports the totals when the SDK collects, so a
  * step pays an addition for each, not the SDK's hashing of its attributes. Histogram measurements (one per operation:
- * a model call's duration and tokens, a tool call's duration) are held and recorded when the SDK collects (keel's
- * batch callback records them before the SDK reads the histograms), past 512 held, or on `dispose`, whichever comes
- * first (see `HistogramBuffer`), with one attribute object per label combination.
+ * a model call's duration and tokens, a tool call's duration) are held as a run goes and recorded at the run's end, or
+ * when the SDK collects, whichever comes first (see `HistogramBuffer`), with one attribute object per label
+ * combination.
  *
  * @example
  *   const keel = keelMetrics({ meter: meterProvider.getMeter('my-app') });
@@ -101,11 +101,14 @@ export function keelMetrics(options: KeelMetricsOptions = {}): KeelMetrics {
     report(result, runMetrics.gauges());
   };
   meter.addBatchObservableCallback(collect, [...observables.values()]);
-  // Histogram measurements wait for the SDK's collection (or the buffer's bound), not for a run's end: what a
-  // collection reports is the same, and hundreds of records in one go cost the SDK less each than a few dozen.
-  const onEvent: RunEventListener = (event) => runMetrics.handle(event);
+  // One listener per agent: measuring an event and handing the held measurements to the SDK at a run's end are one
+  // call (a listener is a call per event, 49 events in a run of 10 steps).
+  const onEvent: RunEventListener = (event) => {
+    runMetrics.handle(event);
+    if (event.type === 'run-end') buffer.flush();
+  };
   return {
-    observe: (agent) => runMetrics.observe(agent),
+    observe: (agent) => runMetrics.observe(agent, onEvent),
     observeRetryBudget: (name, budget) => runMetrics.observeRetryBudget(name, budget),
     onEvent,
     dispose: () => {

@@ -204,12 +204,10 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
     if (run.chat !== undefined) cutShort(run.chat, failure, event.atMs);
     for (const entry of run.tools.values()) cutShort(entry.span, failure, event.atMs);
     ends.flush();
-    root.setAttributes({
-      'keel.run.status': event.status,
-      'keel.run.stop_reason': event.stopReason,
-      'gen_ai.usage.input_tokens': run.inputTokens,
-      'gen_ai.usage.output_tokens': run.outputTokens,
-    });
+    root.setAttribute('keel.run.status', event.status);
+    root.setAttribute('keel.run.stop_reason', event.stopReason);
+    root.setAttribute('gen_ai.usage.input_tokens', run.inputTokens);
+    root.setAttribute('gen_ai.usage.output_tokens', run.outputTokens);
     if (event.status === 'interrupted') {
       root.addEvent(
         'keel.interrupted',
