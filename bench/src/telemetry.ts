@@ -153,7 +153,7 @@ try {
       calibrationRuns: 200,
     }),
   );
-  await measureParts({ rounds: Number(process.env.KEEL_BENCH_PARTS_ROUNDS ?? 10) });
+  await measureParts({ rounds: Number(process.env.KEEL_BENCH_PARTS_ROUNDS ?? 20) });
   await tracerProvider.forceFlush();
   console.log(`spans the SDK exported to memory: ${spansExported + spans.getFinishedSpans().length}`);
   console.log(
