@@ -7,7 +7,8 @@
 // histogram work are a large fraction. Measured as fair.ts says: blocks of runs sized to equal CPU time, subjects in
 // rotating order, each subject's cost over telemetry off compared within each round (min / median / max of the
 // per-round ratios; the target reads the median). The model server runs in a process of its own (telemetry-server.ts),
-// so that its CPU time, and the requests it keeps, are not in the baseline. Run: npm run bench:telemetry
+// so that its CPU time, and the requests it keeps, are not in the baseline. Last, what each part (a span, an
+// attribute, a histogram record) costs in the SDK alone (telemetry-parts.ts). Run: npm run bench:telemetry
 
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +24,7 @@ import {
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { type FairMeasurement, measureFairly, printLoadAround, ratioSpread } from './fair.js';
 import { lookupTool, stepModel } from './step-agent.js';
+import { measureParts } from './telemetry-parts.js';
 
 printLoadAround();
 
@@ -151,6 +153,7 @@ try {
       calibrationRuns: 200,
     }),
   );
+  await measureParts({ rounds: Number(process.env.KEEL_BENCH_PARTS_ROUNDS ?? 20) });
   await tracerProvider.forceFlush();
   console.log(`spans the SDK exported to memory: ${spansExported + spans.getFinishedSpans().length}`);
   console.log(

@@ -1,5 +1,6 @@
 import { agent, type ToolContext, tool } from '@keel/core';
 import { FakeClock, scriptedModel } from '@keel/core/testing';
+import type { Meter } from '@opentelemetry/api';
 import type { Histogram } from '@opentelemetry/sdk-metrics';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keelMetrics } from './metrics.js';
@@ -70,5 +71,65 @@ describe('span ends and histogram measurements held during a run', () => {
       'chat gpt-test',
       'invoke_agent holder',
     ]);
+  });
+
+  it("cost one listener per observed agent, and reach the SDK by the run's end, each measurement a record of its own", async () => {
+    const own = inMemorySdk();
+    const real = own.meterProvider.getMeter('one-listener');
+    // The real meter, with each histogram's records counted on their way to the SDK.
+    let records = 0;
+    const meter: Meter = Object.create(real);
+    meter.createHistogram = (name, options) => {
+      const histogram = real.createHistogram(name, options);
+      return {
+        record: (value, attributes, context) => {
+          records++;
+          histogram.record(value, attributes, context);
+        },
+      };
+    };
+    const lookup = tool({
+      name: 'lookup',
+      description: 'looks up',
+      input: { type: 'object' },
+      execute: () => 'found',
+    });
+    const assistant = agent({
+      name: 'measured',
+      model: scriptedModel(
+        [
+          { toolCalls: [{ name: 'lookup' }], usage: { inputTokens: 3, outputTokens: 2 } },
+          { content: 'ok', usage: { inputTokens: 7, outputTokens: 1 } },
+        ],
+        { provider: 'openai', model: 'gpt-test' },
+      ),
+      tools: [lookup],
+      clock: new FakeClock(START_MS),
+    });
+    let listeners = 0;
+    keelMetrics({ meter }).observe({
+      name: assistant.name,
+      breakers: assistant.breakers,
+      onEvent: (listener) => {
+        listeners++;
+        return assistant.onEvent(listener);
+      },
+    });
+    expect(listeners).toBe(1);
+
+    expect((await assistant.run('go')).status).toBe('completed');
+    // A duration and two token counts per model call (2 calls), the tool call's duration, the run's duration: all
+    // handed to the SDK at the run's end, before any collection.
+    expect(records).toBe(2 * 3 + 1 + 1);
+    const counts = pointsOf(await own.collectMetrics(), 'gen_ai.client.token.usage').map((point) => [
+      point.attributes['gen_ai.token.type'],
+      (point.value as Histogram).count,
+      (point.value as Histogram).sum,
+    ]);
+    expect(counts.sort()).toEqual([
+      ['input', 2, 10],
+      ['output', 2, 3],
+    ]);
+    await own.shutdown();
   });
 });

@@ -204,12 +204,10 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
     if (run.chat !== undefined) cutShort(run.chat, failure, event.atMs);
     for (const entry of run.tools.values()) cutShort(entry.span, failure, event.atMs);
     ends.flush();
-    root.setAttributes({
-      'keel.run.status': event.status,
-      'keel.run.stop_reason': event.stopReason,
-      'gen_ai.usage.input_tokens': run.inputTokens,
-      'gen_ai.usage.output_tokens': run.outputTokens,
-    });
+    root.setAttribute('keel.run.status', event.status);
+    root.setAttribute('keel.run.stop_reason', event.stopReason);
+    root.setAttribute('gen_ai.usage.input_tokens', run.inputTokens);
+    root.setAttribute('gen_ai.usage.output_tokens', run.outputTokens);
     if (event.status === 'interrupted') {
       root.addEvent(
         'keel.interrupted',
@@ -271,8 +269,7 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
           run.outputTokens += event.usage.outputTokens;
         }
         // A span that records nothing (no SDK, or sampled out) is not worth building attributes for.
-        if (span.isRecording())
-          span.setAttributes(chatEndAttributes(event, bounds, recordContent ? recording : undefined));
+        if (span.isRecording()) setChatEnd(span, event, bounds, recordContent ? recording : undefined);
         if (event.outcome === 'error') fail(span, event.errorCode ?? '_OTHER');
         ends.end(span, event.atMs);
         return span;
@@ -349,39 +346,37 @@ export function keelTracing(options: KeelTracingOptions = {}): KeelTracing {
 const FINISH_REASONS = new Map<FinishReason, readonly string[]>();
 
 /**
- * What a `chat` span learns at its end, as one object for a single `setAttributes`; contents when `recording` is
- * given.
+ * Sets what a `chat` span learns at its end, one attribute at a time (no object is built per call for the SDK to walk
+ * again); contents when `recording` is given.
  */
-function chatEndAttributes(
+function setChatEnd(
+  span: Span,
   event: Extract<RunEvent, { type: 'model-call-end' }>,
   bounds: LabelBounds,
   recording: ContentRecording | undefined,
-): Attributes {
-  const attributes: Attributes = {};
+): void {
   if (event.finishReason !== undefined) {
     let reasons = FINISH_REASONS.get(event.finishReason);
     if (reasons === undefined) {
       reasons = Object.freeze([event.finishReason]);
       FINISH_REASONS.set(event.finishReason, reasons);
     }
-    attributes['gen_ai.response.finish_reasons'] = reasons as string[];
+    span.setAttribute('gen_ai.response.finish_reasons', reasons as string[]);
   }
   if (event.usage !== undefined) {
-    attributes['gen_ai.usage.input_tokens'] = event.usage.inputTokens;
-    attributes['gen_ai.usage.output_tokens'] = event.usage.outputTokens;
+    span.setAttribute('gen_ai.usage.input_tokens', event.usage.inputTokens);
+    span.setAttribute('gen_ai.usage.output_tokens', event.usage.outputTokens);
   }
   if (event.responseModel !== undefined)
-    attributes['gen_ai.response.model'] = bounds.responseModel(event.model, event.responseModel);
-  if (event.requestId !== undefined) attributes['keel.request.id'] = bounds.redactor.text(event.requestId);
+    span.setAttribute('gen_ai.response.model', bounds.responseModel(event.model, event.responseModel));
+  if (event.requestId !== undefined)
+    span.setAttribute('keel.request.id', bounds.redactor.text(event.requestId));
   if (recording !== undefined && event.outcome === 'success') {
-    attributes['gen_ai.output.messages'] = outputMessages(
-      event.content ?? '',
-      event.toolCalls ?? [],
-      event.finishReason,
-      recording,
+    span.setAttribute(
+      'gen_ai.output.messages',
+      outputMessages(event.content ?? '', event.toolCalls ?? [], event.finishReason, recording),
     );
   }
-  return attributes;
 }
 
 /** The `traceparent` of each earlier attempt, as the run's annotations keep them. */

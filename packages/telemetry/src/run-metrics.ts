@@ -1,4 +1,4 @@
-import type { Agent, CircuitBreaker, Disposable, RetryBudget, RunEvent } from '@keel/core';
+import type { Agent, CircuitBreaker, Disposable, RetryBudget, RunEvent, RunEventListener } from '@keel/core';
 import { CounterTable, KeyedByThree, type MetricAttributes, type MetricReading } from './counter-table.js';
 import { LabelBounds } from './label-bounds.js';
 import { breakerTarget, errorType, modelParts, nameLabel } from './label-values.js';
@@ -106,9 +106,14 @@ export class RunMetrics {
     this.recordCheckpointDuration = sink.histogram(KEEL_METRICS.checkpointDuration);
   }
 
-  /** Subscribes to an agent's run events and to its breakers' moves, until the returned handle is disposed. */
-  observe(agent: ObservableAgent): Disposable {
-    const subscriptions: Disposable[] = [agent.onEvent((event) => this.handle(event))];
+  /**
+   * Subscribes to an agent's run events and to its breakers' moves, until the returned handle is disposed. `listener`
+   * is what is subscribed to the run events: a sink that does more per event than {@link RunMetrics.handle} passes
+   * one listener that calls `handle` and does the rest, so that an event costs one listener call. Defaults to
+   * `handle` alone.
+   */
+  observe(agent: ObservableAgent, listener: RunEventListener = (event) => this.handle(event)): Disposable {
+    const subscriptions: Disposable[] = [agent.onEvent(listener)];
     const observed: ObservedBreaker[] = [];
     for (const [breakerName, breaker] of agent.breakers) {
       const target = breakerTarget(breakerName);
