@@ -122,6 +122,41 @@ describe('durable runs', () => {
     expect(fixture.requestsByStep).toEqual([1, 1, 1]);
   });
 
+  it("writes an idempotent call's start before it runs when a fallback tool in its place is not idempotent", async () => {
+    const store = new RecordingStore();
+    const notify = tool({
+      name: 'notify',
+      description: 'Sends a text message',
+      input: { type: 'object', properties: {} } as const,
+      execute: () => 'sent',
+    });
+    const lookup = (fallbacks: boolean) =>
+      tool({
+        name: 'lookup',
+        description: 'Looks the order up',
+        input: { type: 'object', properties: {} } as const,
+        idempotent: true,
+        ...(fallbacks ? { fallbacks: [{ tool: notify, reason: 'Tell the customer instead' }] } : {}),
+        execute: () => 'found',
+      });
+    const run = (fallbacks: boolean, runId: string) =>
+      agent({
+        model: scriptedModel([{ toolCalls: [{ name: 'lookup' }] }, { content: 'done' }]),
+        tools: fallbacks ? [lookup(true), notify] : [lookup(false)],
+        clock: new FakeClock(FIXTURE_START_MS),
+        store,
+        durability: { owner: 'me' },
+      }).run('go', { runId });
+    await run(false, 'alone');
+    await run(true, 'guarded');
+    const ledgers = (runId: string) =>
+      store.saved.filter((saved) => saved.state.runId === runId).map((saved) => saved.ledger);
+    // Alone, the call may run again harmlessly: its start and end go with the step's end.
+    expect(ledgers('alone')).toEqual([['ran alone:1:0'], []]);
+    // With a fallback that is not idempotent, its start is saved before anything runs.
+    expect(ledgers('guarded')).toEqual([['started guarded:1:0'], ['completed guarded:1:0'], []]);
+  });
+
   it('renews its lease with a heartbeat while a long call runs, and halts when another process takes it', async () => {
     const inner = new MemoryRunStore();
     const store = new FaultyRunStore(inner);

@@ -29,10 +29,11 @@ import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.
  *
  * A transition after which only local work happens before the next one is carried by that next write instead of
  * written alone: a model response is saved with its first tool call's start (or the run's end), and the last call of
- * a step completing is saved with the step's end. With a store that sets `ranCallsInCommit`, an idempotent call's
- * start and end wait for the next write too (running it again is harmless), so a step of idempotent calls is one
- * write; a call still running after {@link IDEMPOTENT_START_WAIT_MS} has the writes waiting for it made while it runs. Nothing runs outside the process (no tool, no model call) while a
- * transition waits, so no effect can happen that the store does not know of. With a store that has `commitStep`, a
+ * a step completing is saved with the step's end. Nothing runs outside the process (no tool, no model call) while a
+ * transition waits, so no effect can happen that the store does not know of, with one exception: with a store that
+ * sets `ranCallsInCommit`, the start and end of a call whose tool and fallback tools are all idempotent wait for the
+ * next write too (running it again is harmless), so a step of such calls is one write; a call still running after
+ * {@link IDEMPOTENT_START_WAIT_MS}, or starting a child run, has the writes waiting made first. With a store that has `commitStep`, a
  * write's ledger entries, checkpoint and lease renewal go in one transaction (and the run's end frees the lease).
  *
  * A write that fails with `store.unavailable` is retried (`storeMaxAttempts`); when it still fails, or the lease is
@@ -173,11 +174,11 @@ export class DurableRun implements DurableLink {
   }
 
   /**
-   * Writes the transitions waiting for the next write now (see {@link writeWaiting}) and resolves once every write so
-   * far is saved; rejects as a failed write does.
+   * Writes the transitions waiting for the next write now, with the state as it is (between transitions: each one
+   * changes it at once), and resolves once every write so far is saved; rejects as a failed write does.
    */
   saved(): Promise<void> {
-    if (this.carried !== undefined && !this.ended && this.halted === undefined && !this.pausing) {
+    if (this.carried !== undefined && !this.ended && this.halted === undefined) {
       const nowMs = this.clock.now();
       this.run!.state.checkpointedAtMs = nowMs;
       return this.enqueue(this.carried.transitions, nowMs);
@@ -186,11 +187,18 @@ export class DurableRun implements DurableLink {
     return this.queue.then(() => undefined);
   }
 
-  /** Whether a transition is the start or end of a call to an idempotent tool. */
+  /**
+   * Whether a transition is the start or end of a call that may run again harmlessly: its tool is idempotent, and so
+   * is every fallback tool that may run in its place.
+   */
   private idempotent(transition: RunTransition): boolean {
+    if (transition.kind !== 'tool-call-started' && transition.kind !== 'tool-call-completed') return false;
+    const slot = this.run!.agent.tools.get(transition.toolName);
     return (
-      (transition.kind === 'tool-call-started' || transition.kind === 'tool-call-completed') &&
-      this.run!.agent.tools.get(transition.toolName)?.tool.idempotent === true
+      slot?.tool.idempotent === true &&
+      slot.fallbacks.every(
+        (fallback) => fallback.slot === undefined || fallback.slot.tool.idempotent === true,
+      )
     );
   }
 
@@ -216,9 +224,8 @@ export class DurableRun implements DurableLink {
   }
 
   /**
-   * An idempotent call's start or end waited {@link IDEMPOTENT_START_WAIT_MS} for the next write: the transitions
-   * waiting (the model's response, the calls' starts and ends) are written now, with the state as it is (between
-   * transitions: each one changes it at once). A failed write halts the run, as any write does.
+   * An idempotent call's start or end waited {@link IDEMPOTENT_START_WAIT_MS} for the next write: what waits (the
+   * model's response, the calls' starts and ends) is written now. A failed write halts the run, as any write does.
    */
   private writeWaiting(): void {
     this.startTimer = undefined;
