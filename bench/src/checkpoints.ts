@@ -9,8 +9,9 @@
 // (this process: PostgreSQL's own CPU is not in it, its round trips are in the wall time), and each comparison is the
 // min / median / max of its per-round ratios. The machine's load is printed before and after.
 // Run: npm run bench:checkpoints  (starts a private PostgreSQL on 127.0.0.1 through scripts/postgres.sh, then stops
-// it). KEEL_BENCH_ROUNDS (3), KEEL_BENCH_BLOCK_MS (50), KEEL_BENCH_ONLY=sqlite (no PostgreSQL),
-// KEEL_BENCH_PEER_STEPS_MAX=1000 (LangGraph's 1,000-step run too: a minute or more a round).
+// it). KEEL_BENCH_ROUNDS (3), KEEL_BENCH_BLOCK_MS (50), KEEL_BENCH_ONLY=sqlite (no PostgreSQL) or postgres (keel on
+// PostgreSQL alone), KEEL_BENCH_CASES (steps,history,history+,five: the parts to run, all by default; e.g. `history`
+// alone, under a minute), KEEL_BENCH_PEER_STEPS_MAX=1000 (LangGraph's 1,000-step run too: a minute or more a round).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -34,6 +35,8 @@ const ROUNDS = Number(process.env.KEEL_BENCH_ROUNDS ?? 3);
 /** The CPU time each block aims at. */
 const BLOCK_MS = Number(process.env.KEEL_BENCH_BLOCK_MS ?? 50);
 const ONLY = process.env.KEEL_BENCH_ONLY;
+/** The parts to run: `steps`, `history`, `history+` (steps 11-20 after the history) and `five` (against LangGraph). */
+const PARTS = new Set((process.env.KEEL_BENCH_CASES ?? 'steps,history,history+,five').split(','));
 /** The 1,000 figures within this of the 10 figures. */
 const GROWTH_TARGET = 1.5;
 /** keel's durable step on SQLite against LangGraph's saver, on the 5-step run. */
@@ -245,6 +248,26 @@ function marginal(
   }
 }
 
+/** The 5-step run: keel on SQLite against LangGraph's saver. */
+async function fiveSteps(subjects: readonly Subject[]): Promise<void> {
+  const five: Case = { label: 'five', steps: 5, history: 0 };
+  const pair = subjects.filter(
+    (subject) => subject.name === 'keel, sqlite' || subject.name.startsWith('langgraph'),
+  );
+  const peerSamples = await measure([five], pair);
+  const keelRows = peerSamples.get('keel, sqlite|five')!;
+  const peerRows = peerSamples.get('langgraph, sqlite|five')!;
+  const ratios = keelRows.map((row, index) => peerRows[index]!.cpuUs / row.cpuUs);
+  console.log(
+    `\n5-step run on SQLite: keel ${median(keelRows.map((row) => row.cpuUs)).toFixed(1)} us a step vs ` +
+      `LangGraph.js + SqliteSaver ${median(peerRows.map((row) => row.cpuUs)).toFixed(1)} us (CPU, median of rounds)`,
+  );
+  console.log(
+    `  LangGraph / keel per round (min / median / max): ${spread(ratios)}  ` +
+      `target >= ${PEER_TARGET}x: ${verdict(median(ratios) >= PEER_TARGET)}`,
+  );
+}
+
 async function main(): Promise<void> {
   printLoad('before');
   const directory = mkdtempSync(join(tmpdir(), 'keel-bench-'));
@@ -263,7 +286,7 @@ async function main(): Promise<void> {
     const sqlite = open(new SqliteRunStore(join(directory, 'keel.db')));
     const postgres = url === undefined ? undefined : open(new PostgresRunStore({ connectionString: url }));
     let peer = 0;
-    const subjects: Subject[] = [
+    const everyone: Subject[] = [
       { name: 'keel, no store', runnerOf: (shape) => keelRunner(undefined, shape) },
       { name: 'keel, sqlite', runnerOf: (shape) => keelRunner(sqlite, shape) },
       ...(postgres === undefined
@@ -283,12 +306,14 @@ async function main(): Promise<void> {
         },
       },
     ];
+    const subjects =
+      ONLY === 'postgres' ? everyone.filter((subject) => subject.name === 'keel, postgres') : everyone;
     const cases: Case[] = [
       ...LENGTHS.map((steps) => ({ label: `steps ${steps}`, steps, history: 0 })),
       ...LENGTHS.map((history) => ({ label: `history ${history}`, steps: 10, history })),
       // The same after ten more steps: the difference is what a step costs once the input is stored.
       ...LENGTHS.map((history) => ({ label: `history+ ${history}`, steps: 20, history })),
-    ];
+    ].filter((shape) => PARTS.has(shape.label.split(' ')[0]!));
     console.log(
       `durable runs: ${ROUNDS} rounds; blocks of about ${BLOCK_MS} ms of CPU (at least one run); ` +
         'SQLite WAL, synchronous=NORMAL on both sides; PostgreSQL on loopback',
@@ -297,32 +322,17 @@ async function main(): Promise<void> {
     console.log(
       'what each side writes: keel, per step with a tool call, 2 transactions (before the tool runs: the model ' +
         "response, the call's ledger entry, the small state and the new messages; after it: the result, the ledger " +
-        "entry completed, the step's end), and 1 for the run's creation (its input messages as one row); LangGraph's " +
+        "entry completed, the step's end), and 1 for the run's creation (its input messages, a row each in the run's message log); LangGraph's " +
         'saver a checkpoint per super-step (agent, tools: 2 a step), each with the whole message list, and each ' +
         "super-step's pending writes (about 4 commits a step: 11 checkpoints and 10 write batches a 5-step run)",
     );
     const samples = await measure(cases, subjects);
-    report(cases, subjects, samples, 'steps');
-    report(cases, subjects, samples, 'history');
-    marginal(subjects, samples);
+    if (PARTS.has('steps')) report(cases, subjects, samples, 'steps');
+    if (PARTS.has('history')) report(cases, subjects, samples, 'history');
+    if (PARTS.has('history') && PARTS.has('history+')) marginal(subjects, samples);
 
     // The 5-step run: keel on SQLite against LangGraph's saver.
-    const five: Case = { label: 'five', steps: 5, history: 0 };
-    const pair = subjects.filter(
-      (subject) => subject.name === 'keel, sqlite' || subject.name.startsWith('langgraph'),
-    );
-    const peerSamples = await measure([five], pair);
-    const keelRows = peerSamples.get('keel, sqlite|five')!;
-    const peerRows = peerSamples.get('langgraph, sqlite|five')!;
-    const ratios = keelRows.map((row, index) => peerRows[index]!.cpuUs / row.cpuUs);
-    console.log(
-      `\n5-step run on SQLite: keel ${median(keelRows.map((row) => row.cpuUs)).toFixed(1)} us a step vs ` +
-        `LangGraph.js + SqliteSaver ${median(peerRows.map((row) => row.cpuUs)).toFixed(1)} us (CPU, median of rounds)`,
-    );
-    console.log(
-      `  LangGraph / keel per round (min / median / max): ${spread(ratios)}  ` +
-        `target >= ${PEER_TARGET}x: ${verdict(median(ratios) >= PEER_TARGET)}`,
-    );
+    if (PARTS.has('five') && ONLY !== 'postgres') await fiveSteps(subjects);
   } finally {
     for (const store of stores) await store.close();
     if (url !== undefined) execFileSync('bash', [script, 'stop', port]);

@@ -77,6 +77,49 @@ describe('PostgresRunStore', () => {
     }
   });
 
+  it("sends a new run's messages as one JSON text, never an array escaped message by message, each kept as sent", async () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const sent: unknown[][] = [];
+    const query = pool.query.bind(pool) as (config: unknown) => Promise<unknown>;
+    (pool as unknown as { query: (config: unknown) => Promise<unknown> }).query = (config) => {
+      const values = (config as { values?: unknown[] }).values;
+      if (values !== undefined) sent.push(values);
+      return query(config);
+    };
+    const store = new PostgresRunStore({ pool });
+    try {
+      const messages = [
+        { role: 'user', content: 'quotes " and \\ backslashes, a tab\t, a NUL \u0000' },
+        {
+          role: 'assistant',
+          content: 'été, 漢字, 😀, a lone \ud83d half',
+          toolCalls: [{ id: 'c', name: 'n' }],
+        },
+        ...Array.from({ length: 1_000 }, (_, index) => ({ role: 'user', content: `message ${index}` })),
+      ];
+      const texts = messages.map((message) => JSON.stringify(message));
+      await store.createRun({
+        runId: 'one-json',
+        agentName: 'a',
+        status: 'running',
+        schemaVersion: 1,
+        state: { messages: messages.length },
+        createdAtMs: 1,
+        messages: { start: 0, texts, messages: messages as never },
+      });
+      expect(sent.flat().some((value) => Array.isArray(value))).toBe(false);
+      const record = await store.loadRun('one-json');
+      expect(record).toMatchObject({ messageCount: messages.length, state: { messages } });
+      const rows = await pool.query<{ message: string }>(
+        "SELECT message FROM keel_run_messages WHERE run_id = 'one-json' ORDER BY idx",
+      );
+      expect(rows.rows.map((row) => row.message)).toEqual(texts);
+    } finally {
+      await store.close();
+      await pool.end();
+    }
+  });
+
   it('reports a statement the server refuses as store.invalid, which is not worth retrying', async () => {
     const badName = `${databaseName}_refused`;
     const admin = new pg.Client({ connectionString: url });

@@ -96,19 +96,21 @@ export class PostgresRunStore implements RunStore {
   async createRun(run: NewRun): Promise<RunRecord> {
     checkNewRunLog(run);
     const { session, messages: log } = run;
-    // One statement: the run's row and, for a run whose messages go to the log, their rows.
+    // One statement: the run's row and, for a run whose messages go to the log, their rows. The messages travel as
+    // one JSON array ($10), their texts joined: a run's input may be a long conversation, and a text array would
+    // have node-postgres escape every message; `json_array_elements` gives back each message's text as it was sent.
     const insert = (query: Query) =>
       query(
         `WITH run AS (
            INSERT INTO keel_runs (run_id, agent_name, status, version, schema_version, state, created_at_ms,
              updated_at_ms, lease_owner, lease_expires_at_ms, message_count)
            VALUES ($1, $2, $3, 1, $4, $5, $6, $6, $7, $8,
-             CASE WHEN $9::boolean THEN cardinality($10::text[]) ELSE NULL END)
+             CASE WHEN $9::boolean THEN json_array_length($10::json) ELSE NULL END)
            RETURNING run_id
          )
          INSERT INTO keel_run_messages (run_id, idx, message)
-         SELECT run.run_id, m.ordinality - 1, m.message
-         FROM run, unnest($10::text[]) WITH ORDINALITY AS m(message, ordinality)`,
+         SELECT run.run_id, m.ordinality - 1, m.message::text
+         FROM run, json_array_elements($10::json) WITH ORDINALITY AS m(message, ordinality)`,
         [
           run.runId,
           run.agentName,
@@ -119,7 +121,7 @@ export class PostgresRunStore implements RunStore {
           run.lease?.owner ?? null,
           run.lease?.expiresAtMs ?? null,
           log !== undefined,
-          log === undefined ? [] : messageTextsOf(log),
+          log === undefined ? '[]' : `[${messageTextsOf(log).join(',')}]`,
         ],
       );
     if (session === undefined) await insert(this.query.bind(this));

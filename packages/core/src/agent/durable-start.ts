@@ -81,7 +81,7 @@ export async function startDurableRun<Output>(
     created = true;
     if (!leased)
       await withStoreRetries(() => store.acquireLease(runId, owner, leaseTtlMs, leasedAtMs), retry);
-    durable = new DurableRun(durability, runId, version, clock, leasedAtMs, [], log?.conversation);
+    durable = new DurableRun(durability, runId, version, clock, leasedAtMs, [], log?.messages);
   } catch (error) {
     registry.unregister(abort);
     abort.dispose();

@@ -250,7 +250,7 @@ async function startQueued<Output>(
   );
   try {
     const version = await withStoreRetries(() => store.saveCheckpoint(runId, checkpoint), retry);
-    const logged = snapshot.log?.conversation;
+    const logged = snapshot.log?.messages;
     return {
       state,
       durable: new DurableRun(durability, runId, version, clock, nowMs, [], logged),
