@@ -318,13 +318,14 @@ async function main(): Promise<void> {
       `durable runs: ${ROUNDS} rounds; blocks of about ${BLOCK_MS} ms of CPU (at least one run); ` +
         'SQLite WAL, synchronous=NORMAL on both sides; PostgreSQL on loopback',
     );
-    // Both sides save at the same moments, after the model and after the tools; counted on the 5-step run.
+    // What each side writes, counted on the 5-step run.
     console.log(
-      'what each side writes: keel, per step with a tool call, 2 transactions (before the tool runs: the model ' +
-        "response, the call's ledger entry, the small state and the new messages; after it: the result, the ledger " +
-        "entry completed, the step's end), and 1 for the run's creation (its input messages, a row each in the run's message log); LangGraph's " +
-        'saver a checkpoint per super-step (agent, tools: 2 a step), each with the whole message list, and each ' +
-        "super-step's pending writes (about 4 commits a step: 11 checkpoints and 10 write batches a 5-step run)",
+      "what each side writes: keel, 1 transaction a step (the step's `lookup` tool is idempotent, so its call's start " +
+        "and result go with the step's end: the model response, the ledger entry, the small state, the new messages " +
+        "and journal entries; a tool that is not idempotent adds one before it runs), and 1 for the run's creation " +
+        "(its input messages as one row of the run's message log); LangGraph's saver a checkpoint per super-step " +
+        "(agent, tools: 2 a step), each with the whole message list, and each super-step's pending writes (about 4 " +
+        'commits a step: 11 checkpoints and 10 write batches a 5-step run)',
     );
     const samples = await measure(cases, subjects);
     if (PARTS.has('steps')) report(cases, subjects, samples, 'steps');
