@@ -1,4 +1,5 @@
 import type { JsonValue } from '../errors/keel-error.js';
+import { lazyProperty } from '../spec/lazy-property.js';
 import type { MessageLogWrite, NewRun, RunRecord } from '../spec/run-store.js';
 import { messageLogGap } from './conflicts.js';
 
@@ -36,17 +37,19 @@ export function createdRecord(run: NewRun): RunRecord {
   const record: RunRecord = { ...created, version: 1, updatedAtMs: run.createdAtMs };
   if (log === undefined) return record;
   // Put together only if read: a caller that wants only the version does not parse the messages back.
-  let state: JsonValue | undefined;
-  Object.defineProperty(record, 'state', {
-    enumerable: true,
-    get: () => {
-      state ??= { ...(run.state as Record<string, JsonValue>), messages: log.messages };
-      return state;
-    },
-  });
+  withConversation(record, run);
   record.messageCount = messageCountAfter(log);
   return record;
 }
+
+/** A created record's `state` with its conversation put back, when first read. */
+const withConversation = lazyProperty(
+  'state',
+  (run: NewRun): JsonValue => ({
+    ...(run.state as Record<string, JsonValue>),
+    messages: run.messages!.messages,
+  }),
+);
 
 /** Throws `store.invalid` when a new run's log write does not start at 0 (its log is empty). */
 export function checkNewRunLog(run: NewRun): void {

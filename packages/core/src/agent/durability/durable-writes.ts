@@ -1,6 +1,7 @@
 // The pieces of a durable run's writes that need no store: what a write saves (a checkpoint of a state snapshot),
 // which transitions may wait for the next write, and the journal entries a pause leaves in the state.
 import type { JsonValue } from '../../errors/keel-error.js';
+import { lazyProperty } from '../../spec/lazy-property.js';
 import type { CheckpointWrite, RunRecord } from '../../spec/run-store.js';
 import { journal } from '../run/event-journal.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from '../run/run-state.js';
@@ -39,22 +40,21 @@ export function checkpointOf(
   fields: Pick<CheckpointWrite, 'expectedVersion' | 'owner' | 'status' | 'nowMs'>,
   snapshot: StateSnapshot,
 ): CheckpointWrite {
-  let state: JsonValue | undefined;
   const { text, log, journal } = snapshot;
-  return {
+  const checkpoint = {
     expectedVersion: fields.expectedVersion,
     owner: fields.owner,
     status: fields.status,
     schemaVersion: RUN_STATE_SCHEMA_VERSION,
     nowMs: fields.nowMs,
-    get state(): JsonValue {
-      state ??= JSON.parse(text) as JsonValue;
-      return state;
-    },
     ...(log === undefined ? {} : { messages: messageLogWriteOf(log) }),
     ...(journal === undefined ? {} : { journal: journalLogWriteOf(journal) }),
   };
+  return withParsedState(checkpoint, text) as typeof checkpoint & { state: JsonValue };
 }
+
+/** A checkpoint's `state`, parsed from its text when first read. */
+const withParsedState = lazyProperty('state', (text: string) => JSON.parse(text) as JsonValue);
 
 /**
  * Whether a loaded record holds what `snapshot` wrote at `version` (a write whose answer was lost may have landed):

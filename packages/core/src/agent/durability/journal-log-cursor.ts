@@ -1,4 +1,5 @@
 import type { JsonValue } from '../../errors/keel-error.js';
+import { lazyProperty } from '../../spec/lazy-property.js';
 import type { JournalLogWrite } from '../../spec/run-store.js';
 import type { EventJournal } from '../run/event-journal.js';
 
@@ -44,14 +45,11 @@ export class JournalLogCursor {
 
 /** A snapshot's journal part as a store write (its entries parsed only if a store reads them). */
 export function journalLogWriteOf(journal: JournalSnapshot): JournalLogWrite {
-  let entries: JsonValue[] | undefined;
-  return {
-    start: journal.start,
-    texts: journal.texts,
-    dropped: journal.dropped,
-    get entries(): JsonValue[] {
-      entries ??= journal.texts.map((text) => JSON.parse(text) as JsonValue);
-      return entries;
-    },
-  };
+  const write = { start: journal.start, texts: journal.texts, dropped: journal.dropped };
+  return withParsedEntries(write, journal.texts) as typeof write & { entries: JsonValue[] };
 }
+
+/** A journal write's `entries`, parsed from their texts when first read. */
+const withParsedEntries = lazyProperty('entries', (texts: readonly string[]) =>
+  texts.map((text) => JSON.parse(text) as JsonValue),
+);

@@ -1,4 +1,5 @@
 import type { JsonValue } from '../../errors/keel-error.js';
+import { lazyProperty } from '../../spec/lazy-property.js';
 import type { Message } from '../../spec/model.js';
 import type { MessageLogWrite } from '../../spec/run-store.js';
 import type { RunState } from '../run/run-state.js';
@@ -92,15 +93,12 @@ export class MessageLogCursor {
 
 /** A snapshot's log part as a store write (its messages serialised, and parsed back, only if a store reads them). */
 export function messageLogWriteOf(log: MessageLogPart): MessageLogWrite {
-  let messages: JsonValue[] | undefined;
-  return {
-    start: log.start,
-    get texts(): readonly string[] {
-      return log.texts;
-    },
-    get messages(): JsonValue[] {
-      messages ??= log.texts.map((text) => JSON.parse(text) as JsonValue);
-      return messages;
-    },
-  };
+  return withParsedMessages(withTexts({ start: log.start }, log), log) as MessageLogWrite;
 }
+
+/** A log write's `texts`, the part's (serialised when first read). */
+const withTexts = lazyProperty('texts', (log: MessageLogPart) => log.texts);
+/** A log write's `messages`, parsed from the part's texts when first read. */
+const withParsedMessages = lazyProperty('messages', (log: MessageLogPart) =>
+  log.texts.map((text) => JSON.parse(text) as JsonValue),
+);
