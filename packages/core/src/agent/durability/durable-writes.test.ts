@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkpointOf } from './durable-writes.js';
 import { journalLogWriteOf } from './journal-log-cursor.js';
-import { MessageLogPart, messageLogWriteOf } from './message-log-cursor.js';
+import { MessageLogPart } from './message-log-cursor.js';
 
 /** The getter behind `key` on `record`. */
 function getterOf(record: object, key: string): unknown {
