@@ -344,8 +344,9 @@ export interface RunStore {
   saveCheckpoint(runId: string, checkpoint: CheckpointWrite): Promise<number>;
   /**
    * Optional: one step's writes in one transaction, in one round trip where the backend allows it. Records
-   * `toolsStarted`, `toolsCompleted` (and `toolsRan`, see {@link ranCallsInCommit}) in the ledger, writes the checkpoint as {@link saveCheckpoint} does, renews
-   * (`leaseTtlMs`) or frees (`releaseLease`) the writer's lease, and returns the new version. When the checkpoint is
+   * `toolsStarted`, `toolsCompleted` (and `toolsRan`, see {@link ranCallsInCommit}) in the ledger, writes the
+   * checkpoint as {@link saveCheckpoint} does, renews (`leaseTtlMs`) or frees (`releaseLease`) the writer's lease, and
+   * returns the new version. When the checkpoint is
    * refused, or a completion names a call the ledger does not hold, nothing at all is written and it throws what
    * `saveCheckpoint` would (`store.conflict`, `store.not_found`). A store without it gets the separate calls.
    */

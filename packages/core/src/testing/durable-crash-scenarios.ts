@@ -1,4 +1,4 @@
-import { IDEMPOTENT_START_WAIT_MS } from '../agent/durability/durable-writes.js';
+import { IDEMPOTENT_WAIT_MS } from '../agent/durability/durable-writes.js';
 import type { RunState, RunTransition } from '../agent/run/run-state.js';
 import type { RunStore } from '../spec/run-store.js';
 import { withoutCommitStep } from './contract-support.js';
@@ -270,7 +270,7 @@ export function durableCrashScenarios(name: string, createStore: () => RunStore 
       await gate.entered;
       // A call that runs this long has its start saved while it runs, even where it could wait for its end.
       const writes = faulty.writes;
-      await clock.advance(IDEMPOTENT_START_WAIT_MS);
+      await clock.advance(IDEMPOTENT_WAIT_MS);
       if (store.ranCallsInCommit === true) await passedOn(faulty, writes);
       faulty.down = true;
       gate.release();

@@ -10,7 +10,7 @@ import { scriptedModel } from '../../testing/scripted-model.js';
 import { agent } from '../agent.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState } from '../run/run-state.js';
 import { tool } from '../tools/tool.js';
-import { IDEMPOTENT_START_WAIT_MS } from './durable-writes.js';
+import { IDEMPOTENT_WAIT_MS } from './durable-writes.js';
 
 /** A store that keeps a copy of every checkpoint it was asked to save, with the ledger keys of its commit. */
 class RecordingStore extends MemoryRunStore {
@@ -203,7 +203,7 @@ describe('durable runs', () => {
     // Now a call during which the store cannot be reached long enough for the lease to expire.
     const second = assistant.run('go', { runId: 'lost' });
     // The idempotent call's start is saved once it has run this long (it waits for its end until then).
-    await clock.advance(IDEMPOTENT_START_WAIT_MS);
+    await clock.advance(IDEMPOTENT_WAIT_MS);
     store.down = true;
     await clock.advance(31_000);
     store.down = false;

@@ -12,7 +12,7 @@ import {
   carriedByNext,
   checkpointOf,
   holdsSnapshot,
-  IDEMPOTENT_START_WAIT_MS,
+  IDEMPOTENT_WAIT_MS,
   journalPause,
 } from './durable-writes.js';
 import { JournalLogCursor } from './journal-log-cursor.js';
@@ -33,8 +33,9 @@ import { storeCallsOf, withStoreRetries, withStoreTimeout } from './store-calls.
  * transition waits, so no effect can happen that the store does not know of, with one exception: with a store that
  * sets `ranCallsInCommit`, the start and end of a call whose tool and fallback tools are all idempotent wait for the
  * next write too (running it again is harmless), so a step of such calls is one write; a call still running after
- * {@link IDEMPOTENT_START_WAIT_MS}, or starting a child run, has the writes waiting made first. With a store that has `commitStep`, a
- * write's ledger entries, checkpoint and lease renewal go in one transaction (and the run's end frees the lease).
+ * {@link IDEMPOTENT_WAIT_MS}, or starting a child run, has the writes waiting made first. With a store that has
+ * `commitStep`, a write's ledger entries, checkpoint and lease renewal go in one transaction (and the run's end frees
+ * the lease).
  *
  * A write that fails with `store.unavailable` is retried (`storeMaxAttempts`); when it still fails, or the lease is
  * lost to another process, the run halts: its signal aborts and it ends `interrupted`, the store keeping the last
@@ -82,10 +83,10 @@ export class DurableRun implements DurableLink {
   private onHalted: Array<(halt: DurableHalt) => void> = [];
   /** The run its first write creates (see {@link createdByFirstWrite}); undefined once it is stored. */
   private create: StepCreate | undefined;
-  /** Whether an idempotent call's start may wait for its end (the store takes `StepCommit.toolsRan`). */
-  private readonly startsWait: boolean;
-  /** Writes the carried transitions once an idempotent call's start or end waited {@link IDEMPOTENT_START_WAIT_MS}. */
-  private startTimer: TimerHandle | undefined;
+  /** Whether an idempotent call's start and end may wait for the next write (the store takes `StepCommit.toolsRan`). */
+  private readonly callsWait: boolean;
+  /** Writes the carried transitions once an idempotent call's start or end waited {@link IDEMPOTENT_WAIT_MS}. */
+  private waitTimer: TimerHandle | undefined;
 
   constructor(
     private readonly settings: DurabilitySettings,
@@ -100,8 +101,8 @@ export class DurableRun implements DurableLink {
     this.version = version;
     this.messageLog = settings.store.messageLog === true ? new MessageLogCursor(loggedMessages) : undefined;
     this.journalLog = settings.store.journalLog === true ? new JournalLogCursor(journalEnd) : undefined;
-    this.startsWait = settings.store.ranCallsInCommit === true && settings.store.commitStep !== undefined;
-    this.ledger = new LedgerBuffer(runId, startedKeys, this.startsWait);
+    this.callsWait = settings.store.ranCallsInCommit === true && settings.store.commitStep !== undefined;
+    this.ledger = new LedgerBuffer(runId, startedKeys, this.callsWait);
     this.heartbeat = new LeaseHeartbeat(settings, runId, clock, leaseTakenAtMs, (error) => this.stop(error));
   }
 
@@ -160,13 +161,13 @@ export class DurableRun implements DurableLink {
     journalPause(transition, state, nowMs);
     state.checkpointedAtMs = nowMs;
     this.ledger.record(transition, state, nowMs);
-    const idempotentCall = this.startsWait && this.idempotent(transition);
+    const idempotentCall = this.callsWait && this.idempotent(transition);
     if (!this.pausing && carriedByNext(transition, state, idempotentCall)) {
       // Its state is written by the next write; only a pause may need it before, as it is now.
       const snapshot = this.pausable ? this.snapshotOf(state) : undefined;
       this.carried = { transitions: [...(this.carried?.transitions ?? []), transition], snapshot, nowMs };
-      if (idempotentCall && this.startTimer === undefined)
-        this.startTimer = this.clock.setTimeout(() => this.writeWaiting(), IDEMPOTENT_START_WAIT_MS);
+      if (idempotentCall && this.waitTimer === undefined)
+        this.waitTimer = this.clock.setTimeout(() => this.writeWaiting(), IDEMPOTENT_WAIT_MS);
       return Promise.resolve(hooked);
     }
     const write = this.enqueue([...(this.carried?.transitions ?? []), transition], nowMs);
@@ -207,7 +208,7 @@ export class DurableRun implements DurableLink {
    * now, with the ledger writes owed. Resolves once it is saved.
    */
   private enqueue(transitions: RunTransition[], nowMs: number): Promise<void> {
-    this.clearStartTimer();
+    this.clearWaitTimer();
     const last = transitions.at(-1)!;
     const snapshot = this.snapshotOf(this.run!.state);
     this.carried = undefined;
@@ -224,18 +225,18 @@ export class DurableRun implements DurableLink {
   }
 
   /**
-   * An idempotent call's start or end waited {@link IDEMPOTENT_START_WAIT_MS} for the next write: what waits (the
+   * An idempotent call's start or end waited {@link IDEMPOTENT_WAIT_MS} for the next write: what waits (the
    * model's response, the calls' starts and ends) is written now. A failed write halts the run, as any write does.
    */
   private writeWaiting(): void {
-    this.startTimer = undefined;
+    this.waitTimer = undefined;
     this.saved().catch(() => undefined);
   }
 
-  private clearStartTimer(): void {
-    if (this.startTimer === undefined) return;
-    this.clock.clearTimeout(this.startTimer);
-    this.startTimer = undefined;
+  private clearWaitTimer(): void {
+    if (this.waitTimer === undefined) return;
+    this.clock.clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
   }
 
   /**
@@ -254,7 +255,7 @@ export class DurableRun implements DurableLink {
   /** Stops the heartbeat, waits for the last write, and releases the lease (unless the run halted). */
   async close(): Promise<void> {
     this.ended = true;
-    this.clearStartTimer();
+    this.clearWaitTimer();
     await this.heartbeat.stop();
     await this.queue;
     this.released = true;
@@ -499,7 +500,7 @@ export class DurableRun implements DurableLink {
 
   private halt(halt: DurableHalt): void {
     this.halted = halt;
-    this.clearStartTimer();
+    this.clearWaitTimer();
     void this.heartbeat.stop();
     this.run!.abort.halt(halt.error);
     for (const notify of this.onHalted.splice(0)) notify(halt);

@@ -83,7 +83,7 @@ export function holdsSnapshot(record: RunRecord, version: number, snapshot: Stat
  * written anyway: a call that ends sooner costs no write of its own, a slower one has the model's response saved
  * while it runs.
  */
-export const IDEMPOTENT_START_WAIT_MS = 100;
+export const IDEMPOTENT_WAIT_MS = 100;
 
 /**
  * Whether a transition's write can wait for the next one: only local work (checks, guardrails, bookkeeping) comes
