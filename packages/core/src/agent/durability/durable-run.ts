@@ -5,14 +5,15 @@ import type { Message } from '../../spec/model.js';
 import type { CheckpointWrite, RunStatus, StepCreate } from '../../spec/run-store.js';
 import type { DurableHalt, DurableLink } from '../run/agent-runtime.js';
 import type { DurabilitySettings } from '../run/durability.js';
-import { countRetry } from '../run/report.js';
 import type { RunContext } from '../run/run-context.js';
 import type { RunState, RunTransition } from '../run/run-state.js';
+import { reportCheckpoint, reportStoreRetry } from './durable-reports.js';
 import {
   carriedByNext,
   checkpointOf,
   holdsSnapshot,
   IDEMPOTENT_WAIT_MS,
+  isIdempotentCall,
   journalPause,
 } from './durable-writes.js';
 import { JournalLogCursor } from './journal-log-cursor.js';
@@ -161,7 +162,7 @@ export class DurableRun implements DurableLink {
     journalPause(transition, state, nowMs);
     state.checkpointedAtMs = nowMs;
     this.ledger.record(transition, state, nowMs);
-    const idempotentCall = this.callsWait && this.idempotent(transition);
+    const idempotentCall = this.callsWait && isIdempotentCall(transition, run.agent.tools);
     if (!this.pausing && carriedByNext(transition, state, idempotentCall)) {
       // Its state is written by the next write; only a pause may need it before, as it is now.
       const snapshot = this.pausable ? this.snapshotOf(state) : undefined;
@@ -186,21 +187,6 @@ export class DurableRun implements DurableLink {
     }
     if (this.halted !== undefined) return Promise.reject(this.halted.error);
     return this.queue.then(() => undefined);
-  }
-
-  /**
-   * Whether a transition is the start or end of a call that may run again harmlessly: its tool is idempotent, and so
-   * is every fallback tool that may run in its place.
-   */
-  private idempotent(transition: RunTransition): boolean {
-    if (transition.kind !== 'tool-call-started' && transition.kind !== 'tool-call-completed') return false;
-    const slot = this.run!.agent.tools.get(transition.toolName);
-    return (
-      slot?.tool.idempotent === true &&
-      slot.fallbacks.every(
-        (fallback) => fallback.slot === undefined || fallback.slot.tool.idempotent === true,
-      )
-    );
   }
 
   /**
@@ -313,34 +299,10 @@ export class DurableRun implements DurableLink {
       this.journalLog?.written(snapshot.journal);
     } catch (error) {
       const stopped = this.stop(error);
-      for (const transition of transitions) this.reportCheckpoint(transition, startedMs, stopped);
+      for (const transition of transitions) reportCheckpoint(this.run!, transition, startedMs, stopped);
       throw stopped;
     }
-    for (const transition of transitions) this.reportCheckpoint(transition, startedMs, undefined);
-  }
-
-  /**
-   * The `checkpoint-saved` or `checkpoint-failed` event of a transition a write carried (each transition gets its
-   * own, with the write's duration); a cancellation met on the way is neither.
-   */
-  private reportCheckpoint(transition: RunTransition, startedMs: number, failure: unknown): void {
-    const run = this.run!;
-    if (!run.events.active) return;
-    if (failure !== undefined && !(KeelError.isInstance(failure) && failure.code.startsWith('store.')))
-      return;
-    const atMs = this.clock.now();
-    const common = {
-      runId: this.runId,
-      atMs,
-      step: 'step' in transition ? transition.step : run.state.step,
-      transition: transition.kind,
-      durationMs: atMs - startedMs,
-    };
-    run.events.emit(
-      failure === undefined
-        ? { type: 'checkpoint-saved', ...common }
-        : { type: 'checkpoint-failed', ...common, errorCode: failure.code },
-    );
+    for (const transition of transitions) reportCheckpoint(this.run!, transition, startedMs, undefined);
   }
 
   /** One write of a checkpoint: with its ledger writes and lease in one commit when the store can. */
@@ -439,28 +401,10 @@ export class DurableRun implements DurableLink {
   private retrying<T>(operation: () => Promise<T>): Promise<T> {
     return withStoreRetries(operation, {
       ...storeCallsOf(this.settings, this.clock),
-      onRetry: (error, delayMs, attempt) => this.retried(error, delayMs, attempt),
+      onRetry: (error, delayMs, attempt) => {
+        if (this.run !== undefined) reportStoreRetry(this.run, error, delayMs, attempt);
+      },
     });
-  }
-
-  private retried(error: KeelError, delayMs: number, attempt: number): void {
-    const run = this.run;
-    if (run === undefined) return;
-    countRetry(run.state.report, 'store', delayMs);
-    run.countError(error);
-    if (run.events.active) {
-      run.events.emit({
-        type: 'retry-scheduled',
-        runId: this.runId,
-        atMs: this.clock.now(),
-        step: run.state.step,
-        target: 'store',
-        name: 'run store',
-        attempt,
-        delayMs,
-        errorCode: error.code,
-      });
-    }
   }
 
   /** Once the run pauses and no call runs: saves a carried transition, then halts the run as paused. */

@@ -3,6 +3,7 @@
 import type { JsonValue } from '../../errors/keel-error.js';
 import { lazyProperty } from '../../spec/lazy-property.js';
 import type { CheckpointWrite, RunRecord } from '../../spec/run-store.js';
+import type { ToolSlot } from '../run/agent-runtime.js';
 import { journal } from '../run/event-journal.js';
 import { RUN_STATE_SCHEMA_VERSION, type RunState, type RunTransition } from '../run/run-state.js';
 import { journalLogWriteOf } from './journal-log-cursor.js';
@@ -98,4 +99,17 @@ export function carriedByNext(transition: RunTransition, state: RunState, idempo
   if (transition.kind === 'tool-call-started') return idempotentCall;
   if (transition.kind !== 'tool-call-completed') return false;
   return idempotentCall || state.pendingToolCalls.every((call) => call.status === 'completed');
+}
+
+/**
+ * Whether a transition is the start or end of a call that may run again harmlessly: its tool is idempotent, and so is
+ * every fallback tool that may run in its place.
+ */
+export function isIdempotentCall(transition: RunTransition, tools: ReadonlyMap<string, ToolSlot>): boolean {
+  if (transition.kind !== 'tool-call-started' && transition.kind !== 'tool-call-completed') return false;
+  const slot = tools.get(transition.toolName);
+  return (
+    slot?.tool.idempotent === true &&
+    slot.fallbacks.every((fallback) => fallback.slot === undefined || fallback.slot.tool.idempotent === true)
+  );
 }
