@@ -1,25 +1,17 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { KeelError } from '@keel/core';
-import { type EnvironmentSpec, ledgerOf } from './environment.js';
+import { ledgerOf } from './environment.js';
 import { requireTools } from './run-sample.js';
 import { childErrorsOf, type ScenarioRun } from './run-scenario.js';
-import { requestSamples, startScenarioServer } from './scenario-server.js';
+import { environmentSpecOf, requestSamples, startScenarioServer } from './scenario-server.js';
 import type { ScenarioObservation } from './scorecard.js';
 import { drawAt, runIdOf } from './seeds.js';
+import { emptyObservation, onWorkerLines, skippedWithoutWorker, workerScriptPath } from './worker-process.js';
 import type { WorkerLine, WorkerSpec } from './worker-protocol.js';
 import { workerRunSamples } from './worker-samples.js';
-
-/** The compiled worker script (beside this module once built; under `dist/` when run from the sources by vitest). */
-export function workerScriptPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts')
-    ? join(dirname(here), '..', 'dist', 'worker.js')
-    : join(dirname(here), 'worker.js');
-}
 
 /** When to kill the first worker: after `afterUnits` effects (or starts, for runs without tools), `delayMs` later. */
 export interface KillPlan {
@@ -65,7 +57,6 @@ function runWorker(
   const lines: WorkerLine[] = [];
   let units = 0;
   let killed = false;
-  let buffered = '';
   let stderr = '';
   const sendKill = () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -74,17 +65,11 @@ function runWorker(
   };
   const deadline = setTimeout(sendKill, Math.max(0, deadlineMs - Date.now()));
   signal?.addEventListener('abort', sendKill, { once: true });
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-      const line = JSON.parse(buffered.slice(0, newline)) as WorkerLine;
-      buffered = buffered.slice(newline + 1);
-      lines.push(line);
-      if (kill !== undefined && line.type === kill.unit && ++units === kill.afterUnits) {
-        if (kill.delayMs === 0) sendKill();
-        else setTimeout(sendKill, kill.delayMs);
-      }
+  onWorkerLines(child.stdout, (line) => {
+    lines.push(line);
+    if (kill !== undefined && line.type === kill.unit && ++units === kill.afterUnits) {
+      if (kill.delayMs === 0) sendKill();
+      else setTimeout(sendKill, kill.delayMs);
     }
   });
   child.stderr.setEncoding('utf8');
@@ -108,38 +93,11 @@ function runWorker(
  */
 export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObservation> {
   const { subject, scenario, calibration, seed } = run;
-  const base = {
-    scenario,
-    subject: subject.name,
-    requestsPerCleanRun: calibration.requestsPerRun,
-    effects: [],
-    breakerMoves: [],
-    windows: [],
-    requests: [],
-    runs: [],
-  };
-  if (subject.worker === undefined) {
-    const now = Date.now();
-    return {
-      ...base,
-      startedAtMs: now,
-      finishedAtMs: now,
-      skipped: 'the subject cannot run in a worker process',
-    };
-  }
+  if (subject.worker === undefined) return skippedWithoutWorker(run);
   const directory = await mkdtemp(join(tmpdir(), `keel-chaos-${scenario.name}-`));
   const scenarioServer = await startScenarioServer(scenario, subject, calibration, seed);
   try {
-    const environment: EnvironmentSpec = {
-      scenario: scenario.name,
-      baseUrl: scenarioServer.server.url,
-      models: scenarioServer.models,
-      directory,
-      seed,
-      ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
-      ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
-      ...(scenario.handoff === true ? { handoff: true } : {}),
-    };
+    const environment = environmentSpecOf(scenario, scenarioServer, directory, seed);
     const runIds = Array.from({ length: run.runs }, (_, index) => runIdOf(scenario.name, seed, index));
     const startedAtMs = Date.now();
     const windows = scenarioServer.arm(startedAtMs);
@@ -194,7 +152,7 @@ export async function runCrashScenario(run: ScenarioRun): Promise<ScenarioObserv
     );
     const effects = ledgerOf(environment).read();
     return {
-      ...base,
+      ...emptyObservation(run),
       startedAtMs,
       finishedAtMs: Date.now(),
       runs: requireTools(runs, effects, calibration.tools),

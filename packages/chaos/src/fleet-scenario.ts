@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { KeelError } from '@keel/core';
-import { workerScriptPath } from './crash-scenario.js';
-import { type EnvironmentSpec, ledgerOf } from './environment.js';
+import { ledgerOf } from './environment.js';
 import { requireTools } from './run-sample.js';
 import type { ScenarioRun } from './run-scenario.js';
-import { requestSamples, startScenarioServer } from './scenario-server.js';
+import { environmentSpecOf, requestSamples, startScenarioServer } from './scenario-server.js';
 import type { ScenarioObservation } from './scorecard.js';
 import { runIdOf } from './seeds.js';
+import { emptyObservation, onWorkerLines, skippedWithoutWorker, workerScriptPath } from './worker-process.js';
 import type { WorkerLine, WorkerSpec } from './worker-protocol.js';
 import { workerRunSamples } from './worker-samples.js';
 
@@ -31,7 +31,6 @@ function startProcess(spec: WorkerSpec): FleetProcess {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines: WorkerLine[] = [];
-  let buffered = '';
   let markReady: () => void = () => undefined;
   const fleetProcess: FleetProcess = {
     child,
@@ -48,15 +47,9 @@ function startProcess(spec: WorkerSpec): FleetProcess {
       });
     }),
   };
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-      const line = JSON.parse(buffered.slice(0, newline)) as WorkerLine;
-      buffered = buffered.slice(newline + 1);
-      lines.push(line);
-      if (line.type === 'ready') markReady();
-    }
+  onWorkerLines(child.stdout, (line) => {
+    lines.push(line);
+    if (line.type === 'ready') markReady();
   });
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => {
@@ -76,25 +69,7 @@ function startProcess(spec: WorkerSpec): FleetProcess {
 export async function runFleetScenario(run: ScenarioRun): Promise<ScenarioObservation> {
   const { subject, scenario, calibration, seed } = run;
   const workers = scenario.workers ?? 1;
-  const base = {
-    scenario,
-    subject: subject.name,
-    requestsPerCleanRun: calibration.requestsPerRun,
-    effects: [],
-    breakerMoves: [],
-    windows: [],
-    requests: [],
-    runs: [],
-  };
-  if (subject.worker === undefined) {
-    const now = Date.now();
-    return {
-      ...base,
-      startedAtMs: now,
-      finishedAtMs: now,
-      skipped: 'the subject cannot run in a worker process',
-    };
-  }
+  if (subject.worker === undefined) return skippedWithoutWorker(run);
   const worker = subject.worker;
   const directory = await mkdtemp(join(tmpdir(), `keel-chaos-${scenario.name}-`));
   const scenarioServer = await startScenarioServer(scenario, subject, calibration, seed);
@@ -106,15 +81,7 @@ export async function runFleetScenario(run: ScenarioRun): Promise<ScenarioObserv
   };
   run.signal?.addEventListener('abort', stopAll, { once: true });
   try {
-    const environment: EnvironmentSpec = {
-      scenario: scenario.name,
-      baseUrl: scenarioServer.server.url,
-      models: scenarioServer.models,
-      directory,
-      seed,
-      ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
-      ...(scenario.stream === true ? { stream: true } : {}),
-    };
+    const environment = environmentSpecOf(scenario, scenarioServer, directory, seed);
     const runIds = Array.from({ length: run.runs }, (_, index) => runIdOf(scenario.name, seed, index));
     for (let slot = 0; slot < workers; slot++) {
       processes.push(
@@ -156,7 +123,7 @@ export async function runFleetScenario(run: ScenarioRun): Promise<ScenarioObserv
     );
     const effects = ledgerOf(environment).read();
     return {
-      ...base,
+      ...emptyObservation(run),
       startedAtMs,
       finishedAtMs: Math.max(startedAtMs, ...runs.map((sample) => sample.endedAtMs)),
       runs: requireTools(runs, effects, calibration.tools),

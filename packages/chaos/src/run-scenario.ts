@@ -10,6 +10,7 @@ import { requireTools, sampleOf, thrownSample } from './run-sample.js';
 import type { ChaosScenario } from './scenario.js';
 import {
   type Calibration,
+  environmentSpecOf,
   requestSamples,
   type ScenarioServer,
   startScenarioServer,
@@ -49,17 +50,7 @@ export async function runScenario(run: ScenarioRun): Promise<ScenarioObservation
   const scenarioServer = await startScenarioServer(scenario, subject, calibration, seed);
   let prepared: PreparedSubject | undefined;
   try {
-    const spec = {
-      scenario: scenario.name,
-      baseUrl: scenarioServer.server.url,
-      models: scenarioServer.models,
-      directory,
-      seed,
-      ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
-      ...(scenario.stream === true ? { stream: true } : {}),
-      ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
-      ...(scenario.handoff === true ? { handoff: true } : {}),
-    };
+    const spec = environmentSpecOf(scenario, scenarioServer, directory, seed);
     prepared = await subject.prepare(environmentOf(spec));
     // How late the shared event loop runs under the load: a request admitted before a breaker opened reaches the
     // server at most about that much later (see the probe goal).

@@ -7,6 +7,7 @@ import {
   type SimulatedServer,
   startSimulatedServer,
 } from '@keel/simulated';
+import type { EnvironmentSpec } from './environment.js';
 import { recallingBrain } from './recalling-brain.js';
 import type { ChaosScenario, ModelFaults } from './scenario.js';
 import type { RequestSample, WindowSample } from './scorecard.js';
@@ -185,4 +186,28 @@ function contextWindows(
   // then overflows at once.
   const primary = largest > first ? first + Math.floor((largest - first) / 2) : Math.max(1, first - 1);
   return { primary, fallbacks: largest * 4 };
+}
+
+/**
+ * What the subject's environment is made from, for one scenario run on `scenarioServer` (in this process or in a
+ * worker's): the server, its models (the child's too in a nested scenario), the run's directory and seed, the
+ * scenario's tool faults, and whether the subject streams or hands over.
+ */
+export function environmentSpecOf(
+  scenario: ChaosScenario,
+  scenarioServer: ScenarioServer,
+  directory: string,
+  seed: number,
+): EnvironmentSpec {
+  return {
+    scenario: scenario.name,
+    baseUrl: scenarioServer.server.url,
+    models: scenarioServer.models,
+    directory,
+    seed,
+    ...(scenario.tools === undefined ? {} : { toolFaults: scenario.tools }),
+    ...(scenario.stream === true ? { stream: true } : {}),
+    ...(scenarioServer.childModels === undefined ? {} : { childModels: scenarioServer.childModels }),
+    ...(scenario.handoff === true ? { handoff: true } : {}),
+  };
 }
