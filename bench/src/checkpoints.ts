@@ -1,7 +1,7 @@
 // The cost of a durable step as a run grows: runs of 10, 100 and 1,000 steps, and 10-step runs that start with 10,
 // 100 and 1,000 messages of earlier conversation, on SQLite and PostgreSQL stores, without a store, and with
 // LangGraph.js's SQLite saver (the same ReAct run: a tool call a step, then the answer); then the 5-step run of keel
-// on SQLite against LangGraph's saver.
+// on SQLite against LangGraph's saver, each side in a process of its own (measureIsolated, fair.ts).
 //
 // The method: no forced GC anywhere (a full collection before a timed block deoptimises keel's hot code); every block
 // sized, from a pilot run, to about the same CPU time (KEEL_BENCH_BLOCK_MS, 50 ms); the subjects of a case take
@@ -11,25 +11,21 @@
 // Run: npm run bench:checkpoints  (starts a private PostgreSQL on 127.0.0.1 through scripts/postgres.sh, then stops
 // it). KEEL_BENCH_ROUNDS (3), KEEL_BENCH_BLOCK_MS (50), KEEL_BENCH_ONLY=sqlite (no PostgreSQL) or postgres (keel on
 // PostgreSQL alone), KEEL_BENCH_CASES (steps,history,history+,five: the parts to run, all by default; e.g. `history`
-// alone, under a minute), KEEL_BENCH_PEER_STEPS_MAX=1000 (LangGraph's 1,000-step run too: a minute or more a round).
+// alone, under a minute), KEEL_BENCH_PEER_STEPS_MAX=1000 (LangGraph's 1,000-step run too: a minute or more a round),
+// KEEL_BENCH_FIVE_ROUNDS (15: rounds of the 5-step comparison).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  agent,
-  type Message,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelResponse,
-  type RunStore,
-} from '@keel/core';
+import type { RunStore } from '@keel/core';
 import { PostgresRunStore } from '@keel/store-postgres';
 import { SqliteRunStore } from '@keel/store-sqlite';
+import { keelRunner, type Runner } from './durable-runs.js';
+import { measureIsolated, ratioSpread } from './fair.js';
+import { FIVE_STEPS } from './five-step-subjects.js';
 import { langGraphRunner } from './langgraph-peer.js';
 import { percentile } from './statistics.js';
-import { lookupTool } from './step-agent.js';
 
 const ROUNDS = Number(process.env.KEEL_BENCH_ROUNDS ?? 3);
 /** The CPU time each block aims at. */
@@ -44,6 +40,8 @@ const PEER_TARGET = 20;
 const LENGTHS = [10, 100, 1_000] as const;
 /** LangGraph's runs are this long at most (KEEL_BENCH_PEER_STEPS_MAX, 100): its 1,000-step run takes a minute or more. */
 const PEER_STEPS_MAX = Number(process.env.KEEL_BENCH_PEER_STEPS_MAX ?? 100);
+/** Rounds of the 5-step comparison (KEEL_BENCH_FIVE_ROUNDS): its blocks are short, its ratio wants many. */
+const FIVE_ROUNDS = Number(process.env.KEEL_BENCH_FIVE_ROUNDS ?? 15);
 
 /** One run shape: `steps` steps after `history` messages of earlier conversation. */
 interface Case {
@@ -52,58 +50,10 @@ interface Case {
   readonly history: number;
 }
 
-/** Something that runs a case once. */
-type Runner = () => Promise<void>;
-
 interface Subject {
   readonly name: string;
   /** A runner of the case, or undefined when the subject does not take part. */
   readonly runnerOf: (shape: Case) => Runner | undefined;
-}
-
-/**
- * A model that calls `lookup` each step until `steps - 1` results are in, then answers; it reads only the last
- * message (its call id says which step it answers), so the model costs the same at any length.
- */
-function linearModel(steps: number): ModelProvider {
-  const usage = { inputTokens: 10, outputTokens: 5 };
-  return {
-    provider: 'bench',
-    model: 'steps',
-    async generate(request: ModelRequest): Promise<ModelResponse> {
-      const last = request.messages.at(-1);
-      const done = last?.role === 'tool' ? Number(last.toolCallId.slice('call_'.length)) + 1 : 0;
-      if (done >= steps - 1)
-        return { content: 'done', toolCalls: [], finishReason: 'stop', usage, model: 'steps' };
-      const call = { id: `call_${done}`, name: 'lookup', arguments: `{"key":"k${done}"}` };
-      return { content: '', toolCalls: [call], finishReason: 'tool_calls', usage, model: 'steps' };
-    },
-  };
-}
-
-/** `history` messages of an earlier conversation, then the run's question. */
-function inputOf(history: number): Message[] {
-  const earlier: Message[] = Array.from({ length: history }, (_, index) =>
-    index % 2 === 0
-      ? { role: 'user', content: `question ${index}` }
-      : { role: 'assistant', content: `answer ${index}` },
-  );
-  return [...earlier, { role: 'user', content: 'go' }];
-}
-
-function keelRunner(store: RunStore | undefined, shape: Case): Runner {
-  const assistant = agent({
-    model: linearModel(shape.steps),
-    tools: [lookupTool],
-    limits: { maxTurns: shape.steps + 2, timeoutMs: 3_600_000 },
-    ...(store === undefined ? {} : { store }),
-  });
-  const input = inputOf(shape.history);
-  return async () => {
-    const result = await assistant.run(input);
-    if (result.status !== 'completed')
-      throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
-  };
 }
 
 /** CPU and wall time of one block of `runs` runs, per step (microseconds). */
@@ -248,23 +198,30 @@ function marginal(
   }
 }
 
-/** The 5-step run: keel on SQLite against LangGraph's saver. */
-async function fiveSteps(subjects: readonly Subject[]): Promise<void> {
-  const five: Case = { label: 'five', steps: 5, history: 0 };
-  const pair = subjects.filter(
-    (subject) => subject.name === 'keel, sqlite' || subject.name.startsWith('langgraph'),
+/**
+ * The 5-step run: keel on SQLite against LangGraph's saver, each in a process of its own (two libraries in one
+ * process share a heap: one's garbage is collected in the other's blocks), in FIVE_ROUNDS rounds after two warm-up
+ * rounds, blocks of four times BLOCK_MS.
+ */
+async function fiveSteps(): Promise<void> {
+  const moduleUrl = new URL('./five-step-subjects.js', import.meta.url).href;
+  const measured = await measureIsolated(
+    [
+      { name: 'keel', moduleUrl, factory: 'keelFiveSteps' },
+      { name: 'langgraph', moduleUrl, factory: 'langGraphFiveSteps' },
+    ],
+    { rounds: FIVE_ROUNDS, blockCpuMs: BLOCK_MS * 4, calibrationUnits: 20 },
   );
-  const peerSamples = await measure([five], pair);
-  const keelRows = peerSamples.get('keel, sqlite|five')!;
-  const peerRows = peerSamples.get('langgraph, sqlite|five')!;
-  const ratios = keelRows.map((row, index) => peerRows[index]!.cpuUs / row.cpuUs);
+  const keel = measured.get('keel')!;
+  const peer = measured.get('langgraph')!;
+  const ratios = ratioSpread(peer, keel);
   console.log(
-    `\n5-step run on SQLite: keel ${median(keelRows.map((row) => row.cpuUs)).toFixed(1)} us a step vs ` +
-      `LangGraph.js + SqliteSaver ${median(peerRows.map((row) => row.cpuUs)).toFixed(1)} us (CPU, median of rounds)`,
+    `\n5-step run on SQLite, each side in a process of its own: keel ${(keel.medianUs / FIVE_STEPS).toFixed(1)} us a ` +
+      `step vs LangGraph.js + SqliteSaver ${(peer.medianUs / FIVE_STEPS).toFixed(1)} us (CPU, median of ${FIVE_ROUNDS} rounds)`,
   );
   console.log(
-    `  LangGraph / keel per round (min / median / max): ${spread(ratios)}  ` +
-      `target >= ${PEER_TARGET}x: ${verdict(median(ratios) >= PEER_TARGET)}`,
+    `  LangGraph / keel per round (min / median / max): ${ratios.min.toFixed(2)} / ${ratios.median.toFixed(2)} / ` +
+      `${ratios.max.toFixed(2)}  target >= ${PEER_TARGET}x: ${verdict(ratios.median >= PEER_TARGET)}`,
   );
 }
 
@@ -287,11 +244,16 @@ async function main(): Promise<void> {
     const postgres = url === undefined ? undefined : open(new PostgresRunStore({ connectionString: url }));
     let peer = 0;
     const everyone: Subject[] = [
-      { name: 'keel, no store', runnerOf: (shape) => keelRunner(undefined, shape) },
-      { name: 'keel, sqlite', runnerOf: (shape) => keelRunner(sqlite, shape) },
+      { name: 'keel, no store', runnerOf: (shape) => keelRunner(undefined, shape.steps, shape.history) },
+      { name: 'keel, sqlite', runnerOf: (shape) => keelRunner(sqlite, shape.steps, shape.history) },
       ...(postgres === undefined
         ? []
-        : [{ name: 'keel, postgres', runnerOf: (shape: Case) => keelRunner(postgres, shape) }]),
+        : [
+            {
+              name: 'keel, postgres',
+              runnerOf: (shape: Case) => keelRunner(postgres, shape.steps, shape.history),
+            },
+          ]),
       {
         name: 'langgraph, sqlite',
         runnerOf: (shape) => {
@@ -333,7 +295,7 @@ async function main(): Promise<void> {
     if (PARTS.has('history') && PARTS.has('history+')) marginal(subjects, samples);
 
     // The 5-step run: keel on SQLite against LangGraph's saver.
-    if (PARTS.has('five') && ONLY !== 'postgres') await fiveSteps(subjects);
+    if (PARTS.has('five') && ONLY !== 'postgres') await fiveSteps();
   } finally {
     for (const store of stores) await store.close();
     if (url !== undefined) execFileSync('bash', [script, 'stop', port]);

@@ -47,6 +47,7 @@ export { EVENT_JOURNAL_LIMIT, type EventJournal, type JournalEntry } from './age
 export type { RunLimits } from './agent/run/limits.js';
 export type { ApprovalAnswer, PendingDecision, ToolCallDecision } from './agent/run/pending-decision.js';
 export type { BreakerMove, RunReport } from './agent/run/report.js';
+export { newRunId } from './agent/run/run-id.js';
 export type { CheckpointHook, RunState } from './agent/run/run-state.js';
 export { checkSessionId } from './agent/run/session-options.js';
 export type { StopReason, TerminalStatus } from './agent/run/stop-reason.js';

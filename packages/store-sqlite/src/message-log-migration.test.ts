@@ -59,6 +59,29 @@ function toSchema3(path: string): void {
     DROP TABLE run_journal;
     UPDATE keel_schema SET version = 3;`);
   database.close();
+  toRowidLedger(path, 3);
+}
+
+/** The ledger as schema 5 and before kept it: a table with a rowid and an index on its key, its rows copied. */
+function toRowidLedger(path: string, version: number): void {
+  const database = new Database(path);
+  database.exec(`CREATE TABLE ledger_rowid (
+      run_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, step INTEGER NOT NULL, call_index INTEGER NOT NULL,
+      tool_name TEXT NOT NULL, status TEXT NOT NULL, result TEXT, started_at_ms INTEGER NOT NULL,
+      completed_at_ms INTEGER, PRIMARY KEY (run_id, idempotency_key));
+    INSERT INTO ledger_rowid SELECT * FROM ledger;
+    DROP TABLE ledger;
+    ALTER TABLE ledger_rowid RENAME TO ledger;
+    UPDATE keel_schema SET version = ${version};`);
+  database.close();
+}
+
+/** The ledger's rows, in key order. */
+function ledgerRows(path: string): unknown[] {
+  const database = new Database(path);
+  const rows = database.prepare('SELECT * FROM ledger ORDER BY run_id, idempotency_key').all();
+  database.close();
+  return rows;
 }
 
 describe('SqliteRunStore: runs stored before the message log', () => {
@@ -93,7 +116,7 @@ describe('SqliteRunStore: runs stored before the message log', () => {
     expect((record!.state as unknown as RunState).messages).toEqual(clean.messages);
     await store.close();
     const after = new Database(path);
-    expect(after.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(5);
+    expect(after.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(6);
     const row = after
       .prepare('SELECT state, message_count, journal_end FROM runs WHERE run_id = ?')
       .get('old') as {
@@ -120,5 +143,33 @@ describe('SqliteRunStore: runs stored before the message log', () => {
       .all() as string[];
     expect(JSON.parse(`[${logged.join(',')}]`)).toEqual(clean.messages);
     after.close();
+  });
+
+  it('moves a schema-5 ledger to a table keyed by its primary key alone, every entry kept', async () => {
+    const path = join(directory, 'schema5.db');
+    const store = new SqliteRunStore(path);
+    const faulty = new FaultyRunStore(store);
+    faulty.writeLimit = 3;
+    const crashed = await counter(faulty, 'first').run('count', { runId: 'ledger' });
+    expect(crashed).toMatchObject({ status: 'interrupted' });
+    await store.close();
+    const before = ledgerRows(path);
+    expect(before.length).toBeGreaterThan(0);
+    toRowidLedger(path, 5);
+
+    const migrated = new SqliteRunStore(path);
+    const resumed = await counter(migrated, 'second', new FakeClock(START_MS + 600_000)).resume('ledger');
+    expect(resumed).toMatchObject({ status: 'completed', output: 'done' });
+    await migrated.close();
+    const after = new Database(path);
+    expect(after.prepare('SELECT version FROM keel_schema').pluck().get()).toBe(6);
+    expect(after.prepare("SELECT sql FROM sqlite_schema WHERE name = 'ledger'").pluck().get()).toMatch(
+      /WITHOUT ROWID/,
+    );
+    after.close();
+    // The entries written before the migration are there as they were, beside the ones the resumed run added.
+    const rows = ledgerRows(path);
+    for (const row of before) expect(rows).toContainEqual(row);
+    expect(rows.length).toBe(4);
   });
 });

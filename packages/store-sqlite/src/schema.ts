@@ -71,6 +71,24 @@ const MIGRATIONS: readonly string[] = [
      entry TEXT NOT NULL,
      PRIMARY KEY (run_id, idx)
    ) WITHOUT ROWID;`,
+  // 6: the ledger keyed by its primary key alone (WITHOUT ROWID): a call's entry is one B-tree's page to write, not a
+  // table's and its key index's.
+  `CREATE TABLE ledger_by_key (
+     run_id TEXT NOT NULL,
+     idempotency_key TEXT NOT NULL,
+     step INTEGER NOT NULL,
+     call_index INTEGER NOT NULL,
+     tool_name TEXT NOT NULL,
+     status TEXT NOT NULL,
+     result TEXT,
+     started_at_ms INTEGER NOT NULL,
+     completed_at_ms INTEGER,
+     PRIMARY KEY (run_id, idempotency_key)
+   ) WITHOUT ROWID;
+   INSERT INTO ledger_by_key SELECT run_id, idempotency_key, step, call_index, tool_name, status, result,
+     started_at_ms, completed_at_ms FROM ledger;
+   DROP TABLE ledger;
+   ALTER TABLE ledger_by_key RENAME TO ledger;`,
 ];
 
 /** Brings the database to the newest schema, in one transaction per step; safe to run from several processes. */

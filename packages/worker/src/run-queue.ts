@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import {
   type ApprovalAnswer,
   type Clock,
   KeelError,
   type Message,
   migrateRunState,
+  newRunId,
   queuedRun,
   type RunStatus,
   type RunStore,
@@ -206,7 +206,7 @@ export function runQueue(options: RunQueueOptions): RunQueue {
         'submit',
         "{ runId: 'run-42', tenant: 'acme', priority: 5 }",
       );
-      const runId = submitOptions.runId ?? randomUUID();
+      const runId = submitOptions.runId ?? newRunId();
       const { tenant, priority } = submitOptions;
       const run = queuedRun({
         runId,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { DEFAULT_TENANT } from '../governance/budget-gate.js';
 import type { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { Event } from '../policies/policy.js';
@@ -11,6 +10,7 @@ import { resolveAgent } from './resolve-agent.js';
 import { type ResumeOptions, resumeRun } from './resume.js';
 import { agentRunMap, runRegistry } from './run/cancellation.js';
 import { parentRunIn } from './run/child-runs.js';
+import { newRunId } from './run/run-id.js';
 import { sessionSettingsOf } from './run/session-options.js';
 import { runOnSession } from './session-run.js';
 import { settleSession } from './sessions/session-settle.js';
@@ -125,7 +125,7 @@ export function agent<Output = string>(options: AgentOptions<Output>): Agent<Out
     ...(runtime.durability === undefined ? {} : { store: runtime.durability.store }),
     run,
     stream: (input: string | readonly Message[], streamOptions?: StreamOptions) =>
-      createAgentStream<Output>((runOptions) => run(input, runOptions), streamOptions, randomUUID),
+      createAgentStream<Output>((runOptions) => run(input, runOptions), streamOptions, newRunId),
     resume: async (runId: string, resumeOptions?: ResumeOptions) =>
       settleSession(runtime, await resumeRun<Output>(runtime, runRegistry, runs, runId, resumeOptions)),
     cancel(runId: string, reason?: string): boolean {

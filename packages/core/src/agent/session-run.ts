@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { KeelError } from '../errors/keel-error.js';
 import type { Message } from '../spec/model.js';
 import type { SessionConflictData, SessionRecord } from '../spec/run-store.js';
@@ -14,6 +13,7 @@ import {
 } from './loop/run.js';
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
+import { newRunId } from './run/run-id.js';
 import { createRunState, type RunState } from './run/run-state.js';
 import { checkSessionStore, type SessionSettings } from './run/session-options.js';
 import { isSessionConflict } from './run/session-state.js';
@@ -49,7 +49,7 @@ export async function runOnSession<Output>(
   const inputMessages = sessionInputOf(input);
   const { clock } = runtime;
   const { sessionId } = settings;
-  const runId = options.runId ?? randomUUID();
+  const runId = options.runId ?? newRunId();
   const retry = storeCallsOf(durability, clock);
   const waitUntilMs = clock.now() + settings.waitMs;
   let moves = 0;

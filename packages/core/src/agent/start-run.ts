@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Message } from '../spec/model.js';
 import { startDurableRun } from './durable-start.js';
 import {
@@ -13,6 +12,7 @@ import {
 import type { AgentRuntime } from './run/agent-runtime.js';
 import type { RunAbort, RunRegistry } from './run/cancellation.js';
 import { parentRunIn } from './run/child-runs.js';
+import { newRunId } from './run/run-id.js';
 import { createRunState } from './run/run-state.js';
 
 /**
@@ -31,7 +31,7 @@ export async function executeRun<Output>(
   const { clock, limits } = runtime;
   const startedAtMs = clock.now();
   const state = createRunState({
-    runId: options.runId ?? randomUUID(),
+    runId: options.runId ?? newRunId(),
     agentName: runtime.name,
     messages,
     startedAtMs,

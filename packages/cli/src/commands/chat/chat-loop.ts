@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import {
   type Agent,
   type ApprovalAnswer,
   KeelError,
+  newRunId,
   type PendingDecision,
   type RunEventListener,
   type RunResult,
@@ -66,7 +66,7 @@ export class ChatLoop {
         const text = line.trim();
         if (text === '') continue;
         if (text === '/exit' || text === '/quit') break;
-        const runId = randomUUID();
+        const runId = newRunId();
         await this.options.beforeRun(runId);
         await this.turn((live) =>
           this.options.agent.run(text, {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { TrustFlags } from '@keel/agent-file';
-import { type Clock, KeelError, type RunStore } from '@keel/core';
+import { type Clock, KeelError, newRunId, type RunStore } from '@keel/core';
 import { buildAgent } from '../../build/build-agent.js';
 import { saveInvocation } from '../../build/invocation.js';
 import { faultsSummary } from '../../build/models.js';
@@ -66,7 +66,7 @@ async function runWithTelemetry(
   try {
     telemetry.observe(built.agent);
     const quiet = options.json || telemetry.jsonLines;
-    const runId = crypto.randomUUID();
+    const runId = newRunId();
     await saveInvocation(options.workingDirectory, runId, {
       agentFile,
       ...(options.faults === undefined ? {} : { faults: options.faults }),
