@@ -200,7 +200,7 @@ function marginal(
 
 /**
  * The 5-step run: keel on SQLite against LangGraph's saver, each in a process of its own (two libraries in one
- * process share a heap: one's garbage is collected in the other's blocks), in FIVE_ROUNDS rounds after two warm-up
+ * process share a heap: one's garbage is collected in the other's blocks), in FIVE_ROUNDS rounds after ten warm-up
  * rounds, blocks of four times BLOCK_MS.
  */
 async function fiveSteps(): Promise<void> {
@@ -210,7 +210,8 @@ async function fiveSteps(): Promise<void> {
       { name: 'keel', moduleUrl, factory: 'keelFiveSteps' },
       { name: 'langgraph', moduleUrl, factory: 'langGraphFiveSteps' },
     ],
-    { rounds: FIVE_ROUNDS, blockCpuMs: BLOCK_MS * 4, calibrationUnits: 20 },
+    // Ten warm-up rounds (about 2 s of CPU a side): both sides' code and SQLite page caches reach their steady state.
+    { rounds: FIVE_ROUNDS, blockCpuMs: BLOCK_MS * 4, calibrationUnits: 20, warmupRounds: 10 },
   );
   const keel = measured.get('keel')!;
   const peer = measured.get('langgraph')!;

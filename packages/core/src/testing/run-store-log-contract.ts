@@ -186,22 +186,27 @@ export function runStoreLogContract(name: string, createStore: () => RunStore | 
       expect(await journalOf()).toEqual({ end: 3, dropped: 0, positions: [0, 1, 2] });
       await store.saveCheckpoint(runId, write(2, 3, 4, 0));
       expect(await journalOf()).toEqual({ end: 4, dropped: 0, positions: [0, 1, 2, 3] });
+      // A write that starts before the log's end rewrites it from there: the entries past the write's end are gone.
+      await store.saveCheckpoint(runId, write(3, 2, 3, 0));
+      expect(await journalOf()).toEqual({ end: 3, dropped: 0, positions: [0, 1, 2] });
+      await store.saveCheckpoint(runId, write(4, 3, 4, 0));
+      expect(await journalOf()).toEqual({ end: 4, dropped: 0, positions: [0, 1, 2, 3] });
       // Past its limit the journal drops its oldest entries: the log drops them too.
-      await store.saveCheckpoint(runId, write(3, 4, 6, 2));
+      await store.saveCheckpoint(runId, write(5, 4, 6, 2));
       expect(await journalOf()).toEqual({ end: 6, dropped: 2, positions: [2, 3, 4, 5] });
       // Entries added and dropped between two writes leave a gap the log never reads.
-      await store.saveCheckpoint(runId, write(4, 8, 10, 8));
+      await store.saveCheckpoint(runId, write(6, 8, 10, 8));
       expect(await journalOf()).toEqual({ end: 10, dropped: 8, positions: [8, 9] });
       // The state's other fields as written, the journal's keys in their order.
       const loaded = await store.loadRun(runId);
       expect(Object.keys((loaded!.state as { journal: object }).journal)).toEqual(['entries', 'dropped']);
       // A refused write changes nothing.
-      expect(await codeOf(store.saveCheckpoint(runId, write(4, 10, 12, 8)))).toBe('store.conflict');
+      expect(await codeOf(store.saveCheckpoint(runId, write(6, 10, 12, 8)))).toBe('store.conflict');
       expect(await journalOf()).toEqual({ end: 10, dropped: 8, positions: [8, 9] });
       // A checkpoint with its journal inline drops the log.
       const inline: CheckpointWrite = {
-        ...write(5, 0, 0, 0),
-        state: { step: 5, journal: { entries: [entry(0)], dropped: 0 } },
+        ...write(7, 0, 0, 0),
+        state: { step: 7, journal: { entries: [entry(0)], dropped: 0 } },
       };
       delete inline.journal;
       await store.saveCheckpoint(runId, inline);
