@@ -19,15 +19,26 @@ export interface SqliteRunStoreOptions {
    * created) and the `-wal` file holds nothing, the file is read into memory and queried there. Defaults to false.
    */
   readOnly?: boolean;
+  /**
+   * The size of the write-ahead log, in pages, past which a commit copies it back into the database file (SQLite's
+   * `wal_autocheckpoint`; an integer from 0 to 2_147_483_647, 0 for never: then the application checkpoints). Defaults
+   * to 10_000 (about 40 MB of log at 4 KiB pages), ten times SQLite's own: a step's commit rewrites the same few
+   * pages, and a longer log copies each of them back once for many commits (a 5-step durable run about 7% cheaper in
+   * CPU than with 1,000; `npm run bench:checkpoints`), at the cost of a larger `-wal` file and a longer pause at each
+   * copy.
+   */
+  walAutocheckpoint?: number;
 }
 
-const OPTION_NAMES = ['synchronous', 'busyTimeoutMs', 'readOnly'];
+const OPTION_NAMES = ['synchronous', 'busyTimeoutMs', 'readOnly', 'walAutocheckpoint'];
+const INTEGER_MAX = 2_147_483_647;
 
 /** Checks the constructor's options: `config.invalid` names the option at fault and the known ones. */
 export function checkOptions(options: SqliteRunStoreOptions): {
   synchronous: 'normal' | 'full';
   busyTimeoutMs: number;
   readOnly: boolean;
+  walAutocheckpoint: number;
 } {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throwOptionError({
@@ -53,7 +64,7 @@ export function checkOptions(options: SqliteRunStoreOptions): {
     });
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2_147_483_647) {
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > INTEGER_MAX) {
     throwOptionError({
       where: 'SqliteRunStore',
       option: 'busyTimeoutMs',
@@ -67,5 +78,12 @@ export function checkOptions(options: SqliteRunStoreOptions): {
       option: 'readOnly',
       message: `readOnly must be true or false, not ${JSON.stringify(readOnly)}`,
     });
-  return { synchronous, busyTimeoutMs, readOnly };
+  const walAutocheckpoint = options.walAutocheckpoint ?? 10_000;
+  if (!Number.isInteger(walAutocheckpoint) || walAutocheckpoint < 0 || walAutocheckpoint > INTEGER_MAX)
+    throwOptionError({
+      where: 'SqliteRunStore',
+      option: 'walAutocheckpoint',
+      message: `walAutocheckpoint must be an integer from 0 to 2_147_483_647 (pages), not ${String(walAutocheckpoint)}`,
+    });
+  return { synchronous, busyTimeoutMs, readOnly, walAutocheckpoint };
 }

@@ -50,17 +50,25 @@ describe('SqliteRunStore', () => {
 
   it('rejects bad options with config.invalid naming the option and the known ones', async () => {
     const cases: Array<[unknown, RegExp]> = [
-      [null, /options must be an object .*known options: synchronous, busyTimeoutMs, readOnly/],
+      [
+        null,
+        /options must be an object .*known options: synchronous, busyTimeoutMs, readOnly, walAutocheckpoint/,
+      ],
       [[], /options must be an object/],
       [
         { synchronus: 'full' },
-        /unknown option "synchronus"; known options: synchronous, busyTimeoutMs, readOnly/,
+        /unknown option "synchronus"; known options: synchronous, busyTimeoutMs, readOnly, walAutocheckpoint/,
       ],
       [{ synchronous: 'off' }, /synchronous must be "normal" or "full", not "off"/],
       [{ busyTimeoutMs: -1 }, /busyTimeoutMs must be an integer from 0/],
       [{ busyTimeoutMs: 1.5 }, /busyTimeoutMs must be an integer/],
       [{ busyTimeoutMs: 2 ** 31 }, /busyTimeoutMs must be an integer/],
       [{ readOnly: 'yes' }, /readOnly must be true or false, not "yes"/],
+      [
+        { walAutocheckpoint: -1 },
+        /walAutocheckpoint must be an integer from 0 to 2_147_483_647 \(pages\), not -1/,
+      ],
+      [{ walAutocheckpoint: '1000' }, /walAutocheckpoint must be an integer/],
     ];
     for (const [options, message] of cases) {
       expect(() => new SqliteRunStore(':memory:', options as never), JSON.stringify(options)).toThrow(
@@ -70,6 +78,20 @@ describe('SqliteRunStore', () => {
     const store = new SqliteRunStore(':memory:', { busyTimeoutMs: 0, synchronous: 'full' });
     expect(await store.listRuns()).toEqual([]);
     await store.close();
+  });
+
+  it('copies its write-ahead log back past walAutocheckpoint pages, 10,000 unless told', async () => {
+    const path = join(directory, 'checkpoint-pages.db');
+    const pagesOf = (store: SqliteRunStore) =>
+      (store as unknown as { database: Database.Database }).database.pragma('wal_autocheckpoint', {
+        simple: true,
+      });
+    const byDefault = new SqliteRunStore(path);
+    expect(pagesOf(byDefault)).toBe(10_000);
+    await byDefault.close();
+    const told = new SqliteRunStore(path, { walAutocheckpoint: 1_000 });
+    expect(pagesOf(told)).toBe(1_000);
+    await told.close();
   });
 });
 

@@ -71,7 +71,7 @@ export class SqliteRunStore implements RunStore {
     if (typeof path !== 'string' || path === '') {
       throw new KeelError('config.invalid', 'SqliteRunStore needs a file path (or ":memory:")');
     }
-    const { synchronous, busyTimeoutMs, readOnly } = checkOptions(options);
+    const { synchronous, busyTimeoutMs, readOnly, walAutocheckpoint } = checkOptions(options);
     this.where = { path, readOnly };
     try {
       if (readOnly) {
@@ -81,6 +81,7 @@ export class SqliteRunStore implements RunStore {
         this.database = new Database(path, { timeout: busyTimeoutMs });
         switchToWal(this.database, busyTimeoutMs);
         this.database.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+        this.database.pragma(`wal_autocheckpoint = ${walAutocheckpoint}`);
         migrate(this.database);
       }
     } catch (error) {
