@@ -3,13 +3,15 @@
 // LangGraph.js's SQLite saver (the same ReAct run: a tool call a step, then the answer); then the 5-step run of keel
 // on SQLite against LangGraph's saver, each side in a process of its own (measureIsolated, fair.ts).
 //
-// The method: no forced GC anywhere (a full collection before a timed block deoptimises keel's hot code); every block
-// sized, from a pilot run, to about the same CPU time (KEEL_BENCH_BLOCK_MS, 50 ms); the subjects of a case take
-// turns in an order that rotates each round; each figure is the median over rounds of the block's CPU time per step
-// (this process: PostgreSQL's own CPU is not in it, its round trips are in the wall time), and each comparison is the
-// min / median / max of its per-round ratios. The machine's load is printed before and after.
+// The method: no forced GC anywhere (a full collection before a timed block deoptimises keel's hot code); each subject
+// warmed on each case (KEEL_BENCH_WARM_MS, 500 ms of CPU) and every block sized, from a pilot run, to about the same
+// CPU time (KEEL_BENCH_BLOCK_MS, 50 ms); keel's subjects of a case take turns in an order that rotates each round,
+// LangGraph measured after them (its garbage would land in their blocks); each figure is the median over rounds of
+// the block's CPU time per step (this process: PostgreSQL's own CPU is not in it, its round trips are in the wall
+// time), and each comparison is the min / median / max of its per-round ratios. The machine's load is printed before
+// and after.
 // Run: npm run bench:checkpoints  (starts a private PostgreSQL on 127.0.0.1 through scripts/postgres.sh, then stops
-// it). KEEL_BENCH_ROUNDS (3), KEEL_BENCH_BLOCK_MS (50), KEEL_BENCH_ONLY=sqlite (no PostgreSQL) or postgres (keel on
+// it). KEEL_BENCH_ROUNDS (5), KEEL_BENCH_BLOCK_MS (50), KEEL_BENCH_ONLY=sqlite (no PostgreSQL) or postgres (keel on
 // PostgreSQL alone), KEEL_BENCH_CASES (steps,history,history+,five: the parts to run, all by default; e.g. `history`
 // alone, under a minute), KEEL_BENCH_PEER_STEPS_MAX=1000 (LangGraph's 1,000-step run too: a minute or more a round),
 // KEEL_BENCH_FIVE_ROUNDS (15: rounds of the 5-step comparison).
@@ -24,10 +26,9 @@ import { SqliteRunStore } from '@keel/store-sqlite';
 import { keelRunner, type Runner } from './durable-runs.js';
 import { measureIsolated, ratioSpread } from './fair.js';
 import { FIVE_STEPS } from './five-step-subjects.js';
-import { langGraphRunner } from './langgraph-peer.js';
 import { percentile } from './statistics.js';
 
-const ROUNDS = Number(process.env.KEEL_BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.KEEL_BENCH_ROUNDS ?? 5);
 /** The CPU time each block aims at. */
 const BLOCK_MS = Number(process.env.KEEL_BENCH_BLOCK_MS ?? 50);
 const ONLY = process.env.KEEL_BENCH_ONLY;
@@ -40,6 +41,8 @@ const PEER_TARGET = 20;
 const LENGTHS = [10, 100, 1_000] as const;
 /** LangGraph's runs are this long at most (KEEL_BENCH_PEER_STEPS_MAX, 100): its 1,000-step run takes a minute or more. */
 const PEER_STEPS_MAX = Number(process.env.KEEL_BENCH_PEER_STEPS_MAX ?? 100);
+/** CPU each subject runs each case before it is measured (KEEL_BENCH_WARM_MS, 500). */
+const WARM_MS = Number(process.env.KEEL_BENCH_WARM_MS ?? 500);
 /** Rounds of the 5-step comparison (KEEL_BENCH_FIVE_ROUNDS): its blocks are short, its ratio wants many. */
 const FIVE_ROUNDS = Number(process.env.KEEL_BENCH_FIVE_ROUNDS ?? 15);
 
@@ -90,6 +93,11 @@ function printLoad(when: string): void {
 }
 
 /** Per-step CPU samples (one per round) of every subject on every case, blocks in rotating order. */
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1_000;
+}
+
 async function measure(
   cases: readonly Case[],
   subjects: readonly Subject[],
@@ -100,8 +108,11 @@ async function measure(
     for (const subject of subjects) {
       const run = subject.runnerOf(shape);
       if (run === undefined) continue;
-      // The pilot (twice: the first run warms up), then blocks of about BLOCK_MS of CPU.
-      await block(run, 1, shape.steps);
+      // Warmed for WARM_MS of CPU (at least one run: the JIT and the store's page cache reach their steady state), a
+      // pilot run, then blocks of about BLOCK_MS of CPU.
+      const warmStart = process.cpuUsage();
+      do await run();
+      while (cpuMsSince(warmStart) < WARM_MS);
       const pilot = await block(run, 1, shape.steps);
       const runs = Math.max(1, Math.min(500, Math.round((BLOCK_MS * 1_000) / (pilot.cpuUs * shape.steps))));
       const key = `${subject.name}|${shape.label}`;
@@ -204,11 +215,18 @@ function marginal(
  * rounds, blocks of four times BLOCK_MS.
  */
 async function fiveSteps(): Promise<void> {
-  const moduleUrl = new URL('./five-step-subjects.js', import.meta.url).href;
   const measured = await measureIsolated(
     [
-      { name: 'keel', moduleUrl, factory: 'keelFiveSteps' },
-      { name: 'langgraph', moduleUrl, factory: 'langGraphFiveSteps' },
+      {
+        name: 'keel',
+        moduleUrl: new URL('./five-step-subjects.js', import.meta.url).href,
+        factory: 'keelFiveSteps',
+      },
+      {
+        name: 'langgraph',
+        moduleUrl: new URL('./langgraph-peer.js', import.meta.url).href,
+        factory: 'langGraphFiveSteps',
+      },
     ],
     // Ten warm-up rounds (about 2 s of CPU a side): both sides' code and SQLite page caches reach their steady state.
     { rounds: FIVE_ROUNDS, blockCpuMs: BLOCK_MS * 4, calibrationUnits: 20, warmupRounds: 10 },
@@ -224,6 +242,21 @@ async function fiveSteps(): Promise<void> {
     `  LangGraph / keel per round (min / median / max): ${ratios.min.toFixed(2)} / ${ratios.median.toFixed(2)} / ` +
       `${ratios.max.toFixed(2)}  target >= ${PEER_TARGET}x: ${verdict(ratios.median >= PEER_TARGET)}`,
   );
+}
+
+/** LangGraph's saver as a subject of the growth tables (imported now, once keel's figures are taken). */
+async function langGraphSubject(directory: string): Promise<Subject> {
+  const { langGraphRunner } = await import('./langgraph-peer.js');
+  let peer = 0;
+  return {
+    name: 'langgraph, sqlite',
+    runnerOf: (shape) => {
+      // About 15-20 ms of CPU a step (60-100 s a 1,000-step run on a loaded machine): only when asked for.
+      if (shape.steps > PEER_STEPS_MAX) return undefined;
+      const runner = langGraphRunner(join(directory, `langgraph-${peer++}.db`), shape.steps, shape.history);
+      return () => runner.run();
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -243,8 +276,7 @@ async function main(): Promise<void> {
   try {
     const sqlite = open(new SqliteRunStore(join(directory, 'keel.db')));
     const postgres = url === undefined ? undefined : open(new PostgresRunStore({ connectionString: url }));
-    let peer = 0;
-    const everyone: Subject[] = [
+    const everyKeel: Subject[] = [
       { name: 'keel, no store', runnerOf: (shape) => keelRunner(undefined, shape.steps, shape.history) },
       { name: 'keel, sqlite', runnerOf: (shape) => keelRunner(sqlite, shape.steps, shape.history) },
       ...(postgres === undefined
@@ -255,22 +287,10 @@ async function main(): Promise<void> {
               runnerOf: (shape: Case) => keelRunner(postgres, shape.steps, shape.history),
             },
           ]),
-      {
-        name: 'langgraph, sqlite',
-        runnerOf: (shape) => {
-          // About 15-20 ms of CPU a step (60-100 s a 1,000-step run on a loaded machine): only when asked for.
-          if (shape.steps > PEER_STEPS_MAX) return undefined;
-          const runner = langGraphRunner(
-            join(directory, `langgraph-${peer++}.db`),
-            shape.steps,
-            shape.history,
-          );
-          return () => runner.run();
-        },
-      },
     ];
-    const subjects =
-      ONLY === 'postgres' ? everyone.filter((subject) => subject.name === 'keel, postgres') : everyone;
+    const keelSubjects = everyKeel.filter(
+      (subject) => ONLY !== 'postgres' || subject.name === 'keel, postgres',
+    );
     const cases: Case[] = [
       ...LENGTHS.map((steps) => ({ label: `steps ${steps}`, steps, history: 0 })),
       ...LENGTHS.map((history) => ({ label: `history ${history}`, steps: 10, history })),
@@ -290,7 +310,16 @@ async function main(): Promise<void> {
         "(agent, tools: 2 a step), each with the whole message list, and each super-step's pending writes (about 4 " +
         'commits a step: 11 checkpoints and 10 write batches a 5-step run)',
     );
-    const samples = await measure(cases, subjects);
+    // keel's subjects, then LangGraph's, imported only then: its modules set up process-wide state of their own, and
+    // in one rotation its garbage (megabytes a run at 1,000 messages) would be collected in keel's blocks. Each
+    // subject's growth compares its own figures.
+    const samples = await measure(cases, keelSubjects);
+    const subjects = [...keelSubjects];
+    if (ONLY !== 'postgres') {
+      const peer = await langGraphSubject(directory);
+      subjects.push(peer);
+      for (const [key, rows] of await measure(cases, [peer])) samples.set(key, rows);
+    }
     if (PARTS.has('steps')) report(cases, subjects, samples, 'steps');
     if (PARTS.has('history')) report(cases, subjects, samples, 'history');
     if (PARTS.has('history') && PARTS.has('history+')) marginal(subjects, samples);

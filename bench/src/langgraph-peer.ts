@@ -1,6 +1,8 @@
 // The peer of keel's durable run in the checkpoint benchmark: LangGraph.js's ReAct loop (an agent node that plays the
 // model, a ToolNode running a `lookup` tool) checkpointed by its SQLite saver, on the same 5-step run as keel's
 // `stepModel` + `lookupTool`: four steps that call the tool, a fifth that answers.
+
+import { join } from 'node:path';
 import { AIMessage, HumanMessage, type ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
@@ -8,6 +10,8 @@ import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
+import type { Runner } from './durable-runs.js';
+import { FIVE_STEPS, temporaryDirectory } from './five-step-subjects.js';
 
 const lookup = tool(async ({ key }: { key: string }) => JSON.stringify({ value: key }), {
   name: 'lookup',
@@ -76,4 +80,10 @@ export function langGraphRunner(path: string, steps: number, history = 0) {
       database.close();
     },
   };
+}
+
+/** LangGraph's side of the 5-step comparison (keel's is in five-step-subjects.ts), in a process of its own. */
+export function langGraphFiveSteps(): Runner {
+  const runner = langGraphRunner(join(temporaryDirectory(), 'langgraph.db'), FIVE_STEPS);
+  return () => runner.run();
 }
