@@ -44,7 +44,8 @@ describe('RunCatalog', () => {
     expect(await ids({ status: 'interrupted' })).toEqual([waiting.runId]);
     expect(await ids({ agentName: 'weather' })).toEqual([fellBack]);
     expect(await ids({ query: 'APPROVAL_REQ' })).toEqual([waiting.runId]);
-    expect(await ids({ query: fellBack.slice(0, 8) })).toEqual([fellBack]);
+    // A part of the id: its random end (run ids made close in time share their start, the time they were made).
+    expect(await ids({ query: fellBack.slice(-12) })).toEqual([fellBack]);
     expect(await ids({ query: 'nothing like it' })).toEqual([]);
     expect((await catalog.list()).agents).toEqual(['support', 'weather']);
   });

@@ -55,7 +55,7 @@ export interface RunQueueOptions {
 
 /** Options of {@link RunQueue.submit}. */
 export interface SubmitOptions {
-  /** The run's id. Defaults to a random UUID. */
+  /** The run's id. Defaults to a time-ordered UUID (`newRunId`). */
   runId?: string;
   /** The tenant the run spends for: its tenant budgets, metrics labels. Defaults to none (tenant `default`). */
   tenant?: string;

@@ -16,7 +16,7 @@ started with this agent file (they take the runs of the agents named in their fi
 options:
   --store URL     the fleet's run store: postgres://... (or a SQLite file on one machine; default ./.keel/keel.db)
   --redis URL     the fleet's Redis (default: KEEL_REDIS_URL, else redis://127.0.0.1:6379)
-  --run-id ID     the run's id (default: a random UUID)
+  --run-id ID     the run's id (default: a time-ordered UUID)
   --tenant NAME   the tenant the run spends for: the agent's tenant budgets bound it, metrics label it
                   (1 to 64 letters, digits or . _ : @ -; default: none, counted as tenant default)
   --priority N    the run's pace priority, an integer from -10 to 10: when calls wait for a provider's window

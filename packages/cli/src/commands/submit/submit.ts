@@ -68,7 +68,7 @@ export interface SubmitCommandOptions {
   task: string;
   /** Redis of the fleet (`--redis`). */
   redis: string;
-  /** The run's id (`--run-id`). Defaults to a random UUID. */
+  /** The run's id (`--run-id`). Defaults to a time-ordered UUID (`newRunId`). */
   runId?: string;
   /** The tenant the run spends for (`--tenant`). Defaults to none. */
   tenant?: string;

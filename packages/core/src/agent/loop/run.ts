@@ -26,7 +26,10 @@ import { runLoop } from './run-loop.js';
 export interface RunOptions {
   /** Cancels the run when it aborts: the run ends as `cancelled` with `run.cancelled`. Defaults to none. */
   signal?: AbortSignal;
-  /** The run's id, for `cancel(runId)`, `resume(runId)`, events and stores; must not be in use. Defaults to a random UUID. */
+  /**
+   * The run's id, for `cancel(runId)`, `resume(runId)`, events and stores; must not be in use. Defaults to
+   * `newRunId()`, a time-ordered UUID.
+   */
   runId?: string;
   /** Receives this run's events (besides the agent's subscribers). Defaults to none. */
   onEvent?: RunEventListener;
