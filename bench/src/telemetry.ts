@@ -4,61 +4,101 @@
 // in-memory exporters. Measured twice. The headline: the model behind an OpenAI-wire server on 127.0.0.1, a step as a
 // user's run makes it (one HTTP round trip each), the per-step cost a user pays. Then the model and tool in process,
 // keel's own cost per step with nothing else to hide it: a stricter figure, where a few microseconds of span and
-// histogram work are a large fraction. Measured as fair.ts says: each subject in a process of its own
-// (telemetry-subjects.ts: one heap per subject, so that the SDK's garbage is collected in its own blocks), blocks of
-// runs sized to equal CPU time, subjects in rotating order, each subject's cost over telemetry off compared within
-// each round (min / median / max of the per-round ratios; the target reads the median). The model server runs in a
-// process of its own (telemetry-server.ts), so that its CPU time, and the requests it keeps, are not in the baseline.
-// Last, what each part (a span, an attribute, a histogram record) costs in the SDK alone (telemetry-parts.ts).
-// Run: npm run bench:telemetry  (KEEL_BENCH_HTTP_ROUNDS 25, KEEL_BENCH_ROUNDS 40, KEEL_BENCH_PARTS_ROUNDS 20)
+// histogram work are a large fraction. Measured as fair.ts says: blocks of runs sized to equal CPU time, subjects in
+// rotating order, each subject's cost over telemetry off compared within each round (min / median / max of the
+// per-round ratios; the target reads the median). The model server runs in a process of its own (telemetry-server.ts),
+// so that its CPU time, and the requests it keeps, are not in the baseline. Last, what each part (a span, an
+// attribute, a histogram record) costs in the SDK alone (telemetry-parts.ts). Run: npm run bench:telemetry
 
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type FairMeasurement, measureIsolated, printLoadAround, ratioSpread } from './fair.js';
+import { type Agent, agent, type ModelProvider } from '@keel/core';
+import { openaiCompatible } from '@keel/openai';
+import { keelMetrics, keelTracing } from '@keel/otel';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { type FairMeasurement, measureFairly, printLoadAround, ratioSpread } from './fair.js';
+import { lookupTool, stepModel } from './step-agent.js';
 import { measureParts } from './telemetry-parts.js';
-import { TELEMETRY_STEPS } from './telemetry-subjects.js';
 
 printLoadAround();
 
+const STEPS_PER_RUN = 10;
 /** The target: tracing and metrics exported to the SDK's in-memory exporters add at most this much per step. */
 const LIMIT_FRACTION = 0.1;
 
-/** Each subject's factory in telemetry-subjects.ts; `offAgain` is a second process of telemetry off. */
-const SUBJECTS: Record<string, string> = {
-  off: 'telemetryOff',
-  offAgain: 'telemetryOff',
-  events: 'telemetryEvents',
-  noop: 'telemetryNoop',
-  tracing: 'telemetryTracing',
-  metrics: 'telemetryMetrics',
-  sdk: 'telemetrySdk',
-};
+const spans = new InMemorySpanExporter();
+const tracerProvider = new BasicTracerProvider({
+  spanProcessors: [new BatchSpanProcessor(spans, { maxQueueSize: 65_536, scheduledDelayMillis: 200 })],
+});
+let spansExported = 0;
+const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 1_000 });
+const meterProvider = new MeterProvider({ readers: [reader] });
 
 /**
- * CPU microseconds per run of each subject, each in a process of its own (see fair.ts), the model at `modelUrl` (over
- * HTTP) or in process. CPU time, not wall time: on a shared machine a run waits for a core for as long as others keep
- * it, and the wait is not telemetry's cost. A process's CPU counts every thread (the garbage collector's too).
+ * The same agent seven times: telemetry off, off again (a second agent measured like the others: how far two
+ * identical subjects differ, the noise floor of the figures), events to an empty listener, on with the no-op API,
+ * tracing alone and metrics alone with the SDK, both with the SDK.
  */
-function perRun(
-  modelUrl: string | undefined,
+function subjects(
+  model: ModelProvider,
+): Record<'off' | 'offAgain' | 'events' | 'noop' | 'tracing' | 'metrics' | 'sdk', Agent> {
+  const make = () => agent({ model, tools: [lookupTool], limits: { maxTurns: STEPS_PER_RUN + 2 } });
+  const events = make();
+  events.onEvent(() => undefined);
+  const noop = make();
+  keelTracing().observe(noop);
+  keelMetrics().observe(noop);
+  const tracing = make();
+  keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(tracing);
+  const metrics = make();
+  keelMetrics({ meter: meterProvider.getMeter('bench') }).observe(metrics);
+  const sdk = make();
+  keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(sdk);
+  keelMetrics({ meter: meterProvider.getMeter('bench') }).observe(sdk);
+  return { off: make(), offAgain: make(), events, noop, tracing, metrics, sdk };
+}
+
+/**
+ * CPU microseconds per step of each subject, measured fairly (see fair.ts): blocks of runs sized to equal CPU time,
+ * subjects in rotating order, each round's figures compared within the round. CPU time, not wall time: on a shared
+ * machine a run waits for a core for as long as others keep it, and the wait is not telemetry's cost. The process's
+ * CPU counts every thread (the garbage collector's too); the model server runs in a process of its own.
+ */
+async function perStep(
+  agents: Record<string, Agent>,
   options: { rounds: number; blockCpuMs: number; calibrationRuns: number },
 ): Promise<Map<string, FairMeasurement>> {
-  process.env.KEEL_BENCH_MODEL_URL = modelUrl ?? '';
-  const moduleUrl = new URL('./telemetry-subjects.js', import.meta.url).href;
-  return measureIsolated(
-    Object.entries(SUBJECTS).map(([name, factory]) => ({ name, moduleUrl, factory })),
-    {
-      rounds: options.rounds,
-      blockCpuMs: options.blockCpuMs,
-      calibrationUnits: options.calibrationRuns,
-      warmupRounds: 5,
-    },
+  let runs = 0;
+  return measureFairly(
+    Object.entries(agents).map(([name, subject]) => ({
+      name,
+      run: async (units: number) => {
+        for (let index = 0; index < units; index++) {
+          const result = await subject.run('go');
+          if (result.status !== 'completed')
+            throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
+          // What the in-memory exporter holds is dropped every few runs, as an exporter that sends spans away would.
+          if (++runs % 20 === 0) {
+            spansExported += spans.getFinishedSpans().length;
+            spans.reset();
+          }
+        }
+      },
+    })),
+    { rounds: options.rounds, blockCpuMs: options.blockCpuMs, calibrationUnits: options.calibrationRuns },
   );
 }
 
 function report(title: string, measured: Map<string, FairMeasurement>): boolean {
   const off = measured.get('off')!;
-  const perStepUs = (name: string) => measured.get(name)!.medianUs / TELEMETRY_STEPS;
+  const perStepUs = (name: string) => measured.get(name)!.medianUs / STEPS_PER_RUN;
   const percent = (ratio: number) => `${ratio < 1 ? '' : '+'}${((ratio - 1) * 100).toFixed(1)}%`;
   const line = (label: string, name: string) => {
     const spread = ratioSpread(measured.get(name)!, off);
@@ -67,7 +107,7 @@ function report(title: string, measured: Map<string, FairMeasurement>): boolean 
   };
   console.log(title);
   console.log(`  ${'telemetry off'.padEnd(44)} ${perStepUs('off').toFixed(2)} µs`);
-  console.log(line('telemetry off, a second process (noise floor)', 'offAgain'));
+  console.log(line('telemetry off, a second agent (noise floor)', 'offAgain'));
   console.log(line('run events to an empty listener', 'events'));
   console.log(line('tracing + metrics, no-op API', 'noop'));
   console.log(line('tracing alone, SDK in memory', 'tracing'));
@@ -83,11 +123,11 @@ function report(title: string, measured: Map<string, FairMeasurement>): boolean 
 const inProcessRounds = Number(process.env.KEEL_BENCH_ROUNDS ?? 40);
 const overHttpRounds = Number(process.env.KEEL_BENCH_HTTP_ROUNDS ?? 25);
 console.log(
-  `telemetry cost per agent step, in CPU time (${TELEMETRY_STEPS} steps per run; each subject in a process of its own; blocks of runs of equal CPU time, subjects in rotating order; median per step and per-round ratios to telemetry off)`,
+  `telemetry cost per agent step, in CPU time (${STEPS_PER_RUN} steps per run; blocks of runs of equal CPU time, subjects in rotating order; median per step and per-round ratios to telemetry off)`,
 );
 const server = fork(
   fileURLToPath(new URL('./telemetry-server.js', import.meta.url)),
-  [String(TELEMETRY_STEPS)],
+  [String(STEPS_PER_RUN)],
   {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   },
@@ -99,16 +139,27 @@ try {
   });
   const overHttp = report(
     `headline: model over HTTP on 127.0.0.1 (OpenAI wire format, the server in another process), ${overHttpRounds} rounds (what a step costs a user):`,
-    await perRun(url, { rounds: overHttpRounds, blockCpuMs: 200, calibrationRuns: 20 }),
+    await perStep(subjects(openaiCompatible({ baseUrl: url, model: 'steps', provider: 'simulated' })), {
+      rounds: overHttpRounds,
+      blockCpuMs: 100,
+      calibrationRuns: 20,
+    }),
   );
   const inProcess = report(
     `strict: model and tool in process, ${inProcessRounds} rounds (keel's own cost per step, nothing else):`,
-    await perRun(undefined, { rounds: inProcessRounds, blockCpuMs: 50, calibrationRuns: 200 }),
+    await perStep(subjects(stepModel(STEPS_PER_RUN)), {
+      rounds: inProcessRounds,
+      blockCpuMs: 20,
+      calibrationRuns: 200,
+    }),
   );
   await measureParts({ rounds: Number(process.env.KEEL_BENCH_PARTS_ROUNDS ?? 20) });
+  await tracerProvider.forceFlush();
+  console.log(`spans the SDK exported to memory: ${spansExported + spans.getFinishedSpans().length}`);
   console.log(
     `target (at most ${LIMIT_FRACTION * 100}% more with the SDK in memory): over HTTP ${overHttp ? 'met' : 'NOT met'}; in process ${inProcess ? 'met' : 'NOT met'}`,
   );
 } finally {
   server.send('close');
+  await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
 }
