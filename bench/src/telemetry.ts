@@ -121,7 +121,7 @@ function report(title: string, measured: Map<string, FairMeasurement>): boolean 
 }
 
 const inProcessRounds = Number(process.env.KEEL_BENCH_ROUNDS ?? 40);
-const overHttpRounds = Number(process.env.KEEL_BENCH_HTTP_ROUNDS ?? 25);
+const overHttpRounds = Number(process.env.KEEL_BENCH_HTTP_ROUNDS ?? 60);
 console.log(
   `telemetry cost per agent step, in CPU time (${STEPS_PER_RUN} steps per run; blocks of runs of equal CPU time, subjects in rotating order; median per step and per-round ratios to telemetry off)`,
 );
