@@ -92,12 +92,13 @@ function printLoad(when: string): void {
   console.log(`load average ${when}: ${one} ${five} ${fifteen} (1, 5, 15 min)`);
 }
 
-/** Per-step CPU samples (one per round) of every subject on every case, blocks in rotating order. */
+/** CPU milliseconds of this process since `start`. */
 function cpuMsSince(start: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(start);
   return (used.user + used.system) / 1_000;
 }
 
+/** Per-step CPU samples (one per round) of every subject on every case, blocks in rotating order. */
 async function measure(
   cases: readonly Case[],
   subjects: readonly Subject[],

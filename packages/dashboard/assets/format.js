@@ -16,9 +16,12 @@ export function formatTime(epochMs) {
   return new Date(epochMs).toLocaleString(undefined, { hour12: false });
 }
 
-/** The first block of a UUID-like id, enough to tell runs apart at a glance. */
+/**
+ * The last block of a UUID-like id, enough to tell runs apart at a glance: keel's run ids begin with the time they
+ * were made (runs of the same minute share their first characters) and end with random ones.
+ */
 export function shortId(runId) {
-  return runId.length > 13 ? `${runId.slice(0, 8)}…` : runId;
+  return runId.length > 13 ? `…${runId.slice(-8)}` : runId;
 }
 
 /** A figure, or a dash when unknown. */

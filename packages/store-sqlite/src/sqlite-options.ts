@@ -21,7 +21,8 @@ export interface SqliteRunStoreOptions {
   readOnly?: boolean;
   /**
    * The size of the write-ahead log, in pages, past which a commit copies it back into the database file (SQLite's
-   * `wal_autocheckpoint`; an integer from 0 to 2_147_483_647, 0 for never: then the application checkpoints). Defaults
+   * `wal_autocheckpoint`; an integer from 0 to 2_147_483_647; 0 turns the copying off, and the `-wal` file then grows
+   * until another connection runs `PRAGMA wal_checkpoint`). Defaults
    * to 10_000 (about 40 MB of log at 4 KiB pages), ten times SQLite's own: a step's commit rewrites the same few
    * pages, and a longer log copies each of them back once for many commits (a 5-step durable run about 7% cheaper in
    * CPU than with 1,000; `npm run bench:checkpoints`), at the cost of a larger `-wal` file and a longer pause at each
