@@ -1,14 +1,15 @@
 // What tracing and metrics cost the agent loop, per step, in one run: off (nobody listens), run events on with one
 // empty listener (what core spends building events, for reference), on with the OpenTelemetry API's no-op tracer and
 // meter (no SDK registered), and on with the real SDK (a batch span processor and a metric reader) exporting to its
-// in-memory exporters. Measured twice. The headline: the model behind an OpenAI-wire server on 127.0.0.1, a step as a
+// in-memory exporters, tracing also with every trace sampled out (a ratio sampler at 0). Measured twice. The headline: the model behind an OpenAI-wire server on 127.0.0.1, a step as a
 // user's run makes it (one HTTP round trip each), the per-step cost a user pays. Then the model and tool in process,
 // keel's own cost per step with nothing else to hide it: a stricter figure, where a few microseconds of span and
 // histogram work are a large fraction. Measured as fair.ts says: blocks of runs sized to equal CPU time, subjects in
 // rotating order, each subject's cost over telemetry off compared within each round (min / median / max of the
 // per-round ratios; the target reads the median). The model server runs in a process of its own (telemetry-server.ts),
-// so that its CPU time, and the requests it keeps, are not in the baseline. Last, what each part (a span, an
-// attribute, a histogram record) costs in the SDK alone (telemetry-parts.ts). Run: npm run bench:telemetry
+// so that its CPU time, and the requests it keeps, are not in the baseline. Then the time spent inside keel's
+// listeners (telemetry-listeners.ts), and last what each part (a span, an attribute, a histogram record) costs in the
+// SDK alone (telemetry-parts.ts). Run: npm run bench:telemetry
 
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +22,16 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
 import { type FairMeasurement, measureFairly, printLoadAround, ratioSpread } from './fair.js';
 import { lookupTool, stepModel } from './step-agent.js';
+import { listenerTime, printListenerTime } from './telemetry-listeners.js';
 import { measureParts } from './telemetry-parts.js';
 
 printLoadAround();
@@ -36,25 +44,33 @@ const spans = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({
   spanProcessors: [new BatchSpanProcessor(spans, { maxQueueSize: 65_536, scheduledDelayMillis: 200 })],
 });
+/** The same SDK with a ratio sampler at 0: every trace sampled out (at a ratio r, tracing costs about r of the way from this to all sampled). */
+const sampledOutProvider = new BasicTracerProvider({
+  sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0) }),
+  spanProcessors: [new BatchSpanProcessor(spans, { maxQueueSize: 65_536, scheduledDelayMillis: 200 })],
+});
 let spansExported = 0;
 const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
 const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 1_000 });
 const meterProvider = new MeterProvider({ readers: [reader] });
 
 /**
- * The same agent seven times: telemetry off, off again (a second agent measured like the others: how far two
+ * The same agent eight times: telemetry off, off again (a second agent measured like the others: how far two
  * identical subjects differ, the noise floor of the figures), events to an empty listener, on with the no-op API,
- * tracing alone and metrics alone with the SDK, both with the SDK.
+ * tracing alone with the SDK and every trace sampled out, tracing alone and metrics alone with the SDK, both with the
+ * SDK.
  */
 function subjects(
   model: ModelProvider,
-): Record<'off' | 'offAgain' | 'events' | 'noop' | 'tracing' | 'metrics' | 'sdk', Agent> {
+): Record<'off' | 'offAgain' | 'events' | 'noop' | 'sampledOut' | 'tracing' | 'metrics' | 'sdk', Agent> {
   const make = () => agent({ model, tools: [lookupTool], limits: { maxTurns: STEPS_PER_RUN + 2 } });
   const events = make();
   events.onEvent(() => undefined);
   const noop = make();
   keelTracing().observe(noop);
   keelMetrics().observe(noop);
+  const sampledOut = make();
+  keelTracing({ tracer: sampledOutProvider.getTracer('bench') }).observe(sampledOut);
   const tracing = make();
   keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(tracing);
   const metrics = make();
@@ -62,7 +78,7 @@ function subjects(
   const sdk = make();
   keelTracing({ tracer: tracerProvider.getTracer('bench') }).observe(sdk);
   keelMetrics({ meter: meterProvider.getMeter('bench') }).observe(sdk);
-  return { off: make(), offAgain: make(), events, noop, tracing, metrics, sdk };
+  return { off: make(), offAgain: make(), events, noop, sampledOut, tracing, metrics, sdk };
 }
 
 /**
@@ -84,16 +100,18 @@ async function perStep(
           const result = await subject.run('go');
           if (result.status !== 'completed')
             throw new Error(`bench run ended ${result.status}: ${result.error?.message}`);
-          // What the in-memory exporter holds is dropped every few runs, as an exporter that sends spans away would.
-          if (++runs % 20 === 0) {
-            spansExported += spans.getFinishedSpans().length;
-            spans.reset();
-          }
+          if (++runs % 20 === 0) dropExportedSpans();
         }
       },
     })),
     { rounds: options.rounds, blockCpuMs: options.blockCpuMs, calibrationUnits: options.calibrationRuns },
   );
+}
+
+/** What the in-memory exporter holds is dropped every few runs, as an exporter that sends spans away would. */
+function dropExportedSpans(): void {
+  spansExported += spans.getFinishedSpans().length;
+  spans.reset();
 }
 
 function report(title: string, measured: Map<string, FairMeasurement>): boolean {
@@ -110,6 +128,7 @@ function report(title: string, measured: Map<string, FairMeasurement>): boolean 
   console.log(line('telemetry off, a second agent (noise floor)', 'offAgain'));
   console.log(line('run events to an empty listener', 'events'));
   console.log(line('tracing + metrics, no-op API', 'noop'));
+  console.log(line('tracing alone, SDK, every trace sampled out', 'sampledOut'));
   console.log(line('tracing alone, SDK in memory', 'tracing'));
   console.log(line('metrics alone, SDK in memory', 'metrics'));
   console.log(line('tracing + metrics, SDK in memory', 'sdk'));
@@ -153,6 +172,30 @@ try {
       calibrationRuns: 200,
     }),
   );
+  console.log(
+    "where the time goes: time inside keel's two listeners (keel's code and the SDK calls it makes), SDK in memory; the rest of each difference above is spent outside them (garbage collection of what the SDK keeps, core building run events):",
+  );
+  let listenerRuns = 0;
+  const listenerOptions = {
+    tracing: keelTracing({ tracer: tracerProvider.getTracer('bench') }),
+    metrics: keelMetrics({ meter: meterProvider.getMeter('bench') }),
+    steps: STEPS_PER_RUN,
+    afterRun: () => {
+      if (++listenerRuns % 20 === 0) dropExportedSpans();
+    },
+  };
+  printListenerTime(
+    'model over HTTP, 1,000 runs:',
+    await listenerTime({
+      ...listenerOptions,
+      model: openaiCompatible({ baseUrl: url, model: 'steps', provider: 'simulated' }),
+      runs: 1_000,
+    }),
+  );
+  printListenerTime(
+    'model and tool in process, 20,000 runs:',
+    await listenerTime({ ...listenerOptions, model: stepModel(STEPS_PER_RUN), runs: 20_000 }),
+  );
   await measureParts({ rounds: Number(process.env.KEEL_BENCH_PARTS_ROUNDS ?? 20) });
   await tracerProvider.forceFlush();
   console.log(`spans the SDK exported to memory: ${spansExported + spans.getFinishedSpans().length}`);
@@ -161,5 +204,5 @@ try {
   );
 } finally {
   server.send('close');
-  await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()]);
+  await Promise.all([tracerProvider.shutdown(), sampledOutProvider.shutdown(), meterProvider.shutdown()]);
 }
