@@ -3,9 +3,8 @@
 // meter (no SDK registered), and on with the real SDK (a batch span processor and a metric reader) exporting to its
 // in-memory exporters, tracing also with 1 trace in 10 sampled (a ratio sampler at 0.1). Measured twice. The
 // headline: the model behind an OpenAI-wire server on 127.0.0.1, a step as a user's run makes it (one HTTP round trip
-// each), the per-step cost a user pays. Then the model and tool in process,
-// keel's own cost per step with nothing else to hide it: a stricter figure, where a few microseconds of span and
-// histogram work are a large fraction. Measured as fair.ts says: blocks of runs sized to equal CPU time, subjects in
+// each), the per-step cost a user pays. Then the model and tool in process, keel's own cost per step with nothing
+// else to hide it: a stricter figure, where a few microseconds of span and histogram work are a large fraction. Measured as fair.ts says: blocks of runs sized to equal CPU time, subjects in
 // rotating order, each subject's cost over telemetry off compared within each round (min / median / max of the
 // per-round ratios; the target reads the median). The model server runs in a process of its own (telemetry-server.ts),
 // so that its CPU time, and the requests it keeps, are not in the baseline. Then the time spent inside keel's
