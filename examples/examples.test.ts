@@ -20,6 +20,25 @@ const cases: Record<string, () => Promise<void>> = {
     expect(result.report.corrections.total).toBe(1);
     expect(result.session).toEqual({ sessionId: 'user-42', outcome: 'saved', version: 2 });
   },
+  'hosted-models.ts': async () => {
+    const { hostedModels } = await import('./hosted-models.js');
+    const previous = { openai: process.env.OPENAI_API_KEY, anthropic: process.env.ANTHROPIC_API_KEY };
+    process.env.OPENAI_API_KEY = 'placeholder-openai-key';
+    process.env.ANTHROPIC_API_KEY = 'placeholder-anthropic-key';
+    try {
+      const { model, fallbackModel } = hostedModels();
+      expect([model.provider, model.model]).toEqual(['openai', 'gpt-4.1-mini']);
+      expect([fallbackModel.provider, fallbackModel.model]).toEqual(['anthropic', 'claude-haiku-4-5']);
+    } finally {
+      for (const [name, value] of [
+        ['OPENAI_API_KEY', previous.openai],
+        ['ANTHROPIC_API_KEY', previous.anthropic],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  },
   'durable-approval.ts': async () => {
     const { main } = await import('./durable-approval.js');
     expect(await main()).toEqual({

@@ -4,7 +4,7 @@
 // and holds that region of the file: the lines between `// #region first-agent` and `// #endregion`, every part of
 // the region in order, each part dedented.
 //
-//   node scripts/sync-snippets.mjs [--check] [FILE.md ...]     (default: README.md)
+//   node scripts/sync-snippets.mjs [--check] [FILE.md ...]     (default: the README and the site's pages with code)
 //
 // Without --check it rewrites each marked block from its region. With --check it writes nothing and exits 1 when a
 // block differs from its region, a region is missing, or a ```ts block has no marker.
@@ -89,6 +89,10 @@ function sync(file, check) {
 const argv = process.argv.slice(2);
 const check = argv.includes('--check');
 const files = argv.filter((argument) => argument !== '--check');
-const problems = (files.length > 0 ? files : [join(ROOT, 'README.md')]).flatMap((file) => sync(file, check));
+/** The pages whose TypeScript blocks are examples' regions. */
+const PAGES = ['README.md', 'docs/getting-started.md', 'docs/concepts.md'];
+const problems = (files.length > 0 ? files : PAGES.map((page) => join(ROOT, page))).flatMap((file) =>
+  sync(file, check),
+);
 for (const problem of problems) console.error(problem);
 process.exitCode = problems.length > 0 ? 1 : 0;

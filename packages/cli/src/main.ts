@@ -6,32 +6,19 @@ import {
   type CommandContext,
   parseCommandArguments,
 } from './commands/command-table.js';
+import { commandSynopsis } from './commands/synopsis.js';
 import { TRUST_USAGE } from './commands/trust-options.js';
 import { endQuietlyWhenClosed, type Output, paint, processOutput } from './output/output.js';
 import { apiKeyValues, redactingOutput } from './output/redacting-output.js';
 
+/** `text` with each line indented by two spaces. */
+const indented = (text: string): string => text.replace(/^/gm, '  ');
+
+/** What `keel --help` prints: every command's synopsis (from its own help), then the options most of them share. */
 const USAGE = `keel: run AI agents that survive failure
 
 usage:
-  keel run <agent.yaml> "<task>" [--faults SPEC] [--seed N] [--allow-host HOST]... [--allow-programs]
-           [--allow-env NAME]... [--allow-key-host HOST]... [--json] [--store URL|PATH] [--otlp URL]
-           [--metrics-port N] [--log json]
-  keel chat <agent.yaml> [--session ID] [--json] [--store URL|PATH]
-  keel sessions list|show <id>|delete <id> [--json] [--store URL|PATH]
-  keel runs list [--status STATUS] [--limit N] [--json] [--store URL|PATH]
-  keel runs show <run-id> [--json] [--store URL|PATH]
-  keel resume <run-id> [--approve KEY]... [--reject KEY[=REASON]]... [--execute KEY]... [--abandon KEY]...
-              [--wait] [--agent <agent.yaml>] [--allow-host HOST]... [--allow-programs] [--allow-env NAME]...
-              [--allow-key-host HOST]... [--json] [--store URL|PATH]
-              [--otlp URL] [--metrics-port N] [--log json] [--redis URL]
-  keel cancel <run-id> [--reason TEXT] [--json] [--store URL|PATH] [--redis URL]
-  keel chaos <agent.yaml> [--scenarios a,b] [--runs N] [--seed N] [--html report.html] [--json]
-  keel submit <agent.yaml> "<task>" [--store URL|PATH] [--redis URL] [--run-id ID] [--json]
-  keel worker <agent.yaml>... [--store URL|PATH] [--redis URL] [--concurrency N] [--lease-ttl-ms N] [--json]
-              [--metrics-port N] [--otlp URL] [--log json]
-  keel dashboard [--store URL|PATH] [--port N] [--host H] [--token T] [--agent <agent.yaml>]...
-                 [--allow-key-host HOST]... [--json]
-  keel --version
+${indented(commandSynopsis(COMMANDS))}
 
 Every command has its own --help (keel runs list --help, keel sessions show --help, ...) with its options;
 a command refuses the options it does not take.

@@ -10,6 +10,7 @@ import { type Output, paint } from '../../output/output.js';
 import { apiKeyValues, secretReplacer } from '../../output/redacting-output.js';
 import { openStore } from '../../store.js';
 import { resumeCommand } from '../resume/resume.js';
+import { synopsisOf } from '../synopsis.js';
 import { TRUST_OPTIONS, TRUST_USAGE } from '../trust-options.js';
 
 /** The environment variable holding the dashboard's token when `--token` is not given. */
@@ -30,7 +31,9 @@ const USAGE_LINE =
 /** What `keel dashboard --help` prints. */
 export const DASHBOARD_USAGE = `keel dashboard: a web page over the run store (runs, timelines, reports, pending decisions)
 
-${USAGE_LINE}
+${synopsisOf(USAGE_LINE)
+  .map((line, index) => `${index === 0 ? 'usage: ' : '       '}${line}`)
+  .join('\n')}
 
 options:
   --store URL|PATH  postgres://... or a SQLite file (default: ./.keel/keel.db)

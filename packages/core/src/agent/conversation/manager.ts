@@ -34,7 +34,7 @@ export interface ConversationManager {
  * A manager that never reduces: a context overflow ends the run with `provider.context_overflow`.
  *
  * @example
- *   agent({ model, conversation: noReduction() });
+ *   agent({ model, conversationManager: noReduction() });
  */
 export function noReduction(): ConversationManager {
   return Object.freeze({

@@ -20,7 +20,7 @@ export interface SlidingWindowOptions {
  * and the provider's prompt cache keeps hitting (cutting to exactly `maxMessages` would move it at every run).
  *
  * @example
- *   agent({ model, conversation: slidingWindow({ maxMessages: 30 }) });
+ *   agent({ model, conversationManager: slidingWindow({ maxMessages: 30 }) });
  */
 export function slidingWindow(options: SlidingWindowOptions = {}): ConversationManager {
   const maxMessages = options.maxMessages ?? 40;

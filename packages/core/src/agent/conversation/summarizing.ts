@@ -25,7 +25,7 @@ export const SUMMARY_PREFIX = 'Summary of the earlier conversation';
  * old enough to summarise.
  *
  * @example
- *   agent({ model, conversation: summarizing({ summarize: (messages) => mySummaryModel(messages), keepRecent: 8 }) });
+ *   agent({ model, conversationManager: summarizing({ summarize: (messages) => mySummaryModel(messages), keepRecent: 8 }) });
  */
 export function summarizing(options: SummarizingOptions): ConversationManager {
   if (typeof options?.summarize !== 'function') {
