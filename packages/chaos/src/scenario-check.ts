@@ -161,11 +161,11 @@ export function checkScenario(value: unknown, where: string): ChaosScenario {
       prefixWhere: false,
     });
   }
-  if (value.handoff !== undefined && (value.handoff !== true || value.child === undefined)) {
+  if (value.handoff === true && value.child === undefined) {
     throwOptionError({
       where: 'scenario',
       option: 'options',
-      message: `${at}: handoff must be true, and needs child (the faults of the agent handed to, such as child: {})`,
+      message: `${at}: handoff: true needs child (the faults of the agent handed to, such as child: {})`,
       prefixWhere: false,
     });
   }

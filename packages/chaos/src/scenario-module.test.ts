@@ -95,8 +95,15 @@ describe('scenarios from a module', () => {
       /either crash: true or runs in workers/,
     );
     expect(() => checkScenario({ ...SLOW_SEARCH, handoff: true }, 'mine')).toThrow(
-      /handoff must be true, and needs child/,
+      /handoff: true needs child/,
     );
+    expect(() => checkScenario({ ...SLOW_SEARCH, handoff: 'yes' }, 'mine')).toThrow(
+      /handoff must be true or false/,
+    );
+    // The default written out is accepted, as the README's example writes it.
+    expect(checkScenario({ ...SLOW_SEARCH, handoff: false, child: undefined }, 'mine')).toMatchObject({
+      handoff: false,
+    });
     expect(checkScenario({ ...SLOW_SEARCH, handoff: true, child: {} }, 'mine')).toMatchObject({
       handoff: true,
     });
