@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { optionErrorData } from '@keel/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { resolveMcpOptions } from './options.js';
 import { mcpTools } from './toolset.js';
@@ -59,7 +60,12 @@ describe('mcpTools options', () => {
     const error = rejection(options);
     expect(error.code).toBe('config.invalid');
     expect(error.message).toMatch(message);
-    expect(error.data.option).toBe(option);
+    // The kit's data, which the agent-file loader turns into the field's place in the file.
+    expect(optionErrorData(error)).toEqual({
+      where: 'mcpTools',
+      option,
+      path: option === 'options' ? [] : [option],
+    });
   });
 
   it('names unknown options, with the closest known one', () => {

@@ -1,6 +1,11 @@
 import { basename } from 'node:path';
-import { type CircuitBreakerOptions, type Clock, KeelError, type ToolContext } from '@keel/core';
-import { rejectUnknownOptions, requireOptionsObject, TOOL_NAME_PATTERN } from '@keel/core/adapter';
+import type { CircuitBreakerOptions, Clock, ToolContext } from '@keel/core';
+import {
+  optionError,
+  rejectUnknownOptions,
+  requireOptionsObject,
+  TOOL_NAME_PATTERN,
+} from '@keel/core/adapter';
 import type { CallToolResult, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 
 /** A progress notification the server sent about a running call, with the keel call it belongs to. */
@@ -371,6 +376,7 @@ function show(value: unknown): string {
   return Array.isArray(value) ? 'an array' : 'an object';
 }
 
+/** A `config.invalid` whose data is the kit's `{ where, option, path }`, so that an agent file can locate the field. */
 function fail(option: string, message: string): never {
-  throw new KeelError('config.invalid', `${FACTORY}: ${message}`, { data: { option } });
+  throw optionError({ where: FACTORY, option, message });
 }

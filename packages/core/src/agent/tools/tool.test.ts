@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { KeelError } from '../../errors/keel-error.js';
+import { optionErrorData } from '../../options/option-error.js';
 import type { Tool, ToolContext } from '../../spec/tool.js';
 import { indexTools, tool, toToolDefinition } from './tool.js';
 
@@ -216,6 +217,27 @@ describe('tool() option checks', () => {
   ])('rejects %s', (_label, options, message) => {
     const error = configError(() => tool(options as never));
     expect(error.message).toContain(message);
+  });
+
+  it('refuses an unknown option, suggesting the closest, with the kit data an adapter reads', () => {
+    const error = configError(() => tool({ ...base, name: 't', idempotant: true } as never));
+    expect(error.message).toContain('Unknown tool "t" option idempotant');
+    expect(error.message).toContain('did you mean idempotent?');
+    expect(optionErrorData(error)).toEqual({ where: 'tool "t"', option: 'idempotant', path: ['idempotant'] });
+  });
+
+  it('names the option at fault in the data of every refusal', () => {
+    const error = configError(() => tool({ ...base, name: 't', timeoutMs: -1 }));
+    expect(optionErrorData(error)).toEqual({ where: 'tool "t"', option: 'timeoutMs', path: ['timeoutMs'] });
+  });
+
+  it('derives a tool from a built one spread into it, the fields it built made again from input', async () => {
+    const input = { type: 'object', properties: { q: { type: 'string' } } } as const;
+    const search = tool({ ...base, name: 'search', input });
+    const regional = tool({ ...search, name: 'search_eu', input });
+    expect(regional.name).toBe('search_eu');
+    expect(regional.inputSchema).toEqual(search.inputSchema);
+    expect(await regional.validate({ q: 1 })).toMatchObject({ success: false });
   });
 
   it('accepts names with digits, "_" and "-" up to 64 characters', () => {

@@ -1,4 +1,5 @@
 import { KeelError } from '../../errors/keel-error.js';
+import { type KnownOptions, rejectUnknownOptions } from '../../options/known-options.js';
 import { optionError } from '../../options/option-error.js';
 import { type JsonSchemaInput, resolveSchema, type SchemaLike } from '../../schemas/schema.js';
 import type { ToolDefinition } from '../../spec/model.js';
@@ -74,9 +75,24 @@ export interface ToolOptions<Input, Output> {
   reconcile?: ToolReconcile<Input, unknown>;
 }
 
+/** The options `tool()` takes: any other is refused, with the closest known one suggested. */
+const TOOL_OPTIONS = {
+  name: true,
+  description: true,
+  input: true,
+  inputJsonSchema: true,
+  idempotent: true,
+  timeoutMs: true,
+  needsApproval: true,
+  execute: true,
+  fallbacks: true,
+  reconcile: true,
+} as const satisfies KnownOptions<ToolOptions<unknown, unknown>>;
+
 /**
  * Defines a tool the agent can call. Options are checked at once: a bad name, an empty description, a missing
- * `execute` or a schema keel cannot turn into JSON Schema throws a `config.invalid` KeelError saying what to fix.
+ * `execute`, an unknown option or a schema keel cannot turn into JSON Schema throws a `config.invalid` KeelError
+ * saying what to fix, with the kit's `{ where, option, path }` as its data.
  *
  * @example
  *   const weather = tool({
@@ -120,35 +136,35 @@ export function tool<Input = unknown, Output = unknown>(
     });
   }
   const label = `tool "${name}"`;
-  if (typeof description !== 'string' || description.trim() === '') {
-    throw new KeelError(
-      'config.invalid',
-      `${label} needs a non-empty description: the model reads it to choose tools`,
-    );
-  }
-  if (typeof execute !== 'function')
-    throw new KeelError('config.invalid', `${label} needs an execute function`);
-  if (typeof idempotent !== 'boolean')
-    throw new KeelError('config.invalid', `${label}: idempotent must be a boolean`);
+  // A built tool spread into a new one (`tool({ ...search, name: 'search_eu' })`) brings the fields tool() derives
+  // from `input`, made again here; any other unknown option is refused.
+  const {
+    inputSchema: _derivedSchema,
+    validate: _derivedValidate,
+    ...given
+  } = options as ToolOptions<Input, Output> & Partial<Pick<Tool, 'inputSchema' | 'validate'>>;
+  rejectUnknownOptions(given, TOOL_OPTIONS, { where: label });
+  const refuse = (option: keyof typeof TOOL_OPTIONS, message: string) =>
+    optionError({ where: label, option, message: `${label}${message}`, prefixWhere: false });
+  if (typeof description !== 'string' || description.trim() === '')
+    throw refuse('description', ' needs a non-empty description: the model reads it to choose tools');
+  if (typeof execute !== 'function') throw refuse('execute', ' needs an execute function');
+  if (typeof idempotent !== 'boolean') throw refuse('idempotent', ': idempotent must be a boolean');
   if (
     timeoutMs !== undefined &&
     !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)
   ) {
-    throw new KeelError('config.invalid', `${label}: timeoutMs must be a positive number of milliseconds`);
+    throw refuse('timeoutMs', ': timeoutMs must be a positive number of milliseconds');
   }
   if (
     needsApproval !== undefined &&
     typeof needsApproval !== 'boolean' &&
     typeof needsApproval !== 'function'
   ) {
-    throw new KeelError('config.invalid', `${label}: needsApproval must be a boolean or a function`);
+    throw refuse('needsApproval', ': needsApproval must be a boolean or a function');
   }
-  if (input === undefined || input === null) {
-    throw new KeelError(
-      'config.invalid',
-      `${label} needs an input schema (a zod 4 schema or a JSON Schema object)`,
-    );
-  }
+  if (input === undefined || input === null)
+    throw refuse('input', ' needs an input schema (a zod 4 schema or a JSON Schema object)');
   const resolved = resolveInput(input, label, inputJsonSchema);
   if (resolved.jsonSchema.type !== 'object') {
     throw optionError({
@@ -160,10 +176,7 @@ export function tool<Input = unknown, Output = unknown>(
     });
   }
   if (reconcile !== undefined && typeof reconcile !== 'function')
-    throw new KeelError(
-      'config.invalid',
-      `${label}: reconcile must be a function (input, { idempotencyKey, signal })`,
-    );
+    throw refuse('reconcile', ': reconcile must be a function (input, { idempotencyKey, signal })');
   const checkedFallbacks = checkFallbacks(fallbacks, label, name);
   const definition: Tool<Input, Output> = {
     name,
